@@ -1,0 +1,90 @@
+//! Command-line glue: parses arguments and calls the library.
+
+mod gaf;
+mod mount;
+mod tnt;
+
+use clap::{Parser, Subcommand};
+
+/// tafs: Total Annihilation GAF sprites and TNT maps as editable files.
+#[derive(Parser, Debug)]
+#[command(name = "tafs", version, about, propagate_version = true)]
+pub struct Cli {
+    /// More log output (-v info, -vv debug, -vvv trace).
+    #[arg(short, long, action = clap::ArgAction::Count, global = true)]
+    pub verbose: u8,
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Subcommand, Debug)]
+enum Command {
+    /// GAF sprite animations: list, export, dump, build, roundtrip.
+    #[command(subcommand)]
+    Gaf(gaf::GafCmd),
+    /// TNT maps: describe, minimap, heightmap, image, features, lint, unpack, pack, preview.
+    #[command(subcommand)]
+    Tnt(tnt::TntCmd),
+    /// Mount a game folder: every .gaf/.tnt appears as a directory of editable files.
+    Mount(mount::MountArgs),
+    /// Unmount a tafs mount.
+    Umount(mount::UmountArgs),
+}
+
+/// Runs the CLI and returns the process exit code.
+pub fn main() -> i32 {
+    let cli = Cli::parse();
+    let level = match cli.verbose {
+        0 => "warn",
+        1 => "info",
+        2 => "debug",
+        _ => "trace",
+    };
+    let _ = env_logger::Builder::from_env(env_logger::Env::default().default_filter_or(level))
+        .format_timestamp_millis()
+        .try_init();
+    let result = match cli.command {
+        Command::Gaf(c) => gaf::run(c),
+        Command::Tnt(c) => tnt::run(c),
+        Command::Mount(a) => mount::run(a),
+        Command::Umount(a) => mount::umount(a),
+    };
+    match result {
+        Ok(code) => code,
+        Err(e) => {
+            if is_broken_pipe(&e) {
+                return 0;
+            }
+            eprintln!("tafs: {e:#}");
+            1
+        }
+    }
+}
+
+fn is_broken_pipe(e: &CliError) -> bool {
+    matches!(e, CliError::Io(io) if io.kind() == std::io::ErrorKind::BrokenPipe)
+}
+
+/// What a command can fail with; printed as one line.
+#[derive(Debug, thiserror::Error)]
+pub enum CliError {
+    /// A file could not be read or written.
+    #[error("{0}")]
+    Io(#[from] std::io::Error),
+    /// A view could not be generated or rebuilt.
+    #[error("{0}")]
+    View(#[from] crate::view::ViewError),
+    /// Anything else, already worded for the user.
+    #[error("{0}")]
+    Msg(String),
+}
+
+/// Shorthand for a worded error.
+pub fn err<T>(msg: impl Into<String>) -> Result<T, CliError> {
+    Err(CliError::Msg(msg.into()))
+}
+
+/// Reads a file, naming it in the error.
+pub fn read_file(path: &std::path::Path) -> Result<Vec<u8>, CliError> {
+    std::fs::read(path).map_err(|e| CliError::Msg(format!("{}: {e}", path.display())))
+}

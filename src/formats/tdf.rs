@@ -1,0 +1,1 @@
+//! TDF / OTA text files (stub: the reader lands here).

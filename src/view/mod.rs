@@ -1,0 +1,427 @@
+//! The exploded view: which files a binary becomes, and how those files rebuild it.
+//!
+//! A [`View`] lists its [`Entry`]s (directories and files, relative `/`-separated paths,
+//! parents before children) and renders any file on demand. `tafs gaf dump` / `tafs tnt unpack`
+//! write every entry to disk with [`write_tree`]; the mount serves the same entries from
+//! memory, so the two cannot drift. The inverse direction reads a [`FileSet`] (a real
+//! directory, or the mount's staged overlay) and rebuilds the binary.
+
+pub mod gaf;
+pub mod image;
+pub mod palette;
+pub mod tnt;
+
+use std::collections::{BTreeMap, HashSet};
+use std::fmt;
+use std::io::{self, Write};
+use std::path::{Path, PathBuf};
+
+/// What kind of node an [`Entry`] is.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum EntryKind {
+    /// A directory.
+    Dir,
+    /// A regular file whose bytes come from [`View::render`].
+    File,
+}
+
+/// One node of an exploded view.
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub struct Entry {
+    /// Relative path, `/`-separated, every component sanitised (see [`safe_component`]).
+    pub path: String,
+    /// Directory or file.
+    pub kind: EntryKind,
+}
+
+impl Entry {
+    /// A directory entry.
+    pub fn dir(path: impl Into<String>) -> Entry {
+        Entry {
+            path: path.into(),
+            kind: EntryKind::Dir,
+        }
+    }
+    /// A file entry.
+    pub fn file(path: impl Into<String>) -> Entry {
+        Entry {
+            path: path.into(),
+            kind: EntryKind::File,
+        }
+    }
+}
+
+/// Errors of the view layer: they name the file (relative to the view), and where it makes
+/// sense the row and column or pixel.
+#[derive(Debug, thiserror::Error)]
+pub enum ViewError {
+    /// The binary itself did not decode.
+    #[error("{0}")]
+    Gaf(#[from] crate::formats::gaf::GafError),
+    /// The map did not decode or cannot be written.
+    #[error("{0}")]
+    Tnt(#[from] crate::formats::tnt::TntError),
+    /// A file of the view is missing.
+    #[error("{file}: missing{}", if .why.is_empty() { String::new() } else { format!(" ({})", .why) })]
+    Missing {
+        /// Path relative to the view.
+        file: String,
+        /// What needed it.
+        why: String,
+    },
+    /// A file of the view is not what the layout expects.
+    #[error("{file}: {msg}")]
+    Invalid {
+        /// Path relative to the view.
+        file: String,
+        /// What is wrong and what was expected.
+        msg: String,
+    },
+    /// A CSV value or syntax error.
+    #[error("{file}: row {row}, column {column}: {msg}")]
+    Csv {
+        /// Path relative to the view.
+        file: String,
+        /// 1-based line number.
+        row: u64,
+        /// Column name (or number).
+        column: String,
+        /// What is wrong and what was expected.
+        msg: String,
+    },
+    /// No such file in the view.
+    #[error("{0}: no such file in the view")]
+    NotFound(String),
+    /// Reading or writing files failed.
+    #[error("{path}: {source}")]
+    Io {
+        /// The path involved.
+        path: String,
+        /// The underlying error.
+        source: io::Error,
+    },
+}
+
+impl ViewError {
+    /// Shorthand for [`ViewError::Invalid`].
+    pub fn invalid(file: impl Into<String>, msg: impl Into<String>) -> ViewError {
+        ViewError::Invalid {
+            file: file.into(),
+            msg: msg.into(),
+        }
+    }
+}
+
+/// An exploded view of one binary.
+pub trait View: Send + Sync {
+    /// Every directory and file of the view, parents before children. The root (`""`) is
+    /// implied and not listed.
+    fn entries(&self) -> &[Entry];
+
+    /// Writes the bytes of the file at `path` to `out`. Rendering is deterministic: the same
+    /// binary and options always give the same bytes.
+    fn render(&self, path: &str, out: &mut dyn Write) -> Result<(), ViewError>;
+
+    /// The bytes of the file at `path`.
+    fn render_vec(&self, path: &str) -> Result<Vec<u8>, ViewError> {
+        let mut v = Vec::new();
+        self.render(path, &mut v)?;
+        Ok(v)
+    }
+}
+
+/// Writes every entry of `view` under `target` (created if missing). Files are rendered on
+/// both cores; nothing is written outside `target` because entry paths are sanitised
+/// components joined by `/`.
+pub fn write_tree(view: &dyn View, target: &Path) -> Result<(), ViewError> {
+    use rayon::prelude::*;
+    let io_err = |p: &Path, e: io::Error| ViewError::Io {
+        path: p.display().to_string(),
+        source: e,
+    };
+    std::fs::create_dir_all(target).map_err(|e| io_err(target, e))?;
+    for e in view.entries() {
+        if e.kind == EntryKind::Dir {
+            let p = join_checked(target, &e.path)?;
+            std::fs::create_dir_all(&p).map_err(|err| io_err(&p, err))?;
+        }
+    }
+    view.entries()
+        .par_iter()
+        .filter(|e| e.kind == EntryKind::File)
+        .try_for_each(|e| {
+            let p = join_checked(target, &e.path)?;
+            let bytes = view.render_vec(&e.path)?;
+            std::fs::write(&p, bytes).map_err(|err| io_err(&p, err))
+        })
+}
+
+/// Joins a view-relative path to `base`, refusing anything that could leave `base`.
+pub fn join_checked(base: &Path, rel: &str) -> Result<PathBuf, ViewError> {
+    let mut p = base.to_path_buf();
+    for c in rel.split('/') {
+        if c.is_empty() || c == "." || c == ".." || c.contains('\0') || c.contains('\\') {
+            return Err(ViewError::invalid(rel, "unsafe path component"));
+        }
+        p.push(c);
+    }
+    Ok(p)
+}
+
+/// Makes one path component out of arbitrary name bytes: printable ASCII is kept except
+/// `/ \ : * ? " < > |`, every other byte becomes `_`; empty, `.` and `..` become `_`, `_.`
+/// and `_..`. The exact bytes are kept elsewhere (CSV, metadata.json), never in the path.
+pub fn safe_component(raw: &[u8]) -> String {
+    let s: String = raw
+        .iter()
+        .map(|&b| match b {
+            b'/' | b'\\' | b':' | b'*' | b'?' | b'"' | b'<' | b'>' | b'|' => '_',
+            0x20..=0x7e => b as char,
+            _ => '_',
+        })
+        .collect();
+    match s.as_str() {
+        "" => "_".to_string(),
+        "." => "_.".to_string(),
+        ".." => "_..".to_string(),
+        _ => s,
+    }
+}
+
+/// Gives each name a unique folder name: [`safe_component`], then `_<index>` appended while
+/// it collides case-insensitively with an earlier one or with a reserved name.
+pub fn unique_names<'a>(
+    names: impl IntoIterator<Item = &'a [u8]>,
+    reserved: &[&str],
+) -> Vec<String> {
+    let mut taken: HashSet<String> = reserved.iter().map(|r| r.to_ascii_lowercase()).collect();
+    let mut out = Vec::new();
+    for (i, raw) in names.into_iter().enumerate() {
+        let mut name = safe_component(raw);
+        while taken.contains(&name.to_ascii_lowercase()) {
+            name = format!("{name}_{i}");
+        }
+        taken.insert(name.to_ascii_lowercase());
+        out.push(name);
+    }
+    out
+}
+
+/// A set of files a binary is rebuilt from: a directory on disk, or the mount's overlay of
+/// generated and staged files. Paths are relative and `/`-separated.
+pub trait FileSet {
+    /// The bytes of `path`, or `None` if there is no such file.
+    fn read(&self, path: &str) -> Result<Option<Vec<u8>>, ViewError>;
+    /// The names in directory `dir` (`""` = root) with `true` for sub-directories, sorted.
+    /// `None` if the directory does not exist.
+    fn list(&self, dir: &str) -> Result<Option<Vec<(String, bool)>>, ViewError>;
+}
+
+/// A real directory as a [`FileSet`].
+pub struct DirFileSet {
+    root: PathBuf,
+}
+
+impl DirFileSet {
+    /// Reads files under `root`.
+    pub fn new(root: impl Into<PathBuf>) -> Self {
+        DirFileSet { root: root.into() }
+    }
+
+    fn path(&self, rel: &str) -> Result<PathBuf, ViewError> {
+        if rel.is_empty() {
+            Ok(self.root.clone())
+        } else {
+            join_checked(&self.root, rel)
+        }
+    }
+}
+
+impl FileSet for DirFileSet {
+    fn read(&self, rel: &str) -> Result<Option<Vec<u8>>, ViewError> {
+        let p = self.path(rel)?;
+        match std::fs::read(&p) {
+            Ok(b) => Ok(Some(b)),
+            Err(e) if e.kind() == io::ErrorKind::NotFound => Ok(None),
+            Err(e) if p.is_dir() => Err(ViewError::invalid(rel, format!("is a directory ({e})"))),
+            Err(e) => Err(ViewError::Io {
+                path: p.display().to_string(),
+                source: e,
+            }),
+        }
+    }
+
+    fn list(&self, rel: &str) -> Result<Option<Vec<(String, bool)>>, ViewError> {
+        let p = self.path(rel)?;
+        let rd = match std::fs::read_dir(&p) {
+            Ok(rd) => rd,
+            Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(None),
+            Err(e) => {
+                return Err(ViewError::Io {
+                    path: p.display().to_string(),
+                    source: e,
+                })
+            }
+        };
+        let mut out = Vec::new();
+        for ent in rd {
+            let ent = ent.map_err(|e| ViewError::Io {
+                path: p.display().to_string(),
+                source: e,
+            })?;
+            let Ok(name) = ent.file_name().into_string() else {
+                continue; // not UTF-8: never part of a layout
+            };
+            let is_dir = ent.file_type().map(|t| t.is_dir()).unwrap_or(false);
+            out.push((name, is_dir));
+        }
+        out.sort();
+        Ok(Some(out))
+    }
+}
+
+/// An in-memory [`FileSet`] (tests, and the mount's overlay).
+#[derive(Debug, Default, Clone)]
+pub struct MemFileSet {
+    /// File path → bytes. Directories are implied by the paths.
+    pub files: BTreeMap<String, Vec<u8>>,
+}
+
+impl MemFileSet {
+    /// Renders every file of `view` into memory.
+    pub fn from_view(view: &dyn View) -> Result<MemFileSet, ViewError> {
+        let mut files = BTreeMap::new();
+        for e in view.entries() {
+            if e.kind == EntryKind::File {
+                files.insert(e.path.clone(), view.render_vec(&e.path)?);
+            }
+        }
+        Ok(MemFileSet { files })
+    }
+}
+
+impl FileSet for MemFileSet {
+    fn read(&self, path: &str) -> Result<Option<Vec<u8>>, ViewError> {
+        Ok(self.files.get(path).cloned())
+    }
+
+    fn list(&self, dir: &str) -> Result<Option<Vec<(String, bool)>>, ViewError> {
+        let prefix = if dir.is_empty() {
+            String::new()
+        } else {
+            format!("{dir}/")
+        };
+        let mut seen = BTreeMap::new();
+        for k in self.files.keys() {
+            if let Some(rest) = k.strip_prefix(&prefix) {
+                match rest.split_once('/') {
+                    Some((d, _)) => seen.insert(d.to_string(), true),
+                    None => seen.insert(rest.to_string(), false),
+                };
+            }
+        }
+        if seen.is_empty() && !dir.is_empty() {
+            return Ok(None);
+        }
+        Ok(Some(seen.into_iter().collect()))
+    }
+}
+
+impl fmt::Display for EntryKind {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(match self {
+            EntryKind::Dir => "dir",
+            EntryKind::File => "file",
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn components_are_safe() {
+        assert_eq!(safe_component(b"a/b"), "a_b");
+        assert_eq!(safe_component(b".."), "_..");
+        assert_eq!(safe_component(b"."), "_.");
+        assert_eq!(safe_component(b""), "_");
+        assert_eq!(safe_component(b"x\0y\xff"), "x_y_");
+        assert_eq!(safe_component(b"..\\x"), ".._x");
+    }
+
+    #[test]
+    fn names_are_unique_case_insensitively() {
+        let names: Vec<&[u8]> = vec![b"Fire", b"fire", b"FIRE", b"fire_1", b"x"];
+        let got = unique_names(names, &["metadata.json"]);
+        assert_eq!(got, ["Fire", "fire_1", "FIRE_2", "fire_1_3", "x"]);
+        let got = unique_names(vec![b"metadata.json".as_slice()], &["metadata.json"]);
+        assert_eq!(got, ["metadata.json_0"]);
+    }
+
+    #[test]
+    fn join_refuses_escapes() {
+        let b = Path::new("/tmp/x");
+        assert!(join_checked(b, "../y").is_err());
+        assert!(join_checked(b, "a//b").is_err());
+        assert!(join_checked(b, "a/./b").is_err());
+        assert_eq!(join_checked(b, "a/b").unwrap(), Path::new("/tmp/x/a/b"));
+    }
+}
+
+/// Which exploded view a file name gets, by extension (any letter case).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum AssetKind {
+    /// `.gaf` or paletted `.taf`: the `tafs gaf dump` layout.
+    Gaf,
+    /// `.tnt`: the `tafs tnt unpack` layout.
+    Tnt,
+}
+
+impl AssetKind {
+    /// The kind for a file name, or `None` for files that pass through.
+    pub fn from_name(name: &str) -> Option<AssetKind> {
+        let lower = name.to_ascii_lowercase();
+        if lower.ends_with(".gaf") || lower.ends_with(".taf") {
+            Some(AssetKind::Gaf)
+        } else if lower.ends_with(".tnt") {
+            Some(AssetKind::Tnt)
+        } else {
+            None
+        }
+    }
+}
+
+/// Options that decide the bytes of a view. The CLI and the mount build them the same way
+/// (see [`palette::resolve`]), so the mount serves exactly what `dump`/`unpack` write.
+#[derive(Debug, Clone)]
+pub struct ViewOptions {
+    /// Palette the PNGs are written with.
+    pub palette: crate::formats::palette::Palette,
+    /// Where the palette came from, recorded in metadata.json.
+    pub palette_source: String,
+    /// Decoding budgets.
+    pub limits: crate::formats::Limits,
+    /// The asset's path relative to the game folder, `/`-separated, if known (decides e.g.
+    /// that textures/*.gaf stay raw).
+    pub asset_path: Option<String>,
+}
+
+impl Default for ViewOptions {
+    fn default() -> Self {
+        ViewOptions {
+            palette: crate::formats::palette::Palette::ta(),
+            palette_source: "built-in TA palette".to_string(),
+            limits: Default::default(),
+            asset_path: None,
+        }
+    }
+}
+
+/// Decodes `data` as an asset of `kind` and returns its view.
+pub fn open(kind: AssetKind, data: &[u8], opts: &ViewOptions) -> Result<Box<dyn View>, ViewError> {
+    match kind {
+        AssetKind::Gaf => Ok(Box::new(gaf::GafView::new(data, opts)?)),
+        AssetKind::Tnt => Ok(Box::new(tnt::TntView::new(data, opts)?)),
+    }
+}

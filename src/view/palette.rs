@@ -1,0 +1,1 @@
+//! Palette resolution per asset in a game folder (stub).
