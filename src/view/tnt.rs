@@ -11,7 +11,7 @@ pub struct TntView {
 impl TntView {
     /// Decodes `data` and lays out its files.
     pub fn new(_data: &[u8], _opts: &ViewOptions) -> Result<TntView, ViewError> {
-        Err(crate::formats::tnt::TntError::Unimplemented.into())
+        Err(crate::formats::tnt::TntError::Refused("view pending".into()).into())
     }
 }
 
