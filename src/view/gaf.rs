@@ -11,7 +11,7 @@ pub struct GafView {
 impl GafView {
     /// Decodes `data` and lays out its files.
     pub fn new(_data: &[u8], _opts: &ViewOptions) -> Result<GafView, ViewError> {
-        Err(crate::formats::gaf::GafError::Unimplemented.into())
+        Err(ViewError::invalid("", "not implemented"))
     }
 }
 
