@@ -106,8 +106,8 @@ fn main() {
                     )
                 })
                 .collect();
-            let mut idx = vec![0u8; 128];
-            let mut opq = vec![false; 128];
+            let mut idx = [0u8; 128];
+            let mut opq = [false; 128];
             let s = time(|| {
                 for (p, w) in &rows {
                     let mut pos = 0;
