@@ -1,0 +1,41 @@
+//! Shared test helpers: where the corpus is, and whether it is present.
+#![allow(dead_code)]
+
+use std::path::{Path, PathBuf};
+
+/// `../shared/corpus` relative to the crate root, if present.
+pub fn corpus() -> Option<PathBuf> {
+    let p = Path::new(env!("CARGO_MANIFEST_DIR")).join("../shared/corpus");
+    if p.is_dir() {
+        Some(p)
+    } else {
+        eprintln!(
+            "note: ../shared/corpus is absent; corpus checks skipped, self-made fixtures still run"
+        );
+        None
+    }
+}
+
+/// Every file under `dir` whose name ends (case-insensitively) with one of `exts`, sorted.
+pub fn files_with_ext(dir: &Path, exts: &[&str]) -> Vec<PathBuf> {
+    let mut out = Vec::new();
+    let mut stack = vec![dir.to_path_buf()];
+    while let Some(d) = stack.pop() {
+        let Ok(rd) = std::fs::read_dir(&d) else {
+            continue;
+        };
+        for e in rd.flatten() {
+            let p = e.path();
+            if p.is_dir() {
+                stack.push(p);
+            } else {
+                let n = p.to_string_lossy().to_ascii_lowercase();
+                if exts.iter().any(|x| n.ends_with(x)) {
+                    out.push(p);
+                }
+            }
+        }
+    }
+    out.sort();
+    out
+}
