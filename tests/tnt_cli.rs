@@ -231,3 +231,39 @@ fn preview_draws_start_markers_and_reports_missing_features() {
     // Its body is red between the rim and the digit.
     assert_eq!(at(200 - 6, 180 + 6), &[200, 20, 20]);
 }
+
+#[test]
+fn preview_draws_gaf_feature_sprites_centred_on_the_footprint() {
+    let dir = tempfile::tempdir().unwrap();
+    let game = dir.path().join("game");
+    for d in ["maps", "features/trees", "anims"] {
+        std::fs::create_dir_all(game.join(d)).unwrap();
+    }
+    let gaf = tafs::formats::gaf::write(&tafs::sample::animated_gaf()).unwrap();
+    std::fs::write(game.join("anims/Panels.GAF"), gaf).unwrap();
+    std::fs::write(
+        game.join("features/trees/p.tdf"),
+        "[PanelFeature]\n{\nfilename=panels;\nseqname=PANEL;\nfootprintx=2;\nfootprintz=2;\n}\n",
+    )
+    .unwrap();
+    let mut f = Fixture::small(8, 8, 2);
+    f.features = vec![(0, name("PanelFeature"))];
+    f.attrs[3 * 16 + 4].1 = 0; // cell (4, 3)
+    let map = game.join("maps/m.tnt");
+    std::fs::write(&map, f.bytes()).unwrap();
+    let out = dir.path().join("p.png");
+    let o = ok(&["tnt", "preview", s(&map), "-t", s(&out)]);
+    let e = String::from_utf8(o.stderr).unwrap();
+    assert!(e.contains("1 sprites drawn"), "{e}");
+    let d = tafs::view::image::decode_png(&std::fs::read(&out).unwrap()).unwrap();
+    let tafs::view::image::PngPixels::Rgba(px) = d.pixels else {
+        panic!("rgb expected")
+    };
+    let at = |x: usize, y: usize| px[(y * 256 + x) * 4..(y * 256 + x) * 4 + 3].to_vec();
+    let pal = tafs::formats::palette::Palette::ta();
+    // Footprint 2×2 cells at (4, 3): centre (4·16 + 16, 3·16 + 16) = (80, 64). The panel
+    // (24×16, origin 12, 8) covers x 68..92, y 56..72: border index 0x20, (13, 9) is 0xB6.
+    assert_eq!(at(68, 56), pal.colors[0x20].to_vec());
+    assert_eq!(at(91, 71), pal.colors[0x20].to_vec());
+    assert_eq!(at(68 + 13, 56 + 9), pal.colors[0xB6].to_vec());
+}

@@ -776,9 +776,27 @@ fn load_feature_sprite(
     decode_sprite(&bytes, seqname).map_err(|e| format!("anims/{filename}.gaf: {e}"))
 }
 
-/// The first frame of sequence `seqname` of a GAF, flattened.
-fn decode_sprite(_gaf: &[u8], _seqname: &str) -> Result<Sprite, String> {
-    Err("GAF decoder not available in this build".to_string())
+/// The first frame of sequence `seqname` (any letter case) of a GAF, flattened.
+fn decode_sprite(gaf: &[u8], seqname: &str) -> Result<Sprite, String> {
+    let g = crate::formats::gaf::parse(gaf, &Limits::default()).map_err(|e| e.to_string())?;
+    let seq = g
+        .sequences
+        .iter()
+        .find(|s| s.name_str().eq_ignore_ascii_case(seqname))
+        .ok_or_else(|| format!("no sequence {seqname:?}"))?;
+    let first = seq
+        .frames
+        .first()
+        .ok_or_else(|| format!("sequence {seqname:?} has no frames"))?;
+    let f = first.frame.flatten();
+    Ok(Sprite {
+        width: f.width as usize,
+        height: f.height as usize,
+        origin_x: i64::from(f.origin_x),
+        origin_y: i64::from(f.origin_y),
+        indices: f.indices,
+        opaque: f.opaque,
+    })
 }
 
 struct Canvas {
