@@ -283,3 +283,49 @@ fn edited_sizes_get_the_canonical_layout_and_keep_padding_and_tail() {
     assert_eq!(&out[64 + 18..96], &[0xAB; 14]);
     assert_eq!(&out[out.len() - 3..], &[1, 2, 3]);
 }
+
+mod mutations {
+    use super::*;
+    use proptest::prelude::*;
+
+    fn base() -> Vec<u8> {
+        let mut f = Fixture::small(2, 2, 2);
+        f.features = vec![(0, name("Tree1"))];
+        f.attrs[1].1 = 0;
+        f.minimap_w = 3;
+        f.minimap_h = 2;
+        f.minimap = vec![1, 2, 3, 4, 5, 6];
+        f.map_pad = vec![0xAA; 8];
+        f.bytes()
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(2000))]
+        /// Mutated maps never panic; whatever parses and writes reads back the same.
+        #[test]
+        fn mutated_maps_parse_or_fail_cleanly(
+            edits in proptest::collection::vec((0usize..400, any::<u8>()), 1..6),
+            cut in 0usize..600,
+        ) {
+            let mut d = base();
+            for (at, v) in edits {
+                let n = d.len();
+                d[at % n] = v;
+            }
+            d.truncate(cut.max(1).min(d.len()));
+            if let Ok(t) = parse(&d) {
+                if let Ok(out) = tnt::write(&t) {
+                    let again = parse(&out).unwrap();
+                    prop_assert_eq!(&again.tilemap, &t.tilemap);
+                    prop_assert_eq!(&again.attrs, &t.attrs);
+                    prop_assert_eq!(&again.tiles, &t.tiles);
+                    prop_assert_eq!(&again.features, &t.features);
+                    prop_assert_eq!(&again.minimap, &t.minimap);
+                    if t.source_version == 0x2000 && again.layout == t.layout {
+                        prop_assert!(out == d, "same layout, different bytes");
+                    }
+                }
+            }
+        }
+    }
+}
