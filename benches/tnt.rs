@@ -26,7 +26,11 @@ fn synthetic() -> Tnt {
         let base = 0xB0 + (t % 12) as u8;
         for _ in 0..1024 {
             let r = next();
-            tiles.push(if r % 3 == 0 { base.wrapping_add((r >> 8) as u8 % 4) } else { base });
+            tiles.push(if r % 3 == 0 {
+                base.wrapping_add((r >> 8) as u8 % 4)
+            } else {
+                base
+            });
         }
     }
     let tilemap = (0..tx * ty).map(|_| (next() % 2000) as u16).collect();
@@ -99,7 +103,10 @@ fn edit_first_cell(path: &str) {
 }
 
 fn main() {
-    let args: Vec<String> = std::env::args().skip(1).filter(|a| a != "--bench").collect();
+    let args: Vec<String> = std::env::args()
+        .skip(1)
+        .filter(|a| a != "--bench")
+        .collect();
     let bytes = tnt::write(&synthetic()).expect("synthetic map writes");
     if let [cmd, png] = args.as_slice() {
         if cmd == "edit" {

@@ -144,7 +144,9 @@ impl TntView {
                     .map(|f| FeatureMeta {
                         index: f.index,
                         name: f.name_str(),
-                        raw: (!f.is_clean()).then(|| hex(&f.name)),
+                        // The exact buffer when the name alone cannot rebuild it.
+                        raw: (!f.is_clean() || std::str::from_utf8(f.name_bytes()).is_err())
+                            .then(|| hex(&f.name)),
                     })
                     .collect()
             }),
@@ -190,11 +192,12 @@ impl View for TntView {
                 let tx = t.tiles_x();
                 let mut s = String::with_capacity(t.tilemap.len() * 4);
                 for y in 0..t.tiles_y() {
-                    for x in 0..tx {
+                    let row = t.tilemap.get(y * tx..(y + 1) * tx).unwrap_or_default();
+                    for (x, v) in row.iter().enumerate() {
                         if x > 0 {
                             s.push(',');
                         }
-                        s.push_str(&t.tilemap[y * tx + x].to_string());
+                        s.push_str(&v.to_string());
                     }
                     s.push('\n');
                 }
@@ -417,8 +420,26 @@ impl LayoutMeta {
                 bytes,
             });
         }
-        if self.file_len > u64::from(u32::MAX) {
-            return Err(ViewError::invalid(METADATA, "layout.file_len too large"));
+        // A parsed file is exactly header + blocks + filler: nothing else can be implied.
+        let covered = [
+            self.map_data,
+            self.attrs,
+            self.tile_gfx,
+            self.feature_names,
+            self.minimap,
+        ]
+        .iter()
+        .map(|b| b[1])
+        .chain(filler.iter().map(|f| f.bytes.len() as u64))
+        .fold(tnt::HEADER_LEN, u64::saturating_add);
+        if self.file_len > covered.min(u64::from(u32::MAX)) {
+            return Err(ViewError::invalid(
+                METADATA,
+                format!(
+                    "layout.file_len {} is more than the header, blocks and filler ({covered})",
+                    self.file_len
+                ),
+            ));
         }
         Ok(Layout {
             map_data: b("map_data", self.map_data)?,
