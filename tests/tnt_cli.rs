@@ -267,3 +267,31 @@ fn preview_draws_gaf_feature_sprites_centred_on_the_footprint() {
     assert_eq!(at(91, 71), pal.colors[0x20].to_vec());
     assert_eq!(at(68 + 13, 56 + 9), pal.colors[0xB6].to_vec());
 }
+
+#[test]
+fn a_game_palette_travels_with_the_unpacked_directory() {
+    let dir = tempfile::tempdir().unwrap();
+    let game = dir.path().join("game");
+    std::fs::create_dir_all(game.join("maps")).unwrap();
+    std::fs::create_dir_all(game.join("palettes")).unwrap();
+    // The TA palette with entries 0..16 changed: a mod's palette.
+    let mut pal = tafs::formats::palette::Palette::ta().to_pal();
+    for (i, b) in pal.iter_mut().take(64).enumerate() {
+        *b = (i * 3) as u8;
+    }
+    std::fs::write(game.join("palettes/PALETTE.PAL"), &pal).unwrap();
+    let data = Fixture::small(4, 4, 3).bytes();
+    let map = game.join("maps/m.tnt");
+    std::fs::write(&map, &data).unwrap();
+    let un = dir.path().join("un"); // outside the game folder
+    ok(&["tnt", "unpack", s(&map), "-t", s(&un)]);
+    let meta = std::fs::read_to_string(un.join("metadata.json")).unwrap();
+    assert!(
+        meta.contains("\"palette\": \"palettes/PALETTE.PAL\""),
+        "{meta}"
+    );
+    assert!(meta.contains("palette_rgb"), "{meta}");
+    let back = dir.path().join("back.tnt");
+    ok(&["tnt", "pack", s(&un), "-t", s(&back)]);
+    assert_eq!(std::fs::read(&back).unwrap(), data);
+}

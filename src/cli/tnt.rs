@@ -5,8 +5,17 @@ use crate::formats::palette::Palette;
 use crate::formats::tdf;
 use crate::formats::tnt::{self, Tnt, FEATURE_VOID, FIRST_SENTINEL, TILE_BYTES};
 use crate::formats::Limits;
-use crate::view::tnt::{pack_with_report, write_map_png, PackOptions, TntView};
+use crate::view::tnt::{map_view_options, pack_with_report, write_map_png, PackOptions, TntView};
 use crate::view::{self, DirFileSet, ViewOptions};
+
+/// The view options of a map file: the palette of the game folder found above it (the folder
+/// holding `palettes/`), the same way the mount builds them.
+pub fn options_for(file: &Path) -> ViewOptions {
+    let (game_dir, rel) = view::palette::game_dir_of(file);
+    let has_palettes = view::palette::find_dir_ci(&game_dir, "palettes").is_some();
+    map_view_options(has_palettes.then_some(game_dir.as_path()), Some(rel))
+}
+
 use std::collections::{BTreeMap, HashMap};
 use std::io::Write;
 use std::path::{Path, PathBuf};
@@ -187,7 +196,7 @@ pub fn run(cmd: TntCmd) -> Result<i32, CliError> {
             lossless: _,
         } => {
             let data = read_file(&file)?;
-            let v = TntView::with_form(&data, &ViewOptions::default(), clean)
+            let v = TntView::with_form(&data, &options_for(&file), clean)
                 .map_err(|e| CliError::Msg(format!("{}: {e}", file.display())))?;
             view::write_tree(&v, &target)?;
             eprintln!(

@@ -41,6 +41,32 @@ const METADATA: &str = "metadata.json";
 /// Header line of features.csv.
 pub const FEATURES_HEADER: &str = "feature_index,name,attr_x,attr_y";
 
+/// The options a map's view is built with, by the CLI and the mount alike: maps are drawn in
+/// the game's main palette, `palettes/PALETTE.PAL` of `game_dir` (any letter case) when it
+/// reads, else the built-in TA palette. (Not the asset-name palette chain of GAFs: a `.pcx`
+/// beside a map is its loading-screen picture, not its palette.)
+pub fn map_view_options(
+    game_dir: Option<&std::path::Path>,
+    asset_path: Option<String>,
+) -> ViewOptions {
+    let found = game_dir
+        .and_then(|g| super::palette::find_dir_ci(g, "palettes"))
+        .and_then(|d| super::palette::find_ci(&d, "palette.pal"))
+        .and_then(|p| {
+            let pal = Palette::from_pal(&std::fs::read(&p).ok()?).ok()?;
+            let name = p.file_name()?.to_string_lossy().to_string();
+            Some((pal, format!("palettes/{name}")))
+        });
+    let (palette, palette_source) =
+        found.unwrap_or_else(|| (Palette::ta(), super::palette::BUILTIN.to_string()));
+    ViewOptions {
+        palette,
+        palette_source,
+        asset_path,
+        ..ViewOptions::default()
+    }
+}
+
 /// The exploded view of one TNT map.
 pub struct TntView {
     tnt: Tnt,
@@ -138,6 +164,7 @@ impl TntView {
             minimap_width: t.minimap.width,
             minimap_height: t.minimap.height,
             palette: self.palette_source.clone(),
+            palette_rgb: (self.palette != Palette::ta()).then(|| hex(&self.palette.rgb_bytes())),
             features: (!clean).then(|| {
                 t.features
                     .iter()
@@ -303,6 +330,10 @@ pub struct Metadata {
     pub minimap_height: u32,
     /// Palette the PNGs were written with.
     pub palette: String,
+    /// That palette (768 bytes R,G,B in hex) when it is not the built-in TA palette; pack
+    /// reads the PNGs with it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub palette_rgb: Option<String>,
     /// The feature table in file order (absent in the clean form: rebuilt from the names of
     /// features.csv in order of first use).
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -537,13 +568,15 @@ pub struct PackReport {
     pub minimap_rebuilt: bool,
 }
 
-/// Options of [`pack`].
+/// Options of [`pack`]. The palette is not an option: the PNGs are read with the palette
+/// metadata.json names (`palette_rgb`, else the built-in TA palette), the one they were
+/// written with.
 #[derive(Debug, Clone, Default)]
 pub struct PackOptions {
     /// Drop tiles no cell uses (renumbering the rest).
     pub prune: bool,
-    /// Palette and budgets (the same as the view was written with).
-    pub view: ViewOptions,
+    /// Budgets.
+    pub limits: crate::formats::Limits,
 }
 
 fn csv_err(file: &str, row: u64, column: impl Into<String>, msg: impl Into<String>) -> ViewError {
@@ -573,14 +606,28 @@ pub fn pack_with_report(
     files: &dyn FileSet,
     opts: &PackOptions,
 ) -> Result<(Vec<u8>, PackReport), ViewError> {
-    let palette = &opts.view.palette;
-    let limits = &opts.view.limits;
-    let canon = canon_table(palette);
+    let limits = &opts.limits;
     let mut report = PackReport::default();
 
     let meta_bytes = need(files, METADATA, "the map's header constants")?;
     let meta: Metadata = serde_json::from_slice(&meta_bytes)
         .map_err(|e| ViewError::invalid(METADATA, e.to_string()))?;
+    let own_palette = match &meta.palette_rgb {
+        Some(h) => {
+            let rgb = unhex(h)
+                .filter(|b| b.len() == 768)
+                .ok_or_else(|| ViewError::invalid(METADATA, "palette_rgb: not 768 bytes of hex"))?;
+            let mut colors = [[0u8; 3]; 256];
+            for (c, v) in colors.iter_mut().zip(rgb.chunks_exact(3)) {
+                c.copy_from_slice(v);
+            }
+            Some(Palette { colors })
+        }
+        None => None,
+    };
+    let ta = Palette::ta();
+    let palette = own_palette.as_ref().unwrap_or(&ta);
+    let canon = canon_table(palette);
     if meta.format != FORMAT {
         return Err(ViewError::invalid(
             METADATA,
