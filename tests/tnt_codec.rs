@@ -329,3 +329,13 @@ mod mutations {
         }
     }
 }
+
+/// Found by fuzzing: width 0x19000000 with height 0 passed the cell budget (0 cells) and made
+/// every pixel row 6.7 GB.
+#[test]
+fn huge_side_with_empty_other_side_is_refused() {
+    let mut d = Fixture::small(2, 2, 1).bytes();
+    set_u32(&mut d, 0x04, 0x1900_0000);
+    set_u32(&mut d, 0x08, 0);
+    assert!(matches!(parse(&d), Err(TntError::OverLimit { .. })));
+}

@@ -636,7 +636,12 @@ pub fn pack_with_report(
     }
     let (width, height) = (meta.width, meta.height);
     let cells = u64::from(width) * u64::from(height);
-    if cells > limits.max_map_cells || width % 2 != 0 || height % 2 != 0 || cells == 0 {
+    if cells > limits.max_map_cells
+        || width % 2 != 0
+        || height % 2 != 0
+        || cells == 0
+        || width.max(height) > tnt::MAX_SIDE
+    {
         return Err(ViewError::invalid(
             METADATA,
             format!(

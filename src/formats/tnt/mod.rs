@@ -28,6 +28,9 @@ pub const VERSION_TA: u32 = 0x2000;
 pub const VERSION_LEGACY: u32 = 0x1020;
 /// The `IDVersion` of TA: Kingdoms maps (refused).
 pub const VERSION_KINGDOMS: u32 = 0x4000;
+/// Largest width or height accepted, in attribute cells, whatever the other side (one pixel
+/// row of the mosaic is then at most 1 MB; the largest retail maps are 512 cells a side).
+pub const MAX_SIDE: u32 = 1 << 15;
 /// Size of the header.
 pub const HEADER_LEN: u64 = 64;
 /// Pixels per tile side.

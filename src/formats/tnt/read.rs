@@ -53,6 +53,15 @@ pub fn parse(data: &[u8], limits: &Limits) -> Result<Tnt, TntError> {
     };
     let width = h(H_WIDTH)?;
     let height = h(H_HEIGHT)?;
+    for (side, v, at) in [("width", width, "0x04"), ("height", height, "0x08")] {
+        if v > MAX_SIDE {
+            return Err(over(
+                format!("{side} in attribute cells (header {at})"),
+                u64::from(v),
+                u64::from(MAX_SIDE),
+            ));
+        }
+    }
     let cells = u64::from(width) * u64::from(height);
     if cells > limits.max_map_cells {
         return Err(over(
