@@ -178,6 +178,10 @@ fn failed_pack_writes_nothing_and_names_the_cell() {
     std::fs::write(&map, Fixture::small(2, 2, 2).bytes()).unwrap();
     let un = dir.path().join("un");
     ok(&["tnt", "unpack", s(&map), "-t", s(&un)]);
+    // A second unpack into the same directory is refused (stale tiles would be packed back).
+    let o = tafs(&["tnt", "unpack", s(&map), "-t", s(&un)]);
+    assert!(!o.status.success());
+    assert!(String::from_utf8_lossy(&o.stderr).contains("not empty"));
     std::fs::write(un.join("tilemap.csv"), "0,1\n1,x\n").unwrap();
     let out = dir.path().join("out.tnt");
     let o = tafs(&["tnt", "pack", s(&un), "-t", s(&out)]);

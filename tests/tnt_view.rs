@@ -420,3 +420,26 @@ fn view_entries_match_render() {
     let files = MemFileSet::from_view(v.as_ref()).unwrap();
     assert!(files.list("tiles").unwrap().unwrap().len() == 6);
 }
+
+#[test]
+fn map_png_resaved_as_rgb_counts_as_unedited() {
+    let data = rich_fixture().bytes();
+    let mut files = unpack(&data);
+    let (w, h, px) = indices(&files.files["map.png"]);
+    let pal = Palette::ta();
+    let rgb: Vec<u8> = px
+        .iter()
+        .flat_map(|&i| pal.colors[usize::from(i)])
+        .collect();
+    let mut png_bytes = Vec::new();
+    {
+        let mut enc = png::Encoder::new(&mut png_bytes, w, h);
+        enc.set_color(png::ColorType::Rgb);
+        let mut wr = enc.write_header().unwrap();
+        wr.write_image_data(&rgb).unwrap();
+    }
+    files.files.insert("map.png".into(), png_bytes);
+    let (out, rep) = pack_with_report(&files, &PackOptions::default()).unwrap();
+    assert!(!rep.map_retiled);
+    assert_eq!(out, data);
+}

@@ -195,6 +195,14 @@ pub fn run(cmd: TntCmd) -> Result<i32, CliError> {
             clean,
             lossless: _,
         } => {
+            let non_empty = std::fs::read_dir(&target).is_ok_and(|mut d| d.next().is_some());
+            if non_empty {
+                return super::err(format!(
+                    "{}: not empty; unpack into a new or empty directory (files left from \
+                     another map would be packed back)",
+                    target.display()
+                ));
+            }
             let data = read_file(&file)?;
             let v = TntView::with_form(&data, &options_for(&file), clean)
                 .map_err(|e| CliError::Msg(format!("{}: {e}", file.display())))?;
