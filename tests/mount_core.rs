@@ -12,7 +12,8 @@ use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 use tafs::fs::core::ROOT;
 use tafs::fs::{Core, FileKind, Inval, MountOptions, SetAttr, SetTime};
 
-const GAF: &str = "FAKE\nmetadata.json={\"v\":1}\nfire/0.png=AAAA\nfire/1.png=BBBBBB\nsmoke/0.png=C\n";
+const GAF: &str =
+    "FAKE\nmetadata.json={\"v\":1}\nfire/0.png=AAAA\nfire/1.png=BBBBBB\nsmoke/0.png=C\n";
 
 fn core_with(game: &std::path::Path, opts: MountOptions) -> (Core, Receiver<Inval>) {
     let (tx, rx) = mpsc::channel();
@@ -104,7 +105,12 @@ fn generated_files_have_exact_sizes_binary_times_and_stable_inodes() {
     let (core, _rx) = core_with(g.path(), opts());
     let bin = g.path().join("anims/fire.gaf");
     let when = UNIX_EPOCH + Duration::from_secs(1_000_000_000);
-    std::fs::File::options().write(true).open(&bin).unwrap().set_modified(when).unwrap();
+    std::fs::File::options()
+        .write(true)
+        .open(&bin)
+        .unwrap()
+        .set_modified(when)
+        .unwrap();
     let anims = core.lookup(ROOT, OsStr::new("anims")).unwrap();
     let fire = core.lookup(anims.ino, OsStr::new("fire.gaf")).unwrap();
     let dir = core.lookup(fire.ino, OsStr::new("fire")).unwrap();
@@ -126,12 +132,20 @@ fn generated_files_have_exact_sizes_binary_times_and_stable_inodes() {
     let one2 = core.lookup(dir2.ino, OsStr::new("1.png")).unwrap();
     assert_eq!(one2.perm, 0o640);
     // stable while unchanged
-    assert_eq!(core.lookup(dir2.ino, OsStr::new("1.png")).unwrap().ino, one2.ino);
+    assert_eq!(
+        core.lookup(dir2.ino, OsStr::new("1.png")).unwrap().ino,
+        one2.ino
+    );
     assert_eq!(core.getattr(one2.ino, None).unwrap().size, 6);
     assert_eq!(read_all(&core, one2.ino), b"BBBBBB");
     let meta = core.lookup(fire.ino, OsStr::new("metadata.json")).unwrap();
     assert_eq!(read_all(&core, meta.ino), b"{\"v\":1}");
-    assert_eq!(core.lookup(fire.ino, OsStr::new("nope")).unwrap_err().errno(), libc::ENOENT);
+    assert_eq!(
+        core.lookup(fire.ino, OsStr::new("nope"))
+            .unwrap_err()
+            .errno(),
+        libc::ENOENT
+    );
 }
 
 #[test]
@@ -161,25 +175,53 @@ fn replaced_binary_gives_new_inodes_and_invalidations() {
     let open = core.open(meta.ino, libc::O_RDONLY).unwrap();
     assert!(open.keep_cache, "a view inode always has the same bytes");
 
-    replace(&g.path().join("anims/fire.gaf"), "FAKE\nmetadata.json={\"v\":22}\n");
+    replace(
+        &g.path().join("anims/fire.gaf"),
+        "FAKE\nmetadata.json={\"v\":22}\n",
+    );
     // the old inode is stale; an open handle still reads the bytes it was opened with
-    assert_eq!(core.getattr(meta.ino, None).unwrap_err().errno(), libc::ESTALE);
-    assert_eq!(core.open(meta.ino, libc::O_RDONLY).unwrap_err().errno(), libc::ESTALE);
+    assert_eq!(
+        core.getattr(meta.ino, None).unwrap_err().errno(),
+        libc::ESTALE
+    );
+    assert_eq!(
+        core.open(meta.ino, libc::O_RDONLY).unwrap_err().errno(),
+        libc::ESTALE
+    );
     assert_eq!(core.read(open.fh, 0, 100).unwrap(), b"{\"v\":1}");
     core.release(open.fh).unwrap();
     let new = core.lookup(fire.ino, OsStr::new("metadata.json")).unwrap();
     assert_ne!(new.ino, meta.ino);
     assert_eq!(new.size, 8);
     assert_eq!(read_all(&core, new.ino), b"{\"v\":22}");
-    assert_eq!(core.lookup(fire.ino, OsStr::new("fire")).unwrap_err().errno(), libc::ENOENT);
+    assert_eq!(
+        core.lookup(fire.ino, OsStr::new("fire"))
+            .unwrap_err()
+            .errno(),
+        libc::ENOENT
+    );
     let msgs: Vec<Inval> = rx.try_iter().collect();
-    assert!(msgs.contains(&Inval::Entry { parent: fire.ino, name: "metadata.json".into() }), "{msgs:?}");
+    assert!(
+        msgs.contains(&Inval::Entry {
+            parent: fire.ino,
+            name: "metadata.json".into()
+        }),
+        "{msgs:?}"
+    );
     assert!(msgs.contains(&Inval::Inode { ino: meta.ino }), "{msgs:?}");
     assert!(msgs.contains(&Inval::Inode { ino: fire.ino }), "{msgs:?}");
 
     std::fs::remove_file(g.path().join("anims/fire.gaf")).unwrap();
-    assert_eq!(core.getattr(fire.ino, None).unwrap_err().errno(), libc::ESTALE);
-    assert_eq!(core.lookup(anims.ino, OsStr::new("fire.gaf")).unwrap_err().errno(), libc::ENOENT);
+    assert_eq!(
+        core.getattr(fire.ino, None).unwrap_err().errno(),
+        libc::ESTALE
+    );
+    assert_eq!(
+        core.lookup(anims.ino, OsStr::new("fire.gaf"))
+            .unwrap_err()
+            .errno(),
+        libc::ENOENT
+    );
 }
 
 #[test]
@@ -204,13 +246,38 @@ fn writes_in_asset_directories_are_refused_with_erofs() {
     let fire = core.lookup(anims.ino, OsStr::new("fire.gaf")).unwrap();
     let meta = core.lookup(fire.ino, OsStr::new("metadata.json")).unwrap();
     let erofs = |r: Result<(), tafs::fs::FsError>| assert_eq!(r.unwrap_err().errno(), libc::EROFS);
-    erofs(core.create(fire.ino, OsStr::new("x"), 0o644, 0, libc::O_WRONLY, 0, 0).map(|_| ()));
-    erofs(core.mkdir(fire.ino, OsStr::new("d"), 0o755, 0, 0, 0).map(|_| ()));
+    erofs(
+        core.create(fire.ino, OsStr::new("x"), 0o644, 0, libc::O_WRONLY, 0, 0)
+            .map(|_| ()),
+    );
+    erofs(
+        core.mkdir(fire.ino, OsStr::new("d"), 0o755, 0, 0, 0)
+            .map(|_| ()),
+    );
     erofs(core.unlink(fire.ino, OsStr::new("metadata.json")));
-    erofs(core.rename(fire.ino, OsStr::new("metadata.json"), ROOT, OsStr::new("m"), 0));
+    erofs(core.rename(
+        fire.ino,
+        OsStr::new("metadata.json"),
+        ROOT,
+        OsStr::new("m"),
+        0,
+    ));
     erofs(core.open(meta.ino, libc::O_WRONLY).map(|_| ()));
-    erofs(core.open(meta.ino, libc::O_RDONLY | libc::O_TRUNC).map(|_| ()));
-    erofs(core.setattr(meta.ino, SetAttr { mode: Some(0o600), ..Default::default() }, None).map(|_| ()));
+    erofs(
+        core.open(meta.ino, libc::O_RDONLY | libc::O_TRUNC)
+            .map(|_| ()),
+    );
+    erofs(
+        core.setattr(
+            meta.ino,
+            SetAttr {
+                mode: Some(0o600),
+                ..Default::default()
+            },
+            None,
+        )
+        .map(|_| ()),
+    );
     erofs(core.rmdir(anims.ino, OsStr::new("fire.gaf")));
     erofs(core.access(meta.ino, libc::W_OK));
     core.access(meta.ino, libc::R_OK).unwrap();
@@ -222,7 +289,17 @@ fn pass_through_operations_reach_the_game_folder() {
     let g = game();
     let (core, _rx) = core_with(g.path(), opts());
     let p = g.path();
-    let (a, o) = core.create(ROOT, OsStr::new("new.tdf"), 0o644, 0o022, libc::O_WRONLY, 0, 0).unwrap();
+    let (a, o) = core
+        .create(
+            ROOT,
+            OsStr::new("new.tdf"),
+            0o644,
+            0o022,
+            libc::O_WRONLY,
+            0,
+            0,
+        )
+        .unwrap();
     assert_eq!(a.kind, FileKind::File);
     assert_eq!(core.write(o.fh, 0, b"hello world").unwrap(), 11);
     core.flush(o.fh).unwrap();
@@ -230,29 +307,83 @@ fn pass_through_operations_reach_the_game_folder() {
     core.release(o.fh).unwrap();
     assert_eq!(std::fs::read(p.join("new.tdf")).unwrap(), b"hello world");
 
-    let a = core.setattr(a.ino, SetAttr { mode: Some(0o600), ..Default::default() }, None).unwrap();
+    let a = core
+        .setattr(
+            a.ino,
+            SetAttr {
+                mode: Some(0o600),
+                ..Default::default()
+            },
+            None,
+        )
+        .unwrap();
     assert_eq!(a.perm, 0o600);
-    assert_eq!(std::fs::metadata(p.join("new.tdf")).unwrap().mode() & 0o777, 0o600);
+    assert_eq!(
+        std::fs::metadata(p.join("new.tdf")).unwrap().mode() & 0o777,
+        0o600
+    );
     let t = UNIX_EPOCH + Duration::from_secs(1_234_567_890);
-    core.setattr(a.ino, SetAttr { mtime: Some(SetTime::At(t)), ..Default::default() }, None).unwrap();
-    assert_eq!(std::fs::metadata(p.join("new.tdf")).unwrap().modified().unwrap(), t);
-    core.setattr(a.ino, SetAttr { size: Some(5), ..Default::default() }, None).unwrap();
+    core.setattr(
+        a.ino,
+        SetAttr {
+            mtime: Some(SetTime::At(t)),
+            ..Default::default()
+        },
+        None,
+    )
+    .unwrap();
+    assert_eq!(
+        std::fs::metadata(p.join("new.tdf"))
+            .unwrap()
+            .modified()
+            .unwrap(),
+        t
+    );
+    core.setattr(
+        a.ino,
+        SetAttr {
+            size: Some(5),
+            ..Default::default()
+        },
+        None,
+    )
+    .unwrap();
     assert_eq!(std::fs::read(p.join("new.tdf")).unwrap(), b"hello");
 
-    core.rename(ROOT, OsStr::new("new.tdf"), ROOT, OsStr::new("renamed.tdf"), 0).unwrap();
+    core.rename(
+        ROOT,
+        OsStr::new("new.tdf"),
+        ROOT,
+        OsStr::new("renamed.tdf"),
+        0,
+    )
+    .unwrap();
     assert!(!p.join("new.tdf").exists());
     // the inode followed the rename
-    assert_eq!(core.lookup(ROOT, OsStr::new("renamed.tdf")).unwrap().ino, a.ino);
+    assert_eq!(
+        core.lookup(ROOT, OsStr::new("renamed.tdf")).unwrap().ino,
+        a.ino
+    );
     assert_eq!(core.getattr(a.ino, None).unwrap().size, 5);
 
     let d = core.mkdir(ROOT, OsStr::new("dir"), 0o755, 0, 0, 0).unwrap();
-    core.symlink(d.ino, OsStr::new("ln"), std::path::Path::new("../renamed.tdf"), 0, 0).unwrap();
+    core.symlink(
+        d.ino,
+        OsStr::new("ln"),
+        std::path::Path::new("../renamed.tdf"),
+        0,
+        0,
+    )
+    .unwrap();
     let ln = core.lookup(d.ino, OsStr::new("ln")).unwrap();
     assert_eq!(ln.kind, FileKind::Symlink);
     assert_eq!(core.readlink(ln.ino).unwrap(), b"../renamed.tdf");
     core.link(a.ino, d.ino, OsStr::new("hard.tdf")).unwrap();
     assert_eq!(std::fs::metadata(p.join("renamed.tdf")).unwrap().nlink(), 2);
-    assert_eq!(core.rmdir(ROOT, OsStr::new("dir")).unwrap_err().errno(), libc::ENOTEMPTY);
+    assert_eq!(
+        core.rmdir(ROOT, OsStr::new("dir")).unwrap_err().errno(),
+        libc::ENOTEMPTY
+    );
     core.unlink(d.ino, OsStr::new("ln")).unwrap();
     core.unlink(d.ino, OsStr::new("hard.tdf")).unwrap();
     core.rmdir(ROOT, OsStr::new("dir")).unwrap();
@@ -262,23 +393,49 @@ fn pass_through_operations_reach_the_game_folder() {
     assert!(core.statfs().unwrap().bsize > 0);
     // an asset directory can be renamed as a whole: it renames the binary
     let anims = core.lookup(ROOT, OsStr::new("anims")).unwrap();
-    core.rename(anims.ino, OsStr::new("fire.gaf"), anims.ino, OsStr::new("hot.gaf"), 0).unwrap();
+    core.rename(
+        anims.ino,
+        OsStr::new("fire.gaf"),
+        anims.ino,
+        OsStr::new("hot.gaf"),
+        0,
+    )
+    .unwrap();
     assert!(p.join("anims/hot.gaf").is_file());
-    assert_eq!(core.lookup(anims.ino, OsStr::new("hot.gaf")).unwrap().kind, FileKind::Dir);
+    assert_eq!(
+        core.lookup(anims.ino, OsStr::new("hot.gaf")).unwrap().kind,
+        FileKind::Dir
+    );
 }
 
 #[test]
 fn read_only_mount_refuses_everything() {
     let g = game();
-    let (core, _rx) = core_with(g.path(), MountOptions { read_only: true, ..opts() });
+    let (core, _rx) = core_with(
+        g.path(),
+        MountOptions {
+            read_only: true,
+            ..opts()
+        },
+    );
     let tdf = core.lookup(ROOT, OsStr::new("units.tdf")).unwrap();
     assert_eq!(tdf.perm & 0o222, 0);
     for r in [
-        core.create(ROOT, OsStr::new("x"), 0o644, 0, libc::O_WRONLY, 0, 0).map(|_| ()),
+        core.create(ROOT, OsStr::new("x"), 0o644, 0, libc::O_WRONLY, 0, 0)
+            .map(|_| ()),
         core.open(tdf.ino, libc::O_RDWR).map(|_| ()),
         core.unlink(ROOT, OsStr::new("units.tdf")),
-        core.mkdir(ROOT, OsStr::new("d"), 0o755, 0, 0, 0).map(|_| ()),
-        core.setattr(tdf.ino, SetAttr { mode: Some(0o600), ..Default::default() }, None).map(|_| ()),
+        core.mkdir(ROOT, OsStr::new("d"), 0o755, 0, 0, 0)
+            .map(|_| ()),
+        core.setattr(
+            tdf.ino,
+            SetAttr {
+                mode: Some(0o600),
+                ..Default::default()
+            },
+            None,
+        )
+        .map(|_| ()),
     ] {
         assert_eq!(r.unwrap_err().errno(), libc::EROFS);
     }
@@ -293,7 +450,14 @@ fn cache_stays_within_budget_and_content_survives_eviction() {
         text.push_str(&format!("f{i}*100={}\n", (b'a' + i as u8) as char));
     }
     put(&g.path().join("a.gaf"), &text);
-    let (core, _rx) = core_with(g.path(), MountOptions { cache_size: 350, max_views: 1, ..opts() });
+    let (core, _rx) = core_with(
+        g.path(),
+        MountOptions {
+            cache_size: 350,
+            max_views: 1,
+            ..opts()
+        },
+    );
     let a = core.lookup(ROOT, OsStr::new("a.gaf")).unwrap();
     for round in 0..2 {
         for i in 0..20u8 {
@@ -319,7 +483,11 @@ fn decoding_one_asset_does_not_block_others() {
     let fire = core.lookup(anims.ino, OsStr::new("fire.gaf")).unwrap();
     core.getattr(ROOT, None).unwrap();
     assert_eq!(fire.kind, FileKind::Dir);
-    assert!(t.elapsed() < Duration::from_millis(1000), "blocked for {:?}", t.elapsed());
+    assert!(
+        t.elapsed() < Duration::from_millis(1000),
+        "blocked for {:?}",
+        t.elapsed()
+    );
     assert_eq!(slow.join().unwrap().kind, FileKind::Dir);
 }
 

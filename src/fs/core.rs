@@ -353,7 +353,8 @@ impl Table {
                 n.parent = newparent;
                 n.name = newname.to_os_string();
             }
-            self.children.insert((newparent, newname.to_os_string()), ino);
+            self.children
+                .insert((newparent, newname.to_os_string()), ino);
         }
     }
 
@@ -480,7 +481,8 @@ enum Handle {
         ino: u64,
         written: AtomicBool,
     },
-    Generated(Arc<Vec<u8>>),
+    /// A generated file: the bytes and attributes of the version that was opened.
+    Generated(Arc<Vec<u8>>, Attr),
 }
 
 struct DirHandle {
@@ -803,13 +805,7 @@ impl Core {
         Ok(bytes)
     }
 
-    fn size_of(
-        &self,
-        rel: &Path,
-        gen: u64,
-        layout: &Layout,
-        vpath: &str,
-    ) -> Result<u64, FsError> {
+    fn size_of(&self, rel: &Path, gen: u64, layout: &Layout, vpath: &str) -> Result<u64, FsError> {
         if let Some(&s) = lock(&layout.sizes).get(vpath) {
             return Ok(s);
         }
@@ -913,6 +909,7 @@ impl Core {
     }
 
     /// Attributes of a view node (or asset root when `vpath` is empty).
+    #[allow(clippy::too_many_arguments)]
     fn view_attr(
         &self,
         ino: u64,
@@ -1058,12 +1055,16 @@ impl Core {
     /// Attributes of `ino` (from the open handle `fh` when given and real).
     pub fn getattr(&self, ino: u64, fh: Option<u64>) -> Result<Attr, FsError> {
         if let Some(fh) = fh {
-            if let Some(h) = lock(&self.handles).get(&fh).cloned() {
-                if let Handle::Real { file, .. } = &*h {
+            let h = lock(&self.handles).get(&fh).cloned();
+            match h.as_deref() {
+                Some(Handle::Real { file, .. }) => {
                     let m = file.metadata()?;
                     let rel = self.rel_path(ino).unwrap_or_default();
                     return Ok(self.real_attr(ino, &rel, &m));
                 }
+                // fstat of an open generated file: the version it was opened with.
+                Some(Handle::Generated(_, attr)) if attr.ino == ino => return Ok(*attr),
+                _ => {}
             }
         }
         let node = self.node(ino)?;
@@ -1378,9 +1379,10 @@ impl Core {
                 if Self::wants_write(flags) {
                     return Err(FsError::ReadOnly("generated files are read-only"));
                 }
-                let (rel, layout, _) = self.current(root, gen)?;
+                let (rel, layout, meta) = self.current(root, gen)?;
                 let bytes = self.render(&rel, gen, &layout, &vpath)?;
-                let fh = self.add_handle(Handle::Generated(bytes));
+                let attr = self.gen_attr(ino, &meta, false, bytes.len() as u64, 0);
+                let fh = self.add_handle(Handle::Generated(bytes, attr));
                 Ok(Opened {
                     fh,
                     keep_cache: true,
@@ -1440,7 +1442,7 @@ impl Core {
     /// Reads up to `size` bytes at `offset`.
     pub fn read(&self, fh: u64, offset: u64, size: u32) -> Result<Vec<u8>, FsError> {
         match &*self.handle(fh)? {
-            Handle::Generated(bytes) => {
+            Handle::Generated(bytes, _) => {
                 let start = (offset.min(bytes.len() as u64)) as usize;
                 let end = start.saturating_add(size as usize).min(bytes.len());
                 Ok(bytes.get(start..end).unwrap_or_default().to_vec())
@@ -1468,7 +1470,7 @@ impl Core {
     /// Writes `data` at `offset` (at the end for files opened with `O_APPEND`).
     pub fn write(&self, fh: u64, offset: u64, data: &[u8]) -> Result<u32, FsError> {
         match &*self.handle(fh)? {
-            Handle::Generated(_) => Err(FsError::ReadOnly("generated files are read-only")),
+            Handle::Generated(..) => Err(FsError::ReadOnly("generated files are read-only")),
             Handle::Real { file, written, .. } => {
                 file.write_all_at(data, offset)?;
                 written.store(true, Ordering::Relaxed);
@@ -1485,7 +1487,7 @@ impl Core {
     /// Flushes a file to stable storage.
     pub fn fsync(&self, fh: u64, datasync: bool) -> Result<(), FsError> {
         match &*self.handle(fh)? {
-            Handle::Generated(_) => Ok(()),
+            Handle::Generated(..) => Ok(()),
             Handle::Real { file, .. } => {
                 if datasync {
                     file.sync_data()?
@@ -1583,10 +1585,7 @@ impl Core {
         let mut raw = Vec::new();
         for ent in fs::read_dir(self.abs(rel))? {
             let ent = ent?;
-            let kind = ent
-                .file_type()
-                .map(FileKind::of)
-                .unwrap_or(FileKind::File);
+            let kind = ent.file_type().map(FileKind::of).unwrap_or(FileKind::File);
             raw.push((ent.file_name(), kind));
         }
         raw.sort_by(|a, b| a.0.cmp(&b.0));
@@ -1671,7 +1670,11 @@ impl Core {
                 DirItem {
                     ino: i,
                     name: name.into(),
-                    kind: if *is_dir { FileKind::Dir } else { FileKind::File },
+                    kind: if *is_dir {
+                        FileKind::Dir
+                    } else {
+                        FileKind::File
+                    },
                     attr: None,
                 }
             })
@@ -1792,12 +1795,15 @@ mod tests {
         assert_eq!(l.subdirs(""), 2);
         assert_eq!(l.subdirs("a"), 1);
         assert_eq!(l.subdirs("a/x"), 0);
-        assert_eq!(l.is_dir["b/1.png"], false);
+        assert!(!l.is_dir["b/1.png"]);
     }
 
     #[test]
     fn negative_times_convert() {
-        assert_eq!(time(-1, 500_000_000), UNIX_EPOCH - Duration::from_millis(500));
+        assert_eq!(
+            time(-1, 500_000_000),
+            UNIX_EPOCH - Duration::from_millis(500)
+        );
         assert_eq!(time(2, 0), UNIX_EPOCH + Duration::from_secs(2));
     }
 }

@@ -87,7 +87,7 @@ mod tests {
         assert_eq!(FsError::ReadOnly("x").errno(), libc::EROFS);
         let e = io::Error::from_raw_os_error(libc::ENOTEMPTY);
         assert_eq!(FsError::from(e).errno(), libc::ENOTEMPTY);
-        let e = io::Error::new(io::ErrorKind::Other, "no os code");
+        let e = io::Error::other("no os code");
         assert_eq!(FsError::from(e).errno(), libc::EIO);
         let v = crate::view::ViewError::NotFound("a".into());
         assert_eq!(FsError::from(v).errno(), libc::EIO);

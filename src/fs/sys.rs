@@ -47,7 +47,10 @@ fn timespec(t: SetTime) -> libc::timespec {
                     if d.subsec_nanos() == 0 {
                         (-(d.as_secs() as i64), 0)
                     } else {
-                        (-(d.as_secs() as i64) - 1, 1_000_000_000 - d.subsec_nanos() as i64)
+                        (
+                            -(d.as_secs() as i64) - 1,
+                            1_000_000_000 - d.subsec_nanos() as i64,
+                        )
                     }
                 }
             };
@@ -119,6 +122,7 @@ pub struct StatFs {
 }
 
 /// `statvfs(path)`.
+#[allow(clippy::unnecessary_cast)] // the field types differ between targets
 pub(crate) fn statvfs(path: &Path) -> io::Result<StatFs> {
     let c = cpath(path)?;
     let mut s = std::mem::MaybeUninit::<libc::statvfs>::zeroed();
@@ -139,6 +143,7 @@ pub(crate) fn statvfs(path: &Path) -> io::Result<StatFs> {
 }
 
 /// `umount2(path, flags)`; `lazy` detaches even when busy.
+#[allow(dead_code)] // used by the CLI
 pub fn umount(path: &Path, lazy: bool) -> io::Result<()> {
     let c = cpath(path)?;
     let flags = if lazy { libc::MNT_DETACH } else { 0 };

@@ -18,7 +18,8 @@ pub struct FakeView {
 
 impl FakeView {
     pub fn parse(data: &[u8]) -> Result<FakeView, ViewError> {
-        let text = std::str::from_utf8(data).map_err(|_| ViewError::invalid("fake", "not UTF-8"))?;
+        let text =
+            std::str::from_utf8(data).map_err(|_| ViewError::invalid("fake", "not UTF-8"))?;
         let mut lines = text.lines();
         if lines.next() != Some("FAKE") {
             return Err(ViewError::invalid("fake", "missing FAKE header"));
@@ -30,12 +31,18 @@ impl FakeView {
                 .split_once('=')
                 .ok_or_else(|| ViewError::invalid("fake", format!("bad line {line:?}")))?;
             if key == "sleep" {
-                let ms: u64 = content.parse().map_err(|_| ViewError::invalid("fake", "sleep"))?;
+                let ms: u64 = content
+                    .parse()
+                    .map_err(|_| ViewError::invalid("fake", "sleep"))?;
                 std::thread::sleep(Duration::from_millis(ms));
                 continue;
             }
             let (path, n) = match key.split_once('*') {
-                Some((p, n)) => (p, n.parse::<usize>().map_err(|_| ViewError::invalid("fake", "count"))?),
+                Some((p, n)) => (
+                    p,
+                    n.parse::<usize>()
+                        .map_err(|_| ViewError::invalid("fake", "count"))?,
+                ),
                 None => (key, 1),
             };
             let parts: Vec<&str> = path.split('/').collect();
@@ -62,7 +69,10 @@ impl View for FakeView {
             .iter()
             .find(|(p, _)| p == path)
             .ok_or_else(|| ViewError::NotFound(path.to_string()))?;
-        out.write_all(b).map_err(|e| ViewError::Io { path: path.into(), source: e })
+        out.write_all(b).map_err(|e| ViewError::Io {
+            path: path.into(),
+            source: e,
+        })
     }
 }
 
@@ -100,7 +110,9 @@ pub fn fuse_available() -> bool {
 
 /// Whether `p` is a mountpoint right now.
 pub fn is_mounted(p: &Path) -> bool {
-    let Ok(canon) = p.canonicalize() else { return false };
+    let Ok(canon) = p.canonicalize() else {
+        return false;
+    };
     std::fs::read_to_string("/proc/self/mountinfo")
         .unwrap_or_default()
         .lines()
@@ -116,7 +128,10 @@ impl Drop for UnmountGuard {
             if !is_mounted(&self.0) {
                 return;
             }
-            let _ = std::process::Command::new("umount").arg("-l").arg(&self.0).status();
+            let _ = std::process::Command::new("umount")
+                .arg("-l")
+                .arg(&self.0)
+                .status();
             std::thread::sleep(Duration::from_millis(20));
         }
     }
@@ -124,7 +139,11 @@ impl Drop for UnmountGuard {
 
 /// Runs a shell command, returns stdout; panics with stderr on failure.
 pub fn sh(cmd: &str) -> String {
-    let out = std::process::Command::new("sh").arg("-c").arg(cmd).output().unwrap();
+    let out = std::process::Command::new("sh")
+        .arg("-c")
+        .arg(cmd)
+        .output()
+        .unwrap();
     assert!(
         out.status.success(),
         "`{cmd}` failed: {}\n{}",
