@@ -10,4 +10,5 @@
 pub mod cli;
 pub mod formats;
 pub mod fs;
+pub mod sample;
 pub mod view;

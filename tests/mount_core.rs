@@ -1,9 +1,9 @@
 //! The file system core driven directly (no FUSE): asset directories, pass-through,
 //! change detection, invalidation requests, read-only rules, cache bounds.
 
-mod common;
+mod mount_common;
 
-use common::{fake_opener, put, replace, FakeView};
+use mount_common::{fake_opener, put, replace, FakeView};
 use std::ffi::OsStr;
 use std::os::unix::fs::{MetadataExt, PermissionsExt};
 use std::sync::mpsc::{self, Receiver};

@@ -1,9 +1,9 @@
 //! Real FUSE mounts (in this process, with the fake view of `common`), driven by real tools.
 //! Skipped with a message only when /dev/fuse is missing.
 
-mod common;
+mod mount_common;
 
-use common::{fake_opener, fuse_available, put, replace, sh, FakeView, UnmountGuard};
+use mount_common::{fake_opener, fuse_available, put, replace, sh, FakeView, UnmountGuard};
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 use tafs::fs::fuse::{mount, MountConfig};

@@ -1,6 +1,23 @@
+//! Any bytes into the GAF reader, with small limits: an error or a model, never a panic,
+//! and the dump view of whatever parses renders every file.
 #![no_main]
 use libfuzzer_sys::fuzz_target;
+use tafs::formats::{gaf, Limits};
+use tafs::view::{gaf::GafView, View, ViewOptions};
 
 fuzz_target!(|data: &[u8]| {
-    let _ = data;
+    let limits = Limits {
+        max_frames: 4096,
+        max_frame_pixels: 1 << 20,
+        max_total_pixels: 1 << 22,
+        max_layer_depth: 8,
+        max_frame_references: 4096,
+        ..Limits::default()
+    };
+    if let Ok(g) = gaf::parse(data, &limits) {
+        let v = GafView::from_gaf(g, &ViewOptions::default());
+        for e in v.entries() {
+            let _ = v.render_vec(&e.path);
+        }
+    }
 });

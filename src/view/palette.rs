@@ -1,1 +1,173 @@
-//! Palette resolution per asset in a game folder (stub).
+//! Which palette an asset is drawn with, decided from the game folder (the TA: Kingdoms chain;
+//! for TA it ends at `palettes/PALETTE.PAL` or the built-in palette, which are the same).
+
+use crate::formats::palette::Palette;
+use std::path::{Path, PathBuf};
+
+/// Faction prefixes of TA: Kingdoms asset names and their palette files.
+const FACTIONS: &[(&str, &str)] = &[
+    ("ara", "aramon"),
+    ("tar", "taros"),
+    ("ver", "veruna"),
+    ("zon", "zhon"),
+    ("aid", "aiden"),
+    ("cre", "creon"),
+];
+
+/// Finds `name` in `dir` ignoring ASCII case (exact match preferred).
+pub fn find_ci(dir: &Path, name: &str) -> Option<PathBuf> {
+    let exact = dir.join(name);
+    if exact.is_file() {
+        return Some(exact);
+    }
+    let rd = std::fs::read_dir(dir).ok()?;
+    let mut hits: Vec<PathBuf> = rd
+        .flatten()
+        .filter(|e| e.file_name().to_string_lossy().eq_ignore_ascii_case(name))
+        .map(|e| e.path())
+        .filter(|p| p.is_file())
+        .collect();
+    hits.sort();
+    hits.into_iter().next()
+}
+
+fn try_load(game_dir: &Path, path: &Path) -> Option<(Palette, String)> {
+    let data = std::fs::read(path).ok()?;
+    let name = path.file_name()?.to_string_lossy().to_string();
+    let pal = Palette::from_file_bytes(&name, &data).ok()?;
+    let rel = path.strip_prefix(game_dir).unwrap_or(path);
+    Some((pal, rel.to_string_lossy().replace('\\', "/")))
+}
+
+/// Resolves the palette of the asset at `asset_rel` (relative to `game_dir`, `/`-separated):
+/// a same-named `.pcx` beside it, then `palettes/<base>.pal`, then the faction palette
+/// `palettes/<faction>.pcx` by the name's 3-letter prefix, then `palettes/palette.pal`, then
+/// the built-in TA palette. Names are matched ignoring case; unreadable candidates are
+/// skipped. Returns the palette and where it came from (a path relative to `game_dir`).
+pub fn resolve(game_dir: &Path, asset_rel: &str) -> (Palette, String) {
+    let asset = Path::new(asset_rel);
+    let base = asset
+        .file_stem()
+        .map(|s| s.to_string_lossy().to_string())
+        .unwrap_or_default();
+    let parent = game_dir.join(asset.parent().unwrap_or(Path::new("")));
+    let palettes = find_dir_ci(game_dir, "palettes");
+    let mut candidates: Vec<PathBuf> = Vec::new();
+    if let Some(p) = find_ci(&parent, &format!("{base}.pcx")) {
+        candidates.push(p);
+    }
+    if let Some(pd) = &palettes {
+        if let Some(p) = find_ci(pd, &format!("{base}.pal")) {
+            candidates.push(p);
+        }
+        let lower = base.to_ascii_lowercase();
+        for (prefix, faction) in FACTIONS {
+            if lower.starts_with(prefix) {
+                if let Some(p) = find_ci(pd, &format!("{faction}.pcx")) {
+                    candidates.push(p);
+                }
+            }
+        }
+        if let Some(p) = find_ci(pd, "palette.pal") {
+            candidates.push(p);
+        }
+    }
+    for c in candidates {
+        if let Some(found) = try_load(game_dir, &c) {
+            return found;
+        }
+    }
+    (Palette::ta(), BUILTIN.to_string())
+}
+
+/// How the built-in palette is named in metadata.json.
+pub const BUILTIN: &str = "built-in TA palette";
+
+/// Finds a sub-directory ignoring ASCII case.
+pub fn find_dir_ci(dir: &Path, name: &str) -> Option<PathBuf> {
+    let exact = dir.join(name);
+    if exact.is_dir() {
+        return Some(exact);
+    }
+    let rd = std::fs::read_dir(dir).ok()?;
+    let mut hits: Vec<PathBuf> = rd
+        .flatten()
+        .filter(|e| e.file_name().to_string_lossy().eq_ignore_ascii_case(name))
+        .map(|e| e.path())
+        .filter(|p| p.is_dir())
+        .collect();
+    hits.sort();
+    hits.into_iter().next()
+}
+
+/// The game folder of a loose asset file: the nearest ancestor holding a `palettes` folder,
+/// else the file's own folder. Returns the folder and the asset's path relative to it.
+pub fn game_dir_of(file: &Path) -> (PathBuf, String) {
+    let abs = std::path::absolute(file).unwrap_or_else(|_| file.to_path_buf());
+    let mut dir = abs.parent();
+    while let Some(d) = dir {
+        if find_dir_ci(d, "palettes").is_some() {
+            let rel = abs.strip_prefix(d).unwrap_or(&abs);
+            return (d.to_path_buf(), rel.to_string_lossy().replace('\\', "/"));
+        }
+        dir = d.parent();
+    }
+    let parent = abs.parent().map(Path::to_path_buf).unwrap_or_default();
+    let name = abs
+        .file_name()
+        .map(|n| n.to_string_lossy().to_string())
+        .unwrap_or_default();
+    (parent, name)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn pcx_with(color0: [u8; 3]) -> Vec<u8> {
+        let mut v = vec![0u8; 130];
+        v.push(0x0C);
+        v.extend_from_slice(&color0);
+        v.extend_from_slice(&[0u8; 765]);
+        v
+    }
+
+    #[test]
+    fn resolver_chain_order() {
+        let t = tempfile::tempdir().unwrap();
+        let g = t.path();
+        std::fs::create_dir_all(g.join("anims")).unwrap();
+        std::fs::create_dir_all(g.join("Palettes")).unwrap();
+        // nothing: built-in
+        assert_eq!(resolve(g, "anims/aramon_x.gaf").1, BUILTIN);
+        // palettes/palette.pal
+        let mut pal = vec![0u8; 1024];
+        pal[0] = 1;
+        std::fs::write(g.join("Palettes/PALETTE.PAL"), &pal).unwrap();
+        let (p, src) = resolve(g, "anims/aramon_x.gaf");
+        assert_eq!(
+            (p.colors[0], src.as_str()),
+            ([1, 0, 0], "Palettes/PALETTE.PAL")
+        );
+        // faction prefix beats palette.pal
+        std::fs::write(g.join("Palettes/aramon.pcx"), pcx_with([2, 0, 0])).unwrap();
+        assert_eq!(resolve(g, "anims/ARAmon_x.gaf").1, "Palettes/aramon.pcx");
+        assert_eq!(resolve(g, "anims/other.gaf").1, "Palettes/PALETTE.PAL");
+        // palettes/<base>.pal beats the faction
+        std::fs::write(g.join("Palettes/aramon_x.pal"), &pal).unwrap();
+        assert_eq!(resolve(g, "anims/aramon_x.gaf").1, "Palettes/aramon_x.pal");
+        // a sibling .pcx beats everything
+        std::fs::write(g.join("anims/Aramon_X.PCX"), pcx_with([3, 0, 0])).unwrap();
+        let (p, src) = resolve(g, "anims/aramon_x.gaf");
+        assert_eq!(
+            (p.colors[0], src.as_str()),
+            ([3, 0, 0], "anims/Aramon_X.PCX")
+        );
+        // an unreadable candidate is skipped
+        std::fs::write(g.join("anims/bad.pcx"), b"short").unwrap();
+        assert_eq!(resolve(g, "anims/bad.gaf").1, "Palettes/PALETTE.PAL");
+        // the game folder of a loose file
+        let (gd, rel) = game_dir_of(&g.join("anims/aramon_x.gaf"));
+        assert_eq!((gd.as_path(), rel.as_str()), (g, "anims/aramon_x.gaf"));
+    }
+}

@@ -1,0 +1,302 @@
+//! The checked GAF reader.
+
+use super::rle;
+use super::*;
+use crate::formats::bytes::Bytes;
+use std::collections::HashMap;
+
+/// Decodes a GAF. Follows pointers only, checks every offset and length against the input,
+/// and refuses what exceeds `limits`. A malformed payload rejects the whole file.
+pub fn parse(data: &[u8], limits: &Limits) -> Result<Gaf, GafError> {
+    let mut r = Reader {
+        b: Bytes::new(data),
+        limits,
+        end: 0,
+        frames: 0,
+        pixels: 0,
+        refs: HashMap::new(),
+        shared: 0,
+        warnings: Vec::new(),
+    };
+    let version = r.u32("file header", 0)?;
+    if version == VERSION_TA3D_TRUECOLOR {
+        return Err(GafError::Truecolor { version });
+    }
+    let count = r.u32("file header", 4)?;
+    let header_word8 = r.u32("file header", 8)?;
+    r.need("file header", 0, HEADER_LEN)?;
+    let table_len = u64::from(count) * 4;
+    r.need("sequence table", HEADER_LEN, table_len)?;
+    let mut sequences = Vec::with_capacity(count as usize);
+    for i in 0..u64::from(count) {
+        let off = u64::from(r.u32("sequence table", HEADER_LEN + 4 * i)?);
+        sequences.push(r.sequence(off, i)?);
+    }
+    let end = usize::try_from(r.end).unwrap_or(usize::MAX);
+    let trailing = data.get(end..).unwrap_or_default().to_vec();
+    Ok(Gaf {
+        version,
+        header_word8,
+        sequences,
+        trailing,
+        warnings: r.warnings,
+    })
+}
+
+struct Reader<'a, 'l> {
+    b: Bytes<'a>,
+    limits: &'l Limits,
+    /// Furthest byte any block reached.
+    end: u64,
+    frames: usize,
+    pixels: u64,
+    /// Frame-header offset → times referenced.
+    refs: HashMap<u64, usize>,
+    /// References to a header already read once.
+    shared: usize,
+    warnings: Vec<Warning>,
+}
+
+impl Reader<'_, '_> {
+    fn truncated(&self, structure: &str, offset: u64, len: u64) -> GafError {
+        GafError::Truncated {
+            structure: structure.to_string(),
+            offset,
+            len,
+            file_len: self.b.len() as u64,
+        }
+    }
+
+    /// Checks that `len` bytes at `offset` exist and records the block's end.
+    fn need(&mut self, structure: &str, offset: u64, len: u64) -> Result<&[u8], GafError> {
+        let s = self
+            .b
+            .slice(offset, len)
+            .map_err(|_| self.truncated(structure, offset, len))?;
+        self.end = self.end.max(offset + len);
+        Ok(s)
+    }
+
+    fn u32(&self, structure: &str, offset: u64) -> Result<u32, GafError> {
+        self.b
+            .u32(offset)
+            .map_err(|_| self.truncated(structure, offset, 4))
+    }
+
+    fn malformed(structure: &str, offset: u64, message: impl Into<String>) -> GafError {
+        GafError::Malformed {
+            structure: structure.to_string(),
+            offset,
+            message: message.into(),
+        }
+    }
+
+    fn limit(structure: &str, offset: u64, message: impl Into<String>) -> GafError {
+        GafError::Limit {
+            structure: structure.to_string(),
+            offset,
+            message: message.into(),
+        }
+    }
+
+    fn sequence(&mut self, off: u64, index: u64) -> Result<Sequence, GafError> {
+        let what = format!("sequence {index} header");
+        let head = self.need(&what, off, SEQUENCE_HEADER_LEN)?;
+        let frame_count = u16::from_le_bytes([head[0], head[1]]);
+        let loop_word = u16::from_le_bytes([head[2], head[3]]);
+        let word4 = u32::from_le_bytes([head[4], head[5], head[6], head[7]]);
+        let mut name = [0u8; 32];
+        name.copy_from_slice(&head[8..40]);
+        let list_off = off + SEQUENCE_HEADER_LEN;
+        let list_what = format!("sequence {index} frame list");
+        let list = self
+            .need(&list_what, list_off, u64::from(frame_count) * 8)?
+            .to_vec();
+        let mut frames = Vec::with_capacity(usize::from(frame_count));
+        for item in list.chunks_exact(8) {
+            let ptr = u64::from(u32::from_le_bytes([item[0], item[1], item[2], item[3]]));
+            let duration = u32::from_le_bytes([item[4], item[5], item[6], item[7]]);
+            let mut stack = Vec::new();
+            let frame = self.frame(ptr, &mut stack)?;
+            frames.push(FrameEntry { duration, frame });
+        }
+        Ok(Sequence {
+            name,
+            loop_word,
+            word4,
+            frames,
+        })
+    }
+
+    /// Reads the frame header at `off`; `stack` holds the headers of the enclosing
+    /// composites (cycle and depth checks).
+    fn frame(&mut self, off: u64, stack: &mut Vec<u64>) -> Result<Frame, GafError> {
+        let what = "frame header";
+        if stack.contains(&off) {
+            return Err(Self::malformed(
+                what,
+                off,
+                "layer table refers back to an enclosing frame (cycle)",
+            ));
+        }
+        if stack.len() > self.limits.max_layer_depth {
+            return Err(Self::limit(
+                what,
+                off,
+                format!("layers nested deeper than {}", self.limits.max_layer_depth),
+            ));
+        }
+        let seen = self.refs.entry(off).or_insert(0);
+        *seen += 1;
+        if *seen > 1 {
+            self.shared += 1;
+        }
+        if self.shared > self.limits.max_frame_references {
+            return Err(Self::limit(
+                what,
+                off,
+                format!(
+                    "more than {} repeated references to frame headers",
+                    self.limits.max_frame_references
+                ),
+            ));
+        }
+        self.frames += 1;
+        if self.frames > self.limits.max_frames {
+            return Err(Self::limit(
+                what,
+                off,
+                format!("more than {} frames and layers", self.limits.max_frames),
+            ));
+        }
+        let h = self.need(what, off, FRAME_HEADER_LEN)?;
+        let width = u16::from_le_bytes([h[0], h[1]]);
+        let height = u16::from_le_bytes([h[2], h[3]]);
+        let origin_x = i16::from_le_bytes([h[4], h[5]]);
+        let origin_y = i16::from_le_bytes([h[6], h[7]]);
+        let (key, compressed, layer_count, blend) = (h[8], h[9], h[10], h[11]);
+        let word12 = u32::from_le_bytes([h[12], h[13], h[14], h[15]]);
+        let data_off = u64::from(u32::from_le_bytes([h[16], h[17], h[18], h[19]]));
+        let word20 = u32::from_le_bytes([h[20], h[21], h[22], h[23]]);
+
+        let content = if layer_count > 0 {
+            let table_what = "layer table";
+            let table = self
+                .need(table_what, data_off, u64::from(layer_count) * 4)?
+                .to_vec();
+            stack.push(off);
+            let mut layers = Vec::with_capacity(usize::from(layer_count));
+            for p in table.chunks_exact(4) {
+                let child = u64::from(u32::from_le_bytes([p[0], p[1], p[2], p[3]]));
+                layers.push(self.frame(child, stack)?);
+            }
+            stack.pop();
+            Content::Layers(layers)
+        } else {
+            let n = u64::from(width) * u64::from(height);
+            if n > self.limits.max_frame_pixels {
+                return Err(Self::limit(
+                    what,
+                    off,
+                    format!(
+                        "{width}×{height} frame over {} pixels",
+                        self.limits.max_frame_pixels
+                    ),
+                ));
+            }
+            self.pixels += n;
+            if self.pixels > self.limits.max_total_pixels {
+                return Err(Self::limit(
+                    what,
+                    off,
+                    format!(
+                        "more than {} decoded pixels in the file",
+                        self.limits.max_total_pixels
+                    ),
+                ));
+            }
+            if compressed == 0 {
+                self.raw(data_off, width, height, key)?
+            } else {
+                self.rle(data_off, width, height, key)?
+            }
+        };
+        Ok(Frame {
+            width,
+            height,
+            origin_x,
+            origin_y,
+            key,
+            compressed,
+            blend,
+            word12,
+            word20,
+            content,
+        })
+    }
+
+    fn raw(&mut self, off: u64, width: u16, height: u16, key: u8) -> Result<Content, GafError> {
+        let n = u64::from(width) * u64::from(height);
+        let bytes = self.need("raw pixel data", off, n)?;
+        let indices = bytes.to_vec();
+        let opaque = indices.iter().map(|&i| i != key).collect();
+        Ok(Content::Pixels(Pixels {
+            payload: Some(bytes.into()),
+            indices,
+            opaque,
+        }))
+    }
+
+    fn rle(&mut self, off: u64, width: u16, height: u16, key: u8) -> Result<Content, GafError> {
+        let (w, h) = (usize::from(width), usize::from(height));
+        let mut indices = vec![key; w * h];
+        let mut opaque = vec![false; w * h];
+        let mut pos = off;
+        for y in 0..h {
+            let count = self
+                .b
+                .u16(pos)
+                .map_err(|_| self.truncated(&format!("RLE row {y} byte count"), pos, 2))?;
+            let cmds = self
+                .b
+                .slice(pos + 2, u64::from(count))
+                .map_err(|_| self.truncated(&format!("RLE row {y}"), pos + 2, u64::from(count)))?;
+            let (a, b) = (y * w, (y + 1) * w);
+            let outcome =
+                rle::decode_row(cmds, &mut indices[a..b], &mut opaque[a..b]).map_err(|e| {
+                    Self::malformed(
+                        &format!("RLE row {y}"),
+                        pos + 2 + e.at as u64,
+                        format!(
+                            "command needs {} byte(s) past the row's {count}-byte length",
+                            e.needs
+                        ),
+                    )
+                })?;
+            if count > 0 && outcome.covered < w {
+                self.warnings.push(Warning {
+                    offset: pos,
+                    message: format!(
+                        "RLE row {y} covers {} of {w} pixels; padded transparent",
+                        outcome.covered
+                    ),
+                });
+            } else if outcome.covered > w {
+                self.warnings.push(Warning {
+                    offset: pos,
+                    message: format!(
+                        "RLE row {y} covers {} pixels, clamped to the width {w}",
+                        outcome.covered
+                    ),
+                });
+            }
+            pos += 2 + u64::from(count);
+        }
+        let payload = self.need("RLE pixel data", off, pos - off)?;
+        Ok(Content::Pixels(Pixels {
+            payload: Some(payload.into()),
+            indices,
+            opaque,
+        }))
+    }
+}

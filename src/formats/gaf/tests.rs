@@ -1,0 +1,389 @@
+//! Unit tests over hand-assembled files: the expected pixels come from the format's rules,
+//! not from the code under test.
+
+use super::*;
+use proptest::prelude::*;
+
+/// Places `bytes` at `at` in `buf`, growing it as needed.
+fn put(buf: &mut Vec<u8>, at: usize, bytes: &[u8]) {
+    if buf.len() < at + bytes.len() {
+        buf.resize(at + bytes.len(), 0);
+    }
+    buf[at..at + bytes.len()].copy_from_slice(bytes);
+}
+
+fn le32(v: u32) -> [u8; 4] {
+    v.to_le_bytes()
+}
+
+#[allow(clippy::too_many_arguments)]
+fn frame_header(
+    w: u16,
+    h: u16,
+    ox: i16,
+    oy: i16,
+    key: u8,
+    comp: u8,
+    layers: u8,
+    blend: u8,
+    data: u32,
+) -> Vec<u8> {
+    let mut v = Vec::new();
+    v.extend_from_slice(&w.to_le_bytes());
+    v.extend_from_slice(&h.to_le_bytes());
+    v.extend_from_slice(&ox.to_le_bytes());
+    v.extend_from_slice(&oy.to_le_bytes());
+    v.extend_from_slice(&[key, comp, layers, blend]);
+    v.extend_from_slice(&le32(0xAABBCCDD)); // +12 scratch
+    v.extend_from_slice(&le32(data));
+    v.extend_from_slice(&le32(7)); // +20
+    v
+}
+
+fn seq_header(frames: &[(u32, u32)], name: &[u8]) -> Vec<u8> {
+    let mut v = Vec::new();
+    v.extend_from_slice(&(frames.len() as u16).to_le_bytes());
+    v.extend_from_slice(&1u16.to_le_bytes());
+    v.extend_from_slice(&le32(0x1234));
+    let mut n = [0u8; 32];
+    n[..name.len()].copy_from_slice(name);
+    v.extend_from_slice(&n);
+    for (ptr, dur) in frames {
+        v.extend_from_slice(&le32(*ptr));
+        v.extend_from_slice(&le32(*dur));
+    }
+    v
+}
+
+/// One sequence with one RLE frame 4 wide, 3 high, key 9:
+/// row 0: skip 1, repeat 9 ×2 (key, stays opaque), literal [0]   → . 9 9 0
+/// row 1: empty (byte count 0)                                   → . . . .
+/// row 2: literal [5] only: short row, padded                    → 5 . . .
+fn rle_fixture() -> Vec<u8> {
+    let mut f = Vec::new();
+    put(&mut f, 0, &le32(VERSION_STANDARD));
+    put(&mut f, 4, &le32(1));
+    put(&mut f, 12, &le32(16));
+    put(&mut f, 16, &seq_header(&[(64, 0)], b"boom"));
+    put(&mut f, 64, &frame_header(4, 3, 2, 1, 9, 1, 0, 0, 88));
+    let rows: Vec<u8> = vec![
+        5,
+        0,
+        0b11,
+        (1 << 2) | 2,
+        9,
+        0,
+        0, // row 0: 5 bytes
+        0,
+        0, // row 1
+        2,
+        0,
+        0,
+        5, // row 2
+    ];
+    put(&mut f, 88, &rows);
+    f
+}
+
+#[test]
+fn rle_follows_the_command_table() {
+    let g = parse(&rle_fixture(), &Limits::default()).unwrap();
+    let f = &g.sequences[0].frames[0];
+    assert_eq!(f.duration, 0, "a stored 0 duration is kept");
+    let px = f.frame.pixels().unwrap();
+    let t = false;
+    let o = true;
+    assert_eq!(px.opaque, [t, o, o, o, t, t, t, t, o, t, t, t]);
+    assert_eq!(px.indices[1..4], [9, 9, 0]);
+    assert_eq!(px.indices[8], 5);
+    assert_eq!(g.warnings.len(), 1, "the short row is reported");
+    assert!(g.warnings[0].message.contains("row 2"));
+    assert_eq!(g.sequences[0].name_str(), "boom");
+    assert_eq!(g.sequences[0].word4, 0x1234);
+    assert_eq!(f.frame.word12, 0xAABBCCDD);
+    assert_eq!(f.frame.word20, 7);
+    // canonical layout: rewriting reproduces the bytes
+    assert_eq!(write(&g).unwrap(), rle_fixture());
+}
+
+#[test]
+fn every_truncation_is_an_error() {
+    let f = rle_fixture();
+    for n in 0..f.len() {
+        let e = parse(&f[..n], &Limits::default());
+        assert!(e.is_err(), "truncated to {n} bytes parsed");
+    }
+}
+
+#[test]
+fn version_zero_and_blend_byte_are_separate_fields() {
+    let mut f = rle_fixture();
+    put(&mut f, 0, &le32(0));
+    put(&mut f, 64 + 11, &[1]); // +11 blend set, +10 layer count still 0
+    let g = parse(&f, &Limits::default()).unwrap();
+    assert_eq!(g.version, 0);
+    let fr = &g.sequences[0].frames[0].frame;
+    assert_eq!((fr.blend, fr.layer_count()), (1, 0));
+    assert_eq!(write(&g).unwrap(), f);
+}
+
+#[test]
+fn literal_past_row_end_is_malformed() {
+    let mut f = rle_fixture();
+    // row 2: byte count 2 but literal of 2 needs 3 bytes
+    put(&mut f, 88 + 9, &[2, 0, 1 << 2, 5]);
+    let e = parse(&f, &Limits::default()).unwrap_err();
+    assert!(matches!(e, GafError::Malformed { .. }), "{e}");
+    assert!(e.to_string().contains("RLE row 2"), "{e}");
+}
+
+/// Composite: parent 2×2 origin (0,0) with two raw layers; layer A 2×1 at origin (3, 1)
+/// (so it lies left of and above the pen), layer B 1×1 origin (-2, -2) (right/below).
+/// Data blocks come before the headers that point at them (blocks out of order).
+fn composite_fixture() -> Vec<u8> {
+    let mut f = Vec::new();
+    put(&mut f, 0, &le32(VERSION_STANDARD));
+    put(&mut f, 4, &le32(1));
+    put(&mut f, 12, &le32(300));
+    put(&mut f, 16, &[1, 9]); // layer A pixels: 1, key
+    put(&mut f, 18, &[2]); // layer B pixel
+    put(&mut f, 20, &le32(100)); // layer table
+    put(&mut f, 24, &le32(150));
+    put(&mut f, 100, &frame_header(2, 1, 3, 1, 9, 0, 0, 0, 16));
+    put(&mut f, 150, &frame_header(1, 1, -2, -2, 9, 0, 0, 1, 18));
+    put(&mut f, 200, &frame_header(2, 2, 0, 0, 9, 0, 2, 0, 20));
+    put(&mut f, 300, &seq_header(&[(200, 3)], b"comp"));
+    f
+}
+
+#[test]
+fn composites_flatten_on_the_union_box() {
+    let g = parse(&composite_fixture(), &Limits::default()).unwrap();
+    let fr = &g.sequences[0].frames[0].frame;
+    assert_eq!(fr.layer_count(), 2);
+    // Layer A covers x -3..-1, y -1..0; layer B covers x 2..3, y 2..3 (pen at 0,0).
+    assert_eq!(fr.bounds(), (-3, -1, 3, 3));
+    let flat = fr.flatten();
+    assert_eq!(
+        (flat.width, flat.height, flat.origin_x, flat.origin_y),
+        (6, 4, 3, 1)
+    );
+    let drawn: Vec<(usize, u8)> = flat
+        .opaque
+        .iter()
+        .enumerate()
+        .filter(|(_, o)| **o)
+        .map(|(i, _)| (i, flat.indices[i]))
+        .collect();
+    // A's first pixel at canvas (0,0) = 1; its second is the key (not drawn);
+    // B at canvas (5,3) = 2.
+    assert_eq!(drawn, vec![(0, 1), (3 * 6 + 5, 2)]);
+    // Rewritten canonically, the structure survives.
+    let out = write(&g).unwrap();
+    let again = parse(&out, &Limits::default()).unwrap();
+    assert_eq!(again.sequences, g.sequences);
+    assert!(again.trailing.is_empty());
+}
+
+#[test]
+fn layer_cycles_and_depth_bombs_are_refused() {
+    // the layer table points at its own frame
+    let mut f = composite_fixture();
+    put(&mut f, 20, &le32(200));
+    let e = parse(&f, &Limits::default()).unwrap_err();
+    assert!(e.to_string().contains("cycle"), "{e}");
+    // a chain of composites deeper than the limit
+    let mut f = Vec::new();
+    put(&mut f, 0, &le32(VERSION_STANDARD));
+    put(&mut f, 4, &le32(1));
+    put(&mut f, 12, &le32(16));
+    put(&mut f, 16, &seq_header(&[(100, 1)], b"deep"));
+    for i in 0..40u32 {
+        let at = 100 + 40 * i;
+        put(
+            &mut f,
+            at as usize,
+            &frame_header(1, 1, 0, 0, 0, 0, 1, 0, at + 24),
+        );
+        put(&mut f, at as usize + 24, &le32(at + 40));
+    }
+    let lim = Limits {
+        max_layer_depth: 8,
+        ..Limits::default()
+    };
+    let e = parse(&f, &lim).unwrap_err();
+    assert!(matches!(e, GafError::Limit { .. }), "{e}");
+}
+
+#[test]
+fn shared_references_are_budgeted() {
+    // 1000 frame-list items all pointing at one frame header
+    let mut f = Vec::new();
+    put(&mut f, 0, &le32(VERSION_STANDARD));
+    put(&mut f, 4, &le32(1));
+    put(&mut f, 12, &le32(16));
+    let items: Vec<(u32, u32)> = (0..1000).map(|_| (9000, 1)).collect();
+    put(&mut f, 16, &seq_header(&items, b"many"));
+    put(&mut f, 9000, &frame_header(1, 1, 0, 0, 0, 0, 0, 0, 9024));
+    put(&mut f, 9024, &[3]);
+    assert!(parse(&f, &Limits::default()).is_ok());
+    let lim = Limits {
+        max_frame_references: 100,
+        ..Limits::default()
+    };
+    assert!(matches!(parse(&f, &lim), Err(GafError::Limit { .. })));
+}
+
+#[test]
+fn huge_frames_are_refused_before_allocation() {
+    let mut f = Vec::new();
+    put(&mut f, 0, &le32(VERSION_STANDARD));
+    put(&mut f, 4, &le32(1));
+    put(&mut f, 12, &le32(16));
+    put(&mut f, 16, &seq_header(&[(64, 1)], b"big"));
+    put(
+        &mut f,
+        64,
+        &frame_header(65535, 65535, 0, 0, 0, 1, 0, 0, 88),
+    );
+    let e = parse(&f, &Limits::default()).unwrap_err();
+    assert!(matches!(e, GafError::Limit { .. }), "{e}");
+    // Within the pixel budget but the data is not there: truncated, not an allocation.
+    let lim = Limits {
+        max_frame_pixels: u64::MAX,
+        max_total_pixels: u64::MAX,
+        ..Limits::default()
+    };
+    put(&mut f, 64 + 9, &[0]); // raw
+    assert!(matches!(parse(&f, &lim), Err(GafError::Truncated { .. })));
+    // A sequence table claiming 2^32-1 sequences in a tiny file.
+    let mut f = Vec::new();
+    put(&mut f, 0, &le32(VERSION_STANDARD));
+    put(&mut f, 4, &le32(u32::MAX));
+    put(&mut f, 8, &le32(0));
+    assert!(matches!(
+        parse(&f, &Limits::default()),
+        Err(GafError::Truncated { .. })
+    ));
+}
+
+#[test]
+fn zero_size_frames_and_trailing_bytes_survive() {
+    let mut f = Vec::new();
+    put(&mut f, 0, &le32(VERSION_STANDARD));
+    put(&mut f, 4, &le32(1));
+    put(&mut f, 12, &le32(16));
+    put(&mut f, 16, &seq_header(&[(72, 5), (96, 0)], b"z"));
+    put(&mut f, 72, &frame_header(0, 0, 0, 0, 9, 0, 0, 0, 96));
+    put(&mut f, 96, &frame_header(0, 5, 0, 0, 9, 1, 0, 0, 120));
+    put(&mut f, 120, &[0, 0, 0, 0, 0, 0, 0, 0, 0, 0]); // 5 empty rows
+    put(&mut f, 130, b"junk");
+    let g = parse(&f, &Limits::default()).unwrap();
+    assert_eq!(g.trailing, b"junk");
+    assert_eq!(write(&g).unwrap(), f);
+}
+
+fn simple(w: u16, h: u16) -> Frame {
+    let n = usize::from(w) * usize::from(h);
+    Frame {
+        width: w,
+        height: h,
+        origin_x: 0,
+        origin_y: 0,
+        key: 9,
+        compressed: 1,
+        blend: 0,
+        word12: 0,
+        word20: 0,
+        content: Content::Pixels(Pixels {
+            indices: vec![1; n],
+            opaque: vec![true; n],
+            payload: None,
+        }),
+    }
+}
+
+fn one_frame_gaf(frame: Frame, frames: usize) -> Gaf {
+    Gaf {
+        version: VERSION_STANDARD,
+        header_word8: 0,
+        sequences: vec![Sequence {
+            name: Sequence::name_buffer(b"s").unwrap(),
+            loop_word: 1,
+            word4: 0,
+            frames: vec![FrameEntry { duration: 1, frame }; frames],
+        }],
+        trailing: vec![],
+        warnings: vec![],
+    }
+}
+
+#[test]
+fn writer_refuses_what_the_format_cannot_hold() {
+    assert!(Sequence::name_buffer(&[b'a'; 33]).is_none());
+    assert!(write(&one_frame_gaf(simple(2, 2), 65536)).is_err());
+    assert!(write(&one_frame_gaf(simple(2, 2), 3)).is_ok());
+    let mut f = simple(2, 2);
+    f.content = Content::Layers(vec![simple(1, 1); 256]);
+    assert!(matches!(
+        write(&one_frame_gaf(f, 1)),
+        Err(GafError::Unwritable { .. })
+    ));
+    let mut f = simple(2, 2);
+    if let Content::Pixels(p) = &mut f.content {
+        p.indices.pop();
+    }
+    let e = write(&one_frame_gaf(f, 1)).unwrap_err();
+    assert!(e.to_string().contains("pixels"), "{e}");
+    let mut f = simple(2, 2);
+    f.content = Content::Layers(vec![]);
+    assert!(write(&one_frame_gaf(f, 1)).is_err());
+}
+
+#[test]
+fn encoder_splits_long_runs_by_the_command_limits() {
+    // 300 transparent, 130 of index 4, 70 distinct-ish literals
+    let mut idx = vec![0u8; 300];
+    let mut opq = vec![false; 300];
+    idx.extend(std::iter::repeat_n(4u8, 130));
+    opq.extend(std::iter::repeat_n(true, 130));
+    idx.extend((0..70u8).map(|i| i % 2 + 10));
+    opq.extend(std::iter::repeat_n(true, 70));
+    let mut row = Vec::new();
+    assert!(rle::encode_row(&idx, &opq, &mut row));
+    let cmds = &row[2..];
+    // skip 127, 127, 46; repeat 64, 64, then the 2-pixel tail as a repeat
+    assert_eq!(&cmds[..3], &[(127 << 1) | 1, (127 << 1) | 1, (46 << 1) | 1]);
+    assert_eq!(&cmds[3..7], &[(63 << 2) | 2, 4, (63 << 2) | 2, 4]);
+    assert_eq!(&cmds[7..9], &[(1 << 2) | 2, 4]);
+    assert_eq!(cmds[9], 63 << 2, "literal of 64");
+    assert_eq!(cmds[9 + 65], 5 << 2, "literal of the remaining 6");
+    let mut i2 = vec![0; idx.len()];
+    let mut o2 = vec![false; idx.len()];
+    let out = rle::decode_row(cmds, &mut i2, &mut o2).unwrap();
+    assert_eq!(out.covered, idx.len());
+    assert_eq!(o2, opq);
+}
+
+proptest! {
+    #[test]
+    fn rle_encode_decode_identity(row in proptest::collection::vec((any::<u8>(), any::<bool>()), 0..400)) {
+        let idx: Vec<u8> = row.iter().map(|(i, o)| if *o { *i } else { 0 }).collect();
+        let opq: Vec<bool> = row.iter().map(|(_, o)| *o).collect();
+        let mut enc = Vec::new();
+        prop_assert!(rle::encode_row(&idx, &opq, &mut enc));
+        let n = u16::from_le_bytes([enc[0], enc[1]]) as usize;
+        prop_assert_eq!(n, enc.len() - 2);
+        let mut i2 = vec![0u8; idx.len()];
+        let mut o2 = vec![false; idx.len()];
+        let out = rle::decode_row(&enc[2..], &mut i2, &mut o2).unwrap();
+        prop_assert_eq!(out.covered, idx.len());
+        prop_assert_eq!(o2, opq);
+        prop_assert_eq!(i2, idx);
+    }
+
+    #[test]
+    fn parse_never_panics(data in proptest::collection::vec(any::<u8>(), 0..600)) {
+        let _ = parse(&data, &Limits::default());
+    }
+}
