@@ -91,10 +91,15 @@ impl std::fmt::Debug for MountOptions {
 }
 
 /// The options a view of `rel_path` (relative to `game_dir`, `/`-separated) is generated
-/// with: the same as `tafs gaf dump` / `tafs tnt unpack` use for that file.
-pub fn view_options_for(_game_dir: &Path, rel_path: &str) -> ViewOptions {
+/// with: the same as `tafs gaf dump` / `tafs tnt unpack` use for that file (the game folder
+/// found from the file, the palette resolved in it, the path relative to it).
+pub fn view_options_for(game_dir: &Path, rel_path: &str) -> ViewOptions {
+    let (dir, rel) = view::palette::game_dir_of(&game_dir.join(rel_path));
+    let (palette, palette_source) = view::palette::resolve(&dir, &rel);
     ViewOptions {
-        asset_path: Some(rel_path.to_string()),
+        palette,
+        palette_source,
+        asset_path: Some(rel),
         ..ViewOptions::default()
     }
 }

@@ -9,6 +9,7 @@
 
 mod cache;
 pub mod core;
+pub mod demo;
 
 pub mod fuse;
 pub(crate) mod sys;

@@ -143,7 +143,6 @@ pub(crate) fn statvfs(path: &Path) -> io::Result<StatFs> {
 }
 
 /// `umount2(path, flags)`; `lazy` detaches even when busy.
-#[allow(dead_code)] // used by the CLI
 pub fn umount(path: &Path, lazy: bool) -> io::Result<()> {
     let c = cpath(path)?;
     let flags = if lazy { libc::MNT_DETACH } else { 0 };
