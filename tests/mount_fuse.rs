@@ -205,6 +205,23 @@ fn asset_directories_are_read_only() {
         let e = r.expect_err(what);
         assert_eq!(e.raw_os_error(), Some(libc::EROFS), "{what}: {e}");
     }
+    // extended attributes are not supported (SEMANTICS.md)
+    let path = std::ffi::CString::new(a.join("metadata.json").to_str().unwrap()).unwrap();
+    let mut buf = [0u8; 64];
+    // SAFETY: valid C strings and a writable buffer of the given length.
+    let r = unsafe {
+        libc::lgetxattr(
+            path.as_ptr(),
+            c"user.x".as_ptr(),
+            buf.as_mut_ptr().cast(),
+            buf.len(),
+        )
+    };
+    assert_eq!(r, -1);
+    assert_eq!(
+        std::io::Error::last_os_error().raw_os_error(),
+        Some(libc::EOPNOTSUPP)
+    );
     let e = std::fs::remove_dir_all(&a).unwrap_err();
     assert_eq!(e.raw_os_error(), Some(libc::EROFS));
     assert!(m.game().join("anims/fire.gaf").is_file());

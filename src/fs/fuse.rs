@@ -9,7 +9,8 @@ use fuser::{
     AccessFlags, Config, Errno, FileAttr, FileHandle, FileType, Filesystem, FopenFlags, Generation,
     INodeNo, InitFlags, KernelConfig, LockOwner, MountOption, Notifier, OpenFlags, RenameFlags,
     ReplyAttr, ReplyCreate, ReplyData, ReplyDirectory, ReplyDirectoryPlus, ReplyEmpty, ReplyEntry,
-    ReplyOpen, ReplyStatfs, ReplyWrite, Request, Session, SessionACL, TimeOrNow, WriteFlags,
+    ReplyOpen, ReplyStatfs, ReplyWrite, ReplyXattr, Request, Session, SessionACL, TimeOrNow,
+    WriteFlags,
 };
 use std::ffi::OsStr;
 use std::io;
@@ -419,6 +420,33 @@ impl Filesystem for TafsFs {
         reply: ReplyEmpty,
     ) {
         reply.ok()
+    }
+
+    // Extended attributes are not supported. ENOSYS (not EOPNOTSUPP) makes the kernel stop
+    // asking and answer EOPNOTSUPP itself from then on.
+    fn getxattr(&self, _req: &Request, _ino: INodeNo, _n: &OsStr, _s: u32, reply: ReplyXattr) {
+        reply.error(Errno::ENOSYS)
+    }
+
+    fn listxattr(&self, _req: &Request, _ino: INodeNo, _size: u32, reply: ReplyXattr) {
+        reply.error(Errno::ENOSYS)
+    }
+
+    fn setxattr(
+        &self,
+        _req: &Request,
+        _ino: INodeNo,
+        _name: &OsStr,
+        _value: &[u8],
+        _flags: i32,
+        _position: u32,
+        reply: ReplyEmpty,
+    ) {
+        reply.error(Errno::ENOSYS)
+    }
+
+    fn removexattr(&self, _req: &Request, _ino: INodeNo, _name: &OsStr, reply: ReplyEmpty) {
+        reply.error(Errno::ENOSYS)
     }
 
     fn statfs(&self, _req: &Request, _ino: INodeNo, reply: ReplyStatfs) {
