@@ -71,7 +71,7 @@ impl Default for MountOptions {
             ttl: Duration::from_secs(1),
             uid: None,
             gid: None,
-            max_views: 64,
+            max_views: 16,
             max_asset_bytes: 1 << 30,
             opener: Arc::new(view::open),
         }
