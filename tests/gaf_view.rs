@@ -389,3 +389,50 @@ fn view_is_deterministic() {
     assert_eq!(a.files, b.files);
     assert!(FileSet::list(&a, "").unwrap().unwrap().len() >= 4);
 }
+
+#[test]
+fn gif_frames_dump_and_build_like_png() {
+    let g = sample();
+    let o = ViewOptions {
+        frame_format: tafs::view::FrameFormat::Gif,
+        ..ViewOptions::default()
+    };
+    let v = GafView::from_gaf(g.clone(), &o);
+    let files = MemFileSet::from_view(&v).unwrap();
+    assert!(files.files.contains_key("pulse/0.gif"));
+    assert!(!files.files.contains_key("pulse/0.png"));
+    assert!(files.files.contains_key("turret/0.layers/1.gif"));
+    let b = build(&files, &opts(None)).unwrap().gaf;
+    assert_eq!(gaf::write(&b).unwrap(), gaf::write(&g).unwrap());
+}
+
+#[test]
+fn heuristic_transparency_uses_corners_only_when_the_key_is_absent() {
+    use tafs::view::gaf::{animation, Transparency};
+    // a raw 3×3 frame with key 9 absent and a uniform border of 5 around a centre 7
+    let mut g = sample();
+    let f = &mut g.sequences[1].frames[0].frame;
+    f.width = 3;
+    f.height = 3;
+    f.content = Content::Pixels(gaf::Pixels {
+        indices: vec![5, 5, 5, 5, 7, 5, 5, 5, 5],
+        opaque: vec![true; 9],
+        payload: None,
+    });
+    let s = &g.sequences[1];
+    let game = animation(s, Transparency::Game).unwrap();
+    assert!(
+        game.frames[0].0.iter().all(|&i| i != game.slot),
+        "game rule: all drawn"
+    );
+    let h = animation(s, Transparency::Heuristic).unwrap();
+    let transparent = h.frames[0].0.iter().filter(|&&i| i == h.slot).count();
+    assert_eq!(transparent, 8, "the border of 5 becomes transparent");
+    // with the key present somewhere, the key is trusted
+    if let Content::Pixels(p) = &mut g.sequences[1].frames[0].frame.content {
+        p.indices[4] = 9;
+        p.opaque[4] = false;
+    }
+    let h = animation(&g.sequences[1], Transparency::Heuristic).unwrap();
+    assert_eq!(h.frames[0].0.iter().filter(|&&i| i == h.slot).count(), 1);
+}

@@ -45,8 +45,7 @@ pub enum GafCmd {
         /// Output folder (created).
         #[arg(short, long)]
         target: PathBuf,
-        /// Image format of the frames (png only: GIF frames cannot hold the transparent
-        /// slot and palette exactly as the build reads them).
+        /// Image format of the frame files (build reads either).
         #[arg(long, value_enum, default_value_t = ImageFormat::Png)]
         format: ImageFormat,
         /// Palette file (.pal or .pcx) instead of the one resolved from the game folder.
@@ -121,12 +120,7 @@ pub fn run(cmd: GafCmd) -> Result<i32, CliError> {
             target,
             format,
             palette,
-        } => {
-            if format == ImageFormat::Gif {
-                return err("dump --format gif: frames are dumped as indexed PNG (the layout build reads); use `tafs gaf export --format gif` for GIF animations");
-            }
-            dump(&file, &target, palette.as_deref())
-        }
+        } => dump(&file, &target, palette.as_deref(), format),
         GafCmd::Build {
             dir,
             target,
@@ -167,6 +161,7 @@ pub fn view_options_for(file: &Path, palette: Option<&Path>) -> Result<ViewOptio
         palette_source,
         limits: Limits::default(),
         asset_path: Some(rel),
+        frame_format: view::FrameFormat::Png,
     })
 }
 
@@ -284,9 +279,17 @@ fn write_gif(
     Ok(())
 }
 
-fn dump(file: &Path, target: &Path, palette: Option<&Path>) -> Result<i32, CliError> {
+fn dump(
+    file: &Path,
+    target: &Path,
+    palette: Option<&Path>,
+    format: ImageFormat,
+) -> Result<i32, CliError> {
     let data = read_file(file)?;
-    let opts = view_options_for(file, palette)?;
+    let mut opts = view_options_for(file, palette)?;
+    if format == ImageFormat::Gif {
+        opts.frame_format = view::FrameFormat::Gif;
+    }
     let v = GafView::new(&data, &opts)
         .map_err(|e| CliError::Msg(format!("{}: {e}", file.display())))?;
     for w in &v.gaf().warnings {

@@ -1,15 +1,50 @@
-//! `tafs mount` / `tafs umount` (stub).
+//! `tafs mount` / `tafs umount`.
 
 use super::CliError;
-use std::path::PathBuf;
+use crate::fs::fuse::{mount, MountConfig};
+use crate::fs::{demo, sys, MountOptions};
+use std::io::{Read, Write};
+use std::os::fd::{FromRawFd, OwnedFd};
+use std::path::{Path, PathBuf};
+use std::time::Duration;
 
 /// Arguments of `tafs mount`.
 #[derive(clap::Args, Debug)]
+#[command(after_help = "Examples:\n  tafs mount ~/ta ~/ta-mnt\n  tafs mount --demo /tmp/tafs-demo")]
 pub struct MountArgs {
-    /// The game folder to show.
-    pub game_dir: PathBuf,
-    /// Where to mount it.
-    pub mountpoint: PathBuf,
+    /// GAME_DIR MOUNTPOINT (with --demo: only MOUNTPOINT).
+    #[arg(value_name = "PATHS", num_args = 1..=2, required = true)]
+    pub paths: Vec<PathBuf>,
+    /// Mount a sample game folder the crate writes itself (in a temporary folder).
+    #[arg(long)]
+    pub demo: bool,
+    /// Detach: return once the mount is live (or failed), serve in the background.
+    #[arg(short, long)]
+    pub daemon: bool,
+    /// Log file of the background process (default: logs are discarded).
+    #[arg(long, value_name = "FILE", requires = "daemon")]
+    pub log: Option<PathBuf>,
+    /// Refuse every write (EROFS).
+    #[arg(long)]
+    pub ro: bool,
+    /// Mount options: allow_other, allow_root; anything else goes to the kernel as is.
+    #[arg(short = 'o', value_name = "OPT[,OPT…]", value_delimiter = ',')]
+    pub options: Vec<String>,
+    /// Owner shown for every file.
+    #[arg(long)]
+    pub uid: Option<u32>,
+    /// Group shown for every file.
+    #[arg(long)]
+    pub gid: Option<u32>,
+    /// Memory for generated files (e.g. 256M, 1G).
+    #[arg(long, default_value = "256M", value_parser = parse_size)]
+    pub cache_size: u64,
+    /// Seconds the kernel may cache names and attributes.
+    #[arg(long, default_value_t = 1.0)]
+    pub ttl: f64,
+    /// Threads serving requests (at least 2).
+    #[arg(long, default_value_t = 4)]
+    pub threads: usize,
 }
 
 /// Arguments of `tafs umount`.
@@ -17,14 +52,396 @@ pub struct MountArgs {
 pub struct UmountArgs {
     /// The mountpoint.
     pub mountpoint: PathBuf,
+    /// Detach now even if busy; the mount goes away when no longer used.
+    #[arg(short, long)]
+    pub lazy: bool,
+}
+
+/// Parses `256M`, `1G`, `64k`, `1000` (binary units).
+pub fn parse_size(s: &str) -> Result<u64, String> {
+    let t = s.trim();
+    let lower = t.to_ascii_lowercase();
+    let lower = lower
+        .strip_suffix("ib")
+        .or_else(|| lower.strip_suffix('b'))
+        .unwrap_or(&lower);
+    let (num, mult) = match lower.char_indices().last() {
+        Some((i, 'k')) => (&lower[..i], 1u64 << 10),
+        Some((i, 'm')) => (&lower[..i], 1 << 20),
+        Some((i, 'g')) => (&lower[..i], 1 << 30),
+        Some((i, 't')) => (&lower[..i], 1 << 40),
+        _ => (lower, 1),
+    };
+    let n: u64 = num
+        .trim()
+        .parse()
+        .map_err(|_| format!("{t:?}: expected a size like 256M or 1G"))?;
+    n.checked_mul(mult)
+        .ok_or_else(|| format!("{t:?}: too large"))
+}
+
+fn msg(s: impl Into<String>) -> CliError {
+    CliError::Msg(s.into())
+}
+
+/// Clears a stale mount ("Transport endpoint is not connected") at `mnt`.
+fn clear_stale(mnt: &Path) -> Result<(), CliError> {
+    if let Err(e) = std::fs::metadata(mnt) {
+        if e.raw_os_error() == Some(libc::ENOTCONN) {
+            log::warn!("{}: clearing a stale mount", mnt.display());
+            sys::umount(mnt, true).map_err(|e| {
+                msg(format!(
+                    "{}: stale mount, cannot clear it: {e}",
+                    mnt.display()
+                ))
+            })?;
+        }
+    }
+    Ok(())
+}
+
+fn check_mountpoint(mnt: &Path) -> Result<(), CliError> {
+    clear_stale(mnt)?;
+    let meta =
+        std::fs::metadata(mnt).map_err(|e| msg(format!("mountpoint {}: {e}", mnt.display())))?;
+    if !meta.is_dir() {
+        return Err(msg(format!(
+            "mountpoint {}: not a directory",
+            mnt.display()
+        )));
+    }
+    let mut rd =
+        std::fs::read_dir(mnt).map_err(|e| msg(format!("mountpoint {}: {e}", mnt.display())))?;
+    if rd.next().is_some() {
+        return Err(msg(format!(
+            "mountpoint {}: not empty (mounting would hide its files)",
+            mnt.display()
+        )));
+    }
+    Ok(())
 }
 
 /// Runs `tafs mount`.
-pub fn run(_a: MountArgs) -> Result<i32, CliError> {
-    super::err("mount: not implemented yet")
+pub fn run(a: MountArgs) -> Result<i32, CliError> {
+    let (game_arg, mnt) = match (a.demo, a.paths.as_slice()) {
+        (true, [m]) => (None, m.clone()),
+        (false, [g, m]) => (Some(g.clone()), m.clone()),
+        (true, _) => return super::err("mount --demo takes only the MOUNTPOINT"),
+        (false, _) => {
+            return super::err("mount needs GAME_DIR and MOUNTPOINT (or --demo MOUNTPOINT)")
+        }
+    };
+    if !Path::new("/dev/fuse").exists() {
+        return super::err("/dev/fuse is missing: load the fuse module (modprobe fuse) or, in a container, pass the device (--device /dev/fuse)");
+    }
+    if let Some(g) = &game_arg {
+        match std::fs::metadata(g) {
+            Ok(m) if m.is_dir() => {}
+            Ok(_) => return super::err(format!("game folder {}: not a directory", g.display())),
+            Err(e) => return super::err(format!("game folder {}: {e}", g.display())),
+        }
+    }
+    check_mountpoint(&mnt)?;
+    let mnt = std::path::absolute(&mnt)?;
+    if !a.ttl.is_finite() || a.ttl < 0.0 || a.ttl > 3600.0 {
+        return super::err("--ttl: expected seconds between 0 and 3600");
+    }
+
+    // The demo folder is owned by the serving process, which removes it when done.
+    let (game_dir, demo_dir) = match game_arg {
+        Some(g) => (std::path::absolute(g)?, None),
+        None => {
+            let d = tempfile::Builder::new()
+                .prefix("tafs-demo-")
+                .tempdir()?
+                .keep();
+            demo::write_demo(&d)?;
+            (d.clone(), Some(d))
+        }
+    };
+
+    let mut cfg = MountConfig {
+        threads: a.threads.max(2),
+        fsname: format!("tafs:{}", game_dir.display()),
+        ..MountConfig::default()
+    };
+    for o in a.options.iter().filter(|o| !o.is_empty()) {
+        match o.as_str() {
+            "allow_other" => cfg.allow_other = true,
+            "allow_root" => cfg.allow_root = true,
+            "ro" => {}
+            other => cfg.extra.push(other.to_string()),
+        }
+    }
+    let opts = MountOptions {
+        read_only: a.ro || a.options.iter().any(|o| o == "ro"),
+        cache_size: a.cache_size,
+        ttl: Duration::from_secs_f64(a.ttl),
+        uid: a.uid,
+        gid: a.gid,
+        ..MountOptions::default()
+    };
+
+    let mut status: Option<std::fs::File> = None;
+    if a.daemon {
+        match daemonize(a.log.as_deref())? {
+            Fork::Parent(code) => return Ok(code),
+            Fork::Child(w) => status = Some(w),
+        }
+    }
+    let result = serve(&game_dir, &mnt, opts, &cfg, status, demo_dir.is_some());
+    if let Some(d) = demo_dir {
+        let _ = std::fs::remove_dir_all(d);
+    }
+    result
+}
+
+enum Fork {
+    Parent(i32),
+    Child(std::fs::File),
+}
+
+/// Forks (before any thread exists). The parent waits for the child to report that the
+/// mount is live ("ok") or why it failed, and returns the exit code; the child gets the
+/// write end of that report pipe, a new session, and stdio on /dev/null (stderr on `log`).
+fn daemonize(log: Option<&Path>) -> Result<Fork, CliError> {
+    let log_file = match log {
+        Some(p) => Some(
+            std::fs::OpenOptions::new()
+                .create(true)
+                .append(true)
+                .open(p)
+                .map_err(|e| msg(format!("{}: {e}", p.display())))?,
+        ),
+        None => None,
+    };
+    let mut fds = [0i32; 2];
+    // SAFETY: `fds` has room for the two descriptors pipe2 writes.
+    if unsafe { libc::pipe2(fds.as_mut_ptr(), libc::O_CLOEXEC) } != 0 {
+        return Err(std::io::Error::last_os_error().into());
+    }
+    // SAFETY: pipe2 succeeded: both descriptors are open and owned by nobody else.
+    let (r, w) = unsafe { (OwnedFd::from_raw_fd(fds[0]), OwnedFd::from_raw_fd(fds[1])) };
+    // SAFETY: the process is single-threaded here (no thread is started before this point),
+    // so the child may keep running Rust code.
+    let pid = unsafe { libc::fork() };
+    if pid < 0 {
+        return Err(std::io::Error::last_os_error().into());
+    }
+    if pid > 0 {
+        drop(w);
+        let mut report = String::new();
+        let _ = std::fs::File::from(r).read_to_string(&mut report);
+        return Ok(Fork::Parent(match report.strip_prefix("ok") {
+            Some(_) => {
+                println!("tafs: mounted (pid {pid})");
+                0
+            }
+            None if report.is_empty() => {
+                eprintln!("tafs: the background process exited before mounting");
+                1
+            }
+            None => {
+                eprintln!("tafs: {}", report.trim_end());
+                1
+            }
+        }));
+    }
+    drop(r);
+    // SAFETY: plain system calls on descriptors this process owns.
+    unsafe {
+        libc::setsid();
+        let null = libc::open(c"/dev/null".as_ptr(), libc::O_RDWR);
+        if null >= 0 {
+            libc::dup2(null, 0);
+            libc::dup2(null, 1);
+            libc::dup2(null, 2);
+            if null > 2 {
+                libc::close(null);
+            }
+        }
+    }
+    if let Some(f) = log_file {
+        use std::os::fd::AsRawFd;
+        // SAFETY: both descriptors are open.
+        unsafe { libc::dup2(f.as_raw_fd(), 2) };
+    }
+    Ok(Fork::Child(std::fs::File::from(w)))
+}
+
+fn block_signals() -> libc::sigset_t {
+    // SAFETY: sigset operations on a local set; pthread_sigmask on the calling thread.
+    unsafe {
+        let mut set: libc::sigset_t = std::mem::zeroed();
+        libc::sigemptyset(&mut set);
+        libc::sigaddset(&mut set, libc::SIGINT);
+        libc::sigaddset(&mut set, libc::SIGTERM);
+        libc::sigaddset(&mut set, libc::SIGHUP);
+        libc::pthread_sigmask(libc::SIG_BLOCK, &set, std::ptr::null_mut());
+        set
+    }
+}
+
+/// Mounts and serves until unmounted or signalled.
+fn serve(
+    game_dir: &Path,
+    mnt: &Path,
+    opts: MountOptions,
+    cfg: &MountConfig,
+    mut status: Option<std::fs::File>,
+    demo: bool,
+) -> Result<i32, CliError> {
+    // Every thread started from here on inherits the blocked signals; one thread waits for them.
+    let set = block_signals();
+    let mounted = match mount(game_dir, mnt, opts, cfg) {
+        Ok(m) => m,
+        Err(e) => {
+            let text = format!("mount {} on {}: {e}", game_dir.display(), mnt.display());
+            if let Some(mut w) = status.take() {
+                let _ = writeln!(w, "{text}");
+            }
+            return Err(msg(text));
+        }
+    };
+    let mut session = mounted.session;
+    let mut unmounter = session.unmount_callable();
+    let mnt_owned = mnt.to_path_buf();
+    std::thread::Builder::new()
+        .name("tafs-signals".into())
+        .spawn(move || loop {
+            let mut sig: libc::c_int = 0;
+            // SAFETY: `set` is an initialised signal set; `sig` is writable.
+            if unsafe { libc::sigwait(&set, &mut sig) } != 0 {
+                continue;
+            }
+            log::info!("signal {sig}: unmounting {}", mnt_owned.display());
+            if let Err(e) = unmounter.unmount() {
+                log::warn!("unmount failed ({e}); detaching lazily");
+                let _ = sys::umount(&mnt_owned, true);
+            }
+        })?;
+    log::info!("{} mounted on {}", game_dir.display(), mnt.display());
+    if let Some(mut w) = status.take() {
+        let _ = w.write_all(b"ok\n");
+    } else {
+        eprintln!(
+            "tafs: {} mounted on {} (Ctrl-C or `tafs umount {}` to stop)",
+            game_dir.display(),
+            mnt.display(),
+            mnt.display()
+        );
+        if demo {
+            eprint!("{}", demo::hints(mnt));
+        }
+    }
+    write_pid_file(mnt);
+    let r = session.run();
+    let _ = std::fs::remove_file(pid_file(mnt));
+    let _ = mounted.invalidator.join();
+    log::info!("{}: unmounted", mnt.display());
+    r.map(|()| 0)
+        .map_err(|e| msg(format!("serving {}: {e}", mnt.display())))
+}
+
+/// Where the serving process of `mnt` records its pid, so `tafs umount` can ask it to
+/// unmount itself. (An unmount from outside makes the ending session try to unmount the
+/// path once more, which could hit a new mount at the same place.)
+fn pid_file(mnt: &Path) -> PathBuf {
+    use std::hash::{Hash, Hasher};
+    let mut h = std::collections::hash_map::DefaultHasher::new();
+    std::path::absolute(mnt)
+        .unwrap_or_else(|_| mnt.to_path_buf())
+        .hash(&mut h);
+    std::env::temp_dir()
+        .join(format!("tafs-run-{}", sys::euid()))
+        .join(format!("{:016x}.pid", h.finish()))
+}
+
+fn write_pid_file(mnt: &Path) {
+    let p = pid_file(mnt);
+    if let Some(d) = p.parent() {
+        let _ = std::fs::create_dir_all(d);
+    }
+    let _ = std::fs::write(&p, format!("{}\n{}\n", std::process::id(), mnt.display()));
+}
+
+/// Asks the process serving `mnt` to unmount (SIGTERM) and waits for it to end.
+fn stop_server(mnt: &Path) -> Option<bool> {
+    let text = std::fs::read_to_string(pid_file(mnt)).ok()?;
+    let mut lines = text.lines();
+    let pid: i32 = lines.next()?.trim().parse().ok()?;
+    let abs = std::path::absolute(mnt).ok()?;
+    if lines.next()? != abs.to_str()? || pid <= 1 {
+        return None;
+    }
+    // SAFETY: signal 0 only checks that the process exists.
+    if unsafe { libc::kill(pid, 0) } != 0 {
+        return None;
+    }
+    // SAFETY: asking the recorded tafs process to unmount.
+    if unsafe { libc::kill(pid, libc::SIGTERM) } != 0 {
+        return None;
+    }
+    let t = std::time::Instant::now();
+    while t.elapsed() < Duration::from_secs(10) {
+        let status = std::fs::read_to_string(format!("/proc/{pid}/status")).unwrap_or_default();
+        if status.is_empty() || status.contains("zombie") {
+            return Some(true);
+        }
+        std::thread::sleep(Duration::from_millis(10));
+    }
+    Some(false)
 }
 
 /// Runs `tafs umount`.
-pub fn umount(_a: UmountArgs) -> Result<i32, CliError> {
-    super::err("umount: not implemented yet")
+pub fn umount(a: UmountArgs) -> Result<i32, CliError> {
+    let mnt = &a.mountpoint;
+    if !a.lazy {
+        match stop_server(mnt) {
+            Some(true) => return Ok(0),
+            Some(false) => log::warn!("the serving process did not stop; unmounting directly"),
+            None => {}
+        }
+    }
+    match sys::umount(mnt, a.lazy) {
+        Ok(()) => Ok(0),
+        Err(e) if e.raw_os_error() == Some(libc::EPERM) => {
+            // Not root: the setuid helpers of fuse3/fuse can unmount user mounts.
+            for tool in ["fusermount3", "fusermount"] {
+                let mut c = std::process::Command::new(tool);
+                c.arg("-u");
+                if a.lazy {
+                    c.arg("-z");
+                }
+                if let Ok(s) = c.arg(mnt).status() {
+                    return Ok(if s.success() { 0 } else { 1 });
+                }
+            }
+            super::err(format!("umount {}: {e}", mnt.display()))
+        }
+        Err(e) if e.raw_os_error() == Some(libc::EBUSY) => super::err(format!(
+            "umount {}: busy (a process uses it); `tafs umount --lazy` detaches it now",
+            mnt.display()
+        )),
+        Err(e) if e.raw_os_error() == Some(libc::EINVAL) => {
+            super::err(format!("umount {}: not a mountpoint", mnt.display()))
+        }
+        Err(e) => super::err(format!("umount {}: {e}", mnt.display())),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::parse_size;
+
+    #[test]
+    fn sizes() {
+        assert_eq!(parse_size("256M"), Ok(256 << 20));
+        assert_eq!(parse_size("1g"), Ok(1 << 30));
+        assert_eq!(parse_size("64KiB"), Ok(64 << 10));
+        assert_eq!(parse_size("1000"), Ok(1000));
+        assert_eq!(parse_size("2MB"), Ok(2 << 20));
+        assert!(parse_size("lots").is_err());
+        assert!(parse_size("99999999999T").is_err());
+    }
 }

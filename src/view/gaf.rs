@@ -17,7 +17,9 @@
 //! composite when `<n>.png` still equals the flattening of the (possibly edited) layers, and
 //! makes it a simple frame from `<n>.png` otherwise.
 
-use super::image::{decode_png, indexed_encoder, to_indices, write_indexed_png};
+use super::image::{
+    decode_gif, decode_png, indexed_encoder, to_indices, write_indexed_gif, write_indexed_png,
+};
 use super::{unique_names, Entry, FileSet, View, ViewError, ViewOptions};
 use crate::formats::gaf::{self, Content, Flat, Frame, FrameEntry, Gaf, Pixels, Sequence};
 use crate::formats::palette::Palette;
@@ -156,6 +158,7 @@ pub struct GafView {
     metadata: Vec<u8>,
     entries: Vec<Entry>,
     nodes: HashMap<String, Node>,
+    format: super::FrameFormat,
 }
 
 impl GafView {
@@ -204,7 +207,12 @@ impl GafView {
             let mut any_pixels = false;
             for (fi, fe) in seq.frames.iter().enumerate() {
                 let key = format!("{dir}/{fi}");
-                lay_out_frame(&fe.frame, &key, si, vec![fi], &mut add, &mut meta.frames, 0);
+                let mut cx = LayoutCtx {
+                    add: &mut add,
+                    extras: &mut meta.frames,
+                    ext: opts.frame_format.ext(),
+                };
+                lay_out_frame(&fe.frame, &key, si, vec![fi], &mut cx, 0);
                 any_pixels |= !frame_is_empty(&fe.frame);
             }
             if any_pixels {
@@ -218,6 +226,7 @@ impl GafView {
             metadata,
             entries,
             nodes,
+            format: opts.frame_format,
         }
     }
 
@@ -246,13 +255,18 @@ fn frame_is_empty(f: &Frame) -> bool {
 }
 
 /// Adds the files of one frame (and, for composites, its layers) to the layout.
+struct LayoutCtx<'a> {
+    add: &'a mut dyn FnMut(String, Node, bool),
+    extras: &'a mut BTreeMap<String, FrameExtras>,
+    ext: &'a str,
+}
+
 fn lay_out_frame(
     f: &Frame,
     key: &str,
     si: usize,
     path: Vec<usize>,
-    add: &mut dyn FnMut(String, Node, bool),
-    extras: &mut BTreeMap<String, FrameExtras>,
+    cx: &mut LayoutCtx,
     depth: usize,
 ) {
     let mut x = FrameExtras {
@@ -273,19 +287,19 @@ fn lay_out_frame(
         x.flat_fnv = image_fingerprint(flat.width, flat.height, &flat.indices, &flat.opaque);
     }
     if x != FrameExtras::default() {
-        extras.insert(key.to_string(), x);
+        cx.extras.insert(key.to_string(), x);
     }
     if !frame_is_empty(f) {
-        add(
-            format!("{key}.png"),
+        (cx.add)(
+            format!("{key}.{}", cx.ext),
             Node::FramePng(si, path.clone()),
             false,
         );
     }
     if let Content::Layers(layers) = &f.content {
         let ldir = format!("{key}.layers");
-        add(ldir.clone(), Node::Metadata, true);
-        add(
+        (cx.add)(ldir.clone(), Node::Metadata, true);
+        (cx.add)(
             format!("{ldir}/layers.csv"),
             Node::LayersCsv(si, path.clone()),
             false,
@@ -295,7 +309,7 @@ fn lay_out_frame(
             p.push(k);
             // depth is bounded by the parser's Limits; guard models built by code too
             if depth < 64 {
-                lay_out_frame(layer, &format!("{ldir}/{k}"), si, p, add, extras, depth + 1);
+                lay_out_frame(layer, &format!("{ldir}/{k}"), si, p, cx, depth + 1);
             }
         }
     }
@@ -364,7 +378,13 @@ pub fn transparent_slot(key: u8, indices: &[u8], opaque: &[bool]) -> u8 {
         .unwrap_or(key)
 }
 
-fn write_flat_png(out: &mut dyn Write, flat: &Flat, key: u8, pal: &Palette) -> Result<(), String> {
+fn write_flat_image(
+    out: &mut dyn Write,
+    flat: &Flat,
+    key: u8,
+    pal: &Palette,
+    format: super::FrameFormat,
+) -> Result<(), String> {
     let slot = transparent_slot(key, &flat.indices, &flat.opaque);
     let px: Vec<u8> = flat
         .indices
@@ -372,16 +392,12 @@ fn write_flat_png(out: &mut dyn Write, flat: &Flat, key: u8, pal: &Palette) -> R
         .zip(&flat.opaque)
         .map(|(&i, &o)| if o { i } else { slot })
         .collect();
-    let any_transparent = flat.opaque.iter().any(|o| !o);
-    write_indexed_png(
-        out,
-        flat.width,
-        flat.height,
-        &px,
-        pal,
-        any_transparent.then_some(slot),
-    )
-    .map_err(|e| e.to_string())
+    let slot = flat.opaque.iter().any(|o| !o).then_some(slot);
+    match format {
+        super::FrameFormat::Png => write_indexed_png(out, flat.width, flat.height, &px, pal, slot)
+            .map_err(|e| e.to_string()),
+        super::FrameFormat::Gif => write_indexed_gif(out, flat.width, flat.height, &px, pal, slot),
+    }
 }
 
 fn csv_bytes(header: &[&str], rows: &[Vec<String>]) -> Vec<u8> {
@@ -481,7 +497,7 @@ impl View for GafView {
             }
             Node::FramePng(si, p) => {
                 let f = self.frame_at(*si, p).ok_or_else(missing)?;
-                write_flat_png(out, &f.flatten(), f.key, &self.palette)
+                write_flat_image(out, &f.flatten(), f.key, &self.palette, self.format)
                     .map_err(|m| ViewError::invalid(path, m))
             }
             Node::Animated(si) => {
@@ -1094,18 +1110,37 @@ fn build_frame(
         None
     };
     let empty = rf.width == 0 || rf.height == 0;
-    let png_name = format!("{key}.png");
+    let mut png_name = format!("{key}.png");
     let image = if empty {
         None
     } else {
-        let data = files.read(&png_name)?.ok_or_else(|| ViewError::Missing {
-            file: png_name.clone(),
-            why: format!(
-                "{csv_file} row {} lists a {}×{} frame",
-                rf.line, rf.width, rf.height
-            ),
-        })?;
-        let img = decode_png(&data).map_err(|m| ViewError::invalid(&png_name, m))?;
+        let data = match files.read(&png_name)? {
+            Some(d) => d,
+            None => {
+                let gif_name = format!("{key}.gif");
+                match files.read(&gif_name)? {
+                    Some(d) => {
+                        png_name = gif_name;
+                        d
+                    }
+                    None => {
+                        return Err(ViewError::Missing {
+                            file: png_name,
+                            why: format!(
+                                "{csv_file} row {} lists a {}×{} frame",
+                                rf.line, rf.width, rf.height
+                            ),
+                        })
+                    }
+                }
+            }
+        };
+        let img = if png_name.ends_with(".gif") {
+            decode_gif(&data)
+        } else {
+            decode_png(&data)
+        }
+        .map_err(|m| ViewError::invalid(&png_name, m))?;
         if img.width != u32::from(rf.width) || img.height != u32::from(rf.height) {
             return Err(ViewError::invalid(
                 &png_name,

@@ -244,6 +244,85 @@ pub fn to_indices(img: &DecodedPng, palette: &Palette, avoid: &[u8], fill: u8) -
     }
 }
 
+/// Writes a single-frame GIF of `indices` with `palette` and an optional transparent index.
+pub fn write_indexed_gif(
+    out: &mut dyn Write,
+    width: u32,
+    height: u32,
+    indices: &[u8],
+    palette: &Palette,
+    transparent: Option<u8>,
+) -> Result<(), String> {
+    let (Ok(w), Ok(h)) = (u16::try_from(width), u16::try_from(height)) else {
+        return Err(format!("{width}×{height} is too large for GIF"));
+    };
+    let rgb = palette.rgb_bytes();
+    let mut enc = gif::Encoder::new(out, w, h, &rgb).map_err(|e| e.to_string())?;
+    let frame = gif::Frame {
+        width: w,
+        height: h,
+        buffer: std::borrow::Cow::Borrowed(indices),
+        transparent,
+        ..Default::default()
+    };
+    enc.write_frame(&frame).map_err(|e| e.to_string())
+}
+
+/// Decodes the first frame of a GIF as an indexed image (its palette and transparent index
+/// become PLTE/tRNS), bounded like [`decode_png`].
+pub fn decode_gif(data: &[u8]) -> Result<DecodedPng, String> {
+    let mut opts = gif::DecodeOptions::new();
+    opts.set_color_output(gif::ColorOutput::Indexed);
+    let mut dec = opts
+        .read_info(Cursor::new(data))
+        .map_err(|e| format!("not a readable GIF: {e}"))?;
+    let (w, h) = (u32::from(dec.width()), u32::from(dec.height()));
+    if (w as usize) * (h as usize) > MAX_DECODED_BYTES {
+        return Err("GIF too large".into());
+    }
+    let global = dec.global_palette().map(<[u8]>::to_vec);
+    let frame = dec
+        .read_next_frame()
+        .map_err(|e| format!("corrupt GIF data: {e}"))?
+        .ok_or_else(|| "GIF has no image".to_string())?;
+    let plte = frame.palette.clone().or(global).unwrap_or_default();
+    let mut trns = Vec::new();
+    if let Some(t) = frame.transparent {
+        trns = vec![255u8; usize::from(t) + 1];
+        trns[usize::from(t)] = 0;
+    }
+    // Place the frame on the logical screen; uncovered pixels are transparent.
+    let fill = frame.transparent.unwrap_or(0);
+    let mut indices = vec![fill; (w as usize) * (h as usize)];
+    let (fl, ft, fw) = (
+        usize::from(frame.left),
+        usize::from(frame.top),
+        usize::from(frame.width),
+    );
+    for (y, row) in frame.buffer.chunks(fw.max(1)).enumerate() {
+        for (x, &v) in row.iter().enumerate() {
+            let (sx, sy) = (fl + x, ft + y);
+            if sx < w as usize && sy < h as usize {
+                indices[sy * w as usize + sx] = v;
+            }
+        }
+    }
+    if frame.transparent.is_none()
+        && (fl > 0 || ft > 0 || fw < w as usize || usize::from(frame.height) < h as usize)
+    {
+        return Err("GIF frame does not cover the image and has no transparent index".into());
+    }
+    Ok(DecodedPng {
+        width: w,
+        height: h,
+        pixels: PngPixels::Indexed {
+            indices,
+            plte,
+            trns,
+        },
+    })
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

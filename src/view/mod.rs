@@ -405,6 +405,28 @@ pub struct ViewOptions {
     /// The asset's path relative to the game folder, `/`-separated, if known (decides e.g.
     /// that textures/*.gaf stay raw).
     pub asset_path: Option<String>,
+    /// Image format of GAF frame files (`<n>.png` or `<n>.gif`); the mount always uses PNG.
+    pub frame_format: FrameFormat,
+}
+
+/// Image format of the frame files of a GAF dump.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum FrameFormat {
+    /// Indexed PNG.
+    #[default]
+    Png,
+    /// GIF (one frame, the palette, the transparent slot as the GIF's transparent index).
+    Gif,
+}
+
+impl FrameFormat {
+    /// File extension.
+    pub fn ext(self) -> &'static str {
+        match self {
+            FrameFormat::Png => "png",
+            FrameFormat::Gif => "gif",
+        }
+    }
 }
 
 impl Default for ViewOptions {
@@ -414,6 +436,7 @@ impl Default for ViewOptions {
             palette_source: "built-in TA palette".to_string(),
             limits: Default::default(),
             asset_path: None,
+            frame_format: FrameFormat::Png,
         }
     }
 }

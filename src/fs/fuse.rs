@@ -1,0 +1,591 @@
+//! A thin wrapper over [`Core`] implementing [`fuser::Filesystem`]: each callback converts
+//! types, calls the core, and replies or maps the error to an errno ([`FsError::errno`]).
+//! Also: mounting, and the thread that sends kernel cache invalidations.
+
+use super::core::{Attr, Core, FileKind, Inval, MountOptions, SetAttr};
+use super::sys::SetTime;
+use super::FsError;
+use fuser::{
+    AccessFlags, Config, Errno, FileAttr, FileHandle, FileType, Filesystem, FopenFlags, Generation,
+    INodeNo, InitFlags, KernelConfig, LockOwner, MountOption, Notifier, OpenFlags, RenameFlags,
+    ReplyAttr, ReplyCreate, ReplyData, ReplyDirectory, ReplyDirectoryPlus, ReplyEmpty, ReplyEntry,
+    ReplyOpen, ReplyStatfs, ReplyWrite, ReplyXattr, Request, Session, SessionACL, TimeOrNow,
+    WriteFlags,
+};
+use std::ffi::OsStr;
+use std::io;
+use std::path::Path;
+use std::sync::mpsc::{self, Receiver};
+use std::sync::Arc;
+use std::thread::JoinHandle;
+use std::time::{Duration, SystemTime};
+
+/// The [`fuser::Filesystem`] over a [`Core`].
+pub struct TafsFs {
+    core: Arc<Core>,
+    ttl: Duration,
+}
+
+impl TafsFs {
+    /// Wraps a core.
+    pub fn new(core: Arc<Core>) -> TafsFs {
+        let ttl = core.options().ttl;
+        TafsFs { core, ttl }
+    }
+}
+
+fn file_type(k: FileKind) -> FileType {
+    match k {
+        FileKind::Dir => FileType::Directory,
+        FileKind::File => FileType::RegularFile,
+        FileKind::Symlink => FileType::Symlink,
+        FileKind::Fifo => FileType::NamedPipe,
+        FileKind::Socket => FileType::Socket,
+        FileKind::CharDevice => FileType::CharDevice,
+        FileKind::BlockDevice => FileType::BlockDevice,
+    }
+}
+
+fn fattr(a: &Attr) -> FileAttr {
+    FileAttr {
+        ino: INodeNo(a.ino),
+        size: a.size,
+        blocks: a.blocks,
+        atime: a.atime,
+        mtime: a.mtime,
+        ctime: a.ctime,
+        crtime: a.ctime,
+        kind: file_type(a.kind),
+        perm: a.perm,
+        nlink: a.nlink,
+        uid: a.uid,
+        gid: a.gid,
+        rdev: a.rdev,
+        blksize: a.blksize,
+        flags: 0,
+    }
+}
+
+fn errno(op: &str, e: &FsError) -> Errno {
+    let n = e.errno();
+    match n {
+        libc::ENOENT | libc::ESTALE => log::trace!("{op}: {e}"),
+        libc::EIO => log::warn!("{op}: {e}"),
+        _ => log::debug!("{op}: {e}"),
+    }
+    Errno::from_i32(n)
+}
+
+fn set_time(t: Option<TimeOrNow>) -> Option<SetTime> {
+    t.map(|t| match t {
+        TimeOrNow::Now => SetTime::Now,
+        TimeOrNow::SpecificTime(t) => SetTime::At(t),
+    })
+}
+
+fn fopen(keep_cache: bool) -> FopenFlags {
+    if keep_cache {
+        FopenFlags::FOPEN_KEEP_CACHE
+    } else {
+        FopenFlags::empty()
+    }
+}
+
+impl Filesystem for TafsFs {
+    fn init(&mut self, _req: &Request, config: &mut KernelConfig) -> io::Result<()> {
+        let want = InitFlags::FUSE_DO_READDIRPLUS | InitFlags::FUSE_READDIRPLUS_AUTO;
+        if let Err(missing) = config.add_capabilities(want) {
+            log::info!("kernel lacks {missing:?}; plain readdir only");
+        }
+        Ok(())
+    }
+
+    fn lookup(&self, _req: &Request, parent: INodeNo, name: &OsStr, reply: ReplyEntry) {
+        match self.core.lookup(parent.0, name) {
+            Ok(a) => reply.entry(&self.ttl, &fattr(&a), Generation(0)),
+            Err(e) => reply.error(errno("lookup", &e)),
+        }
+    }
+
+    fn getattr(&self, _req: &Request, ino: INodeNo, fh: Option<FileHandle>, reply: ReplyAttr) {
+        match self.core.getattr(ino.0, fh.map(|f| f.0)) {
+            Ok(a) => reply.attr(&self.ttl, &fattr(&a)),
+            Err(e) => reply.error(errno("getattr", &e)),
+        }
+    }
+
+    fn setattr(
+        &self,
+        _req: &Request,
+        ino: INodeNo,
+        mode: Option<u32>,
+        uid: Option<u32>,
+        gid: Option<u32>,
+        size: Option<u64>,
+        atime: Option<TimeOrNow>,
+        mtime: Option<TimeOrNow>,
+        _ctime: Option<SystemTime>,
+        fh: Option<FileHandle>,
+        _crtime: Option<SystemTime>,
+        _chgtime: Option<SystemTime>,
+        _bkuptime: Option<SystemTime>,
+        _flags: Option<fuser::BsdFileFlags>,
+        reply: ReplyAttr,
+    ) {
+        let set = SetAttr {
+            mode,
+            uid,
+            gid,
+            size,
+            atime: set_time(atime),
+            mtime: set_time(mtime),
+        };
+        match self.core.setattr(ino.0, set, fh.map(|f| f.0)) {
+            Ok(a) => reply.attr(&self.ttl, &fattr(&a)),
+            Err(e) => reply.error(errno("setattr", &e)),
+        }
+    }
+
+    fn readlink(&self, _req: &Request, ino: INodeNo, reply: ReplyData) {
+        match self.core.readlink(ino.0) {
+            Ok(t) => reply.data(&t),
+            Err(e) => reply.error(errno("readlink", &e)),
+        }
+    }
+
+    fn mknod(
+        &self,
+        req: &Request,
+        parent: INodeNo,
+        name: &OsStr,
+        mode: u32,
+        umask: u32,
+        rdev: u32,
+        reply: ReplyEntry,
+    ) {
+        match self
+            .core
+            .mknod(parent.0, name, mode, umask, rdev, req.uid(), req.gid())
+        {
+            Ok(a) => reply.entry(&self.ttl, &fattr(&a), Generation(0)),
+            Err(e) => reply.error(errno("mknod", &e)),
+        }
+    }
+
+    fn mkdir(
+        &self,
+        req: &Request,
+        parent: INodeNo,
+        name: &OsStr,
+        mode: u32,
+        umask: u32,
+        reply: ReplyEntry,
+    ) {
+        match self
+            .core
+            .mkdir(parent.0, name, mode, umask, req.uid(), req.gid())
+        {
+            Ok(a) => reply.entry(&self.ttl, &fattr(&a), Generation(0)),
+            Err(e) => reply.error(errno("mkdir", &e)),
+        }
+    }
+
+    fn unlink(&self, _req: &Request, parent: INodeNo, name: &OsStr, reply: ReplyEmpty) {
+        match self.core.unlink(parent.0, name) {
+            Ok(()) => reply.ok(),
+            Err(e) => reply.error(errno("unlink", &e)),
+        }
+    }
+
+    fn rmdir(&self, _req: &Request, parent: INodeNo, name: &OsStr, reply: ReplyEmpty) {
+        match self.core.rmdir(parent.0, name) {
+            Ok(()) => reply.ok(),
+            Err(e) => reply.error(errno("rmdir", &e)),
+        }
+    }
+
+    fn symlink(
+        &self,
+        req: &Request,
+        parent: INodeNo,
+        link_name: &OsStr,
+        target: &Path,
+        reply: ReplyEntry,
+    ) {
+        match self
+            .core
+            .symlink(parent.0, link_name, target, req.uid(), req.gid())
+        {
+            Ok(a) => reply.entry(&self.ttl, &fattr(&a), Generation(0)),
+            Err(e) => reply.error(errno("symlink", &e)),
+        }
+    }
+
+    fn rename(
+        &self,
+        _req: &Request,
+        parent: INodeNo,
+        name: &OsStr,
+        newparent: INodeNo,
+        newname: &OsStr,
+        flags: RenameFlags,
+        reply: ReplyEmpty,
+    ) {
+        match self
+            .core
+            .rename(parent.0, name, newparent.0, newname, flags.bits())
+        {
+            Ok(()) => reply.ok(),
+            Err(e) => reply.error(errno("rename", &e)),
+        }
+    }
+
+    fn link(
+        &self,
+        _req: &Request,
+        ino: INodeNo,
+        newparent: INodeNo,
+        newname: &OsStr,
+        reply: ReplyEntry,
+    ) {
+        match self.core.link(ino.0, newparent.0, newname) {
+            Ok(a) => reply.entry(&self.ttl, &fattr(&a), Generation(0)),
+            Err(e) => reply.error(errno("link", &e)),
+        }
+    }
+
+    fn open(&self, _req: &Request, ino: INodeNo, flags: OpenFlags, reply: ReplyOpen) {
+        match self.core.open(ino.0, flags.0) {
+            Ok(o) => reply.opened(FileHandle(o.fh), fopen(o.keep_cache)),
+            Err(e) => reply.error(errno("open", &e)),
+        }
+    }
+
+    fn read(
+        &self,
+        _req: &Request,
+        _ino: INodeNo,
+        fh: FileHandle,
+        offset: u64,
+        size: u32,
+        _flags: OpenFlags,
+        _lock_owner: Option<LockOwner>,
+        reply: ReplyData,
+    ) {
+        match self.core.read(fh.0, offset, size) {
+            Ok(d) => reply.data(&d),
+            Err(e) => reply.error(errno("read", &e)),
+        }
+    }
+
+    fn write(
+        &self,
+        _req: &Request,
+        _ino: INodeNo,
+        fh: FileHandle,
+        offset: u64,
+        data: &[u8],
+        _write_flags: WriteFlags,
+        _flags: OpenFlags,
+        _lock_owner: Option<LockOwner>,
+        reply: ReplyWrite,
+    ) {
+        match self.core.write(fh.0, offset, data) {
+            Ok(n) => reply.written(n),
+            Err(e) => reply.error(errno("write", &e)),
+        }
+    }
+
+    fn flush(
+        &self,
+        _req: &Request,
+        _ino: INodeNo,
+        fh: FileHandle,
+        _lock_owner: LockOwner,
+        reply: ReplyEmpty,
+    ) {
+        match self.core.flush(fh.0) {
+            Ok(()) => reply.ok(),
+            Err(e) => reply.error(errno("flush", &e)),
+        }
+    }
+
+    fn release(
+        &self,
+        _req: &Request,
+        _ino: INodeNo,
+        fh: FileHandle,
+        _flags: OpenFlags,
+        _lock_owner: Option<LockOwner>,
+        _flush: bool,
+        reply: ReplyEmpty,
+    ) {
+        match self.core.release(fh.0) {
+            Ok(()) => reply.ok(),
+            Err(e) => reply.error(errno("release", &e)),
+        }
+    }
+
+    fn fsync(
+        &self,
+        _req: &Request,
+        _ino: INodeNo,
+        fh: FileHandle,
+        datasync: bool,
+        reply: ReplyEmpty,
+    ) {
+        match self.core.fsync(fh.0, datasync) {
+            Ok(()) => reply.ok(),
+            Err(e) => reply.error(errno("fsync", &e)),
+        }
+    }
+
+    fn opendir(&self, _req: &Request, ino: INodeNo, _flags: OpenFlags, reply: ReplyOpen) {
+        match self.core.opendir(ino.0) {
+            Ok(fh) => reply.opened(FileHandle(fh), FopenFlags::empty()),
+            Err(e) => reply.error(errno("opendir", &e)),
+        }
+    }
+
+    fn readdir(
+        &self,
+        _req: &Request,
+        _ino: INodeNo,
+        fh: FileHandle,
+        offset: u64,
+        mut reply: ReplyDirectory,
+    ) {
+        match self.core.readdir(fh.0, offset) {
+            Ok(items) => {
+                for (next, it) in items {
+                    if reply.add(INodeNo(it.ino), next, file_type(it.kind), &it.name) {
+                        break;
+                    }
+                }
+                reply.ok()
+            }
+            Err(e) => reply.error(errno("readdir", &e)),
+        }
+    }
+
+    fn readdirplus(
+        &self,
+        _req: &Request,
+        _ino: INodeNo,
+        fh: FileHandle,
+        offset: u64,
+        mut reply: ReplyDirectoryPlus,
+    ) {
+        match self.core.readdirplus(fh.0, offset) {
+            Ok(items) => {
+                for (next, it) in items {
+                    let Some(a) = it.attr else { continue };
+                    if reply.add(
+                        INodeNo(it.ino),
+                        next,
+                        &it.name,
+                        &self.ttl,
+                        &fattr(&a),
+                        Generation(0),
+                    ) {
+                        break;
+                    }
+                }
+                reply.ok()
+            }
+            Err(e) => reply.error(errno("readdirplus", &e)),
+        }
+    }
+
+    fn releasedir(
+        &self,
+        _req: &Request,
+        _ino: INodeNo,
+        fh: FileHandle,
+        _flags: OpenFlags,
+        reply: ReplyEmpty,
+    ) {
+        match self.core.releasedir(fh.0) {
+            Ok(()) => reply.ok(),
+            Err(e) => reply.error(errno("releasedir", &e)),
+        }
+    }
+
+    fn fsyncdir(
+        &self,
+        _req: &Request,
+        _ino: INodeNo,
+        _fh: FileHandle,
+        _datasync: bool,
+        reply: ReplyEmpty,
+    ) {
+        reply.ok()
+    }
+
+    // Extended attributes are not supported. ENOSYS (not EOPNOTSUPP) makes the kernel stop
+    // asking and answer EOPNOTSUPP itself from then on.
+    fn getxattr(&self, _req: &Request, _ino: INodeNo, _n: &OsStr, _s: u32, reply: ReplyXattr) {
+        reply.error(Errno::ENOSYS)
+    }
+
+    fn listxattr(&self, _req: &Request, _ino: INodeNo, _size: u32, reply: ReplyXattr) {
+        reply.error(Errno::ENOSYS)
+    }
+
+    fn setxattr(
+        &self,
+        _req: &Request,
+        _ino: INodeNo,
+        _name: &OsStr,
+        _value: &[u8],
+        _flags: i32,
+        _position: u32,
+        reply: ReplyEmpty,
+    ) {
+        reply.error(Errno::ENOSYS)
+    }
+
+    fn removexattr(&self, _req: &Request, _ino: INodeNo, _name: &OsStr, reply: ReplyEmpty) {
+        reply.error(Errno::ENOSYS)
+    }
+
+    fn statfs(&self, _req: &Request, _ino: INodeNo, reply: ReplyStatfs) {
+        match self.core.statfs() {
+            Ok(s) => reply.statfs(
+                s.blocks, s.bfree, s.bavail, s.files, s.ffree, s.bsize, s.namelen, s.frsize,
+            ),
+            Err(e) => reply.error(errno("statfs", &e)),
+        }
+    }
+
+    fn access(&self, _req: &Request, ino: INodeNo, mask: AccessFlags, reply: ReplyEmpty) {
+        match self.core.access(ino.0, mask.bits()) {
+            Ok(()) => reply.ok(),
+            Err(e) => reply.error(errno("access", &e)),
+        }
+    }
+
+    fn create(
+        &self,
+        req: &Request,
+        parent: INodeNo,
+        name: &OsStr,
+        mode: u32,
+        umask: u32,
+        flags: i32,
+        reply: ReplyCreate,
+    ) {
+        match self
+            .core
+            .create(parent.0, name, mode, umask, flags, req.uid(), req.gid())
+        {
+            Ok((a, o)) => reply.created(
+                &self.ttl,
+                &fattr(&a),
+                Generation(0),
+                FileHandle(o.fh),
+                fopen(o.keep_cache),
+            ),
+            Err(e) => reply.error(errno("create", &e)),
+        }
+    }
+}
+
+/// How to mount.
+#[derive(Debug, Clone)]
+pub struct MountConfig {
+    /// Let every user access the mount (`-o allow_other`).
+    pub allow_other: bool,
+    /// Let root access the mount (`-o allow_root`).
+    pub allow_root: bool,
+    /// Worker threads serving requests (at least 2).
+    pub threads: usize,
+    /// Extra mount options passed to the kernel as they are.
+    pub extra: Vec<String>,
+    /// Name shown as the mount's source.
+    pub fsname: String,
+}
+
+impl Default for MountConfig {
+    fn default() -> Self {
+        MountConfig {
+            allow_other: false,
+            allow_root: false,
+            threads: 4,
+            extra: Vec::new(),
+            fsname: "tafs".into(),
+        }
+    }
+}
+
+/// A mounted (not yet running) session plus its invalidation thread.
+pub struct Mounted {
+    /// The fuser session; `run` it, or `spawn` it into the background.
+    pub session: Session<TafsFs>,
+    /// The thread sending kernel cache invalidations; it ends with the session.
+    pub invalidator: JoinHandle<()>,
+}
+
+/// Mounts `game_dir` at `mountpoint`. When this returns, the kernel has completed the
+/// FUSE handshake: the mount is live (requests are served once the session runs).
+pub fn mount(
+    game_dir: &Path,
+    mountpoint: &Path,
+    opts: MountOptions,
+    cfg: &MountConfig,
+) -> Result<Mounted, FsError> {
+    let read_only = opts.read_only;
+    let (tx, rx) = mpsc::channel();
+    let core = Arc::new(Core::new(game_dir, opts, Some(tx))?);
+    let mut options = vec![
+        MountOption::FSName(cfg.fsname.clone()),
+        MountOption::Subtype("tafs".into()),
+        MountOption::DefaultPermissions,
+        MountOption::NoDev,
+        MountOption::NoSuid,
+    ];
+    options.push(if read_only {
+        MountOption::RO
+    } else {
+        MountOption::RW
+    });
+    for o in &cfg.extra {
+        options.push(MountOption::CUSTOM(o.clone()));
+    }
+    let mut config = Config::default();
+    config.mount_options = options;
+    config.acl = if cfg.allow_other {
+        SessionACL::All
+    } else if cfg.allow_root {
+        SessionACL::RootAndOwner
+    } else {
+        SessionACL::Owner
+    };
+    config.n_threads = Some(cfg.threads.max(2));
+    let session = Session::new(TafsFs::new(core), mountpoint, &config)?;
+    let notifier = session.notifier();
+    let invalidator = std::thread::Builder::new()
+        .name("tafs-invalidate".into())
+        .spawn(move || invalidation_loop(rx, notifier))?;
+    Ok(Mounted {
+        session,
+        invalidator,
+    })
+}
+
+/// Sends each invalidation to the kernel, outside of any request handler. Ends when the
+/// core (the only sender) is dropped.
+fn invalidation_loop(rx: Receiver<Inval>, notifier: Notifier) {
+    for msg in rx {
+        let r = match &msg {
+            Inval::Entry { parent, name } => notifier.inval_entry(INodeNo(*parent), name),
+            Inval::Inode { ino } => notifier.inval_inode(INodeNo(*ino), 0, 0),
+        };
+        match r {
+            Ok(()) => log::trace!("invalidated {msg:?}"),
+            // Not cached by the kernel (or already gone): nothing to do.
+            Err(e) if e.raw_os_error() == Some(libc::ENOENT) => {}
+            Err(e) => log::debug!("invalidation {msg:?} failed: {e}"),
+        }
+    }
+}

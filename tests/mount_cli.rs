@@ -1,0 +1,272 @@
+//! `tafs mount` as users run it: the built binary, real GAFs, daemon mode, signals, stale
+//! mounts, errors. Every asset directory must equal `tafs gaf dump` of its binary.
+
+mod common;
+mod mount_common;
+
+use mount_common::{fuse_available, is_mounted, put, sh, UnmountGuard};
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+use std::time::{Duration, Instant};
+
+const TAFS: &str = env!("CARGO_BIN_EXE_tafs");
+
+fn tafs(args: &[&str]) -> std::process::Output {
+    Command::new(TAFS)
+        .args(args)
+        .stdin(Stdio::null())
+        .output()
+        .unwrap()
+}
+
+fn wait_for(what: &str, mut f: impl FnMut() -> bool) {
+    let t = Instant::now();
+    while !f() {
+        assert!(
+            t.elapsed() < Duration::from_secs(10),
+            "timed out waiting for {what}"
+        );
+        std::thread::sleep(Duration::from_millis(20));
+    }
+}
+
+/// A daemon mount, unmounted on drop.
+struct Daemon {
+    mnt: PathBuf,
+    pid: i32,
+    _guard: UnmountGuard,
+}
+
+impl Daemon {
+    fn start(game: &Path, mnt: &Path, extra: &[&str]) -> Daemon {
+        // (fails harmlessly on a stale mountpoint, which the mount must clear)
+        let _ = std::fs::create_dir_all(mnt);
+        let guard = UnmountGuard(mnt.to_path_buf());
+        let mut args = vec!["mount", "-d"];
+        args.extend_from_slice(extra);
+        args.push(game.to_str().unwrap());
+        args.push(mnt.to_str().unwrap());
+        let out = tafs(&args);
+        let stdout = String::from_utf8_lossy(&out.stdout);
+        assert!(
+            out.status.success(),
+            "{stdout}{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        // --daemon returns only once the mount is live
+        assert!(is_mounted(mnt), "not mounted when --daemon returned");
+        let pid = stdout
+            .split("pid ")
+            .nth(1)
+            .and_then(|s| s.trim_end().trim_end_matches(')').parse().ok())
+            .expect("pid in output");
+        Daemon {
+            mnt: mnt.to_path_buf(),
+            pid,
+            _guard: guard,
+        }
+    }
+}
+
+/// `tafs gaf dump` of every GAF under `game` compared with the mount.
+fn diff_every_gaf(game: &Path, mnt: &Path) -> usize {
+    let out = tempfile::tempdir().unwrap();
+    let gafs = common::files_with_ext(game, &[".gaf", ".taf"]);
+    let mut n = 0;
+    for g in &gafs {
+        let rel = g.strip_prefix(game).unwrap();
+        let target = out.path().join(rel);
+        let o = tafs(&[
+            "gaf",
+            "dump",
+            g.to_str().unwrap(),
+            "-t",
+            target.to_str().unwrap(),
+        ]);
+        let m = mnt.join(rel);
+        if !o.status.success() {
+            // not decodable: the mount shows the plain file
+            assert!(
+                m.is_file(),
+                "{}: dump failed and the mount does not show the file",
+                rel.display()
+            );
+            assert_eq!(std::fs::read(&m).unwrap(), std::fs::read(g).unwrap());
+            continue;
+        }
+        sh(&format!("diff -r '{}' '{}'", target.display(), m.display()));
+        n += 1;
+    }
+    n
+}
+
+fn sample_game() -> tempfile::TempDir {
+    let d = tempfile::tempdir().unwrap();
+    tafs::fs::demo::write_demo(d.path()).unwrap();
+    let g = tafs::formats::gaf::write(&tafs::sample::animated_gaf()).unwrap();
+    put(&d.path().join("anims/UPPER.GAF"), &g);
+    let mut bad = g.clone();
+    bad.truncate(40);
+    put(&d.path().join("anims/corrupt.gaf"), &bad);
+    d
+}
+
+#[test]
+fn daemon_mount_equals_dump_and_sigterm_unmounts() {
+    if !fuse_available() {
+        return;
+    }
+    let game = sample_game();
+    let dir = tempfile::tempdir().unwrap();
+    let d = Daemon::start(game.path(), &dir.path().join("mnt"), &[]);
+    assert_eq!(diff_every_gaf(game.path(), &d.mnt), 3);
+    let m = d.mnt.display();
+    assert_eq!(
+        sh(&format!("stat -c %F {m}/anims/corrupt.gaf")).trim(),
+        "regular file"
+    );
+    assert_eq!(
+        sh(&format!("stat -c %F {m}/anims/UPPER.GAF")).trim(),
+        "directory"
+    );
+    let ls = sh(&format!("ls -lR {m}"));
+    assert!(ls.contains("animated.png"));
+    let grep = sh(&format!("grep -rl pulse {m} | sort"));
+    assert!(grep.contains("anims/demo.gaf/metadata.json"), "{grep}");
+    // tar of the mount has the sizes stat reports
+    let tar = sh(&format!("tar cf - -C {m} anims | wc -c"));
+    assert!(tar.trim().parse::<u64>().unwrap() > 10_000);
+    // SIGTERM unmounts and ends the daemon
+    // SAFETY: sending a signal to the daemon this test started.
+    assert_eq!(unsafe { libc::kill(d.pid, libc::SIGTERM) }, 0);
+    wait_for("unmount after SIGTERM", || !is_mounted(&d.mnt));
+    wait_for("daemon exit", || {
+        !Path::new(&format!("/proc/{}/status", d.pid)).exists()
+            || std::fs::read_to_string(format!("/proc/{}/status", d.pid))
+                .unwrap_or_default()
+                .contains("zombie")
+    });
+}
+
+#[test]
+fn corpus_game_mount_equals_dump() {
+    if !fuse_available() {
+        return;
+    }
+    let Some(corpus) = common::corpus() else {
+        return;
+    };
+    let game = corpus.join("game");
+    let dir = tempfile::tempdir().unwrap();
+    // --ro: the corpus is never written
+    let d = Daemon::start(&game, &dir.path().join("mnt"), &["--ro"]);
+    let n = diff_every_gaf(&game, &d.mnt);
+    assert!(n >= 5, "only {n} corpus GAFs compared");
+    let m = d.mnt.display();
+    sh(&format!(
+        "ls -lR {m} >/dev/null && find {m} >/dev/null && cp -r {m} {}/copy",
+        dir.path().display()
+    ));
+    // other files pass through unchanged
+    sh(&format!(
+        "diff {m}/gamedata/sidedata.tdf {}/gamedata/sidedata.tdf",
+        game.display()
+    ));
+    let e = std::fs::write(d.mnt.join("gamedata/x.tdf"), b"x").unwrap_err();
+    assert_eq!(e.raw_os_error(), Some(libc::EROFS));
+    let o = tafs(&["umount", m.to_string().as_str()]);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    wait_for("unmount", || !is_mounted(&d.mnt));
+}
+
+#[test]
+fn stale_mount_is_recovered() {
+    if !fuse_available() {
+        return;
+    }
+    let game = sample_game();
+    let dir = tempfile::tempdir().unwrap();
+    let mnt = dir.path().join("mnt");
+    let d = Daemon::start(game.path(), &mnt, &[]);
+    // SAFETY: killing the daemon this test started.
+    unsafe { libc::kill(d.pid, libc::SIGKILL) };
+    wait_for("stale mount", || {
+        std::fs::metadata(&mnt).err().and_then(|e| e.raw_os_error()) == Some(libc::ENOTCONN)
+    });
+    let d2 = Daemon::start(game.path(), &mnt, &[]);
+    assert!(d2.mnt.join("anims/demo.gaf/pulse/0.png").is_file());
+    let o = tafs(&["umount", mnt.to_str().unwrap()]);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    wait_for("unmount", || !is_mounted(&mnt));
+}
+
+#[test]
+fn foreground_mount_stops_on_sigint() {
+    if !fuse_available() {
+        return;
+    }
+    let game = sample_game();
+    let dir = tempfile::tempdir().unwrap();
+    let mnt = dir.path().join("mnt");
+    std::fs::create_dir(&mnt).unwrap();
+    let _guard = UnmountGuard(mnt.clone());
+    let mut child = Command::new(TAFS)
+        .args([
+            "mount",
+            "-v",
+            game.path().to_str().unwrap(),
+            mnt.to_str().unwrap(),
+        ])
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    wait_for("mount", || is_mounted(&mnt));
+    assert!(mnt.join("anims/demo.gaf/metadata.json").is_file());
+    // SAFETY: signalling the child this test started.
+    unsafe { libc::kill(child.id() as i32, libc::SIGINT) };
+    let t = Instant::now();
+    let status = loop {
+        if let Some(s) = child.try_wait().unwrap() {
+            break s;
+        }
+        assert!(
+            t.elapsed() < Duration::from_secs(10),
+            "foreground mount did not stop"
+        );
+        std::thread::sleep(Duration::from_millis(20));
+    };
+    assert!(status.success());
+    assert!(!is_mounted(&mnt));
+    let mut log = String::new();
+    std::io::Read::read_to_string(&mut child.stderr.take().unwrap(), &mut log).unwrap();
+    assert!(log.contains("mounted on"), "{log}");
+}
+
+#[test]
+fn clear_errors_not_panics() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    std::fs::create_dir(d.join("game")).unwrap();
+    std::fs::create_dir(d.join("full")).unwrap();
+    std::fs::write(d.join("full/x"), b"x").unwrap();
+    let s = |p: &str| d.join(p).to_str().unwrap().to_string();
+    for (args, want) in [
+        (vec![s("missing"), s("full")], "game folder"),
+        (vec![s("game"), s("full")], "not empty"),
+        (vec![s("game"), s("nope")], "mountpoint"),
+        (vec![s("game")], "MOUNTPOINT"),
+    ] {
+        let mut a = vec!["mount"];
+        a.extend(args.iter().map(String::as_str));
+        let o = tafs(&a);
+        let err = String::from_utf8_lossy(&o.stderr);
+        assert_eq!(o.status.code(), Some(1), "{a:?}: {err}");
+        assert!(err.contains(want), "{a:?}: {err}");
+        assert!(!err.contains("panicked"), "{err}");
+    }
+    let o = tafs(&["umount", d.to_str().unwrap()]);
+    assert_eq!(o.status.code(), Some(1));
+    assert!(String::from_utf8_lossy(&o.stderr).contains("not a mountpoint"));
+}

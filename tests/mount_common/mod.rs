@@ -1,0 +1,154 @@
+//! Helpers shared by the mount tests: a fake view format (so the file system is tested
+//! independently of the codecs) and a guard that always unmounts.
+#![allow(dead_code)]
+
+use std::io::Write;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use std::time::Duration;
+use tafs::view::{AssetKind, Entry, View, ViewError, ViewOptions};
+
+/// A view decoded from a text "binary": the first line is `FAKE`, every other line is
+/// `path=content` (a file; its folders are implied) or `path*N=content` (content repeated
+/// N times). A line `sleep=MS` makes decoding take that long. Anything else fails to decode.
+pub struct FakeView {
+    entries: Vec<Entry>,
+    files: Vec<(String, Vec<u8>)>,
+}
+
+impl FakeView {
+    pub fn parse(data: &[u8]) -> Result<FakeView, ViewError> {
+        let text =
+            std::str::from_utf8(data).map_err(|_| ViewError::invalid("fake", "not UTF-8"))?;
+        let mut lines = text.lines();
+        if lines.next() != Some("FAKE") {
+            return Err(ViewError::invalid("fake", "missing FAKE header"));
+        }
+        let mut entries: Vec<Entry> = Vec::new();
+        let mut files = Vec::new();
+        for line in lines {
+            let (key, content) = line
+                .split_once('=')
+                .ok_or_else(|| ViewError::invalid("fake", format!("bad line {line:?}")))?;
+            if key == "sleep" {
+                let ms: u64 = content
+                    .parse()
+                    .map_err(|_| ViewError::invalid("fake", "sleep"))?;
+                std::thread::sleep(Duration::from_millis(ms));
+                continue;
+            }
+            let (path, n) = match key.split_once('*') {
+                Some((p, n)) => (
+                    p,
+                    n.parse::<usize>()
+                        .map_err(|_| ViewError::invalid("fake", "count"))?,
+                ),
+                None => (key, 1),
+            };
+            let parts: Vec<&str> = path.split('/').collect();
+            for i in 1..parts.len() {
+                let d = parts[..i].join("/");
+                if !entries.iter().any(|e| e.path == d) {
+                    entries.push(Entry::dir(d));
+                }
+            }
+            entries.push(Entry::file(path));
+            files.push((path.to_string(), content.repeat(n).into_bytes()));
+        }
+        Ok(FakeView { entries, files })
+    }
+}
+
+impl View for FakeView {
+    fn entries(&self) -> &[Entry] {
+        &self.entries
+    }
+    fn render(&self, path: &str, out: &mut dyn Write) -> Result<(), ViewError> {
+        let (_, b) = self
+            .files
+            .iter()
+            .find(|(p, _)| p == path)
+            .ok_or_else(|| ViewError::NotFound(path.to_string()))?;
+        out.write_all(b).map_err(|e| ViewError::Io {
+            path: path.into(),
+            source: e,
+        })
+    }
+}
+
+/// The opener the tests mount with.
+pub fn fake_opener() -> tafs::fs::Opener {
+    Arc::new(|_kind: AssetKind, data: &[u8], _o: &ViewOptions| {
+        Ok(Box::new(FakeView::parse(data)?) as Box<dyn View>)
+    })
+}
+
+/// Writes a file, creating folders.
+pub fn put(path: &Path, bytes: impl AsRef<[u8]>) {
+    if let Some(p) = path.parent() {
+        std::fs::create_dir_all(p).unwrap();
+    }
+    std::fs::write(path, bytes).unwrap();
+}
+
+/// Replaces a file atomically (write a temp file, rename over), as tools do.
+pub fn replace(path: &Path, bytes: impl AsRef<[u8]>) {
+    let tmp = path.with_extension("tmp-replace");
+    std::fs::write(&tmp, bytes).unwrap();
+    std::fs::rename(&tmp, path).unwrap();
+}
+
+/// Whether real FUSE mounts can be tested here.
+pub fn fuse_available() -> bool {
+    if Path::new("/dev/fuse").exists() {
+        true
+    } else {
+        println!("SKIPPED: /dev/fuse is missing, FUSE mount tests cannot run here");
+        false
+    }
+}
+
+/// Whether `p` is a mountpoint right now.
+pub fn is_mounted(p: &Path) -> bool {
+    let Ok(canon) = p.canonicalize() else {
+        return false;
+    };
+    std::fs::read_to_string("/proc/self/mountinfo")
+        .unwrap_or_default()
+        .lines()
+        .any(|l| l.split(' ').nth(4) == Some(canon.to_str().unwrap_or("")))
+}
+
+/// Unmounts `mnt` when dropped (lazily, so even a busy or dead mount goes away).
+pub struct UnmountGuard(pub PathBuf);
+
+impl Drop for UnmountGuard {
+    fn drop(&mut self) {
+        for _ in 0..50 {
+            if !is_mounted(&self.0) {
+                return;
+            }
+            let _ = std::process::Command::new("umount")
+                .arg("-l")
+                .arg(&self.0)
+                .status();
+            std::thread::sleep(Duration::from_millis(20));
+        }
+    }
+}
+
+/// Runs a shell command, returns stdout; panics with stderr on failure.
+pub fn sh(cmd: &str) -> String {
+    let out = std::process::Command::new("sh")
+        .arg("-c")
+        .arg(cmd)
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "`{cmd}` failed: {}\n{}",
+        String::from_utf8_lossy(&out.stderr),
+        String::from_utf8_lossy(&out.stdout)
+    );
+    String::from_utf8_lossy(&out.stdout).into_owned()
+}

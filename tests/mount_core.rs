@@ -1,0 +1,503 @@
+//! The file system core driven directly (no FUSE): asset directories, pass-through,
+//! change detection, invalidation requests, read-only rules, cache bounds.
+
+mod mount_common;
+
+use mount_common::{fake_opener, put, replace, FakeView};
+use std::ffi::OsStr;
+use std::os::unix::fs::{MetadataExt, PermissionsExt};
+use std::sync::mpsc::{self, Receiver};
+use std::sync::Arc;
+use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
+use tafs::fs::core::ROOT;
+use tafs::fs::{Core, FileKind, Inval, MountOptions, SetAttr, SetTime};
+
+const GAF: &str =
+    "FAKE\nmetadata.json={\"v\":1}\nfire/0.png=AAAA\nfire/1.png=BBBBBB\nsmoke/0.png=C\n";
+
+fn core_with(game: &std::path::Path, opts: MountOptions) -> (Core, Receiver<Inval>) {
+    let (tx, rx) = mpsc::channel();
+    (Core::new(game, opts, Some(tx)).unwrap(), rx)
+}
+
+fn opts() -> MountOptions {
+    MountOptions {
+        opener: fake_opener(),
+        ..MountOptions::default()
+    }
+}
+
+fn game() -> tempfile::TempDir {
+    let d = tempfile::tempdir().unwrap();
+    put(&d.path().join("anims/fire.gaf"), GAF);
+    put(&d.path().join("anims/BROKEN.GAF"), "not a gaf");
+    put(&d.path().join("maps/m.tnt"), "FAKE\nmap.png*1000=x\n");
+    put(&d.path().join("units.tdf"), "[A]{}\n");
+    d
+}
+
+fn names(core: &Core, ino: u64) -> Vec<(String, FileKind)> {
+    let fh = core.opendir(ino).unwrap();
+    let v = core
+        .readdir(fh, 0)
+        .unwrap()
+        .into_iter()
+        .map(|(_, it)| (it.name.to_string_lossy().into_owned(), it.kind))
+        .collect();
+    core.releasedir(fh).unwrap();
+    v
+}
+
+fn read_all(core: &Core, ino: u64) -> Vec<u8> {
+    let o = core.open(ino, libc::O_RDONLY).unwrap();
+    let mut out = Vec::new();
+    loop {
+        let chunk = core.read(o.fh, out.len() as u64, 3).unwrap();
+        if chunk.is_empty() {
+            break;
+        }
+        out.extend(chunk);
+    }
+    core.release(o.fh).unwrap();
+    out
+}
+
+#[test]
+fn assets_are_directories_others_pass_through() {
+    let g = game();
+    let (core, _rx) = core_with(g.path(), opts());
+    let anims = core.lookup(ROOT, OsStr::new("anims")).unwrap();
+    assert_eq!(anims.kind, FileKind::Dir);
+    let listing = names(&core, anims.ino);
+    assert_eq!(
+        listing,
+        [
+            (".".to_string(), FileKind::Dir),
+            ("..".to_string(), FileKind::Dir),
+            ("BROKEN.GAF".to_string(), FileKind::File),
+            ("fire.gaf".to_string(), FileKind::Dir),
+        ]
+    );
+    let fire = core.lookup(anims.ino, OsStr::new("fire.gaf")).unwrap();
+    assert_eq!(fire.kind, FileKind::Dir);
+    // 2 + the sub-folders fire and smoke
+    assert_eq!(fire.nlink, 4);
+    let broken = core.lookup(anims.ino, OsStr::new("BROKEN.GAF")).unwrap();
+    assert_eq!(broken.kind, FileKind::File);
+    assert_eq!(broken.size, "not a gaf".len() as u64);
+    // the real anims folder has nlink 2; fire.gaf adds one sub-directory. Before the
+    // folder was listed, BROKEN.GAF was not known to be broken and counted too.
+    assert_eq!(anims.nlink, 4);
+    assert_eq!(core.getattr(anims.ino, None).unwrap().nlink, 3);
+
+    let inner = names(&core, fire.ino);
+    let inner: Vec<&str> = inner.iter().map(|(n, _)| n.as_str()).collect();
+    assert_eq!(inner, [".", "..", "metadata.json", "fire", "smoke"]);
+
+    let tdf = core.lookup(ROOT, OsStr::new("units.tdf")).unwrap();
+    assert_eq!(tdf.kind, FileKind::File);
+    assert_eq!(read_all(&core, tdf.ino), b"[A]{}\n");
+}
+
+#[test]
+fn generated_files_have_exact_sizes_binary_times_and_stable_inodes() {
+    let g = game();
+    let (core, _rx) = core_with(g.path(), opts());
+    let bin = g.path().join("anims/fire.gaf");
+    let when = UNIX_EPOCH + Duration::from_secs(1_000_000_000);
+    std::fs::File::options()
+        .write(true)
+        .open(&bin)
+        .unwrap()
+        .set_modified(when)
+        .unwrap();
+    let anims = core.lookup(ROOT, OsStr::new("anims")).unwrap();
+    let fire = core.lookup(anims.ino, OsStr::new("fire.gaf")).unwrap();
+    let dir = core.lookup(fire.ino, OsStr::new("fire")).unwrap();
+    let one = core.lookup(dir.ino, OsStr::new("1.png")).unwrap();
+    assert_eq!(one.size, 6);
+    assert_eq!(one.mtime, when);
+    assert_eq!(fire.mtime, when);
+    assert_eq!(one.nlink, 1);
+    assert_eq!(dir.nlink, 2);
+    // permissions follow the binary: rw-r--r-- file gives rw-r--r-- files, rwxr-xr-x dirs
+    std::fs::set_permissions(&bin, std::fs::Permissions::from_mode(0o640)).unwrap();
+    let one = core.getattr(one.ino, None);
+    // chmod changed the ctime: the binary counts as changed, the old inode is stale
+    assert_eq!(one.unwrap_err().errno(), libc::ESTALE);
+    let fire2 = core.lookup(anims.ino, OsStr::new("fire.gaf")).unwrap();
+    assert_eq!(fire2.ino, fire.ino, "the asset directory keeps its inode");
+    assert_eq!(fire2.perm, 0o750);
+    let dir2 = core.lookup(fire.ino, OsStr::new("fire")).unwrap();
+    let one2 = core.lookup(dir2.ino, OsStr::new("1.png")).unwrap();
+    assert_eq!(one2.perm, 0o640);
+    // stable while unchanged
+    assert_eq!(
+        core.lookup(dir2.ino, OsStr::new("1.png")).unwrap().ino,
+        one2.ino
+    );
+    assert_eq!(core.getattr(one2.ino, None).unwrap().size, 6);
+    assert_eq!(read_all(&core, one2.ino), b"BBBBBB");
+    let meta = core.lookup(fire.ino, OsStr::new("metadata.json")).unwrap();
+    assert_eq!(read_all(&core, meta.ino), b"{\"v\":1}");
+    assert_eq!(
+        core.lookup(fire.ino, OsStr::new("nope"))
+            .unwrap_err()
+            .errno(),
+        libc::ENOENT
+    );
+}
+
+#[test]
+fn readdirplus_gives_sizes() {
+    let g = game();
+    let (core, _rx) = core_with(g.path(), opts());
+    let maps = core.lookup(ROOT, OsStr::new("maps")).unwrap();
+    let m = core.lookup(maps.ino, OsStr::new("m.tnt")).unwrap();
+    let fh = core.opendir(m.ino).unwrap();
+    let items = core.readdirplus(fh, 0).unwrap();
+    let png = items.iter().find(|(_, it)| it.name == "map.png").unwrap();
+    assert_eq!(png.1.attr.unwrap().size, 1000);
+    // offsets continue after the given one
+    let rest = core.readdirplus(fh, 2).unwrap();
+    assert_eq!(rest.len(), 1);
+    assert_eq!(rest[0].0, 3);
+    core.releasedir(fh).unwrap();
+}
+
+#[test]
+fn replaced_binary_gives_new_inodes_and_invalidations() {
+    let g = game();
+    let (core, rx) = core_with(g.path(), opts());
+    let anims = core.lookup(ROOT, OsStr::new("anims")).unwrap();
+    let fire = core.lookup(anims.ino, OsStr::new("fire.gaf")).unwrap();
+    let meta = core.lookup(fire.ino, OsStr::new("metadata.json")).unwrap();
+    let open = core.open(meta.ino, libc::O_RDONLY).unwrap();
+    assert!(open.keep_cache, "a view inode always has the same bytes");
+
+    replace(
+        &g.path().join("anims/fire.gaf"),
+        "FAKE\nmetadata.json={\"v\":22}\n",
+    );
+    // the old inode is stale; an open handle still reads the bytes it was opened with
+    assert_eq!(
+        core.getattr(meta.ino, None).unwrap_err().errno(),
+        libc::ESTALE
+    );
+    assert_eq!(
+        core.open(meta.ino, libc::O_RDONLY).unwrap_err().errno(),
+        libc::ESTALE
+    );
+    assert_eq!(core.read(open.fh, 0, 100).unwrap(), b"{\"v\":1}");
+    core.release(open.fh).unwrap();
+    let new = core.lookup(fire.ino, OsStr::new("metadata.json")).unwrap();
+    assert_ne!(new.ino, meta.ino);
+    assert_eq!(new.size, 8);
+    assert_eq!(read_all(&core, new.ino), b"{\"v\":22}");
+    assert_eq!(
+        core.lookup(fire.ino, OsStr::new("fire"))
+            .unwrap_err()
+            .errno(),
+        libc::ENOENT
+    );
+    let msgs: Vec<Inval> = rx.try_iter().collect();
+    assert!(
+        msgs.contains(&Inval::Entry {
+            parent: fire.ino,
+            name: "metadata.json".into()
+        }),
+        "{msgs:?}"
+    );
+    assert!(msgs.contains(&Inval::Inode { ino: meta.ino }), "{msgs:?}");
+    assert!(msgs.contains(&Inval::Inode { ino: fire.ino }), "{msgs:?}");
+
+    std::fs::remove_file(g.path().join("anims/fire.gaf")).unwrap();
+    assert_eq!(
+        core.getattr(fire.ino, None).unwrap_err().errno(),
+        libc::ESTALE
+    );
+    assert_eq!(
+        core.lookup(anims.ino, OsStr::new("fire.gaf"))
+            .unwrap_err()
+            .errno(),
+        libc::ENOENT
+    );
+}
+
+#[test]
+fn broken_asset_becomes_directory_when_fixed() {
+    let g = game();
+    let (core, _rx) = core_with(g.path(), opts());
+    let anims = core.lookup(ROOT, OsStr::new("anims")).unwrap();
+    let b = core.lookup(anims.ino, OsStr::new("BROKEN.GAF")).unwrap();
+    assert_eq!(b.kind, FileKind::File);
+    assert_eq!(read_all(&core, b.ino), b"not a gaf");
+    replace(&g.path().join("anims/BROKEN.GAF"), "FAKE\na=1\n");
+    let b2 = core.lookup(anims.ino, OsStr::new("BROKEN.GAF")).unwrap();
+    assert_eq!(b2.kind, FileKind::Dir);
+    assert_ne!(b2.ino, b.ino);
+}
+
+#[test]
+fn writes_in_asset_directories_are_refused_with_erofs() {
+    let g = game();
+    let (core, _rx) = core_with(g.path(), opts());
+    let anims = core.lookup(ROOT, OsStr::new("anims")).unwrap();
+    let fire = core.lookup(anims.ino, OsStr::new("fire.gaf")).unwrap();
+    let meta = core.lookup(fire.ino, OsStr::new("metadata.json")).unwrap();
+    let erofs = |r: Result<(), tafs::fs::FsError>| assert_eq!(r.unwrap_err().errno(), libc::EROFS);
+    erofs(
+        core.create(fire.ino, OsStr::new("x"), 0o644, 0, libc::O_WRONLY, 0, 0)
+            .map(|_| ()),
+    );
+    erofs(
+        core.mkdir(fire.ino, OsStr::new("d"), 0o755, 0, 0, 0)
+            .map(|_| ()),
+    );
+    erofs(core.unlink(fire.ino, OsStr::new("metadata.json")));
+    erofs(core.rename(
+        fire.ino,
+        OsStr::new("metadata.json"),
+        ROOT,
+        OsStr::new("m"),
+        0,
+    ));
+    erofs(core.open(meta.ino, libc::O_WRONLY).map(|_| ()));
+    erofs(
+        core.open(meta.ino, libc::O_RDONLY | libc::O_TRUNC)
+            .map(|_| ()),
+    );
+    erofs(
+        core.setattr(
+            meta.ino,
+            SetAttr {
+                mode: Some(0o600),
+                ..Default::default()
+            },
+            None,
+        )
+        .map(|_| ()),
+    );
+    erofs(core.rmdir(anims.ino, OsStr::new("fire.gaf")));
+    erofs(core.access(meta.ino, libc::W_OK));
+    core.access(meta.ino, libc::R_OK).unwrap();
+    assert!(g.path().join("anims/fire.gaf").is_file());
+}
+
+#[test]
+fn pass_through_operations_reach_the_game_folder() {
+    let g = game();
+    let (core, _rx) = core_with(g.path(), opts());
+    let p = g.path();
+    let (a, o) = core
+        .create(
+            ROOT,
+            OsStr::new("new.tdf"),
+            0o644,
+            0o022,
+            libc::O_WRONLY,
+            0,
+            0,
+        )
+        .unwrap();
+    assert_eq!(a.kind, FileKind::File);
+    assert_eq!(core.write(o.fh, 0, b"hello world").unwrap(), 11);
+    core.flush(o.fh).unwrap();
+    core.fsync(o.fh, false).unwrap();
+    core.release(o.fh).unwrap();
+    assert_eq!(std::fs::read(p.join("new.tdf")).unwrap(), b"hello world");
+
+    let a = core
+        .setattr(
+            a.ino,
+            SetAttr {
+                mode: Some(0o600),
+                ..Default::default()
+            },
+            None,
+        )
+        .unwrap();
+    assert_eq!(a.perm, 0o600);
+    assert_eq!(
+        std::fs::metadata(p.join("new.tdf")).unwrap().mode() & 0o777,
+        0o600
+    );
+    let t = UNIX_EPOCH + Duration::from_secs(1_234_567_890);
+    core.setattr(
+        a.ino,
+        SetAttr {
+            mtime: Some(SetTime::At(t)),
+            ..Default::default()
+        },
+        None,
+    )
+    .unwrap();
+    assert_eq!(
+        std::fs::metadata(p.join("new.tdf"))
+            .unwrap()
+            .modified()
+            .unwrap(),
+        t
+    );
+    core.setattr(
+        a.ino,
+        SetAttr {
+            size: Some(5),
+            ..Default::default()
+        },
+        None,
+    )
+    .unwrap();
+    assert_eq!(std::fs::read(p.join("new.tdf")).unwrap(), b"hello");
+
+    core.rename(
+        ROOT,
+        OsStr::new("new.tdf"),
+        ROOT,
+        OsStr::new("renamed.tdf"),
+        0,
+    )
+    .unwrap();
+    assert!(!p.join("new.tdf").exists());
+    // the inode followed the rename
+    assert_eq!(
+        core.lookup(ROOT, OsStr::new("renamed.tdf")).unwrap().ino,
+        a.ino
+    );
+    assert_eq!(core.getattr(a.ino, None).unwrap().size, 5);
+
+    let d = core.mkdir(ROOT, OsStr::new("dir"), 0o755, 0, 0, 0).unwrap();
+    core.symlink(
+        d.ino,
+        OsStr::new("ln"),
+        std::path::Path::new("../renamed.tdf"),
+        0,
+        0,
+    )
+    .unwrap();
+    let ln = core.lookup(d.ino, OsStr::new("ln")).unwrap();
+    assert_eq!(ln.kind, FileKind::Symlink);
+    assert_eq!(core.readlink(ln.ino).unwrap(), b"../renamed.tdf");
+    core.link(a.ino, d.ino, OsStr::new("hard.tdf")).unwrap();
+    assert_eq!(std::fs::metadata(p.join("renamed.tdf")).unwrap().nlink(), 2);
+    assert_eq!(
+        core.rmdir(ROOT, OsStr::new("dir")).unwrap_err().errno(),
+        libc::ENOTEMPTY
+    );
+    core.unlink(d.ino, OsStr::new("ln")).unwrap();
+    core.unlink(d.ino, OsStr::new("hard.tdf")).unwrap();
+    core.rmdir(ROOT, OsStr::new("dir")).unwrap();
+    assert!(!p.join("dir").exists());
+    core.unlink(ROOT, OsStr::new("renamed.tdf")).unwrap();
+    assert_eq!(core.getattr(a.ino, None).unwrap_err().errno(), libc::ESTALE);
+    assert!(core.statfs().unwrap().bsize > 0);
+    // an asset directory can be renamed as a whole: it renames the binary
+    let anims = core.lookup(ROOT, OsStr::new("anims")).unwrap();
+    core.rename(
+        anims.ino,
+        OsStr::new("fire.gaf"),
+        anims.ino,
+        OsStr::new("hot.gaf"),
+        0,
+    )
+    .unwrap();
+    assert!(p.join("anims/hot.gaf").is_file());
+    assert_eq!(
+        core.lookup(anims.ino, OsStr::new("hot.gaf")).unwrap().kind,
+        FileKind::Dir
+    );
+}
+
+#[test]
+fn read_only_mount_refuses_everything() {
+    let g = game();
+    let (core, _rx) = core_with(
+        g.path(),
+        MountOptions {
+            read_only: true,
+            ..opts()
+        },
+    );
+    let tdf = core.lookup(ROOT, OsStr::new("units.tdf")).unwrap();
+    assert_eq!(tdf.perm & 0o222, 0);
+    for r in [
+        core.create(ROOT, OsStr::new("x"), 0o644, 0, libc::O_WRONLY, 0, 0)
+            .map(|_| ()),
+        core.open(tdf.ino, libc::O_RDWR).map(|_| ()),
+        core.unlink(ROOT, OsStr::new("units.tdf")),
+        core.mkdir(ROOT, OsStr::new("d"), 0o755, 0, 0, 0)
+            .map(|_| ()),
+        core.setattr(
+            tdf.ino,
+            SetAttr {
+                mode: Some(0o600),
+                ..Default::default()
+            },
+            None,
+        )
+        .map(|_| ()),
+    ] {
+        assert_eq!(r.unwrap_err().errno(), libc::EROFS);
+    }
+    assert_eq!(read_all(&core, tdf.ino), b"[A]{}\n");
+}
+
+#[test]
+fn cache_stays_within_budget_and_content_survives_eviction() {
+    let g = tempfile::tempdir().unwrap();
+    let mut text = String::from("FAKE\n");
+    for i in 0..20 {
+        text.push_str(&format!("f{i}*100={}\n", (b'a' + i as u8) as char));
+    }
+    put(&g.path().join("a.gaf"), &text);
+    let (core, _rx) = core_with(
+        g.path(),
+        MountOptions {
+            cache_size: 350,
+            max_views: 1,
+            ..opts()
+        },
+    );
+    let a = core.lookup(ROOT, OsStr::new("a.gaf")).unwrap();
+    for round in 0..2 {
+        for i in 0..20u8 {
+            let f = core.lookup(a.ino, OsStr::new(&format!("f{i}"))).unwrap();
+            assert_eq!(f.size, 100);
+            assert_eq!(read_all(&core, f.ino), vec![b'a' + i; 100], "round {round}");
+            assert!(core.cached_bytes() <= 350);
+        }
+    }
+}
+
+#[test]
+fn decoding_one_asset_does_not_block_others() {
+    let g = game();
+    put(&g.path().join("slow.gaf"), "FAKE\nsleep=1500\na=1\n");
+    let (core, _rx) = core_with(g.path(), opts());
+    let core = Arc::new(core);
+    let c2 = core.clone();
+    let slow = std::thread::spawn(move || c2.lookup(ROOT, OsStr::new("slow.gaf")).unwrap());
+    std::thread::sleep(Duration::from_millis(100));
+    let t = Instant::now();
+    let anims = core.lookup(ROOT, OsStr::new("anims")).unwrap();
+    let fire = core.lookup(anims.ino, OsStr::new("fire.gaf")).unwrap();
+    core.getattr(ROOT, None).unwrap();
+    assert_eq!(fire.kind, FileKind::Dir);
+    assert!(
+        t.elapsed() < Duration::from_millis(1000),
+        "blocked for {:?}",
+        t.elapsed()
+    );
+    assert_eq!(slow.join().unwrap().kind, FileKind::Dir);
+}
+
+#[test]
+fn fake_view_is_what_the_tests_think() {
+    // The helper itself: guards the expectations above.
+    let v = FakeView::parse(b"FAKE\nx/y=ab\nz*3=c\n").unwrap();
+    use tafs::view::View;
+    assert_eq!(v.entries().len(), 3);
+    assert_eq!(v.render_vec("z").unwrap(), b"ccc");
+    assert!(FakeView::parse(b"nope").is_err());
+    let _ = SystemTime::now();
+}
