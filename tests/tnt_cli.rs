@@ -299,3 +299,35 @@ fn a_game_palette_travels_with_the_unpacked_directory() {
     ok(&["tnt", "pack", s(&un), "-t", s(&back)]);
     assert_eq!(std::fs::read(&back).unwrap(), data);
 }
+
+#[test]
+fn cli_unpack_equals_the_mount_view_even_with_a_loading_picture_beside_the_map() {
+    let dir = tempfile::tempdir().unwrap();
+    let game = dir.path().join("game");
+    std::fs::create_dir_all(game.join("maps")).unwrap();
+    std::fs::create_dir_all(game.join("palettes")).unwrap();
+    std::fs::write(
+        game.join("palettes/PALETTE.PAL"),
+        tafs::formats::palette::Palette::ta().to_pal(),
+    )
+    .unwrap();
+    // m.pcx: a loading picture with its own (all-grey) palette; it must not colour the map.
+    let mut pcx = vec![0u8; 128];
+    pcx.push(0x0C);
+    pcx.extend(std::iter::repeat_n(128u8, 768));
+    std::fs::write(game.join("maps/m.pcx"), &pcx).unwrap();
+    let data = Fixture::small(4, 4, 3).bytes();
+    let map = game.join("maps/m.tnt");
+    std::fs::write(&map, &data).unwrap();
+    let un = dir.path().join("un");
+    ok(&["tnt", "unpack", s(&map), "-t", s(&un)]);
+    let opts = tafs::fs::core::view_options_for(&game, "maps/m.tnt");
+    assert_eq!(opts.palette, tafs::formats::palette::Palette::ta());
+    let v = tafs::view::open(tafs::view::AssetKind::Tnt, &data, &opts).unwrap();
+    for e in v.entries() {
+        if e.kind == tafs::view::EntryKind::File {
+            let disk = std::fs::read(un.join(&e.path)).unwrap();
+            assert!(disk == v.render_vec(&e.path).unwrap(), "{} differs", e.path);
+        }
+    }
+}
