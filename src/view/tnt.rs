@@ -1303,6 +1303,19 @@ fn stream_png_rows(
     Ok((w, h))
 }
 
+/// Rebuilds the minimap pixels of `t` (same size as its current minimap) from its tiles by
+/// the game's visible-region rule: each region pixel is the palette entry nearest (never
+/// 0x64) to the average colour of the map pixels it covers; the rest is 0x64.
+pub fn rebuild_minimap(t: &Tnt, palette: &Palette) -> Vec<u8> {
+    let mut acc = MinimapAccumulator::new(t.width, t.height, &t.minimap);
+    let mut row = vec![0u8; t.pixel_width()];
+    for y in 0..t.pixel_height() {
+        t.render_row(y, &mut row);
+        acc.add_row(y, &row, palette);
+    }
+    acc.finish(palette)
+}
+
 /// Sums map colours per minimap pixel of the visible region.
 struct MinimapAccumulator {
     mw: u32,
