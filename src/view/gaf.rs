@@ -953,21 +953,7 @@ fn build_sequence(
         file: file.clone(),
         why: "a sequence folder needs its frame list".into(),
     })?;
-    let t = CsvTable::parse(&file, &data)?;
-    t.require(&[
-        "frame",
-        "width",
-        "height",
-        "origin_x",
-        "origin_y",
-        "transparency",
-        "duration_ticks",
-    ])?;
-    let mut rows = Vec::new();
-    for (line, row) in &t.rows {
-        rows.push(row_fields(&t, *line, row, true)?);
-    }
-    check_numbering(&file, &rows)?;
+    let rows = read_rows(&file, &data, true)?;
     let mut frames = Vec::with_capacity(rows.len());
     for rf in &rows {
         let key = format!("{dir}/{}", rf.index);
@@ -994,6 +980,32 @@ fn build_sequence(
             frames,
         },
     ))
+}
+
+/// Reads a frames.csv (`frames` = true) or layers.csv: required columns, every row's fields,
+/// numbering 0, 1, 2… in order.
+fn read_rows(file: &str, data: &[u8], frames: bool) -> Result<Vec<RowFields>, ViewError> {
+    let t = CsvTable::parse(file, data)?;
+    let first = if frames { "frame" } else { "layer" };
+    let mut cols = vec![
+        first,
+        "width",
+        "height",
+        "origin_x",
+        "origin_y",
+        "transparency",
+    ];
+    if frames {
+        cols.push("duration_ticks");
+    }
+    t.require(&cols)?;
+    let rows = t
+        .rows
+        .iter()
+        .map(|(line, row)| row_fields(&t, *line, row, frames))
+        .collect::<Result<Vec<_>, _>>()?;
+    check_numbering(file, &rows)?;
+    Ok(rows)
 }
 
 fn check_numbering(file: &str, rows: &[RowFields]) -> Result<(), ViewError> {
@@ -1071,20 +1083,7 @@ fn build_frame(
             file: lfile.clone(),
             why: "a .layers folder needs its layer list".into(),
         })?;
-        let t = CsvTable::parse(&lfile, &data)?;
-        t.require(&[
-            "layer",
-            "width",
-            "height",
-            "origin_x",
-            "origin_y",
-            "transparency",
-        ])?;
-        let mut rows = Vec::new();
-        for (line, row) in &t.rows {
-            rows.push(row_fields(&t, *line, row, false)?);
-        }
-        check_numbering(&lfile, &rows)?;
+        let rows = read_rows(&lfile, &data, false)?;
         if rows.is_empty() || rows.len() > 255 {
             return Err(csv_err(
                 &lfile,
