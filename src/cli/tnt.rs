@@ -805,7 +805,10 @@ fn decode_sprite(gaf: &[u8], seqname: &str) -> Result<Sprite, String> {
         .frames
         .first()
         .ok_or_else(|| format!("sequence {seqname:?} has no frames"))?;
-    let f = first.frame.flatten();
+    let f = first
+        .frame
+        .flatten()
+        .ok_or_else(|| format!("sequence {seqname:?}: its layers span too many pixels"))?;
     Ok(Sprite {
         width: f.width as usize,
         height: f.height as usize,
