@@ -2,7 +2,7 @@
 //! without a panic; rendering its view stays within the per-image pixel budget.
 
 use tafs::formats::{gaf, tnt, Limits};
-use tafs::view::{self, AssetKind, View, ViewOptions};
+use tafs::view::{self, AssetKind, ViewOptions};
 
 #[test]
 fn crashtest_inputs_are_handled() {
