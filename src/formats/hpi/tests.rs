@@ -11,12 +11,15 @@ fn outer_key_rotates() {
 
 #[test]
 fn inner_transform_inverts() {
-    let mut b: Vec<u8> = (0..=255u8).chain(0..=255).collect();
+    // plain 0 at index i is stored as (0 XOR i) + i = 2i mod 256.
+    let mut b = vec![0u8; 512];
+    b[300] = 0xAB;
     let orig = b.clone();
     sqsh::inner_encode(&mut b);
-    assert_ne!(b, orig);
-    // stored byte 1 for plain 0 at i = 1: (0 ^ 1) + 1 = 2
     assert_eq!(b[1], 2);
+    assert_eq!(b[200], 144);
+    // 0xAB at 300 (i = 44 = 0x2C): (0xAB ^ 0x2C) + 0x2C = 0x87 + 0x2C = 0xB3
+    assert_eq!(b[300], 0xB3);
     sqsh::inner_decode(&mut b);
     assert_eq!(b, orig);
 }
