@@ -1,6 +1,7 @@
 //! Command-line glue: parses arguments and calls the library.
 
 mod gaf;
+mod hpi;
 mod mount;
 mod tnt;
 
@@ -25,6 +26,9 @@ enum Command {
     /// TNT maps: describe, minimap, heightmap, image, features, lint, unpack, pack, preview.
     #[command(subcommand)]
     Tnt(tnt::TntCmd),
+    /// HPI archives (.hpi .ufo .ccx .gp3 .gpf, TA: Kingdoms .hpi): list, info, extract, pack.
+    #[command(subcommand)]
+    Hpi(hpi::HpiCmd),
     /// Mount a game folder: every .gaf/.tnt appears as a directory of editable files.
     Mount(mount::MountArgs),
     /// Unmount a tafs mount.
@@ -46,6 +50,7 @@ pub fn main() -> i32 {
     let result = match cli.command {
         Command::Gaf(c) => gaf::run(c),
         Command::Tnt(c) => tnt::run(c),
+        Command::Hpi(c) => hpi::run(c),
         Command::Mount(a) => mount::run(a),
         Command::Umount(a) => mount::umount(a),
     };

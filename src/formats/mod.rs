@@ -5,6 +5,7 @@
 
 pub mod bytes;
 pub mod gaf;
+pub mod hpi;
 pub mod palette;
 pub mod tdf;
 pub mod tnt;
