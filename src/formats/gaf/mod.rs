@@ -20,8 +20,8 @@ use std::sync::Arc;
 pub const VERSION_STANDARD: u32 = 0x0001_0100;
 /// TA3D's truecolor variant: not a Cavedog GAF.
 pub const VERSION_TA3D_TRUECOLOR: u32 = 0x0001_0101;
-/// Largest canvas [`Frame::flatten`] draws (the default per-frame pixel budget).
-pub const MAX_FLAT_PIXELS: u64 = 64 << 20;
+/// Largest canvas [`Frame::flatten`] draws: 4096 × 4096 pixels, far above any stock frame.
+pub const MAX_FLAT_PIXELS: u64 = 16 << 20;
 /// Size of the file header.
 pub const HEADER_LEN: u64 = 12;
 /// Size of a sequence header (before its frame list).
