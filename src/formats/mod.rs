@@ -38,7 +38,7 @@ impl Default for Limits {
     fn default() -> Self {
         Limits {
             max_frames: 1 << 20,
-            max_frame_pixels: 64 << 20,
+            max_frame_pixels: 16 << 20,
             max_total_pixels: 1 << 30,
             max_layer_depth: 16,
             max_frame_references: 1 << 20,
