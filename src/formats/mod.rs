@@ -26,7 +26,8 @@ pub struct Limits {
     /// Times one frame header may be referenced (by frame lists or layer tables) before the
     /// file is refused as a reference bomb.
     pub max_frame_references: usize,
-    /// Attribute cells (width × height) of one map.
+    /// Attribute cells (width × height) of one map (1024 × 1024 cells = a 16,384-pixel square,
+    /// four times the side of the largest stock map).
     pub max_map_cells: u64,
     /// Tiles stored in one map.
     pub max_tiles: usize,
@@ -42,7 +43,7 @@ impl Default for Limits {
             max_total_pixels: 1 << 30,
             max_layer_depth: 16,
             max_frame_references: 1 << 20,
-            max_map_cells: 4096 * 4096,
+            max_map_cells: 1024 * 1024,
             max_tiles: 65_536,
             max_features: 0xFFFA,
         }
