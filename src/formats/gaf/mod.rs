@@ -1,7 +1,7 @@
 //! GAF sprite banks (and paletted TA: Kingdoms `.taf`).
 //!
 //! [`parse`] follows pointers only (blocks may be in any order), checks every offset and
-//! length, and budgets frames and pixels with [`Limits`]. [`write`] produces the canonical
+//! length, and budgets frames and pixels with [`Limits`]. [`write()`] produces the canonical
 //! layout (header, sequence table, then per sequence its header, frame list and frames, each
 //! frame header immediately followed by its data) and reuses each frame's original payload
 //! bytes, so an unchanged file in canonical layout is rewritten byte for byte.
@@ -136,7 +136,7 @@ pub struct Pixels {
     /// True where the game draws the pixel: raw frames: index != key; RLE: not skipped.
     pub opaque: Vec<bool>,
     /// The stored payload bytes these pixels were decoded from (raw bytes or RLE rows),
-    /// reused verbatim by [`write`]. Must be `None` once the pixels or storage change.
+    /// reused verbatim by [`write()`]. Must be `None` once the pixels or storage change.
     pub payload: Option<Arc<[u8]>>,
 }
 

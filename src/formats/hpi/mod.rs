@@ -4,7 +4,7 @@
 //! [`parse`] reads only the header and the directory (and, for version 1, each file's chunk
 //! size table, to know its stored length): listing never decompresses a member.
 //! [`Archive::read`] decompresses one member, verifying every SQSH chunk's checksum and
-//! size. [`write`] builds an archive from a [`Node`] tree; members taken from an existing
+//! size. [`write()`] builds an archive from a [`Node`] tree; members taken from an existing
 //! archive with [`Archive::to_tree`] keep their stored chunk bytes verbatim, so a repack
 //! recompresses only what changed.
 //!
@@ -506,7 +506,7 @@ impl Archive {
     }
 
     /// The archive as a [`Node`] tree whose files are [`Member::Stored`]: written back with
-    /// [`write`], every member keeps its stored bytes. Replace nodes to repack with changes.
+    /// [`write()`], every member keeps its stored bytes. Replace nodes to repack with changes.
     pub fn to_tree(&self, data: &[u8]) -> Result<Vec<Node>, HpiError> {
         // Build children lists first (entries are parents-first), then assemble bottom-up.
         let n = self.entries.len();

@@ -1,4 +1,4 @@
-//! TNT maps of Total Annihilation: reader ([`parse`]) and writer ([`write`]).
+//! TNT maps of Total Annihilation: reader ([`parse`]) and writer ([`write()`]).
 //!
 //! A map is a 64-byte header followed by five blocks at absolute offsets: the tile-index grid
 //! (`u16` per 32×32 tile), the attribute grid (height and feature word per 16×16 cell), the tile
@@ -11,7 +11,7 @@
 //! Lossless: a parsed `0x2000` map keeps every feature word, the attribute pad bytes, the raw
 //! 128-byte name buffers, the header pads and flags, and (in [`Layout`]) where each block sat and
 //! every byte outside the header and the blocks (the map-data padding, gaps, extra attribute
-//! rows, trailing bytes). [`write`] reproduces the file byte for byte while the block sizes are
+//! rows, trailing bytes). [`write()`] reproduces the file byte for byte while the block sizes are
 //! unchanged. A `0x1020` map is written as `0x2000`.
 
 mod read;
@@ -176,7 +176,7 @@ pub struct Filler {
     pub bytes: Vec<u8>,
 }
 
-/// The physical arrangement of a `0x2000` file, kept so that [`write`] reproduces it.
+/// The physical arrangement of a `0x2000` file, kept so that [`write()`] reproduces it.
 #[derive(Debug, Clone, PartialEq, Eq, Hash, Default)]
 pub struct Layout {
     /// Tile-index grid.
@@ -211,7 +211,7 @@ impl Layout {
 /// A decoded map.
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
 pub struct Tnt {
-    /// The version the file was read from ([`VERSION_TA`] or [`VERSION_LEGACY`]); [`write`]
+    /// The version the file was read from ([`VERSION_TA`] or [`VERSION_LEGACY`]); [`write()`]
     /// always writes [`VERSION_TA`].
     pub source_version: u32,
     /// Width in 16-pixel attribute cells (tiles = width / 2).
@@ -235,7 +235,7 @@ pub struct Tnt {
     /// The embedded minimap.
     pub minimap: Minimap,
     /// Where the blocks sat and the bytes between them (`None` for a `0x1020` source or a
-    /// map built from scratch: [`write`] then uses the canonical layout).
+    /// map built from scratch: [`write()`] then uses the canonical layout).
     pub layout: Option<Layout>,
 }
 
