@@ -29,6 +29,12 @@ enum Command {
     Mount(mount::MountArgs),
     /// Unmount a tafs mount.
     Umount(mount::UmountArgs),
+    /// Write-back status of a mount: staged, pending, failed and conflicting edits.
+    Status(mount::StatusArgs),
+    /// Versions of a binary kept by write-back (newest first).
+    History(mount::HistoryArgs),
+    /// Put back a version of a binary kept by write-back.
+    Restore(mount::HistoryArgs),
 }
 
 /// Runs the CLI and returns the process exit code.
@@ -48,6 +54,9 @@ pub fn main() -> i32 {
         Command::Tnt(c) => tnt::run(c),
         Command::Mount(a) => mount::run(a),
         Command::Umount(a) => mount::umount(a),
+        Command::Status(a) => mount::status(a),
+        Command::History(a) => mount::history(a),
+        Command::Restore(a) => mount::restore(a),
     };
     match result {
         Ok(code) => code,
