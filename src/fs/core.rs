@@ -757,6 +757,15 @@ impl Core {
             let mut t = self.table_mut();
             let inos = t.by_gen.remove(&gen).unwrap_or_default();
             for ino in inos {
+                if let Some(Node {
+                    kind: NodeKind::View { dir: true, .. },
+                    ..
+                }) = t.nodes.get(&ino)
+                {
+                    // folders follow the asset across generations
+                    msgs.push(Inval::Inode { ino });
+                    continue;
+                }
                 if let Some(n) = t.nodes.get(&ino) {
                     if n.parent != DETACHED {
                         msgs.push(Inval::Entry {
@@ -1008,7 +1017,12 @@ impl Core {
                 if !dir {
                     return Err(FsError::NotDir);
                 }
-                let (rel, layout, meta) = self.current(root, gen)?;
+                let _ = gen;
+                // folders follow the asset across generations (their files do not)
+                let (rel, gen, layout, meta) = self.root_asset(root)?;
+                if !matches!(self.locate(&rel, &layout, &vpath), writeback::Loc::Dir) {
+                    return Err(FsError::Stale);
+                }
                 self.lookup_view(parent, root, gen, &vpath, name, &rel, &layout, &meta)
             }
         }
@@ -1610,10 +1624,12 @@ impl Core {
                 ino,
                 ..
             } => {
+                // a descriptor that only truncated (truncate -s 0) does not commit
                 if written.load(Ordering::Relaxed) {
                     self.staged_written(rel, *ino);
+                    return self.staged_save(rel, *ino);
                 }
-                self.staged_save(rel, *ino)
+                Ok(())
             }
             _ => Ok(()),
         }

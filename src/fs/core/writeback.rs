@@ -451,14 +451,14 @@ impl Core {
                 Ok(Some((parent, rel, gen, layout, meta, String::new())))
             }
             NodeKind::View {
-                root,
-                gen,
-                vpath,
-                dir,
+                root, vpath, dir, ..
             } => {
-                let (rel, layout, meta) = self.current(root, gen)?;
                 if !dir {
                     return Err(FsError::NotDir);
+                }
+                let (rel, gen, layout, meta) = self.root_asset(root)?;
+                if !matches!(self.locate(&rel, &layout, &vpath), Loc::Dir) {
+                    return Err(FsError::Stale);
                 }
                 Ok(Some((root, rel, gen, layout, meta, vpath)))
             }
@@ -550,7 +550,7 @@ impl Core {
             ino,
             rel,
             writable: true,
-            written: AtomicBool::new(true),
+            written: AtomicBool::new(false),
         });
         Ok((
             self.staged_attr(ino, &m, 0),
@@ -690,7 +690,7 @@ impl Core {
             match handle.as_deref() {
                 Some(Handle::Staged { file, written, .. }) => {
                     file.set_len(size)?;
-                    written.store(true, Ordering::Relaxed);
+                    let _ = written;
                 }
                 _ => OpenOptions::new().write(true).open(&path)?.set_len(size)?,
             }
@@ -1134,7 +1134,9 @@ fn complete_new(kind: AssetKind, files: &dyn FileSet, v: &dyn View) -> Result<()
             .flatten()
         {
             if let Some(dir) = s.get("dir").and_then(|d| d.as_str()) {
-                if !root.iter().any(|(n, d)| *d && n == dir) {
+                let has = root.iter().any(|(n, d)| *d && n == dir)
+                    && files.read(&format!("{dir}/frames.csv"))?.is_some();
+                if !has {
                     return Err(ViewError::Missing {
                         file: format!("{dir}/"),
                         why: "listed in metadata.json".into(),
