@@ -35,7 +35,10 @@ fn opts(state: &Path) -> MountOptions {
 fn ino(core: &Core, path: &str) -> u64 {
     let mut i = ROOT;
     for c in path.split('/') {
-        i = core.lookup(i, OsStr::new(c)).unwrap_or_else(|e| panic!("{path}: {e}")).ino;
+        i = core
+            .lookup(i, OsStr::new(c))
+            .unwrap_or_else(|e| panic!("{path}: {e}"))
+            .ino;
     }
     i
 }
@@ -75,7 +78,15 @@ fn replace_via_temp(core: &Core, path: &str, tmp: &str, bytes: &[u8]) -> Result<
     let (dir, name) = parent_and_name(path);
     let d = ino(core, dir);
     let (_, o) = core
-        .create(d, OsStr::new(tmp), 0o100600, 0, libc::O_WRONLY | libc::O_EXCL, 0, 0)
+        .create(
+            d,
+            OsStr::new(tmp),
+            0o100600,
+            0,
+            libc::O_WRONLY | libc::O_EXCL,
+            0,
+            0,
+        )
         .map_err(|e| e.errno())?;
     core.write(o.fh, 0, bytes).unwrap();
     core.flush(o.fh).unwrap(); // a temp name never commits
@@ -130,12 +141,21 @@ fn unchanged_save_does_not_touch_the_binary() {
     let bin = f.game.path().join("anims/fx.gaf");
     let m0 = std::fs::metadata(&bin).unwrap();
     let csv = read(&f.core, "anims/fx.gaf/pulse/frames.csv");
-    replace_via_temp(&f.core, "anims/fx.gaf/pulse/frames.csv", ".frames.csv.Ab12", &csv).unwrap();
+    replace_via_temp(
+        &f.core,
+        "anims/fx.gaf/pulse/frames.csv",
+        ".frames.csv.Ab12",
+        &csv,
+    )
+    .unwrap();
     let png = read(&f.core, "anims/fx.gaf/turret/0.png");
     cp_onto(&f.core, "anims/fx.gaf/turret/0.png", &png).unwrap();
     let m1 = std::fs::metadata(&bin).unwrap();
     use std::os::unix::fs::MetadataExt;
-    assert_eq!((m0.ino(), m0.mtime_nsec(), m0.mtime()), (m1.ino(), m1.mtime_nsec(), m1.mtime()));
+    assert_eq!(
+        (m0.ino(), m0.mtime_nsec(), m0.mtime()),
+        (m1.ino(), m1.mtime_nsec(), m1.mtime())
+    );
     assert_eq!(history_len(&f), 0);
 }
 
@@ -174,8 +194,13 @@ fn frames_listed_without_images_are_pending_until_complete() {
     lines.push(&row1);
     let new_csv = lines.join("\n") + "\n";
     // frames.csv lists frame 1, whose PNG is not there yet: pending, not an error
-    replace_via_temp(&f.core, "anims/fx.gaf/panel/frames.csv", "sedXy12ab", new_csv.as_bytes())
-        .unwrap();
+    replace_via_temp(
+        &f.core,
+        "anims/fx.gaf/panel/frames.csv",
+        "sedXy12ab",
+        new_csv.as_bytes(),
+    )
+    .unwrap();
     assert_eq!(std::fs::read(&bin).unwrap(), orig);
     let st = status(&f.core, "anims/fx.gaf");
     assert!(st.contains("pending") && st.contains("panel/1.png"), "{st}");
@@ -200,7 +225,12 @@ fn conflict_when_binary_changes_behind_staged_edits() {
     // a pending edit (frames.csv naming a frame that is not there)
     let csv = read(&f.core, "anims/fx.gaf/panel/frames.csv");
     let mut c = csv.clone();
-    let row = String::from_utf8(csv.clone()).unwrap().lines().nth(1).unwrap().replacen('0', "1", 1);
+    let row = String::from_utf8(csv.clone())
+        .unwrap()
+        .lines()
+        .nth(1)
+        .unwrap()
+        .replacen('0', "1", 1);
     c.extend_from_slice(row.as_bytes());
     c.push(b'\n');
     replace_via_temp(&f.core, "anims/fx.gaf/panel/frames.csv", ".x.tmp", &c).unwrap();
@@ -231,11 +261,16 @@ fn staged_files_survive_a_new_core() {
     let png = read(&f.core, "anims/fx.gaf/pulse/0.png");
     let (edited, _) = edit_png(&png, 0xB1);
     cp_onto(&f.core, "anims/fx.gaf/pulse/0.png", &edited).unwrap();
-    let a0 = f.core.getattr(ino(&f.core, "anims/fx.gaf/pulse/0.png"), None).unwrap();
+    let a0 = f
+        .core
+        .getattr(ino(&f.core, "anims/fx.gaf/pulse/0.png"), None)
+        .unwrap();
     drop(f.core);
     let core = Core::new(f.game.path(), opts(f.state.path()), None).unwrap();
     assert_eq!(read(&core, "anims/fx.gaf/pulse/0.png"), edited);
-    let a1 = core.getattr(ino(&core, "anims/fx.gaf/pulse/0.png"), None).unwrap();
+    let a1 = core
+        .getattr(ino(&core, "anims/fx.gaf/pulse/0.png"), None)
+        .unwrap();
     assert_eq!((a0.mtime, a0.perm, a0.size), (a1.mtime, a1.perm, a1.size));
 }
 
@@ -251,7 +286,10 @@ fn read_only_and_no_state_dir_refuse_writes() {
     ] {
         let core = Core::new(f.game.path(), o, None).unwrap();
         let i = ino(&core, "anims/fx.gaf/pulse/0.png");
-        assert_eq!(core.open(i, libc::O_WRONLY).unwrap_err().errno(), libc::EROFS);
+        assert_eq!(
+            core.open(i, libc::O_WRONLY).unwrap_err().errno(),
+            libc::EROFS
+        );
         let d = ino(&core, "anims/fx.gaf");
         let e = core.mkdir(d, OsStr::new("x"), 0o755, 0, 0, 0).unwrap_err();
         assert_eq!(e.errno(), libc::EROFS);
@@ -275,7 +313,10 @@ fn delete_asset_keeps_history_and_new_asset_commits_once_complete() {
         .unwrap();
         for e in v.entries() {
             if e.kind == tafs::view::EntryKind::File {
-                files.push((e.path.clone(), read(&fresh, &format!("anims/fx.gaf/{}", e.path))));
+                files.push((
+                    e.path.clone(),
+                    read(&fresh, &format!("anims/fx.gaf/{}", e.path)),
+                ));
             }
         }
     }
@@ -285,7 +326,11 @@ fn delete_asset_keeps_history_and_new_asset_commits_once_complete() {
     let mut dirs: Vec<String> = Vec::new();
     for (p, _) in &files {
         let (d, n) = p.rsplit_once('/').unwrap_or(("", p));
-        let di = if d.is_empty() { root } else { ino(&f.core, &format!("anims/fx.gaf/{d}")) };
+        let di = if d.is_empty() {
+            root
+        } else {
+            ino(&f.core, &format!("anims/fx.gaf/{d}"))
+        };
         f.core.unlink(di, OsStr::new(n)).unwrap();
         if !d.is_empty() && !dirs.contains(&d.to_string()) {
             dirs.push(d.to_string());
@@ -294,16 +339,27 @@ fn delete_asset_keeps_history_and_new_asset_commits_once_complete() {
     dirs.sort_by_key(|d| std::cmp::Reverse(d.len()));
     for d in &dirs {
         let (pd, n) = d.rsplit_once('/').unwrap_or(("", d));
-        let pi = if pd.is_empty() { root } else { ino(&f.core, &format!("anims/fx.gaf/{pd}")) };
+        let pi = if pd.is_empty() {
+            root
+        } else {
+            ino(&f.core, &format!("anims/fx.gaf/{pd}"))
+        };
         f.core.rmdir(pi, OsStr::new(n)).unwrap();
     }
-    assert_eq!(std::fs::read(&bin).unwrap(), orig, "no commit while removing");
+    assert_eq!(
+        std::fs::read(&bin).unwrap(),
+        orig,
+        "no commit while removing"
+    );
     f.core.rmdir(anims, OsStr::new("fx.gaf")).unwrap();
     assert!(!bin.exists());
     assert_eq!(history_len(&f), 1);
 
     // mkdir new.gaf + copy the dump in, file by file: the binary appears once complete
-    let a = f.core.mkdir(anims, OsStr::new("new.gaf"), 0o755, 0, 0, 0).unwrap();
+    let a = f
+        .core
+        .mkdir(anims, OsStr::new("new.gaf"), 0o755, 0, 0, 0)
+        .unwrap();
     let newbin = f.game.path().join("anims/new.gaf");
     for (i, (p, b)) in files.iter().enumerate() {
         let _ = i;
@@ -315,13 +371,18 @@ fn delete_asset_keeps_history_and_new_asset_commits_once_complete() {
                 Err(_) => f.core.mkdir(di, OsStr::new(c), 0o755, 0, 0, 0).unwrap().ino,
             };
         }
-        let (_, o) = f.core.create(di, OsStr::new(n), 0o100644, 0, libc::O_WRONLY, 0, 0).unwrap();
+        let (_, o) = f
+            .core
+            .create(di, OsStr::new(n), 0o100644, 0, libc::O_WRONLY, 0, 0)
+            .unwrap();
         f.core.write(o.fh, 0, b).unwrap();
         f.core.flush(o.fh).unwrap();
         f.core.release(o.fh).unwrap();
         // (a composite's .layers folder is optional in the layout: once every other file is
         // there the set is complete, and the layers arriving later commit once more)
-        let rest_is_layers = files[i + 1..].iter().all(|(q, _)| q.contains(".layers/") || q.ends_with("animated.png"));
+        let rest_is_layers = files[i + 1..]
+            .iter()
+            .all(|(q, _)| q.contains(".layers/") || q.ends_with("animated.png"));
         if !rest_is_layers {
             assert!(!newbin.exists(), "committed early after {p}");
         }

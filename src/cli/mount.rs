@@ -74,15 +74,24 @@ pub struct HistoryArgs {
 /// Runs `tafs status`: prints the status file of the mount or asset directory.
 pub fn status(a: StatusArgs) -> Result<i32, CliError> {
     let p = a.path.join(".tafs-status");
-    let text = std::fs::read_to_string(&p)
-        .map_err(|e| msg(format!("{}: {e} (is it a tafs mount with write-back?)", p.display())))?;
+    let text = std::fs::read_to_string(&p).map_err(|e| {
+        msg(format!(
+            "{}: {e} (is it a tafs mount with write-back?)",
+            p.display()
+        ))
+    })?;
     print!("{text}");
-    let bad = text.lines().any(|l| l.ends_with(": error") || l.ends_with(": conflict"));
+    let bad = text
+        .lines()
+        .any(|l| l.ends_with(": error") || l.ends_with(": conflict"));
     Ok(if bad { 1 } else { 0 })
 }
 
 fn history_list(a: &HistoryArgs) -> Result<(PathBuf, Vec<PathBuf>), CliError> {
-    let state = a.state_dir.clone().unwrap_or_else(crate::fs::stage::default_state_dir);
+    let state = a
+        .state_dir
+        .clone()
+        .unwrap_or_else(crate::fs::stage::default_state_dir);
     let abs = std::path::absolute(&a.binary)?;
     let v = crate::fs::stage::history_of(&crate::fs::stage::history_dir(&state, &abs));
     Ok((abs, v))

@@ -1277,7 +1277,9 @@ impl Core {
     ) -> Result<Attr, FsError> {
         if self.is_asset_node(parent) && self.writeback() {
             if mode & libc::S_IFMT != libc::S_IFREG {
-                return Err(FsError::NotSupported("only regular files in asset directories"));
+                return Err(FsError::NotSupported(
+                    "only regular files in asset directories",
+                ));
             }
             let (attr, o) = self.wb_create(parent, name, mode, umask, libc::O_EXCL, uid, gid)?;
             self.release(o.fh)?;

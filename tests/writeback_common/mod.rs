@@ -29,7 +29,15 @@ pub fn edit_png(png: &[u8], to: u8) -> (Vec<u8>, usize) {
         .expect("an opaque pixel");
     indices[pos] = to;
     let mut out = Vec::new();
-    write_indexed_png(&mut out, d.width, d.height, &indices, &Palette::ta(), transparent).unwrap();
+    write_indexed_png(
+        &mut out,
+        d.width,
+        d.height,
+        &indices,
+        &Palette::ta(),
+        transparent,
+    )
+    .unwrap();
     (out, pos)
 }
 

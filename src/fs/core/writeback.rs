@@ -190,7 +190,10 @@ impl Core {
             return;
         }
         if stage.meta.dirty.is_empty() {
-            log::info!("{}: changed outside the mount; staged files dropped", rel.display());
+            log::info!(
+                "{}: changed outside the mount; staged files dropped",
+                rel.display()
+            );
             if let Err(e) = stage.clear() {
                 log::warn!("{}: clearing staged files: {e}", rel.display());
             }
@@ -199,7 +202,13 @@ impl Core {
             stage.meta.status = format!(
                 "conflict: the binary changed outside the mount while these were staged: {}; \
                  commits are refused (ESTALE) until they are deleted (copy them elsewhere first)",
-                stage.meta.dirty.iter().cloned().collect::<Vec<_>>().join(", ")
+                stage
+                    .meta
+                    .dirty
+                    .iter()
+                    .cloned()
+                    .collect::<Vec<_>>()
+                    .join(", ")
             );
             log::warn!("{}: {}", rel.display(), stage.meta.status);
             let _ = stage.save();
@@ -401,6 +410,9 @@ impl Core {
         if let Some(p) = self.staged_path(rel, vpath) {
             return Ok(p);
         }
+        if vpath.is_empty() {
+            return self.with_stage(rel, meta, |s| Ok(s.files.clone()));
+        }
         // parents first (they become staged folders with the generated attributes)
         if let Some((parent, _)) = vpath.rsplit_once('/') {
             self.materialize(rel, gen, layout, meta, parent, true)?;
@@ -414,7 +426,9 @@ impl Core {
         self.with_stage(rel, meta, |s| {
             let p = s.path(vpath);
             match &bytes {
-                None => fs::DirBuilder::new().mode(perm | ((perm & 0o444) >> 2)).create(&p)?,
+                None => fs::DirBuilder::new()
+                    .mode(perm | ((perm & 0o444) >> 2))
+                    .create(&p)?,
                 Some(b) => {
                     fs::write(&p, &***b)?;
                     fs::set_permissions(&p, fs::Permissions::from_mode(perm))?;
@@ -485,7 +499,15 @@ impl Core {
         Ok(n)
     }
 
-    fn new_view_node(&self, parent: u64, root: u64, gen: u64, name: &str, vpath: &str, dir: bool) -> u64 {
+    fn new_view_node(
+        &self,
+        parent: u64,
+        root: u64,
+        gen: u64,
+        name: &str,
+        vpath: &str,
+        dir: bool,
+    ) -> u64 {
         let mut t = self.table_mut();
         t.detach_child(parent, OsStr::new(name));
         let ino = t.child(
@@ -655,7 +677,12 @@ impl Core {
     ) -> Result<Attr, FsError> {
         self.check_writable()?;
         let (root, gen, vpath, dir) = match &node.kind {
-            NodeKind::AssetRoot => (ino, self.table_gen(ino).ok_or(FsError::Stale)?, String::new(), true),
+            NodeKind::AssetRoot => (
+                ino,
+                self.table_gen(ino).ok_or(FsError::Stale)?,
+                String::new(),
+                true,
+            ),
             NodeKind::View {
                 root,
                 gen,
@@ -783,7 +810,9 @@ impl Core {
         let asset = self.slot(rel);
         let mut g = lock(&asset.stage);
         if let Some(s) = g.as_mut() {
-            s.meta.dirty.retain(|d| s.files.join(d).exists() || s.meta.whiteouts.contains(d));
+            s.meta
+                .dirty
+                .retain(|d| s.files.join(d).exists() || s.meta.whiteouts.contains(d));
             if s.meta.conflict && s.meta.dirty.is_empty() {
                 log::info!("{}: conflict resolved; staged files dropped", rel.display());
                 let _ = s.clear();
@@ -821,7 +850,9 @@ impl Core {
                 .is_empty()
         };
         if !empty {
-            return Err(FsError::Io(std::io::Error::from_raw_os_error(libc::ENOTEMPTY)));
+            return Err(FsError::Io(std::io::Error::from_raw_os_error(
+                libc::ENOTEMPTY,
+            )));
         }
         self.with_stage(&rel, &meta, |s| {
             let p = s.path(&vpath);
@@ -893,7 +924,9 @@ impl Core {
             let mut t = self.table_mut();
             t.move_child(parent, OsStr::new(name), newparent, OsStr::new(newname));
             if let Some(&ino) = t.children.get(&(newparent, OsString::from(newname))) {
-                if let Some(NodeKind::View { vpath, .. }) = t.nodes.get_mut(&ino).map(|n| &mut n.kind) {
+                if let Some(NodeKind::View { vpath, .. }) =
+                    t.nodes.get_mut(&ino).map(|n| &mut n.kind)
+                {
                     *vpath = dst.clone();
                 }
             }
@@ -902,7 +935,9 @@ impl Core {
             // a rename that fails to commit is reported as EIO (the kernel would retry a
             // rename that failed with ESTALE, and find the source gone)
             return self.commit(&rel, &dst).map_err(|e| match e {
-                FsError::Stale => FsError::Commit("conflict: the binary changed outside the mount".into()),
+                FsError::Stale => {
+                    FsError::Commit("conflict: the binary changed outside the mount".into())
+                }
                 e => e,
             });
         }
@@ -963,7 +998,9 @@ impl Core {
         let s = g.as_mut().ok_or(FsError::ReadOnly("write-back is off"))?;
         let kids = merged_children(Some(s), Some(&layout), "").unwrap_or_default();
         if !kids.is_empty() {
-            return Err(FsError::Io(std::io::Error::from_raw_os_error(libc::ENOTEMPTY)));
+            return Err(FsError::Io(std::io::Error::from_raw_os_error(
+                libc::ENOTEMPTY,
+            )));
         }
         let abs = self.abs(&rel);
         match fs::read(&abs) {
@@ -1075,7 +1112,7 @@ impl Core {
                 s.meta.status = format!("error: {e}");
                 let _ = s.save();
                 log::warn!("{}: commit refused: {e}", rel.display());
-                if error_file(&e).is_none_or(|f| f == trigger) {
+                if error_file(&e).map_or(true, |f| f == trigger) {
                     return Err(FsError::Commit(format!("{}: {e}", rel.display())));
                 }
                 return Ok(());
