@@ -390,3 +390,50 @@ fn delete_asset_keeps_history_and_new_asset_commits_once_complete() {
     // equals `tafs gaf build` of the dump with the original as base: here, the original
     assert_eq!(std::fs::read(&newbin).unwrap(), orig);
 }
+
+#[test]
+fn folders_keep_their_inodes_across_a_commit_files_do_not() {
+    let f = fixture();
+    let root = ino(&f.core, "anims/fx.gaf");
+    let pulse = ino(&f.core, "anims/fx.gaf/pulse");
+    let panel = ino(&f.core, "anims/fx.gaf/panel");
+    let frame = ino(&f.core, "anims/fx.gaf/panel/0.png");
+    let png = read(&f.core, "anims/fx.gaf/pulse/2.png");
+    let (edited, _) = edit_png(&png, 0xB3);
+    cp_onto(&f.core, "anims/fx.gaf/pulse/2.png", &edited).unwrap();
+    assert_eq!(history_len(&f), 1, "the save did not commit");
+    // the asset directory and its folders answer with the same inodes (rsync keeps working
+    // in a sibling folder it looked up before the commit) ...
+    assert_eq!(ino(&f.core, "anims/fx.gaf"), root);
+    assert_eq!(ino(&f.core, "anims/fx.gaf/pulse"), pulse);
+    assert_eq!(f.core.getattr(panel, None).unwrap().ino, panel);
+    let (_, o) = f
+        .core
+        .create(
+            panel,
+            OsStr::new(".0.png.XyZ123"),
+            0o100600,
+            0,
+            libc::O_WRONLY | libc::O_EXCL,
+            0,
+            0,
+        )
+        .unwrap();
+    f.core.release(o.fh).unwrap();
+    let dh = f.core.opendir(panel).unwrap();
+    let names: Vec<String> = f
+        .core
+        .readdir(dh, 0)
+        .unwrap()
+        .into_iter()
+        .map(|(_, it)| it.name.to_string_lossy().into_owned())
+        .collect();
+    f.core.releasedir(dh).unwrap();
+    assert!(names.iter().any(|n| n == ".0.png.XyZ123"), "{names:?}");
+    // ... while a generated file of the old version is stale and gets a new inode
+    assert_eq!(
+        f.core.getattr(frame, None).unwrap_err().errno(),
+        libc::ESTALE
+    );
+    assert_ne!(ino(&f.core, "anims/fx.gaf/panel/0.png"), frame);
+}

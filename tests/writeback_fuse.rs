@@ -344,7 +344,6 @@ fn save_patterns_of_real_tools() {
 }
 
 #[test]
-#[ignore = "known gap: a commit in the middle of an rsync run leaves rsync's later mkstemp calls with ESTALE"]
 fn rsync_twice_is_stable_also_after_remount() {
     if !fuse_available() {
         return;
@@ -441,7 +440,6 @@ fn bad_png_via_cp_fails_and_fixing_commits() {
 }
 
 #[test]
-#[ignore = "known gap: same mid-rsync ESTALE as above; the conflict step is covered by writeback_core"]
 fn new_asset_by_rsync_and_conflict_and_ro() {
     if !fuse_available() {
         return;
@@ -468,6 +466,17 @@ fn new_asset_by_rsync_and_conflict_and_ro() {
             std::fs::read(e.game.join("anims/new.gaf")).unwrap(),
             std::fs::read(&built).unwrap()
         );
+        // written once: no earlier version went to the history
+        let abs = std::path::absolute(e.game.join("anims/new.gaf")).unwrap();
+        let h = tafs::fs::stage::history_of(&tafs::fs::stage::history_dir(&e.state, &abs));
+        assert!(h.is_empty(), "new.gaf was written more than once: {h:?}");
+        // a second rsync transfers nothing
+        let out = sh(&format!(
+            "rsync -ai {}/ {}/anims/new.gaf/",
+            src.display(),
+            m.mnt.display()
+        ));
+        assert_eq!(out, "", "second rsync into new.gaf itemized");
 
         // conflict: a pending edit, then the binary changes behind the mount
         let csv = m.mnt.join("anims/fx.gaf/panel/frames.csv");
@@ -480,12 +489,17 @@ fn new_asset_by_rsync_and_conflict_and_ro() {
         other.sequences.truncate(2);
         let other = tafs::formats::gaf::write(&other).unwrap();
         std::fs::write(&bin, &other).unwrap();
-        let err = std::fs::write(
-            m.mnt.join("anims/fx.gaf/panel/1.png"),
-            std::fs::read(src.join("panel/0.png")).unwrap(),
-        )
-        .unwrap_err();
-        assert_eq!(err.raw_os_error(), Some(libc::ESTALE), "{err}");
+        // the commit happens at close: cp reports the close error
+        let out = Command::new("cp")
+            .arg(src.join("panel/0.png"))
+            .arg(m.mnt.join("anims/fx.gaf/panel/1.png"))
+            .output()
+            .unwrap();
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert!(!out.status.success(), "cp succeeded despite the conflict");
+        assert!(err.contains("Stale file handle"), "{err}");
+        let st = std::fs::read_to_string(m.mnt.join("anims/fx.gaf/.tafs-status")).unwrap();
+        assert!(st.contains("conflict"), "{st}");
         assert_eq!(std::fs::read(&bin).unwrap(), other);
         assert_eq!(
             std::fs::read_to_string(&csv).unwrap(),

@@ -986,6 +986,21 @@ impl Core {
         }
     }
 
+    /// The asset behind folder `vpath` of asset root `root`, at the asset's current
+    /// generation: folders keep their inode across generations (only generated files get
+    /// new ones), so a folder answers `ESTALE` only once it is gone from the asset.
+    fn folder(
+        &self,
+        root: u64,
+        vpath: &str,
+    ) -> Result<(PathBuf, u64, Arc<Layout>, Metadata), FsError> {
+        let (rel, gen, layout, meta) = self.root_asset(root)?;
+        if !matches!(self.locate(&rel, &layout, vpath), writeback::Loc::Dir) {
+            return Err(FsError::Stale);
+        }
+        Ok((rel, gen, layout, meta))
+    }
+
     // -----------------------------------------------------------------------------------
     // Operations
 
@@ -1019,10 +1034,7 @@ impl Core {
                 }
                 let _ = gen;
                 // folders follow the asset across generations (their files do not)
-                let (rel, gen, layout, meta) = self.root_asset(root)?;
-                if !matches!(self.locate(&rel, &layout, &vpath), writeback::Loc::Dir) {
-                    return Err(FsError::Stale);
-                }
+                let (rel, gen, layout, meta) = self.folder(root, &vpath)?;
                 self.lookup_view(parent, root, gen, &vpath, name, &rel, &layout, &meta)
             }
         }
@@ -1091,7 +1103,7 @@ impl Core {
             OsStr::new(name),
             |k| {
                 matches!(k, NodeKind::View { gen: g, vpath: v, dir: d, .. }
-                    if *g == gen && *v == vpath && *d == is_dir)
+                    if (*g == gen || is_dir) && *v == vpath && *d == is_dir)
             },
             NodeKind::View {
                 root,
@@ -1150,6 +1162,11 @@ impl Core {
                     if let Some(p) = self.staged_path(&rel, &vpath) {
                         return Ok(self.staged_attr(ino, &fs::symlink_metadata(p)?, 0));
                     }
+                }
+                if dir {
+                    // folders follow the asset across generations
+                    let (rel, gen, layout, meta) = self.folder(root, &vpath)?;
+                    return self.view_attr(ino, &rel, gen, &layout, &meta, &vpath, true);
                 }
                 let (rel, layout, meta) = self.current(root, gen)?;
                 self.view_attr(ino, &rel, gen, &layout, &meta, &vpath, dir)
@@ -1732,7 +1749,8 @@ impl Core {
                 if !dir {
                     return Err(FsError::NotDir);
                 }
-                let (_, layout, _) = self.current(root, gen)?;
+                let _ = gen;
+                let (_, gen, layout, _) = self.folder(root, &vpath)?;
                 items.extend(self.list_view(ino, root, gen, &vpath, &layout));
             }
         }
@@ -1838,7 +1856,7 @@ impl Core {
                     OsStr::new(name),
                     |k| {
                         matches!(k, NodeKind::View { gen: g, vpath: v, dir: d, .. }
-                            if *g == gen && *v == vpath && d == is_dir)
+                            if (*g == gen || *is_dir) && *v == vpath && d == is_dir)
                     },
                     NodeKind::View {
                         root,

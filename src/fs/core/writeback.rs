@@ -470,10 +470,7 @@ impl Core {
                 if !dir {
                     return Err(FsError::NotDir);
                 }
-                let (rel, gen, layout, meta) = self.root_asset(root)?;
-                if !matches!(self.locate(&rel, &layout, &vpath), Loc::Dir) {
-                    return Err(FsError::Stale);
-                }
+                let (rel, gen, layout, meta) = self.folder(root, &vpath)?;
                 Ok(Some((root, rel, gen, layout, meta, vpath)))
             }
         }
@@ -695,11 +692,11 @@ impl Core {
         let path = match self.staged_path(&rel, &vpath) {
             Some(p) if !vpath.is_empty() || self.slot(&rel).stage_active() => p,
             _ => {
-                let (rel2, layout, meta) = if vpath.is_empty() {
-                    let (r, _, l, m) = self.root_asset(root)?;
-                    (r, l, m)
+                let (rel2, gen, layout, meta) = if dir {
+                    self.folder(root, &vpath)?
                 } else {
-                    self.current(root, gen)?
+                    let (r, l, m) = self.current(root, gen)?;
+                    (r, gen, l, m)
                 };
                 let p = self.materialize(&rel2, gen, &layout, &meta, &vpath, dir)?;
                 self.send(Inval::Inode { ino });
