@@ -141,7 +141,8 @@ fn main() {
         let v = GafView::from_gaf(
             gaf::parse(&bytes, &Limits::default()).unwrap(),
             &ViewOptions::default(),
-        );
+        )
+        .unwrap();
         let s = time(|| {
             for i in 0..200 {
                 v.render_vec(&format!("bench/{i}.png")).unwrap();

@@ -140,3 +140,107 @@ pub fn texture_gaf() -> Gaf {
         warnings: vec![],
     }
 }
+
+/// A 16×16-tile (512×512 px) map: grass, a lake below sea level, a rock outcrop and a path,
+/// with `demo_rock` and `demo_tree` features placed (defined in the demo's features .tdf) and
+/// a minimap rebuilt by the game's rule.
+pub fn demo_map() -> crate::formats::tnt::Tnt {
+    use crate::formats::palette::Palette;
+    use crate::formats::tnt::{
+        Attr, FeatureEntry, Minimap, Tnt, FEATURE_NONE, TILE_SIDE, VERSION_TA,
+    };
+    let pal = Palette::ta();
+    let near = |rgb: [u8; 3]| pal.nearest(rgb, &[]);
+    let grass = [near([56, 104, 36]), near([68, 120, 44]), near([48, 92, 32])];
+    let water = [near([24, 56, 120]), near([32, 72, 140])];
+    let rock = [
+        near([104, 100, 92]),
+        near([128, 124, 116]),
+        near([80, 76, 72]),
+    ];
+    let path = [near([140, 116, 76]), near([120, 100, 64])];
+    // a small deterministic noise for texture
+    let noise = |t: usize, x: usize, y: usize| (x * 7 + y * 13 + t * 5 + (x * y) % 7) % 11;
+    let tile = |t: usize, colours: &[u8]| -> Vec<u8> {
+        (0..TILE_SIDE * TILE_SIDE)
+            .map(|i| colours[noise(t, i % TILE_SIDE, i / TILE_SIDE) % colours.len()])
+            .collect()
+    };
+    let mut tiles = Vec::new();
+    for (t, c) in [&grass[..], &grass[1..], &water[..], &rock[..], &path[..]]
+        .iter()
+        .enumerate()
+    {
+        tiles.extend(tile(t, c));
+    }
+    let (tx, ty) = (16usize, 16usize);
+    let mut tilemap = vec![0u16; tx * ty];
+    for y in 0..ty {
+        for x in 0..tx {
+            let i = y * tx + x;
+            tilemap[i] = if x + y < 6 {
+                2 // lake in the top-left corner
+            } else if (10..13).contains(&x) && (9..13).contains(&y) {
+                3 // rock outcrop
+            } else if x == 7 || y == 7 {
+                4 // paths
+            } else {
+                ((x + y) % 2) as u16 // two grass variants
+            };
+        }
+    }
+    let (w, h) = (2 * tx as u32, 2 * ty as u32);
+    let mut attrs = vec![
+        Attr {
+            height: 0,
+            feature: FEATURE_NONE,
+            pad: 0,
+        };
+        (w * h) as usize
+    ];
+    for cy in 0..h as usize {
+        for cx in 0..w as usize {
+            let t = tilemap[(cy / 2) * tx + cx / 2];
+            attrs[cy * w as usize + cx].height = match t {
+                2 => 10,
+                3 => 120 + ((cx + cy) % 3) as u8 * 10,
+                _ => 60 + ((cx * 3 + cy) % 8) as u8,
+            };
+        }
+    }
+    let entry = |index: u32, name: &[u8]| {
+        let mut buf = [0u8; crate::formats::tnt::NAME_LEN];
+        buf[..name.len()].copy_from_slice(name);
+        FeatureEntry { index, name: buf }
+    };
+    let features = vec![entry(0, b"demo_rock"), entry(1, b"demo_tree")];
+    for (cx, cy, f) in [
+        (18, 20, 0u16),
+        (24, 6, 0),
+        (4, 24, 1),
+        (6, 26, 1),
+        (28, 28, 1),
+    ] {
+        attrs[cy * w as usize + cx].feature = f;
+    }
+    let mut t = Tnt {
+        source_version: VERSION_TA,
+        width: w,
+        height: h,
+        sea_level: 40,
+        minimap_flags: 1,
+        pads: [0; 4],
+        tilemap,
+        attrs,
+        tiles,
+        features,
+        minimap: Minimap {
+            width: 252,
+            height: 252,
+            pixels: vec![crate::formats::palette::MINIMAP_PAD; 252 * 252],
+        },
+        layout: None,
+    };
+    t.minimap.pixels = crate::view::tnt::rebuild_minimap(&t, &pal);
+    t
+}

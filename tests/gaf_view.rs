@@ -10,7 +10,7 @@ use tafs::view::image::{decode_png, write_indexed_png};
 use tafs::view::{EntryKind, FileSet, MemFileSet, View, ViewOptions};
 
 fn dump(g: &Gaf) -> MemFileSet {
-    let v = GafView::from_gaf(g.clone(), &ViewOptions::default());
+    let v = GafView::from_gaf(g.clone(), &ViewOptions::default()).unwrap();
     MemFileSet::from_view(&v).unwrap()
 }
 
@@ -263,7 +263,7 @@ fn hostile_sequence_names_make_safe_unique_folders_and_come_back_exactly() {
         .collect();
     // garbage after the NUL is kept too
     g.sequences[3].name[10] = b'x';
-    let v = GafView::from_gaf(g.clone(), &ViewOptions::default());
+    let v = GafView::from_gaf(g.clone(), &ViewOptions::default()).unwrap();
     let mut lower = std::collections::HashSet::new();
     for e in v.entries().iter().filter(|e| e.kind == EntryKind::Dir) {
         for c in e.path.split('/') {
@@ -397,7 +397,7 @@ fn gif_frames_dump_and_build_like_png() {
         frame_format: tafs::view::FrameFormat::Gif,
         ..ViewOptions::default()
     };
-    let v = GafView::from_gaf(g.clone(), &o);
+    let v = GafView::from_gaf(g.clone(), &o).unwrap();
     let files = MemFileSet::from_view(&v).unwrap();
     assert!(files.files.contains_key("pulse/0.gif"));
     assert!(!files.files.contains_key("pulse/0.png"));
@@ -422,11 +422,11 @@ fn heuristic_transparency_uses_corners_only_when_the_key_is_absent() {
     let s = &g.sequences[1];
     let game = animation(s, Transparency::Game).unwrap();
     assert!(
-        game.frames[0].0.iter().all(|&i| i != game.slot),
+        game.canvas(0).iter().all(|&i| i != game.slot),
         "game rule: all drawn"
     );
     let h = animation(s, Transparency::Heuristic).unwrap();
-    let transparent = h.frames[0].0.iter().filter(|&&i| i == h.slot).count();
+    let transparent = h.canvas(0).iter().filter(|&&i| i == h.slot).count();
     assert_eq!(transparent, 8, "the border of 5 becomes transparent");
     // with the key present somewhere, the key is trusted
     if let Content::Pixels(p) = &mut g.sequences[1].frames[0].frame.content {
@@ -434,5 +434,5 @@ fn heuristic_transparency_uses_corners_only_when_the_key_is_absent() {
         p.opaque[4] = false;
     }
     let h = animation(&g.sequences[1], Transparency::Heuristic).unwrap();
-    assert_eq!(h.frames[0].0.iter().filter(|&&i| i == h.slot).count(), 1);
+    assert_eq!(h.canvas(0).iter().filter(|&&i| i == h.slot).count(), 1);
 }

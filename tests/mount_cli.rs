@@ -68,17 +68,18 @@ impl Daemon {
     }
 }
 
-/// `tafs gaf dump` of every GAF under `game` compared with the mount.
-fn diff_every_gaf(game: &Path, mnt: &Path) -> usize {
+/// `tafs gaf dump` / `tafs tnt unpack` of every asset under `game` compared with the mount.
+fn diff_every_asset(game: &Path, mnt: &Path) -> usize {
     let out = tempfile::tempdir().unwrap();
-    let gafs = common::files_with_ext(game, &[".gaf", ".taf"]);
+    let assets = common::files_with_ext(game, &[".gaf", ".taf", ".tnt"]);
     let mut n = 0;
-    for g in &gafs {
+    for g in &assets {
         let rel = g.strip_prefix(game).unwrap();
         let target = out.path().join(rel);
+        let is_map = g.to_string_lossy().to_ascii_lowercase().ends_with(".tnt");
         let o = tafs(&[
-            "gaf",
-            "dump",
+            if is_map { "tnt" } else { "gaf" },
+            if is_map { "unpack" } else { "dump" },
             g.to_str().unwrap(),
             "-t",
             target.to_str().unwrap(),
@@ -119,7 +120,7 @@ fn daemon_mount_equals_dump_and_sigterm_unmounts() {
     let game = sample_game();
     let dir = tempfile::tempdir().unwrap();
     let d = Daemon::start(game.path(), &dir.path().join("mnt"), &[]);
-    assert_eq!(diff_every_gaf(game.path(), &d.mnt), 3);
+    assert_eq!(diff_every_asset(game.path(), &d.mnt), 4);
     let m = d.mnt.display();
     assert_eq!(
         sh(&format!("stat -c %F {m}/anims/corrupt.gaf")).trim(),
@@ -160,8 +161,9 @@ fn corpus_game_mount_equals_dump() {
     let dir = tempfile::tempdir().unwrap();
     // --ro: the corpus is never written
     let d = Daemon::start(&game, &dir.path().join("mnt"), &["--ro"]);
-    let n = diff_every_gaf(&game, &d.mnt);
-    assert!(n >= 5, "only {n} corpus GAFs compared");
+    let n = diff_every_asset(&game, &d.mnt);
+    // the 9 GAFs of corpus/game and maps/example.tnt
+    assert_eq!(n, 10, "corpus assets compared");
     let m = d.mnt.display();
     sh(&format!(
         "ls -lR {m} >/dev/null && find {m} >/dev/null && cp -r {m} {}/copy",

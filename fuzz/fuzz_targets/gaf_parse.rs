@@ -14,8 +14,10 @@ fuzz_target!(|data: &[u8]| {
         max_frame_references: 4096,
         ..Limits::default()
     };
-    if let Ok(g) = gaf::parse(data, &limits) {
-        let v = GafView::from_gaf(g, &ViewOptions::default());
+    if let Some(v) = gaf::parse(data, &limits)
+        .ok()
+        .and_then(|g| GafView::from_gaf(g, &ViewOptions::default()).ok())
+    {
         for e in v.entries() {
             let _ = v.render_vec(&e.path);
         }

@@ -234,7 +234,7 @@ fn export(
         ));
     };
     let anim = gview::animation(seq, mode)
-        .ok_or_else(|| CliError::Msg(format!("sequence {sequence} has no pixels")))?;
+        .map_err(|m| CliError::Msg(format!("sequence {sequence}: {m}")))?;
     let mut bytes = Vec::new();
     match format {
         ImageFormat::Png => gview::write_apng(&mut bytes, &anim, &opts.palette, seq.loops())
@@ -263,17 +263,18 @@ fn write_gif(
         gif::Repeat::Finite(0)
     })
     .map_err(e)?;
-    for (canvas, ticks) in &a.frames {
+    for i in 0..a.len() {
+        let (canvas, ticks) = (a.canvas(i), a.ticks(i));
         let mut f = gif::Frame {
             width: w,
             height: h,
-            buffer: std::borrow::Cow::Borrowed(canvas),
+            buffer: std::borrow::Cow::Owned(canvas),
             transparent: Some(a.slot),
             dispose: gif::DisposalMethod::Background,
             ..Default::default()
         };
         // GIF delays are in 1/100 s.
-        f.delay = ((u64::from(*ticks) * 100 + 15) / 30).min(u64::from(u16::MAX)) as u16;
+        f.delay = ((u64::from(ticks) * 100 + 15) / 30).min(u64::from(u16::MAX)) as u16;
         enc.write_frame(&f).map_err(e)?;
     }
     Ok(())
@@ -414,7 +415,13 @@ fn check_one(path: &Path) -> Check {
             return c;
         }
     };
-    let view = GafView::from_gaf(g.clone(), &opts);
+    let view = match GafView::from_gaf(g.clone(), &opts) {
+        Ok(v) => v,
+        Err(e) => {
+            c.problem = Some(format!("dump: {e}"));
+            return c;
+        }
+    };
     let result = MemFileSet::from_view(&view).and_then(|files| {
         gview::build(
             &files,

@@ -105,6 +105,11 @@ impl std::fmt::Debug for MountOptions {
 /// found from the file, the palette resolved in it, the path relative to it).
 pub fn view_options_for(game_dir: &Path, rel_path: &str) -> ViewOptions {
     let (dir, rel) = view::palette::game_dir_of(&game_dir.join(rel_path));
+    if AssetKind::from_name(&rel) == Some(AssetKind::Tnt) {
+        // Maps are drawn in the main palette (a .pcx beside a map is its loading picture).
+        let has_palettes = view::palette::find_dir_ci(&dir, "palettes").is_some();
+        return view::tnt::map_view_options(has_palettes.then_some(dir.as_path()), Some(rel));
+    }
     let (palette, palette_source) = view::palette::resolve(&dir, &rel);
     ViewOptions {
         palette,

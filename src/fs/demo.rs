@@ -6,14 +6,14 @@ use std::io;
 use std::path::Path;
 
 /// The feature definitions of the demo (one `.tdf`, as in `features/all worlds/`).
-const FEATURES_TDF: &str = "[demo_rock]\n\t{\n\tworld=all worlds;\n\tdescription=Rock;\n\tfootprintx=2;\n\tfootprintz=2;\n\theight=20;\n\tblocking=1;\n\treclaimable=1;\n\tmetal=15;\n\t}\n[demo_tree]\n\t{\n\tworld=all worlds;\n\tdescription=Tree;\n\tfootprintx=1;\n\tfootprintz=1;\n\theight=40;\n\tblocking=1;\n\tflamable=1;\n\tenergy=250;\n\t}\n";
+const FEATURES_TDF: &str = "[demo_rock]\n\t{\n\tworld=all worlds;\n\tdescription=Rock;\n\tfilename=demo;\n\tseqname=turret;\n\tfootprintx=2;\n\tfootprintz=2;\n\theight=20;\n\tblocking=1;\n\treclaimable=1;\n\tmetal=15;\n\t}\n[demo_tree]\n\t{\n\tworld=all worlds;\n\tdescription=Tree;\n\tfilename=demo;\n\tseqname=pulse;\n\tfootprintx=1;\n\tfootprintz=1;\n\theight=40;\n\tblocking=1;\n\tflamable=1;\n\tenergy=250;\n\t}\n";
 
 /// The map's .ota (mission/skirmish schema with start positions).
-const DEMO_OTA: &str = "[GlobalHeader]\n\t{\n\tmissionname=tafs demo;\n\tmissiondescription=A tiny map written by tafs;\n\tplanet=green planet;\n\ttidalstrength=20;\n\tsolarstrength=20;\n\tnumplayers=2;\n\tsize=1 x 1;\n\t[Schema 0]\n\t\t{\n\t\tType=Network 1;\n\t\tsurfacemetal=3;\n\t\tmohometal=30;\n\t\t[specials]\n\t\t\t{\n\t\t\t[special0]\n\t\t\t\t{\n\t\t\t\tspecialwhat=StartPos1;\n\t\t\t\tXPos=64;\n\t\t\t\tZPos=64;\n\t\t\t\t}\n\t\t\t[special1]\n\t\t\t\t{\n\t\t\t\tspecialwhat=StartPos2;\n\t\t\t\tXPos=192;\n\t\t\t\tZPos=192;\n\t\t\t\t}\n\t\t\t}\n\t\t}\n\t}\n";
+const DEMO_OTA: &str = "[GlobalHeader]\n\t{\n\tmissionname=tafs demo;\n\tmissiondescription=A tiny map written by tafs;\n\tplanet=green planet;\n\ttidalstrength=20;\n\tsolarstrength=20;\n\tnumplayers=2;\n\tsize=1 x 1;\n\t[Schema 0]\n\t\t{\n\t\tType=Network 1;\n\t\tsurfacemetal=3;\n\t\tmohometal=30;\n\t\t[specials]\n\t\t\t{\n\t\t\t[special0]\n\t\t\t\t{\n\t\t\t\tspecialwhat=StartPos1;\n\t\t\t\tXPos=120;\n\t\t\t\tZPos=420;\n\t\t\t\t}\n\t\t\t[special1]\n\t\t\t\t{\n\t\t\t\tspecialwhat=StartPos2;\n\t\t\t\tXPos=440;\n\t\t\t\tZPos=200;\n\t\t\t\t}\n\t\t\t}\n\t\t}\n\t}\n";
 
 /// Writes the demo game folder into `dir`: `palettes/PALETTE.PAL`, `anims/demo.gaf`
 /// (RLE, raw and composite frames), `textures/demo.gaf`, `features/all worlds/demo.tdf`
-/// and the map's `maps/demo.ota`.
+/// and the map `maps/demo.tnt` (features placed) with its `maps/demo.ota` (start positions).
 pub fn write_demo(dir: &Path) -> io::Result<()> {
     let put = |rel: &str, bytes: &[u8]| -> io::Result<()> {
         let p = dir.join(rel);
@@ -29,6 +29,8 @@ pub fn write_demo(dir: &Path) -> io::Result<()> {
     put("textures/demo.gaf", &tex)?;
     put("features/all worlds/demo.tdf", FEATURES_TDF.as_bytes())?;
     put("maps/demo.ota", DEMO_OTA.as_bytes())?;
+    let map = crate::formats::tnt::write(&crate::sample::demo_map()).map_err(io::Error::other)?;
+    put("maps/demo.tnt", &map)?;
     Ok(())
 }
 
@@ -36,6 +38,6 @@ pub fn write_demo(dir: &Path) -> io::Result<()> {
 pub fn hints(mnt: &Path) -> String {
     let m = mnt.display();
     format!(
-        "Try:\n  ls -R {m}\n  cat {m}/anims/demo.gaf/pulse/frames.csv\n  open {m}/anims/demo.gaf/pulse/animated.png (an animated PNG) or 0.png in an image viewer\n  cp -r {m}/anims/demo.gaf /tmp/demo-dump   # the same files `tafs gaf dump` writes\n  tafs umount {m}   (or Ctrl-C)\n"
+        "Try:\n  ls -R {m}\n  cat {m}/anims/demo.gaf/pulse/frames.csv\n  open {m}/anims/demo.gaf/pulse/animated.png (an animated PNG) or 0.png in an image viewer\n  cp -r {m}/anims/demo.gaf /tmp/demo-dump   # the same files `tafs gaf dump` writes\n  open {m}/maps/demo.tnt/map.png, cat {m}/maps/demo.tnt/features.csv\n  tafs umount {m}   (or Ctrl-C)\n"
     )
 }

@@ -165,11 +165,25 @@ impl GafView {
     /// Decodes `data` and lays out its files.
     pub fn new(data: &[u8], opts: &ViewOptions) -> Result<GafView, ViewError> {
         let gaf = gaf::parse(data, &opts.limits)?;
-        Ok(GafView::from_gaf(gaf, opts))
+        GafView::from_gaf(gaf, opts)
     }
 
-    /// Lays out the files of an already decoded GAF.
-    pub fn from_gaf(gaf: Gaf, opts: &ViewOptions) -> GafView {
+    /// Lays out the files of an already decoded GAF. Refuses a GAF whose composite frames
+    /// span more than [`gaf::MAX_FLAT_PIXELS`] (their flattened PNG could not be made).
+    pub fn from_gaf(gaf: Gaf, opts: &ViewOptions) -> Result<GafView, ViewError> {
+        for (si, s) in gaf.sequences.iter().enumerate() {
+            for (fi, fe) in s.frames.iter().enumerate() {
+                if area(fe.frame.bounds()) > gaf::MAX_FLAT_PIXELS {
+                    return Err(ViewError::invalid(
+                        "",
+                        format!(
+                            "sequence {si} frame {fi}: its layers span more than {} pixels",
+                            gaf::MAX_FLAT_PIXELS
+                        ),
+                    ));
+                }
+            }
+        }
         let dirs = unique_names(gaf.sequences.iter().map(|s| s.name_bytes()), RESERVED);
         let mut entries = vec![Entry::file("metadata.json")];
         let mut nodes = HashMap::new();
@@ -215,19 +229,19 @@ impl GafView {
                 lay_out_frame(&fe.frame, &key, si, vec![fi], &mut cx, 0);
                 any_pixels |= !frame_is_empty(&fe.frame);
             }
-            if any_pixels {
+            if any_pixels && area(sequence_bounds(seq)) <= gaf::MAX_FLAT_PIXELS {
                 add(format!("{dir}/animated.png"), Node::Animated(si), false);
             }
         }
         let metadata = serde_json::to_vec_pretty(&meta).unwrap_or_default();
-        GafView {
+        Ok(GafView {
             gaf,
             palette: opts.palette.clone(),
             metadata,
             entries,
             nodes,
             format: opts.frame_format,
-        }
+        })
     }
 
     /// The decoded GAF.
@@ -247,6 +261,28 @@ impl GafView {
         }
         Some(f)
     }
+}
+
+fn area((l, t, r, b): (i32, i32, i32, i32)) -> u64 {
+    let w = (i64::from(r) - i64::from(l)).max(0) as u64;
+    let h = (i64::from(b) - i64::from(t)).max(0) as u64;
+    w * h
+}
+
+/// Union of the frames' boxes around the pen (the animation canvas).
+fn sequence_bounds(s: &Sequence) -> (i32, i32, i32, i32) {
+    let mut u: Option<(i32, i32, i32, i32)> = None;
+    for fe in &s.frames {
+        let b = fe.frame.bounds();
+        if area(b) == 0 {
+            continue;
+        }
+        u = Some(match u {
+            None => b,
+            Some(a) => (a.0.min(b.0), a.1.min(b.1), a.2.max(b.2), a.3.max(b.3)),
+        });
+    }
+    u.unwrap_or((0, 0, 0, 0))
 }
 
 fn frame_is_empty(f: &Frame) -> bool {
@@ -283,8 +319,9 @@ fn lay_out_frame(
             origin_x: f.origin_x,
             origin_y: f.origin_y,
         });
-        let flat = f.flatten();
-        x.flat_fnv = image_fingerprint(flat.width, flat.height, &flat.indices, &flat.opaque);
+        if let Some(flat) = f.flatten() {
+            x.flat_fnv = image_fingerprint(flat.width, flat.height, &flat.indices, &flat.opaque);
+        }
     }
     if x != FrameExtras::default() {
         cx.extras.insert(key.to_string(), x);
@@ -497,13 +534,16 @@ impl View for GafView {
             }
             Node::FramePng(si, p) => {
                 let f = self.frame_at(*si, p).ok_or_else(missing)?;
-                write_flat_image(out, &f.flatten(), f.key, &self.palette, self.format)
+                let flat = f
+                    .flatten()
+                    .ok_or_else(|| ViewError::invalid(path, "layers span too many pixels"))?;
+                write_flat_image(out, &flat, f.key, &self.palette, self.format)
                     .map_err(|m| ViewError::invalid(path, m))
             }
             Node::Animated(si) => {
                 let s = self.gaf.sequences.get(*si).ok_or_else(missing)?;
-                let anim = animation(s, Transparency::Game)
-                    .ok_or_else(|| ViewError::invalid(path, "sequence has no pixels"))?;
+                let anim =
+                    animation(s, Transparency::Game).map_err(|m| ViewError::invalid(path, m))?;
                 write_apng(out, &anim, &self.palette, s.loops())
                     .map_err(|m| ViewError::invalid(path, m))
             }
@@ -524,7 +564,7 @@ pub enum Transparency {
     Index(u8),
 }
 
-/// A sequence drawn frame by frame on one canvas.
+/// A sequence drawn frame by frame on one canvas around the pen.
 pub struct Animation {
     /// Canvas width.
     pub width: u32,
@@ -532,34 +572,91 @@ pub struct Animation {
     pub height: u32,
     /// The transparent palette slot.
     pub slot: u8,
-    /// Canvas indices and duration in ticks (≥ 1) per frame.
-    pub frames: Vec<(Vec<u8>, u32)>,
+    /// Each frame flattened, with its duration in ticks (≥ 1).
+    frames: Vec<(Flat, u32)>,
+    /// Canvas position of the pen.
+    pen: (i32, i32),
 }
 
-/// Draws every frame of a sequence on one canvas around the pen.
-pub fn animation(seq: &Sequence, mode: Transparency) -> Option<Animation> {
-    let flats: Vec<Flat> = seq
-        .frames
-        .iter()
-        .map(|fe| {
-            let mut flat = fe.frame.flatten();
-            apply_mode(&fe.frame, &mut flat, mode);
-            flat
-        })
-        .collect();
-    let (mut l, mut t, mut r, mut b) = (i32::MAX, i32::MAX, i32::MIN, i32::MIN);
-    for f in flats.iter().filter(|f| f.width > 0 && f.height > 0) {
-        l = l.min(-f.origin_x);
-        t = t.min(-f.origin_y);
-        r = r.max(f.width as i32 - f.origin_x);
-        b = b.max(f.height as i32 - f.origin_y);
+impl Animation {
+    /// Number of frames.
+    pub fn len(&self) -> usize {
+        self.frames.len()
+    }
+
+    /// True when there are no frames.
+    pub fn is_empty(&self) -> bool {
+        self.frames.is_empty()
+    }
+
+    /// Duration of frame `i` in ticks (≥ 1).
+    pub fn ticks(&self, i: usize) -> u32 {
+        self.frames.get(i).map_or(1, |f| f.1)
+    }
+
+    /// The canvas of frame `i` (drawn on demand, so only one canvas is in memory at a time).
+    pub fn canvas(&self, i: usize) -> Vec<u8> {
+        let (w, h) = (self.width as usize, self.height as usize);
+        let mut canvas = vec![self.slot; w * h];
+        let Some((f, _)) = self.frames.get(i) else {
+            return canvas;
+        };
+        let (dx, dy) = (self.pen.0 - f.origin_x, self.pen.1 - f.origin_y);
+        let fw = f.width as usize;
+        for (y, (row, orow)) in f
+            .indices
+            .chunks(fw.max(1))
+            .zip(f.opaque.chunks(fw.max(1)))
+            .enumerate()
+        {
+            let cy = y as i64 + i64::from(dy);
+            if cy < 0 || cy >= h as i64 {
+                continue;
+            }
+            for (x, (&v, &o)) in row.iter().zip(orow).enumerate() {
+                let cx = x as i64 + i64::from(dx);
+                if o && cx >= 0 && cx < w as i64 {
+                    canvas[cy as usize * w + cx as usize] = v;
+                }
+            }
+        }
+        canvas
+    }
+}
+
+/// Lays a sequence out for animation under a transparency mode. Errors when it has no
+/// pixels, or when a frame or the shared canvas would exceed [`gaf::MAX_FLAT_PIXELS`].
+pub fn animation(seq: &Sequence, mode: Transparency) -> Result<Animation, String> {
+    let mut flats = Vec::with_capacity(seq.frames.len());
+    for (i, fe) in seq.frames.iter().enumerate() {
+        let mut flat = fe.frame.flatten().ok_or_else(|| {
+            format!(
+                "frame {i}: its layers span more than {} pixels",
+                gaf::MAX_FLAT_PIXELS
+            )
+        })?;
+        apply_mode(&fe.frame, &mut flat, mode);
+        flats.push((flat, (fe.duration & 0xFFFF).max(1)));
+    }
+    let (mut l, mut t, mut r, mut b) = (i64::MAX, i64::MAX, i64::MIN, i64::MIN);
+    for (f, _) in flats.iter().filter(|(f, _)| f.width > 0 && f.height > 0) {
+        l = l.min(-i64::from(f.origin_x));
+        t = t.min(-i64::from(f.origin_y));
+        r = r.max(i64::from(f.width) - i64::from(f.origin_x));
+        b = b.max(i64::from(f.height) - i64::from(f.origin_y));
     }
     if r <= l || b <= t {
-        return None;
+        return Err("the sequence has no pixels".into());
     }
-    let (w, h) = ((r - l) as u32, (b - t) as u32);
+    let (w, h) = ((r - l) as u64, (b - t) as u64);
+    if w * h > gaf::MAX_FLAT_PIXELS {
+        return Err(format!(
+            "its frames span {w}×{h} pixels, more than {}",
+            gaf::MAX_FLAT_PIXELS
+        ));
+    }
     let mut used = [false; 256];
-    for f in &flats {
+    for (f, _) in &flats {
         for (&i, &o) in f.indices.iter().zip(&f.opaque) {
             used[usize::from(i)] |= o;
         }
@@ -571,31 +668,12 @@ pub fn animation(seq: &Sequence, mode: Transparency) -> Option<Animation> {
         .find(|k| !used[usize::from(*k)])
         .or_else(|| (0..=255u8).rev().find(|&i| !used[usize::from(i)]))
         .unwrap_or(0);
-    let frames = flats
-        .iter()
-        .zip(&seq.frames)
-        .map(|(f, fe)| {
-            let mut canvas = vec![slot; (w as usize) * (h as usize)];
-            let (dx, dy) = (-f.origin_x - l, -f.origin_y - t);
-            for y in 0..f.height as i32 {
-                for x in 0..f.width as i32 {
-                    let at = (y * f.width as i32 + x) as usize;
-                    if f.opaque.get(at).copied().unwrap_or(false) {
-                        let c = ((y + dy) as u32 * w + (x + dx) as u32) as usize;
-                        if let (Some(d), Some(&v)) = (canvas.get_mut(c), f.indices.get(at)) {
-                            *d = v;
-                        }
-                    }
-                }
-            }
-            (canvas, (fe.duration & 0xFFFF).max(1))
-        })
-        .collect();
-    Some(Animation {
-        width: w,
-        height: h,
+    Ok(Animation {
+        width: w as u32,
+        height: h as u32,
         slot,
-        frames,
+        frames: flats,
+        pen: (-l as i32, -t as i32),
     })
 }
 
@@ -640,13 +718,14 @@ pub fn write_apng(
 ) -> Result<(), String> {
     let e = |e: png::EncodingError| format!("png: {e}");
     let mut enc = indexed_encoder(out, a.width, a.height, pal, Some(a.slot));
-    enc.set_animated(a.frames.len() as u32, if loops { 0 } else { 1 })
+    enc.set_animated(a.len() as u32, if loops { 0 } else { 1 })
         .map_err(e)?;
     let mut w = enc.write_header().map_err(e)?;
-    for (canvas, ticks) in &a.frames {
-        w.set_frame_delay(*ticks as u16, 30).map_err(e)?;
+    for i in 0..a.len() {
+        w.set_frame_delay(a.ticks(i).min(u32::from(u16::MAX)) as u16, 30)
+            .map_err(e)?;
         w.set_dispose_op(png::DisposeOp::Background).map_err(e)?;
-        w.write_image_data(canvas).map_err(e)?;
+        w.write_image_data(&a.canvas(i)).map_err(e)?;
     }
     w.finish().map_err(e)
 }
@@ -953,21 +1032,7 @@ fn build_sequence(
         file: file.clone(),
         why: "a sequence folder needs its frame list".into(),
     })?;
-    let t = CsvTable::parse(&file, &data)?;
-    t.require(&[
-        "frame",
-        "width",
-        "height",
-        "origin_x",
-        "origin_y",
-        "transparency",
-        "duration_ticks",
-    ])?;
-    let mut rows = Vec::new();
-    for (line, row) in &t.rows {
-        rows.push(row_fields(&t, *line, row, true)?);
-    }
-    check_numbering(&file, &rows)?;
+    let rows = read_rows(&file, &data, true)?;
     let mut frames = Vec::with_capacity(rows.len());
     for rf in &rows {
         let key = format!("{dir}/{}", rf.index);
@@ -994,6 +1059,32 @@ fn build_sequence(
             frames,
         },
     ))
+}
+
+/// Reads a frames.csv (`frames` = true) or layers.csv: required columns, every row's fields,
+/// numbering 0, 1, 2… in order.
+fn read_rows(file: &str, data: &[u8], frames: bool) -> Result<Vec<RowFields>, ViewError> {
+    let t = CsvTable::parse(file, data)?;
+    let first = if frames { "frame" } else { "layer" };
+    let mut cols = vec![
+        first,
+        "width",
+        "height",
+        "origin_x",
+        "origin_y",
+        "transparency",
+    ];
+    if frames {
+        cols.push("duration_ticks");
+    }
+    t.require(&cols)?;
+    let rows = t
+        .rows
+        .iter()
+        .map(|(line, row)| row_fields(&t, *line, row, frames))
+        .collect::<Result<Vec<_>, _>>()?;
+    check_numbering(file, &rows)?;
+    Ok(rows)
 }
 
 fn check_numbering(file: &str, rows: &[RowFields]) -> Result<(), ViewError> {
@@ -1071,20 +1162,7 @@ fn build_frame(
             file: lfile.clone(),
             why: "a .layers folder needs its layer list".into(),
         })?;
-        let t = CsvTable::parse(&lfile, &data)?;
-        t.require(&[
-            "layer",
-            "width",
-            "height",
-            "origin_x",
-            "origin_y",
-            "transparency",
-        ])?;
-        let mut rows = Vec::new();
-        for (line, row) in &t.rows {
-            rows.push(row_fields(&t, *line, row, false)?);
-        }
-        check_numbering(&lfile, &rows)?;
+        let rows = read_rows(&lfile, &data, false)?;
         if rows.is_empty() || rows.len() > 255 {
             return Err(csv_err(
                 &lfile,
@@ -1162,7 +1240,12 @@ fn build_frame(
             c.origin_y = h.origin_y;
         }
         c.content = Content::Layers(layers);
-        let flat = c.flatten();
+        let flat = c.flatten().ok_or_else(|| {
+            ViewError::invalid(
+                &ldir,
+                format!("layers span more than {} pixels", gaf::MAX_FLAT_PIXELS),
+            )
+        })?;
         // <n>.png unchanged since the dump: the layers decide (they may have been edited).
         let png_unedited = match (&image, extras.map(|x| x.flat_fnv.as_str())) {
             (Some(img), Some(fp)) if !fp.is_empty() => {

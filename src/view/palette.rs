@@ -16,8 +16,17 @@ const FACTIONS: &[(&str, &str)] = &[
 
 /// Finds `name` in `dir` ignoring ASCII case (exact match preferred).
 pub fn find_ci(dir: &Path, name: &str) -> Option<PathBuf> {
+    find_entry_ci(dir, name, Path::is_file)
+}
+
+/// Finds a sub-directory ignoring ASCII case.
+pub fn find_dir_ci(dir: &Path, name: &str) -> Option<PathBuf> {
+    find_entry_ci(dir, name, Path::is_dir)
+}
+
+fn find_entry_ci(dir: &Path, name: &str, kind: fn(&Path) -> bool) -> Option<PathBuf> {
     let exact = dir.join(name);
-    if exact.is_file() {
+    if kind(&exact) {
         return Some(exact);
     }
     let rd = std::fs::read_dir(dir).ok()?;
@@ -25,7 +34,7 @@ pub fn find_ci(dir: &Path, name: &str) -> Option<PathBuf> {
         .flatten()
         .filter(|e| e.file_name().to_string_lossy().eq_ignore_ascii_case(name))
         .map(|e| e.path())
-        .filter(|p| p.is_file())
+        .filter(|p| kind(p))
         .collect();
     hits.sort();
     hits.into_iter().next()
@@ -82,23 +91,6 @@ pub fn resolve(game_dir: &Path, asset_rel: &str) -> (Palette, String) {
 
 /// How the built-in palette is named in metadata.json.
 pub const BUILTIN: &str = "built-in TA palette";
-
-/// Finds a sub-directory ignoring ASCII case.
-pub fn find_dir_ci(dir: &Path, name: &str) -> Option<PathBuf> {
-    let exact = dir.join(name);
-    if exact.is_dir() {
-        return Some(exact);
-    }
-    let rd = std::fs::read_dir(dir).ok()?;
-    let mut hits: Vec<PathBuf> = rd
-        .flatten()
-        .filter(|e| e.file_name().to_string_lossy().eq_ignore_ascii_case(name))
-        .map(|e| e.path())
-        .filter(|p| p.is_dir())
-        .collect();
-    hits.sort();
-    hits.into_iter().next()
-}
 
 /// The game folder of a loose asset file: the nearest ancestor holding a `palettes` folder,
 /// else the file's own folder. Returns the folder and the asset's path relative to it.

@@ -20,6 +20,8 @@ use std::sync::Arc;
 pub const VERSION_STANDARD: u32 = 0x0001_0100;
 /// TA3D's truecolor variant: not a Cavedog GAF.
 pub const VERSION_TA3D_TRUECOLOR: u32 = 0x0001_0101;
+/// Largest canvas [`Frame::flatten`] draws (the default per-frame pixel budget).
+pub const MAX_FLAT_PIXELS: u64 = 64 << 20;
 /// Size of the file header.
 pub const HEADER_LEN: u64 = 12;
 /// Size of a sequence header (before its frame list).
@@ -171,10 +173,14 @@ impl Frame {
 
     /// The frame as the game's compositor draws it: simple frames as they are; composites
     /// on the union box of all their (nested) layers, each layer placed so that its origin
-    /// lands on the pen, later layers covering earlier ones, nothing clipped.
-    pub fn flatten(&self) -> Flat {
+    /// lands on the pen, later layers covering earlier ones, nothing clipped. `None` when
+    /// that box holds more than [`MAX_FLAT_PIXELS`] (layers far apart in a crafted file).
+    pub fn flatten(&self) -> Option<Flat> {
         let (x0, y0, x1, y1) = self.bounds();
         let (w, h) = ((x1 - x0).max(0) as usize, (y1 - y0).max(0) as usize);
+        if (w as u64) * (h as u64) > MAX_FLAT_PIXELS {
+            return None;
+        }
         let mut flat = Flat {
             width: w as u32,
             height: h as u32,
@@ -184,7 +190,7 @@ impl Frame {
             opaque: vec![false; w * h],
         };
         self.draw(&mut flat);
-        flat
+        Some(flat)
     }
 
     /// Box of drawn area relative to the pen: (left, top, right, bottom), exclusive.

@@ -163,7 +163,7 @@ fn composites_flatten_on_the_union_box() {
     assert_eq!(fr.layer_count(), 2);
     // Layer A covers x -3..-1, y -1..0; layer B covers x 2..3, y 2..3 (pen at 0,0).
     assert_eq!(fr.bounds(), (-3, -1, 3, 3));
-    let flat = fr.flatten();
+    let flat = fr.flatten().unwrap();
     assert_eq!(
         (flat.width, flat.height, flat.origin_x, flat.origin_y),
         (6, 4, 3, 1)
@@ -183,6 +183,18 @@ fn composites_flatten_on_the_union_box() {
     let again = parse(&out, &Limits::default()).unwrap();
     assert_eq!(again.sequences, g.sequences);
     assert!(again.trailing.is_empty());
+}
+
+#[test]
+fn far_apart_layers_do_not_flatten_into_a_huge_canvas() {
+    let mut f = composite_fixture();
+    // layer B's origin moved to (-32768, -32768): the union box is ~32k × 32k pixels
+    put(&mut f, 150 + 4, &(-32768i16).to_le_bytes());
+    put(&mut f, 150 + 6, &(-32768i16).to_le_bytes());
+    put(&mut f, 100 + 4, &32767i16.to_le_bytes());
+    put(&mut f, 100 + 6, &32767i16.to_le_bytes());
+    let g = parse(&f, &Limits::default()).unwrap();
+    assert!(g.sequences[0].frames[0].frame.flatten().is_none());
 }
 
 #[test]
