@@ -520,3 +520,123 @@ fn new_asset_by_rsync_and_conflict_and_ro() {
     assert_eq!(err.raw_os_error(), Some(libc::EROFS));
     let _ = Command::new(TAFS).arg("umount").arg(&e.mnt).status();
 }
+
+/// One map edited through the mount, three ways; after each save the binary equals
+/// `tafs tnt pack` of a CLI unpack with the same edits.
+fn map_edits_equal_cli_pack(e: &Env, name: &str) {
+    let bin = e.game.join("maps").join(name);
+    let dir = e.mnt.join("maps").join(name);
+    let cli = e.dir.path().join(format!("cli-{name}"));
+    sh(&format!(
+        "{TAFS} tnt unpack {} -t {}",
+        bin.display(),
+        cli.display()
+    ));
+    let packed = e.dir.path().join(format!("packed-{name}"));
+    let mut last = std::fs::read(&bin).unwrap();
+    let mut check = |what: &str| {
+        sh(&format!(
+            "{TAFS} tnt pack {} -t {}",
+            cli.display(),
+            packed.display()
+        ));
+        let now = std::fs::read(&bin).unwrap();
+        assert_ne!(now, last, "{name}: {what} did not change the binary");
+        assert_eq!(
+            now,
+            std::fs::read(&packed).unwrap(),
+            "{name}: after {what} the binary differs from tafs tnt pack"
+        );
+        tafs::formats::tnt::parse(&now, &Default::default()).unwrap();
+        last = now;
+    };
+
+    // a tile's pixel, with cp
+    let (png, _) = edit_png(&std::fs::read(cli.join("tiles/1.png")).unwrap(), 0xC3);
+    std::fs::write(cli.join("tiles/1.png"), &png).unwrap();
+    sh(&format!(
+        "cp {} {}",
+        cli.join("tiles/1.png").display(),
+        dir.join("tiles/1.png").display()
+    ));
+    check("tiles/1.png");
+    assert_eq!(std::fs::read(dir.join("tiles/1.png")).unwrap(), png);
+
+    // the first cell of tilemap.csv takes another tile, with Python tempfile + os.replace
+    let text = std::fs::read_to_string(cli.join("tilemap.csv")).unwrap();
+    let (first, rest) = text.split_once(',').unwrap();
+    let v: u32 = first.trim().parse().unwrap();
+    let edited = format!("{},{rest}", if v == 1 { 2 } else { 1 });
+    std::fs::write(cli.join("tilemap.csv"), &edited).unwrap();
+    sh(&format!(
+        "python3 -c 'import os,tempfile,sys\nd=sys.argv[1]\nfd,t=tempfile.mkstemp(dir=d)\nos.write(fd,open(sys.argv[2],\"rb\").read())\nos.close(fd)\nos.replace(t,os.path.join(d,\"tilemap.csv\"))' {} {}",
+        dir.display(),
+        cli.join("tilemap.csv").display()
+    ));
+    check("tilemap.csv");
+
+    // the first placement in features.csv moves one cell right, with sed -i
+    let text = std::fs::read_to_string(cli.join("features.csv")).unwrap();
+    if text.lines().count() < 2 {
+        println!("{name}: no feature placements, features.csv edit not tested");
+        return;
+    }
+    let row: Vec<String> = text
+        .lines()
+        .nth(1)
+        .unwrap()
+        .split(',')
+        .map(String::from)
+        .collect();
+    let x: u32 = row[2].trim().parse().unwrap();
+    let nx = if x == 0 { 1 } else { x - 1 };
+    let new_row = format!("{},{},{nx},{}", row[0], row[1], row[3]);
+    let edited: Vec<String> = text
+        .lines()
+        .enumerate()
+        .map(|(i, l)| {
+            if i == 1 {
+                new_row.clone()
+            } else {
+                l.to_string()
+            }
+        })
+        .collect();
+    std::fs::write(cli.join("features.csv"), edited.join("\n") + "\n").unwrap();
+    sh(&format!(
+        "sed -i '2s/.*/{new_row}/' {}",
+        dir.join("features.csv").display()
+    ));
+    assert_eq!(
+        std::fs::read(dir.join("features.csv")).unwrap(),
+        std::fs::read(cli.join("features.csv")).unwrap()
+    );
+    check("features.csv");
+}
+
+#[test]
+fn map_edits_through_the_mount_equal_tnt_pack() {
+    if !fuse_available() {
+        return;
+    }
+    let e = env();
+    std::fs::create_dir_all(e.game.join("maps")).unwrap();
+    let demo = tafs::formats::tnt::write(&tafs::sample::demo_map()).unwrap();
+    std::fs::write(e.game.join("maps/demo.tnt"), demo).unwrap();
+    let mut maps = vec!["demo.tnt"];
+    let corpus = Path::new("../shared/corpus/game/maps/example.tnt");
+    if corpus.exists() {
+        std::fs::copy(corpus, e.game.join("maps/example.tnt")).unwrap();
+        sh(&format!(
+            "chmod 644 {}",
+            e.game.join("maps/example.tnt").display()
+        ));
+        maps.push("example.tnt");
+    } else {
+        println!("corpus absent: ../shared/corpus/game/maps/example.tnt (demo map only)");
+    }
+    let _m = mount(&e.game, &e.mnt, &e.state);
+    for name in maps {
+        map_edits_equal_cli_pack(&e, name);
+    }
+}

@@ -56,10 +56,14 @@ pub fn pack(
             }
             Ok(crate::formats::gaf::write(&built.gaf)?)
         }
-        AssetKind::Tnt => Err(ViewError::invalid(
-            "",
-            "writing maps back is not available in this build (no TNT pack)",
-        )),
+        // maps carry everything pack needs in their unpacked files (no base needed)
+        AssetKind::Tnt => crate::view::tnt::pack(
+            files,
+            &crate::view::tnt::PackOptions {
+                prune: false,
+                limits: opts.limits.clone(),
+            },
+        ),
     }
 }
 
