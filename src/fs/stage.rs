@@ -61,7 +61,7 @@ pub fn pack(
             files,
             &crate::view::tnt::PackOptions {
                 prune: false,
-                limits: opts.limits.clone(),
+                limits: opts.limits,
             },
         ),
     }
