@@ -114,8 +114,8 @@ fn editing_a_frame_commits_exactly_that_frame() {
     cp_onto(&f.core, "anims/fx.gaf/pulse/2.png", &edited).unwrap();
     let after = parse(&bin);
     // the edited pixel, and only it, changed in frame 2 of pulse
-    let p0 = before.sequences[0].frames[2].frame.flatten();
-    let p1 = after.sequences[0].frames[2].frame.flatten();
+    let p0 = before.sequences[0].frames[2].frame.flatten().unwrap();
+    let p1 = after.sequences[0].frames[2].frame.flatten().unwrap();
     assert_eq!(p1.indices[pos], 0xB3);
     let diff: Vec<usize> = (0..p0.indices.len())
         .filter(|&i| p0.indices[i] != p1.indices[i] || p0.opaque[i] != p1.opaque[i])
