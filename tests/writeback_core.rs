@@ -437,3 +437,47 @@ fn folders_keep_their_inodes_across_a_commit_files_do_not() {
     );
     assert_ne!(ino(&f.core, "anims/fx.gaf/panel/0.png"), frame);
 }
+
+/// A process killed after renaming the new binary into place but before recording it: the
+/// next start recognises its own commit (no conflict); without that record it would be a
+/// change made outside.
+#[test]
+fn commit_interrupted_after_the_rename_is_recognised_at_start() {
+    use tafs::fs::stage::{key_of, Ident, StageMeta, Written};
+    for recorded in [true, false] {
+        let f = fixture();
+        let bin = f.game.path().join("anims/fx.gaf");
+        let old = Ident::of(&std::fs::metadata(&bin).unwrap());
+        let png = read(&f.core, "anims/fx.gaf/pulse/0.png");
+        let (edited, _) = edit_png(&png, 0xB1);
+        cp_onto(&f.core, "anims/fx.gaf/pulse/0.png", &edited).unwrap();
+        drop(f.core);
+        let new_bytes = std::fs::read(&bin).unwrap();
+        // asset.json as it is between the rename and the record of the commit
+        let abs = std::path::absolute(&bin).unwrap();
+        let json = f
+            .state
+            .path()
+            .join("assets")
+            .join(key_of(&abs))
+            .join("asset.json");
+        let mut meta: StageMeta = serde_json::from_slice(&std::fs::read(&json).unwrap()).unwrap();
+        meta.base = Some(old.clone());
+        meta.dirty.insert("pulse/0.png".into());
+        meta.committing = recorded.then(|| Written::of(&new_bytes));
+        std::fs::write(&json, serde_json::to_vec(&meta).unwrap()).unwrap();
+
+        let core = Core::new(f.game.path(), opts(f.state.path()), None).unwrap();
+        let st = status(&core, "anims/fx.gaf");
+        if recorded {
+            assert!(st.contains(": clean"), "{st}");
+            assert_eq!(read(&core, "anims/fx.gaf/pulse/0.png"), edited);
+            // and the next save commits
+            let (again, _) = edit_png(&png, 0xB2);
+            cp_onto(&core, "anims/fx.gaf/pulse/0.png", &again).unwrap();
+            assert_ne!(std::fs::read(&bin).unwrap(), new_bytes);
+        } else {
+            assert!(st.contains("conflict"), "{st}");
+        }
+    }
+}

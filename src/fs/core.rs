@@ -707,7 +707,7 @@ impl Core {
         st.gen = self.next_gen.fetch_add(1, Ordering::Relaxed);
         st.ident = Some(new_ident.clone());
         if let Some(stage) = lock(&asset.stage).as_mut() {
-            self.rebase(rel, stage, &new_ident);
+            self.rebase(rel, stage, &new_ident, &bytes);
         }
         let result = match self.decode(rel, &bytes) {
             Ok(view) => {

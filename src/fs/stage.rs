@@ -137,6 +137,30 @@ pub struct StageMeta {
     pub conflict: bool,
     /// Last outcome: "", "pending: …", "error: …", "conflict: …", "committed …".
     pub status: String,
+    /// The binary a commit is replacing the current one with (recorded before the rename,
+    /// cleared after): if the process dies in between, the next start recognises the new
+    /// binary as its own commit instead of a change made outside.
+    #[serde(default)]
+    pub committing: Option<Written>,
+}
+
+/// What a commit wrote: size and CRC-32 of the bytes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Written {
+    /// Size in bytes.
+    pub size: u64,
+    /// CRC-32 of the bytes.
+    pub crc32: u32,
+}
+
+impl Written {
+    /// The record of `bytes`.
+    pub fn of(bytes: &[u8]) -> Written {
+        Written {
+            size: bytes.len() as u64,
+            crc32: crc32fast::hash(bytes),
+        }
+    }
 }
 
 /// One asset's staging area.
@@ -306,6 +330,23 @@ pub fn new_assets(state: &Path, game_dir: &Path) -> Vec<PathBuf> {
         .filter(|m| m.new_asset && m.binary.starts_with(game_dir) && !m.binary.exists())
         .map(|m| m.binary)
         .collect()
+}
+
+/// Removes temporary files [`write_atomic`] left next to `target` (a process killed before
+/// the rename). Returns how many were removed.
+pub fn remove_leftovers(target: &Path) -> usize {
+    let (Some(dir), Some(name)) = (target.parent(), target.file_name()) else {
+        return 0;
+    };
+    let prefix = format!(".{}.tafs-", name.to_string_lossy());
+    let Ok(rd) = std::fs::read_dir(dir) else {
+        return 0;
+    };
+    rd.flatten()
+        .filter(|e| e.file_name().to_string_lossy().starts_with(&prefix))
+        .filter(|e| e.file_type().is_ok_and(|t| t.is_file()))
+        .filter(|e| std::fs::remove_file(e.path()).is_ok())
+        .count()
 }
 
 /// Writes `bytes` to `target` atomically: a temporary file in the same folder, fsync,

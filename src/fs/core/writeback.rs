@@ -181,12 +181,26 @@ impl Core {
 
     /// The binary of `rel` is now `ident`: if the staged files were based on another
     /// version, clean ones are dropped and dirty ones are in conflict.
-    pub(super) fn rebase(&self, rel: &Path, stage: &mut Stage, ident: &Ident) {
+    pub(super) fn rebase(&self, rel: &Path, stage: &mut Stage, ident: &Ident, bytes: &[u8]) {
         let based_elsewhere = match &stage.meta.base {
             Some(b) => b != ident,
             None => stage.meta.new_asset,
         };
         if !based_elsewhere || !stage.active() {
+            return;
+        }
+        if stage.meta.committing.is_some()
+            && stage.meta.committing == Some(crate::fs::stage::Written::of(bytes))
+        {
+            // our own commit, interrupted between the rename and the record of it
+            stage.meta.base = Some(ident.clone());
+            stage.meta.committing = None;
+            stage.meta.dirty.clear();
+            stage.meta.conflict = false;
+            stage.meta.new_asset = false;
+            stage.meta.status = "committed (an interrupted commit was completed at start)".into();
+            log::info!("{}: {}", rel.display(), stage.meta.status);
+            let _ = stage.save();
             return;
         }
         if stage.meta.dirty.is_empty() {
@@ -1124,9 +1138,19 @@ impl Core {
         if let Some((old, _)) = &cur {
             s.push_history(old)?;
         }
+        s.meta.committing = Some(crate::fs::stage::Written::of(&bytes));
+        s.save()?;
+        let n = crate::fs::stage::remove_leftovers(&abs);
+        if n > 0 {
+            log::info!(
+                "{}: removed {n} temporary file(s) of an interrupted commit",
+                rel.display()
+            );
+        }
         write_atomic(&abs, &bytes, cur.as_ref().map(|c| &c.1))?;
         let m = fs::metadata(&abs)?;
         s.meta.base = Some(Ident::of(&m));
+        s.meta.committing = None;
         s.meta.dirty.clear();
         s.meta.conflict = false;
         let was_new = std::mem::take(&mut s.meta.new_asset);
