@@ -138,10 +138,10 @@ fn kill_9_in_a_loop_of_commits_loses_nothing() {
         for _ in 0..500 {
             // gone, or a zombie nobody reaps yet
             let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).unwrap_or_default();
-            if stat
+            let zombie = stat
                 .rsplit_once(") ")
-                .is_none_or(|(_, rest)| rest.starts_with('Z'))
-            {
+                .map(|(_, rest)| rest.starts_with('Z'));
+            if zombie != Some(false) {
                 break;
             }
             std::thread::sleep(Duration::from_millis(10));
