@@ -481,3 +481,19 @@ fn commit_interrupted_after_the_rename_is_recognised_at_start() {
         }
     }
 }
+
+#[test]
+fn xattr_writes_answer_enotsup() {
+    let f = fixture();
+    for p in ["anims/fx.gaf/pulse/0.png", "anims/fx.gaf/pulse", "anims"] {
+        let i = ino(&f.core, p);
+        for n in [
+            "system.posix_acl_access",
+            "system.posix_acl_default",
+            "user.x",
+        ] {
+            let e = f.core.setxattr(i, OsStr::new(n)).unwrap_err();
+            assert_eq!(e.errno(), libc::ENOTSUP, "{p} {n}");
+        }
+    }
+}

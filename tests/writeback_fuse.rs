@@ -640,3 +640,53 @@ fn map_edits_through_the_mount_equal_tnt_pack() {
         map_edits_equal_cli_pack(&e, name);
     }
 }
+
+#[test]
+fn acl_xattrs_are_refused_with_enotsup() {
+    if !fuse_available() {
+        return;
+    }
+    let e = env();
+    let m = mount(&e.game, &e.mnt, &e.state);
+    let generated = m.mnt.join("anims/fx.gaf/panel/frames.csv");
+    let staged = m.mnt.join("anims/fx.gaf/panel/notes~");
+    std::fs::write(&staged, b"kept").unwrap();
+    let before = std::fs::read(&generated).unwrap();
+    // a valid access ACL that is not equivalent to the mode bits (a named user and a mask),
+    // laid out as the kernel's xattr form: version 2, then (tag u16, perm u16, id u32)
+    let mut acl = 2u32.to_le_bytes().to_vec();
+    for (tag, perm, id) in [
+        (0x01u16, 6u16, u32::MAX),
+        (0x02, 4, 0),
+        (0x04, 4, u32::MAX),
+        (0x10, 4, u32::MAX),
+        (0x20, 4, u32::MAX),
+    ] {
+        acl.extend(tag.to_le_bytes());
+        acl.extend(perm.to_le_bytes());
+        acl.extend(id.to_le_bytes());
+    }
+    let hex: String = acl.iter().map(|b| format!("{b:02x}")).collect();
+    let asset_dir = m.mnt.join("anims/fx.gaf/panel");
+    for (path, name) in [
+        (&generated, "system.posix_acl_access"),
+        (&staged, "system.posix_acl_access"),
+        (&asset_dir, "system.posix_acl_default"),
+        (&staged, "user.comment"),
+    ] {
+        let out = Command::new("python3")
+            .args([
+                "-c",
+                "import os,sys\ntry:\n os.setxattr(sys.argv[1],sys.argv[2],bytes.fromhex(sys.argv[3]))\n print(0)\nexcept OSError as e:\n print(e.errno)",
+            ])
+            .arg(path)
+            .arg(name)
+            .arg(&hex)
+            .output()
+            .unwrap();
+        let errno: i32 = String::from_utf8_lossy(&out.stdout).trim().parse().unwrap();
+        assert_eq!(errno, libc::ENOTSUP, "{name} on {}", path.display());
+    }
+    assert_eq!(std::fs::read(&generated).unwrap(), before);
+    assert_eq!(std::fs::read(&staged).unwrap(), b"kept");
+}

@@ -1959,6 +1959,23 @@ impl Core {
         self.getattr(ino, None).map(|_| ())
     }
 
+    /// `setxattr`/`removexattr`: extended attributes cannot be stored, so every name fails
+    /// with `ENOTSUP` (`EOPNOTSUPP`), explicitly also the POSIX ACLs
+    /// (`system.posix_acl_access`, `system.posix_acl_default`) that editors copy onto a file
+    /// they saved (they ignore that error). `EROFS` on `--ro` mounts.
+    pub fn setxattr(&self, ino: u64, name: &OsStr) -> Result<(), FsError> {
+        self.node(ino)?;
+        if self.opts.read_only {
+            return Err(FsError::ReadOnly("mounted read-only"));
+        }
+        let acl = name == "system.posix_acl_access" || name == "system.posix_acl_default";
+        Err(FsError::NotSupported(if acl {
+            "POSIX ACLs"
+        } else {
+            "extended attributes"
+        }))
+    }
+
     /// The name and parent of `ino` (tests and diagnostics).
     pub fn name_of(&self, ino: u64) -> Option<(u64, OsString)> {
         self.table()
