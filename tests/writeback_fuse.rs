@@ -9,6 +9,7 @@ mod writeback_common;
 use mount_common::{fuse_available, is_mounted, sh, UnmountGuard};
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
+use tafs::view::image::{decode_png, write_gray_png, PngPixels};
 use writeback_common::{edit_png, parse, payloads, sample_bytes};
 
 const TAFS: &str = env!("CARGO_BIN_EXE_tafs");
@@ -521,62 +522,119 @@ fn new_asset_by_rsync_and_conflict_and_ro() {
     let _ = Command::new(TAFS).arg("umount").arg(&e.mnt).status();
 }
 
-/// One map edited through the mount, three ways; after each save the binary equals
-/// `tafs tnt pack` of a CLI unpack with the same edits.
+/// The indices of an indexed PNG.
+fn png_indices(png: &[u8]) -> Vec<u8> {
+    match decode_png(png).unwrap().pixels {
+        PngPixels::Indexed { indices, .. } => indices,
+        _ => panic!("not an indexed PNG"),
+    }
+}
+
+/// One map edited through the mount, file by file and with different tools. Before each
+/// edit the tree the mount shows is copied; the same edit is made to the copy, which
+/// `tafs tnt pack` packs: the binary the mount commits must be those bytes.
 fn map_edits_equal_cli_pack(e: &Env, name: &str) {
     let bin = e.game.join("maps").join(name);
     let dir = e.mnt.join("maps").join(name);
-    let cli = e.dir.path().join(format!("cli-{name}"));
-    sh(&format!(
-        "{TAFS} tnt unpack {} -t {}",
-        bin.display(),
-        cli.display()
-    ));
-    let packed = e.dir.path().join(format!("packed-{name}"));
     let mut last = std::fs::read(&bin).unwrap();
-    let mut check = |what: &str| {
+    let mut step = 0;
+    let mut snapshot = || {
+        step += 1;
+        let t = e.dir.path().join(format!("tree-{name}-{step}"));
+        sh(&format!("cp -r {} {}", dir.display(), t.display()));
+        t
+    };
+    let mut check = |what: &str, tree: &Path| {
+        let packed = tree.with_extension("packed.tnt");
         sh(&format!(
             "{TAFS} tnt pack {} -t {}",
-            cli.display(),
+            tree.display(),
             packed.display()
         ));
         let now = std::fs::read(&bin).unwrap();
-        assert_ne!(now, last, "{name}: {what} did not change the binary");
-        assert_eq!(
-            now,
-            std::fs::read(&packed).unwrap(),
-            "{name}: after {what} the binary differs from tafs tnt pack"
+        let want = std::fs::read(&packed).unwrap();
+        assert!(now != last, "{name}: {what} did not change the binary");
+        assert!(
+            now == want,
+            "{name}: after {what} the binary ({} bytes) differs from tafs tnt pack ({} bytes)",
+            now.len(),
+            want.len()
         );
         tafs::formats::tnt::parse(&now, &Default::default()).unwrap();
         last = now;
     };
+    let cp = |from: &Path, file: &str| {
+        sh(&format!(
+            "cp {} {}",
+            from.join(file).display(),
+            dir.join(file).display()
+        ))
+    };
 
     // a tile's pixel, with cp
-    let (png, _) = edit_png(&std::fs::read(cli.join("tiles/1.png")).unwrap(), 0xC3);
-    std::fs::write(cli.join("tiles/1.png"), &png).unwrap();
-    sh(&format!(
-        "cp {} {}",
-        cli.join("tiles/1.png").display(),
-        dir.join("tiles/1.png").display()
-    ));
-    check("tiles/1.png");
+    let t = snapshot();
+    let (png, _) = edit_png(&std::fs::read(t.join("tiles/1.png")).unwrap(), 0xC3);
+    std::fs::write(t.join("tiles/1.png"), &png).unwrap();
+    cp(&t, "tiles/1.png");
+    check("tiles/1.png", &t);
     assert_eq!(std::fs::read(dir.join("tiles/1.png")).unwrap(), png);
 
     // the first cell of tilemap.csv takes another tile, with Python tempfile + os.replace
-    let text = std::fs::read_to_string(cli.join("tilemap.csv")).unwrap();
+    let t = snapshot();
+    let text = std::fs::read_to_string(t.join("tilemap.csv")).unwrap();
     let (first, rest) = text.split_once(',').unwrap();
     let v: u32 = first.trim().parse().unwrap();
-    let edited = format!("{},{rest}", if v == 1 { 2 } else { 1 });
-    std::fs::write(cli.join("tilemap.csv"), &edited).unwrap();
+    std::fs::write(
+        t.join("tilemap.csv"),
+        format!("{},{rest}", if v == 1 { 2 } else { 1 }),
+    )
+    .unwrap();
     sh(&format!(
         "python3 -c 'import os,tempfile,sys\nd=sys.argv[1]\nfd,t=tempfile.mkstemp(dir=d)\nos.write(fd,open(sys.argv[2],\"rb\").read())\nos.close(fd)\nos.replace(t,os.path.join(d,\"tilemap.csv\"))' {} {}",
         dir.display(),
-        cli.join("tilemap.csv").display()
+        t.join("tilemap.csv").display()
     ));
-    check("tilemap.csv");
+    check("tilemap.csv", &t);
 
-    // the first placement in features.csv moves one cell right, with sed -i
-    let text = std::fs::read_to_string(cli.join("features.csv")).unwrap();
+    // one height of heightmap.png, with cp
+    let t = snapshot();
+    let d = decode_png(&std::fs::read(t.join("heightmap.png")).unwrap()).unwrap();
+    let PngPixels::Gray(mut gray) = d.pixels else {
+        panic!("heightmap.png is 8-bit grey")
+    };
+    gray[0] = gray[0].wrapping_add(17);
+    let mut png = Vec::new();
+    write_gray_png(&mut png, d.width, d.height, &gray).unwrap();
+    std::fs::write(t.join("heightmap.png"), &png).unwrap();
+    cp(&t, "heightmap.png");
+    check("heightmap.png", &t);
+
+    // one pixel of map.png (re-tiling: a new tile, tilemap.csv renumbered, the minimap
+    // rebuilt), small maps only
+    let mut mosaic = None;
+    if std::fs::metadata(dir.join("map.png")).unwrap().len() < 1 << 20 {
+        let t = snapshot();
+        let (png, _) = edit_png(&std::fs::read(t.join("map.png")).unwrap(), 0xC7);
+        std::fs::write(t.join("map.png"), &png).unwrap();
+        cp(&t, "map.png");
+        check("map.png", &t);
+        mosaic = Some(png_indices(&png));
+        // the mount now shows the re-tiled map (no outdated tilemap.csv), as unpack does
+        let fresh = e.dir.path().join(format!("fresh-{name}"));
+        sh(&format!(
+            "{TAFS} tnt unpack {} -t {}",
+            bin.display(),
+            fresh.display()
+        ));
+        assert_eq!(
+            std::fs::read_to_string(dir.join("tilemap.csv")).unwrap(),
+            std::fs::read_to_string(fresh.join("tilemap.csv")).unwrap()
+        );
+    }
+
+    // the first placement in features.csv moves one cell, with sed -i
+    let t = snapshot();
+    let text = std::fs::read_to_string(t.join("features.csv")).unwrap();
     if text.lines().count() < 2 {
         println!("{name}: no feature placements, features.csv edit not tested");
         return;
@@ -602,16 +660,26 @@ fn map_edits_equal_cli_pack(e: &Env, name: &str) {
             }
         })
         .collect();
-    std::fs::write(cli.join("features.csv"), edited.join("\n") + "\n").unwrap();
+    std::fs::write(t.join("features.csv"), edited.join("\n") + "\n").unwrap();
     sh(&format!(
         "sed -i '2s/.*/{new_row}/' {}",
         dir.join("features.csv").display()
     ));
     assert_eq!(
         std::fs::read(dir.join("features.csv")).unwrap(),
-        std::fs::read(cli.join("features.csv")).unwrap()
+        std::fs::read(t.join("features.csv")).unwrap()
     );
-    check("features.csv");
+    check("features.csv", &t);
+    // a later commit keeps the earlier map.png edit
+    if let Some(m) = mosaic {
+        let fresh = e.dir.path().join(format!("fresh2-{name}"));
+        sh(&format!(
+            "{TAFS} tnt unpack {} -t {}",
+            bin.display(),
+            fresh.display()
+        ));
+        assert!(png_indices(&std::fs::read(fresh.join("map.png")).unwrap()) == m);
+    }
 }
 
 #[test]
@@ -689,4 +757,49 @@ fn acl_xattrs_are_refused_with_enotsup() {
     }
     assert_eq!(std::fs::read(&generated).unwrap(), before);
     assert_eq!(std::fs::read(&staged).unwrap(), b"kept");
+}
+
+#[test]
+fn new_map_by_rsync_appears_once_and_equals_tnt_pack() {
+    if !fuse_available() {
+        return;
+    }
+    let e = env();
+    std::fs::create_dir_all(e.game.join("maps")).unwrap();
+    let demo = e.dir.path().join("demo.tnt");
+    std::fs::write(
+        &demo,
+        tafs::formats::tnt::write(&tafs::sample::demo_map()).unwrap(),
+    )
+    .unwrap();
+    let src = e.dir.path().join("src");
+    sh(&format!(
+        "{TAFS} tnt unpack {} -t {}",
+        demo.display(),
+        src.display()
+    ));
+    let m = mount(&e.game, &e.mnt, &e.state);
+    // rsync sends tilemap.csv before tiles/: the map waits for its tiles (pending), no error
+    sh(&format!(
+        "mkdir {0}/maps/new.tnt && rsync -a {1}/ {0}/maps/new.tnt/",
+        m.mnt.display(),
+        src.display()
+    ));
+    let built = e.dir.path().join("built.tnt");
+    sh(&format!(
+        "{TAFS} tnt pack {} -t {}",
+        src.display(),
+        built.display()
+    ));
+    let bin = e.game.join("maps/new.tnt");
+    assert!(std::fs::read(&bin).unwrap() == std::fs::read(&built).unwrap());
+    let abs = std::path::absolute(&bin).unwrap();
+    let h = tafs::fs::stage::history_of(&tafs::fs::stage::history_dir(&e.state, &abs));
+    assert!(h.is_empty(), "new.tnt was written more than once: {h:?}");
+    let out = sh(&format!(
+        "rsync -ai {}/ {}/maps/new.tnt/",
+        src.display(),
+        m.mnt.display()
+    ));
+    assert_eq!(out, "", "second rsync into new.tnt itemized");
 }

@@ -84,6 +84,14 @@ struct Overlay<'a> {
     stage: &'a Stage,
     view: Option<&'a dyn View>,
     layout: Option<Layout>,
+    kind: AssetKind,
+}
+
+/// Generated files a commit does not need to render: an unedited `map.png` is the mosaic
+/// `metadata.json` holds the checksum of, so pack would find it unedited (rendering and
+/// reading it back is most of a big map's commit time).
+fn skip_generated(kind: AssetKind, path: &str) -> bool {
+    kind == AssetKind::Tnt && path == "map.png"
 }
 
 impl FileSet for Overlay<'_> {
@@ -103,7 +111,7 @@ impl FileSet for Overlay<'_> {
                 })
             }
         }
-        if self.stage.hidden(path) {
+        if self.stage.hidden(path) || skip_generated(self.kind, path) {
             return Ok(None);
         }
         match (&self.layout, self.view) {
@@ -1095,23 +1103,28 @@ impl Core {
             Some((b, _)) => Some((self.opts.opener)(kind, b, &opts)?),
             None => None,
         };
+        let t_decode = t0.elapsed();
         let overlay = Overlay {
             stage: s,
             layout: view.as_deref().map(Layout::new),
             view: view.as_deref(),
+            kind,
         };
+        let mut t_build = Duration::ZERO;
         let built = (self.opts.packer)(kind, &overlay, cur.as_ref().map(|c| c.0.as_slice()), &opts)
             .and_then(|bytes| {
+                t_build = t0.elapsed();
                 let v = (self.opts.opener)(kind, &bytes, &opts).map_err(|e| {
                     ViewError::invalid(trigger, format!("the rebuilt binary does not decode: {e}"))
                 })?;
                 if s.meta.new_asset {
                     complete_new(kind, &overlay, &*v)?;
                 }
-                Ok(bytes)
+                Ok((bytes, v))
             });
         drop(overlay);
-        let bytes = match built {
+        let t_valid = t0.elapsed();
+        let (bytes, new_view) = match built {
             Ok(b) => b,
             Err(e @ ViewError::Missing { .. }) => {
                 s.meta.status = format!("pending: {e}");
@@ -1135,6 +1148,7 @@ impl Core {
             s.save()?;
             return Ok(());
         }
+        let outdated = outdated_staged(&self.opts.packer, kind, s, &*new_view, &bytes, &opts);
         if let Some((old, _)) = &cur {
             s.push_history(old)?;
         }
@@ -1151,13 +1165,29 @@ impl Core {
         let m = fs::metadata(&abs)?;
         s.meta.base = Some(Ident::of(&m));
         s.meta.committing = None;
+        for p in &outdated {
+            let _ = fs::remove_file(s.path(p));
+        }
+        if !outdated.is_empty() {
+            log::info!(
+                "{}: staged files that no longer describe the binary dropped: {}",
+                rel.display(),
+                outdated.join(", ")
+            );
+        }
         s.meta.dirty.clear();
         s.meta.conflict = false;
         let was_new = std::mem::take(&mut s.meta.new_asset);
+        let ms = |d: Duration| d.as_millis();
         s.meta.status = format!(
-            "committed {} bytes after saving {trigger} ({} ms)",
+            "committed {} bytes after saving {trigger} ({} ms: decode {}, build {}, validate {}, \
+             history + replace {})",
             bytes.len(),
-            t0.elapsed().as_millis()
+            ms(t0.elapsed()),
+            ms(t_decode),
+            ms(t_build.saturating_sub(t_decode)),
+            ms(t_valid.saturating_sub(t_build)),
+            ms(t0.elapsed().saturating_sub(t_valid)),
         );
         s.save()?;
         log::info!("{}: {}", rel.display(), s.meta.status);
@@ -1167,6 +1197,63 @@ impl Core {
         let _ = self.resolve(rel);
         Ok(())
     }
+}
+
+/// Staged layout files that must be dropped after committing `bytes` (decoded as `view`)
+/// because they no longer describe it. A commit can transform what it was given: a map whose
+/// `map.png` was edited is re-tiled, which renumbers `tilemap.csv` and changes the mosaic
+/// checksum in `metadata.json`. When building again from the new binary with the staged
+/// files on top does not give the same bytes, every staged layout file that differs from the
+/// new binary's generated one is outdated (so the next commit cannot undo this one); files the
+/// view does not have are kept. Maps
+/// only: GAF builds take every staged file as it is.
+fn outdated_staged(
+    packer: &crate::fs::stage::Packer,
+    kind: AssetKind,
+    stage: &Stage,
+    view: &dyn View,
+    bytes: &[u8],
+    opts: &ViewOptions,
+) -> Vec<String> {
+    if kind != AssetKind::Tnt {
+        return Vec::new();
+    }
+    let overlay = Overlay {
+        stage,
+        layout: Some(Layout::new(view)),
+        view: Some(view),
+        kind,
+    };
+    if packer(kind, &overlay, Some(bytes), opts).is_ok_and(|again| again == bytes) {
+        return Vec::new();
+    }
+    let mut out = Vec::new();
+    let mut stack = vec![String::new()];
+    while let Some(dir) = stack.pop() {
+        let Ok(rd) = fs::read_dir(stage.path(&dir)) else {
+            continue;
+        };
+        for e in rd.flatten() {
+            let Ok(name) = e.file_name().into_string() else {
+                continue;
+            };
+            let p = join(&dir, &name);
+            if e.file_type().is_ok_and(|t| t.is_dir()) {
+                if stack.len() < 4096 {
+                    stack.push(p);
+                }
+            } else if is_layout_name(&p) {
+                // files the view does not have (the user's own) are kept
+                let in_view =
+                    overlay.layout.as_ref().and_then(|l| l.is_dir.get(&p)) == Some(&false);
+                if in_view && fs::read(e.path()).ok() != view.render_vec(&p).ok() {
+                    out.push(p);
+                }
+            }
+        }
+    }
+    out.sort();
+    out
 }
 
 /// A new asset commits only once it has a sequence and every sequence its metadata.json
