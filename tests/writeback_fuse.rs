@@ -438,6 +438,31 @@ fn bad_png_via_cp_fails_and_fixing_commits() {
     assert_ne!(std::fs::read(&bin).unwrap(), orig);
     let text = std::fs::read_to_string(m.mnt.join("anims/fx.gaf/.tafs-status")).unwrap();
     assert!(text.contains(": clean"), "{text}");
+
+    // the replaced version is in the history; restoring it keeps the edited one there too
+    let fixed = std::fs::read(&bin).unwrap();
+    let state = format!("--state-dir={}", e.state.display());
+    let list = sh(&format!("{TAFS} history {} {state}", bin.display()));
+    assert_eq!(list.lines().count(), 1, "{list}");
+    sh(&format!("{TAFS} restore {} 1 {state}", bin.display()));
+    assert!(
+        std::fs::read(&bin).unwrap() == orig,
+        "restore did not put back the original"
+    );
+    let list = sh(&format!("{TAFS} history {} {state}", bin.display()));
+    assert_eq!(list.lines().count(), 2, "{list}");
+    sh(&format!("{TAFS} restore {} {state}", bin.display()));
+    assert!(
+        std::fs::read(&bin).unwrap() == fixed,
+        "restore of the newest failed"
+    );
+    // the mount shows the restored binary
+    let d2 = e.dir.path().join("d2");
+    dump(&bin, &d2);
+    assert_eq!(
+        std::fs::read(target).unwrap(),
+        std::fs::read(d2.join("panel/0.png")).unwrap()
+    );
 }
 
 #[test]

@@ -34,7 +34,7 @@ enum Command {
     /// Versions of a binary kept by write-back (newest first).
     History(mount::HistoryArgs),
     /// Put back a version of a binary kept by write-back.
-    Restore(mount::HistoryArgs),
+    Restore(mount::RestoreArgs),
 }
 
 /// Runs the CLI and returns the process exit code.
@@ -96,4 +96,14 @@ pub fn err<T>(msg: impl Into<String>) -> Result<T, CliError> {
 /// Reads a file, naming it in the error.
 pub fn read_file(path: &std::path::Path) -> Result<Vec<u8>, CliError> {
     std::fs::read(path).map_err(|e| CliError::Msg(format!("{}: {e}", path.display())))
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn every_command_definition_is_consistent() {
+        // clap's own checks (unique argument names, …) of every subcommand
+        use clap::CommandFactory;
+        super::Cli::command().debug_assert();
+    }
 }

@@ -58,14 +58,24 @@ pub struct StatusArgs {
     pub path: PathBuf,
 }
 
-/// Arguments of `tafs history` / `tafs restore`.
+/// Arguments of `tafs history`.
 #[derive(clap::Args, Debug)]
 pub struct HistoryArgs {
     /// The binary in the game folder (not in the mount), e.g. ~/ta/anims/fx.gaf.
     pub binary: PathBuf,
-    /// Version to restore (a number from `tafs history`; default: the newest).
-    #[arg(long)]
-    pub version: Option<usize>,
+    /// The state directory the mount used.
+    #[arg(long, value_name = "DIR")]
+    pub state_dir: Option<PathBuf>,
+}
+
+/// Arguments of `tafs restore`.
+#[derive(clap::Args, Debug)]
+pub struct RestoreArgs {
+    /// The binary in the game folder (not in the mount), e.g. ~/ta/anims/fx.gaf.
+    pub binary: PathBuf,
+    /// Version to restore: its number in `tafs history` (1 = the newest, the default).
+    #[arg(value_name = "VERSION")]
+    pub number: Option<usize>,
     /// The state directory the mount used.
     #[arg(long, value_name = "DIR")]
     pub state_dir: Option<PathBuf>,
@@ -87,19 +97,19 @@ pub fn status(a: StatusArgs) -> Result<i32, CliError> {
     Ok(if bad { 1 } else { 0 })
 }
 
-fn history_list(a: &HistoryArgs) -> Result<(PathBuf, Vec<PathBuf>), CliError> {
-    let state = a
-        .state_dir
-        .clone()
-        .unwrap_or_else(crate::fs::stage::default_state_dir);
-    let abs = std::path::absolute(&a.binary)?;
+fn history_list(
+    binary: &Path,
+    state_dir: Option<&Path>,
+) -> Result<(PathBuf, PathBuf, Vec<PathBuf>), CliError> {
+    let state = state_dir.map_or_else(crate::fs::stage::default_state_dir, Path::to_path_buf);
+    let abs = std::path::absolute(binary)?;
     let v = crate::fs::stage::history_of(&crate::fs::stage::history_dir(&state, &abs));
-    Ok((abs, v))
+    Ok((state, abs, v))
 }
 
 /// Runs `tafs history`: lists the kept versions of a binary, newest first.
 pub fn history(a: HistoryArgs) -> Result<i32, CliError> {
-    let (_, v) = history_list(&a)?;
+    let (_, _, v) = history_list(&a.binary, a.state_dir.as_deref())?;
     for (i, p) in v.iter().rev().enumerate() {
         let len = std::fs::metadata(p).map(|m| m.len()).unwrap_or(0);
         println!("{}\t{len} bytes\t{}", i + 1, p.display());
@@ -108,14 +118,19 @@ pub fn history(a: HistoryArgs) -> Result<i32, CliError> {
 }
 
 /// Runs `tafs restore`: puts a kept version back (atomically; the current one is kept too).
-pub fn restore(a: HistoryArgs) -> Result<i32, CliError> {
-    let (abs, v) = history_list(&a)?;
-    let n = a.version.unwrap_or(1);
-    let Some(p) = v.iter().rev().nth(n.saturating_sub(1)) else {
+pub fn restore(a: RestoreArgs) -> Result<i32, CliError> {
+    let (state, abs, v) = history_list(&a.binary, a.state_dir.as_deref())?;
+    let n = a.number.unwrap_or(1);
+    let Some(p) = v.iter().rev().nth(n.saturating_sub(1)).filter(|_| n > 0) else {
         return super::err(format!("{}: no version {n} in the history", abs.display()));
     };
     let bytes = super::read_file(p)?;
     let cur = std::fs::metadata(&abs).ok();
+    if cur.is_some() {
+        // the version being replaced goes to the history too (restoring can be undone)
+        let current = super::read_file(&abs)?;
+        crate::fs::stage::Stage::load(&state, &abs).push_history(&current)?;
+    }
     crate::fs::stage::write_atomic(&abs, &bytes, cur.as_ref())?;
     println!("restored {} from {}", abs.display(), p.display());
     Ok(0)
