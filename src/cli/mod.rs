@@ -33,6 +33,12 @@ enum Command {
     Mount(mount::MountArgs),
     /// Unmount a tafs mount.
     Umount(mount::UmountArgs),
+    /// Write-back status of a mount: staged, pending, failed and conflicting edits.
+    Status(mount::StatusArgs),
+    /// Versions of a binary kept by write-back (newest first).
+    History(mount::HistoryArgs),
+    /// Put back a version of a binary kept by write-back.
+    Restore(mount::RestoreArgs),
 }
 
 /// Runs the CLI and returns the process exit code.
@@ -53,6 +59,9 @@ pub fn main() -> i32 {
         Command::Hpi(c) => hpi::run(c),
         Command::Mount(a) => mount::run(a),
         Command::Umount(a) => mount::umount(a),
+        Command::Status(a) => mount::status(a),
+        Command::History(a) => mount::history(a),
+        Command::Restore(a) => mount::restore(a),
     };
     match result {
         Ok(code) => code,
@@ -92,4 +101,14 @@ pub fn err<T>(msg: impl Into<String>) -> Result<T, CliError> {
 /// Reads a file, naming it in the error.
 pub fn read_file(path: &std::path::Path) -> Result<Vec<u8>, CliError> {
     std::fs::read(path).map_err(|e| CliError::Msg(format!("{}: {e}", path.display())))
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn every_command_definition_is_consistent() {
+        // clap's own checks (unique argument names, …) of every subcommand
+        use clap::CommandFactory;
+        super::Cli::command().debug_assert();
+    }
 }

@@ -45,6 +45,95 @@ pub struct MountArgs {
     /// Threads serving requests (at least 2).
     #[arg(long, default_value_t = 4)]
     pub threads: usize,
+    /// Where write-back keeps staged files and history (default: $XDG_STATE_HOME/tafs or
+    /// ~/.local/state/tafs).
+    #[arg(long, value_name = "DIR")]
+    pub state_dir: Option<PathBuf>,
+}
+
+/// Arguments of `tafs status`.
+#[derive(clap::Args, Debug)]
+pub struct StatusArgs {
+    /// The mountpoint (or an asset directory in it).
+    pub path: PathBuf,
+}
+
+/// Arguments of `tafs history`.
+#[derive(clap::Args, Debug)]
+pub struct HistoryArgs {
+    /// The binary in the game folder (not in the mount), e.g. ~/ta/anims/fx.gaf.
+    pub binary: PathBuf,
+    /// The state directory the mount used.
+    #[arg(long, value_name = "DIR")]
+    pub state_dir: Option<PathBuf>,
+}
+
+/// Arguments of `tafs restore`.
+#[derive(clap::Args, Debug)]
+pub struct RestoreArgs {
+    /// The binary in the game folder (not in the mount), e.g. ~/ta/anims/fx.gaf.
+    pub binary: PathBuf,
+    /// Version to restore: its number in `tafs history` (1 = the newest, the default).
+    #[arg(value_name = "VERSION")]
+    pub number: Option<usize>,
+    /// The state directory the mount used.
+    #[arg(long, value_name = "DIR")]
+    pub state_dir: Option<PathBuf>,
+}
+
+/// Runs `tafs status`: prints the status file of the mount or asset directory.
+pub fn status(a: StatusArgs) -> Result<i32, CliError> {
+    let p = a.path.join(".tafs-status");
+    let text = std::fs::read_to_string(&p).map_err(|e| {
+        msg(format!(
+            "{}: {e} (is it a tafs mount with write-back?)",
+            p.display()
+        ))
+    })?;
+    print!("{text}");
+    let bad = text
+        .lines()
+        .any(|l| l.ends_with(": error") || l.ends_with(": conflict"));
+    Ok(if bad { 1 } else { 0 })
+}
+
+fn history_list(
+    binary: &Path,
+    state_dir: Option<&Path>,
+) -> Result<(PathBuf, PathBuf, Vec<PathBuf>), CliError> {
+    let state = state_dir.map_or_else(crate::fs::stage::default_state_dir, Path::to_path_buf);
+    let abs = std::path::absolute(binary)?;
+    let v = crate::fs::stage::history_of(&crate::fs::stage::history_dir(&state, &abs));
+    Ok((state, abs, v))
+}
+
+/// Runs `tafs history`: lists the kept versions of a binary, newest first.
+pub fn history(a: HistoryArgs) -> Result<i32, CliError> {
+    let (_, _, v) = history_list(&a.binary, a.state_dir.as_deref())?;
+    for (i, p) in v.iter().rev().enumerate() {
+        let len = std::fs::metadata(p).map(|m| m.len()).unwrap_or(0);
+        println!("{}\t{len} bytes\t{}", i + 1, p.display());
+    }
+    Ok(0)
+}
+
+/// Runs `tafs restore`: puts a kept version back (atomically; the current one is kept too).
+pub fn restore(a: RestoreArgs) -> Result<i32, CliError> {
+    let (state, abs, v) = history_list(&a.binary, a.state_dir.as_deref())?;
+    let n = a.number.unwrap_or(1);
+    let Some(p) = v.iter().rev().nth(n.saturating_sub(1)).filter(|_| n > 0) else {
+        return super::err(format!("{}: no version {n} in the history", abs.display()));
+    };
+    let bytes = super::read_file(p)?;
+    let cur = std::fs::metadata(&abs).ok();
+    if cur.is_some() {
+        // the version being replaced goes to the history too (restoring can be undone)
+        let current = super::read_file(&abs)?;
+        crate::fs::stage::Stage::load(&state, &abs).push_history(&current)?;
+    }
+    crate::fs::stage::write_atomic(&abs, &bytes, cur.as_ref())?;
+    println!("restored {} from {}", abs.display(), p.display());
+    Ok(0)
 }
 
 /// Arguments of `tafs umount`.
@@ -179,6 +268,10 @@ pub fn run(a: MountArgs) -> Result<i32, CliError> {
         ttl: Duration::from_secs_f64(a.ttl),
         uid: a.uid,
         gid: a.gid,
+        state_dir: Some(match a.state_dir {
+            Some(d) => std::path::absolute(d)?,
+            None => crate::fs::stage::default_state_dir(),
+        }),
         ..MountOptions::default()
     };
 

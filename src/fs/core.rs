@@ -16,6 +16,8 @@
 //! Rendered bytes live in an LRU bounded in bytes, keyed by (path, identity, file). No global
 //! lock is held while decoding or rendering: decoding holds only its asset's lock.
 
+mod writeback;
+
 use super::cache::ByteCache;
 use super::sys::{self, SetTime};
 use super::FsError;
@@ -61,6 +63,11 @@ pub struct MountOptions {
     pub max_asset_bytes: u64,
     /// Decoder of binaries.
     pub opener: Opener,
+    /// Where write-back keeps staged files and history; `None`: asset directories are
+    /// read-only (`EROFS`).
+    pub state_dir: Option<PathBuf>,
+    /// Rebuilds binaries from staged files (write-back).
+    pub packer: super::stage::Packer,
 }
 
 impl Default for MountOptions {
@@ -74,6 +81,8 @@ impl Default for MountOptions {
             max_views: 16,
             max_asset_bytes: 1 << 30,
             opener: Arc::new(view::open),
+            state_dir: None,
+            packer: Arc::new(super::stage::pack),
         }
     }
 }
@@ -86,6 +95,7 @@ impl std::fmt::Debug for MountOptions {
             .field("ttl", &self.ttl)
             .field("uid", &self.uid)
             .field("gid", &self.gid)
+            .field("state_dir", &self.state_dir)
             .finish_non_exhaustive()
     }
 }
@@ -246,7 +256,10 @@ enum NodeKind {
     Real { kind: FileKind },
     /// A binary shown as a directory.
     AssetRoot,
-    /// A file or folder of a view, valid for one generation of the asset.
+    /// The hidden status file of an asset directory (`root`) or of the mount (`ROOT`).
+    Status { root: u64 },
+    /// A file or folder of a view (generated or staged), valid for one generation of the
+    /// asset; `vpath` follows renames.
     View {
         root: u64,
         gen: u64,
@@ -391,27 +404,7 @@ impl Table {
 // ---------------------------------------------------------------------------------------
 // Assets
 
-/// What identifies one version of a binary.
-#[derive(Debug, Clone, PartialEq, Eq, Hash)]
-struct Ident {
-    size: u64,
-    mtime: (i64, i64),
-    ctime: (i64, i64),
-    ino: u64,
-    dev: u64,
-}
-
-impl Ident {
-    fn of(m: &Metadata) -> Ident {
-        Ident {
-            size: m.len(),
-            mtime: (m.mtime(), m.mtime_nsec()),
-            ctime: (m.ctime(), m.ctime_nsec()),
-            ino: m.ino(),
-            dev: m.dev(),
-        }
-    }
-}
+use super::stage::{Ident, Stage};
 
 /// The shape of one view: which paths are folders, the children of each folder in view
 /// order, and the sizes of files once rendered.
@@ -447,6 +440,7 @@ impl Layout {
         }
     }
 
+    #[cfg(test)]
     fn subdirs(&self, dir: &str) -> u32 {
         self.children
             .get(dir)
@@ -471,6 +465,8 @@ struct AssetState {
 
 struct Asset {
     state: Mutex<AssetState>,
+    /// The write-back staging area (`None` when write-back is off).
+    stage: Mutex<Option<Stage>>,
 }
 
 /// What a path of the game folder is shown as.
@@ -493,6 +489,14 @@ enum Handle {
     },
     /// A generated file: the bytes and attributes of the version that was opened.
     Generated(Arc<Vec<u8>>, Attr),
+    /// A staged file of an asset directory (write-back).
+    Staged {
+        file: File,
+        ino: u64,
+        rel: PathBuf,
+        writable: bool,
+        written: AtomicBool,
+    },
 }
 
 struct DirHandle {
@@ -618,6 +622,10 @@ impl Core {
         lock(&self.assets)
             .entry(rel.to_path_buf())
             .or_insert_with(|| {
+                let stage = self.opts.state_dir.as_ref().map(|sd| {
+                    let abs = std::path::absolute(self.abs(rel)).unwrap_or_else(|_| self.abs(rel));
+                    Stage::load(sd, &abs)
+                });
                 Arc::new(Asset {
                     state: Mutex::new(AssetState {
                         ident: None,
@@ -626,6 +634,7 @@ impl Core {
                         view: None,
                         root: None,
                     }),
+                    stage: Mutex::new(stage),
                 })
             })
             .clone()
@@ -656,7 +665,13 @@ impl Core {
     /// asset whose identity is not the one decoded last.
     fn resolve(&self, rel: &Path) -> Result<Resolved, FsError> {
         let abs = self.abs(rel);
-        let meta = fs::symlink_metadata(&abs)?;
+        let meta = match fs::symlink_metadata(&abs) {
+            Ok(m) => m,
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+                return self.resolve_new(rel).unwrap_or(Err(e.into()));
+            }
+            Err(e) => return Err(e.into()),
+        };
         let name = rel.file_name().and_then(|n| n.to_str()).unwrap_or("");
         if !meta.is_file()
             || AssetKind::from_name(name).is_none()
@@ -691,6 +706,9 @@ impl Core {
         let new_ident = Ident::of(&meta);
         st.gen = self.next_gen.fetch_add(1, Ordering::Relaxed);
         st.ident = Some(new_ident.clone());
+        if let Some(stage) = lock(&asset.stage).as_mut() {
+            self.rebase(rel, stage, &new_ident, &bytes);
+        }
         let result = match self.decode(rel, &bytes) {
             Ok(view) => {
                 let view: Arc<dyn View> = Arc::from(view);
@@ -744,6 +762,15 @@ impl Core {
             let mut t = self.table_mut();
             let inos = t.by_gen.remove(&gen).unwrap_or_default();
             for ino in inos {
+                if let Some(Node {
+                    kind: NodeKind::View { dir: true, .. },
+                    ..
+                }) = t.nodes.get(&ino)
+                {
+                    // folders follow the asset across generations
+                    msgs.push(Inval::Inode { ino });
+                    continue;
+                }
                 if let Some(n) = t.nodes.get(&ino) {
                     if n.parent != DETACHED {
                         msgs.push(Inval::Entry {
@@ -931,8 +958,7 @@ impl Core {
         dir: bool,
     ) -> Result<Attr, FsError> {
         if dir {
-            let n = layout.children.get(vpath).map_or(0, |c| c.len() as u64);
-            Ok(self.gen_attr(ino, meta, true, 4096.max(n * 32), layout.subdirs(vpath)))
+            Ok(self.asset_dir_attr(ino, rel, layout, meta, vpath))
         } else {
             let size = self.size_of(rel, gen, layout, vpath)?;
             Ok(self.gen_attr(ino, meta, false, size, 0))
@@ -965,6 +991,21 @@ impl Core {
         }
     }
 
+    /// The asset behind folder `vpath` of asset root `root`, at the asset's current
+    /// generation: folders keep their inode across generations (only generated files get
+    /// new ones), so a folder answers `ESTALE` only once it is gone from the asset.
+    fn folder(
+        &self,
+        root: u64,
+        vpath: &str,
+    ) -> Result<(PathBuf, u64, Arc<Layout>, Metadata), FsError> {
+        let (rel, gen, layout, meta) = self.root_asset(root)?;
+        if !matches!(self.locate(&rel, &layout, vpath), writeback::Loc::Dir) {
+            return Err(FsError::Stale);
+        }
+        Ok((rel, gen, layout, meta))
+    }
+
     // -----------------------------------------------------------------------------------
     // Operations
 
@@ -976,9 +1017,13 @@ impl Core {
                 if kind != FileKind::Dir {
                     return Err(FsError::NotDir);
                 }
+                if parent == ROOT && name == writeback::STATUS_NAME && self.writeback() {
+                    return self.status_node(ROOT, ROOT);
+                }
                 let rel = self.rel_path(parent)?.join(name);
                 self.lookup_real(parent, name, &rel)
             }
+            NodeKind::Status { .. } => Err(FsError::NotDir),
             NodeKind::AssetRoot => {
                 let (rel, gen, layout, meta) = self.root_asset(parent)?;
                 self.lookup_view(parent, parent, gen, "", name, &rel, &layout, &meta)
@@ -992,7 +1037,9 @@ impl Core {
                 if !dir {
                     return Err(FsError::NotDir);
                 }
-                let (rel, layout, meta) = self.current(root, gen)?;
+                let _ = gen;
+                // folders follow the asset across generations (their files do not)
+                let (rel, gen, layout, meta) = self.folder(root, &vpath)?;
                 self.lookup_view(parent, root, gen, &vpath, name, &rel, &layout, &meta)
             }
         }
@@ -1042,16 +1089,27 @@ impl Core {
         meta: &Metadata,
     ) -> Result<Attr, FsError> {
         let name = name.to_str().ok_or_else(not_found)?;
+        if dir.is_empty() && name == writeback::STATUS_NAME && self.opts.state_dir.is_some() {
+            return self.status_node(parent, root);
+        }
         let vpath = if dir.is_empty() {
             name.to_string()
         } else {
             format!("{dir}/{name}")
         };
-        let is_dir = *layout.is_dir.get(&vpath).ok_or_else(not_found)?;
+        let (is_dir, staged) = match self.locate(rel, layout, &vpath) {
+            writeback::Loc::None => return Err(not_found()),
+            writeback::Loc::Dir => (true, None),
+            writeback::Loc::Staged(m) => (false, Some(m)),
+            writeback::Loc::Gen => (false, None),
+        };
         let ino = self.table_mut().child(
             parent,
             OsStr::new(name),
-            |k| matches!(k, NodeKind::View { gen: g, .. } if *g == gen),
+            |k| {
+                matches!(k, NodeKind::View { gen: g, vpath: v, dir: d, .. }
+                    if (*g == gen || is_dir) && *v == vpath && *d == is_dir)
+            },
             NodeKind::View {
                 root,
                 gen,
@@ -1059,6 +1117,9 @@ impl Core {
                 dir: is_dir,
             },
         );
+        if let Some(m) = staged {
+            return Ok(self.staged_attr(ino, &m, 0));
+        }
         self.view_attr(ino, rel, gen, layout, meta, &vpath, is_dir)
     }
 
@@ -1074,6 +1135,9 @@ impl Core {
                 }
                 // fstat of an open generated file: the version it was opened with.
                 Some(Handle::Generated(_, attr)) if attr.ino == ino => return Ok(*attr),
+                Some(Handle::Staged { file, .. }) => {
+                    return Ok(self.staged_attr(ino, &file.metadata()?, 0));
+                }
                 _ => {}
             }
         }
@@ -1091,16 +1155,36 @@ impl Core {
                 let (rel, gen, layout, meta) = self.root_asset(ino)?;
                 self.view_attr(ino, &rel, gen, &layout, &meta, "", true)
             }
+            NodeKind::Status { root } => self.status_attr(ino, root),
             NodeKind::View {
                 root,
                 gen,
                 vpath,
                 dir,
             } => {
+                if !dir {
+                    let rel = self.rel_path(root)?;
+                    if let Some(p) = self.staged_path(&rel, &vpath) {
+                        return Ok(self.staged_attr(ino, &fs::symlink_metadata(p)?, 0));
+                    }
+                }
+                if dir {
+                    // folders follow the asset across generations
+                    let (rel, gen, layout, meta) = self.folder(root, &vpath)?;
+                    return self.view_attr(ino, &rel, gen, &layout, &meta, &vpath, true);
+                }
                 let (rel, layout, meta) = self.current(root, gen)?;
                 self.view_attr(ino, &rel, gen, &layout, &meta, &vpath, dir)
             }
         }
+    }
+
+    /// Whether `ino` is an asset directory or a folder of one (write-back handles it).
+    fn is_asset_node(&self, ino: u64) -> bool {
+        self.table()
+            .nodes
+            .get(&ino)
+            .is_some_and(|n| matches!(n.kind, NodeKind::AssetRoot | NodeKind::View { .. }))
     }
 
     fn writable_real(&self, ino: u64) -> Result<(Node, PathBuf), FsError> {
@@ -1129,6 +1213,10 @@ impl Core {
 
     /// Changes attributes of a real node.
     pub fn setattr(&self, ino: u64, set: SetAttr, fh: Option<u64>) -> Result<Attr, FsError> {
+        let node = self.node(ino)?;
+        if matches!(node.kind, NodeKind::AssetRoot | NodeKind::View { .. }) && self.writeback() {
+            return self.wb_setattr(ino, &node, set, fh);
+        }
         let (node, rel) = self.writable_real(ino)?;
         let abs = self.abs(&rel);
         if let Some(mode) = set.mode {
@@ -1209,6 +1297,16 @@ impl Core {
         uid: u32,
         gid: u32,
     ) -> Result<Attr, FsError> {
+        if self.is_asset_node(parent) && self.writeback() {
+            if mode & libc::S_IFMT != libc::S_IFREG {
+                return Err(FsError::NotSupported(
+                    "only regular files in asset directories",
+                ));
+            }
+            let (attr, o) = self.wb_create(parent, name, mode, umask, libc::O_EXCL, uid, gid)?;
+            self.release(o.fh)?;
+            return Ok(attr);
+        }
         let rel = self.writable_dir(parent)?.join(name);
         let abs = self.abs(&rel);
         let perm = mode & 0o7777 & !umask;
@@ -1227,7 +1325,13 @@ impl Core {
         uid: u32,
         gid: u32,
     ) -> Result<Attr, FsError> {
+        if self.is_asset_node(parent) && self.writeback() {
+            return self.wb_mkdir(parent, name, mode, umask, uid, gid);
+        }
         let rel = self.writable_dir(parent)?.join(name);
+        if let Some(a) = self.new_asset(parent, name, mode, umask)? {
+            return Ok(a);
+        }
         let abs = self.abs(&rel);
         fs::DirBuilder::new()
             .mode(mode & 0o7777 & !umask)
@@ -1270,6 +1374,9 @@ impl Core {
 
     /// Removes a file.
     pub fn unlink(&self, parent: u64, name: &OsStr) -> Result<(), FsError> {
+        if self.is_asset_node(parent) && self.writeback() {
+            return self.wb_unlink(parent, name);
+        }
         let rel = self.writable_dir(parent)?.join(name);
         if self.child_is_view(parent, name) {
             return Err(FsError::ReadOnly("asset directories are read-only"));
@@ -1281,7 +1388,13 @@ impl Core {
 
     /// Removes an empty directory.
     pub fn rmdir(&self, parent: u64, name: &OsStr) -> Result<(), FsError> {
+        if self.is_asset_node(parent) && self.writeback() {
+            return self.wb_rmdir(parent, name);
+        }
         let rel = self.writable_dir(parent)?.join(name);
+        if self.writeback() && self.remove_asset(parent, name)? {
+            return Ok(());
+        }
         if self.child_is_view(parent, name)
             || matches!(self.resolve(&rel), Ok(Resolved::Asset { .. }))
         {
@@ -1303,6 +1416,9 @@ impl Core {
         newname: &OsStr,
         flags: u32,
     ) -> Result<(), FsError> {
+        if (self.is_asset_node(parent) || self.is_asset_node(newparent)) && self.writeback() {
+            return self.wb_rename(parent, name, newparent, newname, flags);
+        }
         let from = self.writable_dir(parent)?.join(name);
         let to = self.writable_dir(newparent)?.join(newname);
         if flags == 0 {
@@ -1383,9 +1499,26 @@ impl Core {
                 })
             }
             NodeKind::AssetRoot | NodeKind::View { dir: true, .. } => Err(FsError::IsDir),
+            NodeKind::Status { root } => {
+                if Self::wants_write(flags) {
+                    return Err(FsError::ReadOnly("the status file is read-only"));
+                }
+                let attr = self.status_attr(ino, root)?;
+                let bytes = Arc::new(self.status_bytes(root)?);
+                let fh = self.add_handle(Handle::Generated(bytes, attr));
+                Ok(Opened {
+                    fh,
+                    keep_cache: false,
+                })
+            }
             NodeKind::View {
                 root, gen, vpath, ..
             } => {
+                if self.opts.state_dir.is_some() {
+                    if let Some(o) = self.wb_open(ino, root, gen, &vpath, flags)? {
+                        return Ok(o);
+                    }
+                }
                 if Self::wants_write(flags) {
                     return Err(FsError::ReadOnly("generated files are read-only"));
                 }
@@ -1413,6 +1546,9 @@ impl Core {
         uid: u32,
         gid: u32,
     ) -> Result<(Attr, Opened), FsError> {
+        if self.is_asset_node(parent) && self.writeback() {
+            return self.wb_create(parent, name, mode, umask, flags, uid, gid);
+        }
         let rel = self.writable_dir(parent)?.join(name);
         let abs = self.abs(&rel);
         let mut o = Self::open_options(flags);
@@ -1457,7 +1593,7 @@ impl Core {
                 let end = start.saturating_add(size as usize).min(bytes.len());
                 Ok(bytes.get(start..end).unwrap_or_default().to_vec())
             }
-            Handle::Real { file, .. } => {
+            Handle::Real { file, .. } | Handle::Staged { file, .. } => {
                 let mut buf = vec![0u8; size as usize];
                 let mut got = 0usize;
                 while got < buf.len() {
@@ -1486,18 +1622,60 @@ impl Core {
                 written.store(true, Ordering::Relaxed);
                 Ok(data.len() as u32)
             }
+            Handle::Staged {
+                file,
+                written,
+                rel,
+                ino,
+                ..
+            } => {
+                file.write_all_at(data, offset)?;
+                if !written.swap(true, Ordering::Relaxed) {
+                    self.staged_written(rel, *ino);
+                }
+                Ok(data.len() as u32)
+            }
         }
     }
 
     /// Called on every `close` of a descriptor.
     pub fn flush(&self, fh: u64) -> Result<(), FsError> {
-        self.handle(fh).map(|_| ())
+        match &*self.handle(fh)? {
+            Handle::Staged {
+                writable: true,
+                written,
+                rel,
+                ino,
+                ..
+            } => {
+                // a descriptor that only truncated (truncate -s 0) does not commit
+                if written.load(Ordering::Relaxed) {
+                    self.staged_written(rel, *ino);
+                    return self.staged_save(rel, *ino);
+                }
+                Ok(())
+            }
+            _ => Ok(()),
+        }
     }
 
     /// Flushes a file to stable storage.
     pub fn fsync(&self, fh: u64, datasync: bool) -> Result<(), FsError> {
         match &*self.handle(fh)? {
             Handle::Generated(..) => Ok(()),
+            Handle::Staged {
+                file,
+                rel,
+                ino,
+                writable,
+                ..
+            } => {
+                file.sync_all()?;
+                if *writable {
+                    self.staged_save(rel, *ino)?;
+                }
+                Ok(())
+            }
             Handle::Real { file, .. } => {
                 if datasync {
                     file.sync_data()?
@@ -1555,6 +1733,7 @@ impl Core {
             },
         ];
         match node.kind {
+            NodeKind::Status { .. } => return Err(FsError::NotDir),
             NodeKind::Real { kind } => {
                 if kind != FileKind::Dir {
                     return Err(FsError::NotDir);
@@ -1575,7 +1754,8 @@ impl Core {
                 if !dir {
                     return Err(FsError::NotDir);
                 }
-                let (_, layout, _) = self.current(root, gen)?;
+                let _ = gen;
+                let (_, gen, layout, _) = self.folder(root, &vpath)?;
                 items.extend(self.list_view(ino, root, gen, &vpath, &layout));
             }
         }
@@ -1597,6 +1777,11 @@ impl Core {
             let ent = ent?;
             let kind = ent.file_type().map(FileKind::of).unwrap_or(FileKind::File);
             raw.push((ent.file_name(), kind));
+        }
+        for n in self.new_assets_in(rel) {
+            if !raw.iter().any(|(m, _)| *m == n) {
+                raw.push((n, FileKind::File));
+            }
         }
         raw.sort_by(|a, b| a.0.cmp(&b.0));
         // Asset binaries are decoded (in parallel) to know whether they are directories.
@@ -1654,8 +1839,13 @@ impl Core {
     }
 
     fn list_view(&self, ino: u64, root: u64, gen: u64, dir: &str, layout: &Layout) -> Vec<DirItem> {
-        let Some(children) = layout.children.get(dir) else {
-            return Vec::new();
+        let children = match self.rel_path(root) {
+            Ok(rel) => {
+                let asset = self.slot(&rel);
+                let g = lock(&asset.stage);
+                writeback::merged_children(g.as_ref(), Some(layout), dir).unwrap_or_default()
+            }
+            Err(_) => Vec::new(),
         };
         let mut t = self.table_mut();
         children
@@ -1669,11 +1859,14 @@ impl Core {
                 let i = t.child(
                     ino,
                     OsStr::new(name),
-                    |k| matches!(k, NodeKind::View { gen: g, .. } if *g == gen),
+                    |k| {
+                        matches!(k, NodeKind::View { gen: g, vpath: v, dir: d, .. }
+                            if (*g == gen || *is_dir) && *v == vpath && d == is_dir)
+                    },
                     NodeKind::View {
                         root,
                         gen,
-                        vpath,
+                        vpath: vpath.clone(),
                         dir: *is_dir,
                     },
                 );
@@ -1757,11 +1950,30 @@ impl Core {
             if self.opts.read_only {
                 return Err(FsError::ReadOnly("mounted read-only"));
             }
-            if !matches!(node.kind, NodeKind::Real { .. }) {
-                return Err(FsError::ReadOnly("asset directories are read-only"));
+            match node.kind {
+                NodeKind::Real { .. } => {}
+                NodeKind::AssetRoot | NodeKind::View { .. } if self.writeback() => {}
+                _ => return Err(FsError::ReadOnly("asset directories are read-only")),
             }
         }
         self.getattr(ino, None).map(|_| ())
+    }
+
+    /// `setxattr`/`removexattr`: extended attributes cannot be stored, so every name fails
+    /// with `ENOTSUP` (`EOPNOTSUPP`), explicitly also the POSIX ACLs
+    /// (`system.posix_acl_access`, `system.posix_acl_default`) that editors copy onto a file
+    /// they saved (they ignore that error). `EROFS` on `--ro` mounts.
+    pub fn setxattr(&self, ino: u64, name: &OsStr) -> Result<(), FsError> {
+        self.node(ino)?;
+        if self.opts.read_only {
+            return Err(FsError::ReadOnly("mounted read-only"));
+        }
+        let acl = name == "system.posix_acl_access" || name == "system.posix_acl_default";
+        Err(FsError::NotSupported(if acl {
+            "POSIX ACLs"
+        } else {
+            "extended attributes"
+        }))
     }
 
     /// The name and parent of `ino` (tests and diagnostics).

@@ -422,8 +422,9 @@ impl Filesystem for TafsFs {
         reply.ok()
     }
 
-    // Extended attributes are not supported. ENOSYS (not EOPNOTSUPP) makes the kernel stop
-    // asking and answer EOPNOTSUPP itself from then on.
+    // Extended attributes are not supported. Reading: ENOSYS (not EOPNOTSUPP) makes the
+    // kernel stop asking and answer EOPNOTSUPP itself from then on. Writing (ACLs that
+    // editors copy onto saved files included): ENOTSUP from the core, every time.
     fn getxattr(&self, _req: &Request, _ino: INodeNo, _n: &OsStr, _s: u32, reply: ReplyXattr) {
         reply.error(Errno::ENOSYS)
     }
@@ -435,18 +436,24 @@ impl Filesystem for TafsFs {
     fn setxattr(
         &self,
         _req: &Request,
-        _ino: INodeNo,
-        _name: &OsStr,
+        ino: INodeNo,
+        name: &OsStr,
         _value: &[u8],
         _flags: i32,
         _position: u32,
         reply: ReplyEmpty,
     ) {
-        reply.error(Errno::ENOSYS)
+        match self.core.setxattr(ino.0, name) {
+            Ok(()) => reply.ok(),
+            Err(e) => reply.error(errno("setxattr", &e)),
+        }
     }
 
-    fn removexattr(&self, _req: &Request, _ino: INodeNo, _name: &OsStr, reply: ReplyEmpty) {
-        reply.error(Errno::ENOSYS)
+    fn removexattr(&self, _req: &Request, ino: INodeNo, name: &OsStr, reply: ReplyEmpty) {
+        match self.core.setxattr(ino.0, name) {
+            Ok(()) => reply.ok(),
+            Err(e) => reply.error(errno("removexattr", &e)),
+        }
     }
 
     fn statfs(&self, _req: &Request, _ino: INodeNo, reply: ReplyStatfs) {

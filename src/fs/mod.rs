@@ -12,6 +12,7 @@ pub mod core;
 pub mod demo;
 
 pub mod fuse;
+pub mod stage;
 pub(crate) mod sys;
 
 pub use self::core::{Attr, Core, DirItem, FileKind, Inval, MountOptions, Opened, Opener, SetAttr};
@@ -51,6 +52,9 @@ pub enum FsError {
     /// Something the filesystem does not support.
     #[error("not supported: {0}")]
     NotSupported(&'static str),
+    /// A save in an asset directory did not build (the reason is in the status file).
+    #[error("commit refused: {0}")]
+    Commit(String),
     /// A generated file could not be rendered.
     #[error("{0}")]
     View(#[from] crate::view::ViewError),
@@ -71,7 +75,7 @@ impl FsError {
             FsError::BadHandle(_) => libc::EBADF,
             FsError::Invalid(_) => libc::EINVAL,
             FsError::NotSupported(_) => libc::EOPNOTSUPP,
-            FsError::View(_) => libc::EIO,
+            FsError::View(_) | FsError::Commit(_) => libc::EIO,
             FsError::Io(e) => e.raw_os_error().unwrap_or(libc::EIO),
         }
     }

@@ -745,19 +745,19 @@ pub fn pack_with_report(
         }
     }
 
-    // Tile indices must name stored tiles.
+    // Tile indices must name stored tiles. A missing one is reported as a missing file (a
+    // copy of the tree may not have brought it yet: the mount then waits for it).
     let ntiles = tiles.len() / TILE_BYTES;
     if let Some(i) = tilemap.iter().position(|&c| usize::from(c) >= ntiles) {
-        return Err(csv_err(
-            TILEMAP_CSV,
-            (i / tx + 1) as u64,
-            (i % tx + 1).to_string(),
-            format!(
-                "tile {} does not exist (tiles/ holds {ntiles} tiles, 0..{})",
-                tilemap[i],
-                ntiles.saturating_sub(1)
+        return Err(ViewError::Missing {
+            file: format!("tiles/{}.png", tilemap[i]),
+            why: format!(
+                "{TILEMAP_CSV} row {}, column {} uses tile {}; tiles/ holds {ntiles} tiles",
+                i / tx + 1,
+                i % tx + 1,
+                tilemap[i]
             ),
-        ));
+        });
     }
     if opts.prune {
         report.pruned_tiles = prune(&mut tiles, &mut tilemap);

@@ -1,0 +1,436 @@
+//! The write-back staging area: where edits made in asset directories are kept until (and
+//! after) they are committed to the binary, and the history of replaced binaries.
+//!
+//! ```text
+//! STATE/assets/<key>/asset.json   binary path, base identity, dirty paths, whiteouts, status
+//! STATE/assets/<key>/files/…      staged files and folders (bytes, mode, mtime)
+//! STATE/history/<key>/<nanos>-<name>   previous versions of the binary (last HISTORY_KEEP)
+//! ```
+//!
+//! `<key>` is derived from the binary's absolute path, so the same binary finds its staged
+//! files again after a remount.
+
+use crate::view::{AssetKind, FileSet, ViewError, ViewOptions};
+use serde::{Deserialize, Serialize};
+use std::collections::BTreeSet;
+use std::io::Write;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+/// Versions kept per binary in the history.
+pub const HISTORY_KEEP: usize = 10;
+
+/// Rebuilds a binary of `kind` from a file set; `base` is the current binary (unchanged parts
+/// keep its stored bytes). The mount uses [`pack`]; tests can substitute their own.
+pub type Packer = Arc<
+    dyn Fn(AssetKind, &dyn FileSet, Option<&[u8]>, &ViewOptions) -> Result<Vec<u8>, ViewError>
+        + Send
+        + Sync,
+>;
+
+/// The build of `tafs gaf build --base` (GAF) / `tafs tnt pack` (TNT) over a file set.
+pub fn pack(
+    kind: AssetKind,
+    files: &dyn FileSet,
+    base: Option<&[u8]>,
+    opts: &ViewOptions,
+) -> Result<Vec<u8>, ViewError> {
+    match kind {
+        AssetKind::Gaf => {
+            use crate::view::gaf::{build, BuildOptions, Storage};
+            let base = match base {
+                Some(b) => Some(crate::formats::gaf::parse(b, &opts.limits)?),
+                None => None,
+            };
+            let built = build(
+                files,
+                &BuildOptions {
+                    palette: opts.palette.clone(),
+                    storage: Storage::Auto,
+                    asset_path: opts.asset_path.clone(),
+                    base,
+                },
+            )?;
+            for w in &built.warnings {
+                log::debug!("build: {w}");
+            }
+            Ok(crate::formats::gaf::write(&built.gaf)?)
+        }
+        // maps carry everything pack needs in their unpacked files (no base needed)
+        AssetKind::Tnt => crate::view::tnt::pack(
+            files,
+            &crate::view::tnt::PackOptions {
+                prune: false,
+                limits: opts.limits,
+            },
+        ),
+    }
+}
+
+/// Whether `vpath` (relative to the asset directory) is a layout file: no component starts
+/// with `.`, and the name ends in `.png`, `.gif`, `.csv` or `.json` (any case). Other names
+/// (temporary, swap and backup files) are staged but never built.
+pub fn is_layout_name(vpath: &str) -> bool {
+    if vpath.is_empty() || vpath.split('/').any(|c| c.starts_with('.') || c.is_empty()) {
+        return false;
+    }
+    let lower = vpath.to_ascii_lowercase();
+    [".png", ".gif", ".csv", ".json"]
+        .iter()
+        .any(|e| lower.ends_with(e))
+}
+
+/// The default state directory: `$XDG_STATE_HOME/tafs`, else `~/.local/state/tafs`.
+pub fn default_state_dir() -> PathBuf {
+    if let Some(x) = std::env::var_os("XDG_STATE_HOME").filter(|x| !x.is_empty()) {
+        return PathBuf::from(x).join("tafs");
+    }
+    let home = std::env::var_os("HOME").unwrap_or_else(|| "/".into());
+    PathBuf::from(home).join(".local/state/tafs")
+}
+
+/// Identity of one version of a binary (what tells "changed by someone else").
+#[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize, Deserialize)]
+pub struct Ident {
+    /// Size in bytes.
+    pub size: u64,
+    /// Modification time (seconds, nanoseconds).
+    pub mtime: (i64, i64),
+    /// Status change time.
+    pub ctime: (i64, i64),
+    /// Inode number.
+    pub ino: u64,
+    /// Device.
+    pub dev: u64,
+}
+
+impl Ident {
+    /// The identity of the file `m` describes.
+    pub fn of(m: &std::fs::Metadata) -> Ident {
+        use std::os::unix::fs::MetadataExt;
+        Ident {
+            size: m.len(),
+            mtime: (m.mtime(), m.mtime_nsec()),
+            ctime: (m.ctime(), m.ctime_nsec()),
+            ino: m.ino(),
+            dev: m.dev(),
+        }
+    }
+}
+
+/// The persisted state of one asset's staging area (`asset.json`).
+#[derive(Debug, Clone, Default, Serialize, Deserialize)]
+pub struct StageMeta {
+    /// Absolute path of the binary.
+    pub binary: PathBuf,
+    /// Identity of the binary the staged files are based on (`None`: no binary yet).
+    pub base: Option<Ident>,
+    /// Staged layout paths and whiteouts not committed yet.
+    pub dirty: BTreeSet<String>,
+    /// Deleted generated paths.
+    pub whiteouts: BTreeSet<String>,
+    /// An asset created with `mkdir` whose binary does not exist yet.
+    pub new_asset: bool,
+    /// `metadata.json` was deleted: no commits until it is written again.
+    pub removing: bool,
+    /// The binary changed outside the mount while files were dirty.
+    pub conflict: bool,
+    /// Last outcome: "", "pending: …", "error: …", "conflict: …", "committed …".
+    pub status: String,
+    /// The binary a commit is replacing the current one with (recorded before the rename,
+    /// cleared after): if the process dies in between, the next start recognises the new
+    /// binary as its own commit instead of a change made outside.
+    #[serde(default)]
+    pub committing: Option<Written>,
+}
+
+/// What a commit wrote: size and CRC-32 of the bytes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Written {
+    /// Size in bytes.
+    pub size: u64,
+    /// CRC-32 of the bytes.
+    pub crc32: u32,
+}
+
+impl Written {
+    /// The record of `bytes`.
+    pub fn of(bytes: &[u8]) -> Written {
+        Written {
+            size: bytes.len() as u64,
+            crc32: crc32fast::hash(bytes),
+        }
+    }
+}
+
+/// One asset's staging area.
+#[derive(Debug)]
+pub struct Stage {
+    /// `STATE/assets/<key>`.
+    pub dir: PathBuf,
+    /// `STATE/assets/<key>/files`: the staged tree.
+    pub files: PathBuf,
+    /// `STATE/history/<key>`.
+    pub history: PathBuf,
+    /// Persisted state.
+    pub meta: StageMeta,
+}
+
+/// The key of a binary's staging area and history.
+pub fn key_of(abs_binary: &Path) -> String {
+    use sha_like::fnv64;
+    let name = abs_binary
+        .file_name()
+        .map(|n| crate::view::safe_component(n.to_string_lossy().as_bytes()))
+        .unwrap_or_default();
+    format!(
+        "{:016x}-{name}",
+        fnv64(abs_binary.as_os_str().as_encoded_bytes())
+    )
+}
+
+mod sha_like {
+    /// FNV-1a, 64 bits: stable across runs and builds (unlike `DefaultHasher`).
+    pub fn fnv64(data: &[u8]) -> u64 {
+        let mut h: u64 = 0xcbf2_9ce4_8422_2325;
+        for b in data {
+            h ^= u64::from(*b);
+            h = h.wrapping_mul(0x0000_0100_0000_01b3);
+        }
+        h
+    }
+}
+
+impl Stage {
+    /// Loads (or starts empty) the staging area of `abs_binary` under `state`.
+    pub fn load(state: &Path, abs_binary: &Path) -> Stage {
+        let key = key_of(abs_binary);
+        let dir = state.join("assets").join(&key);
+        let meta = std::fs::read(dir.join("asset.json"))
+            .ok()
+            .and_then(|b| serde_json::from_slice::<StageMeta>(&b).ok())
+            .filter(|m| m.binary == abs_binary)
+            .unwrap_or_else(|| StageMeta {
+                binary: abs_binary.to_path_buf(),
+                ..Default::default()
+            });
+        Stage {
+            files: dir.join("files"),
+            history: state.join("history").join(&key),
+            dir,
+            meta,
+        }
+    }
+
+    /// Whether anything is staged (files, folders or whiteouts) or the asset is new.
+    pub fn active(&self) -> bool {
+        self.meta.new_asset || !self.meta.whiteouts.is_empty() || self.files.exists()
+    }
+
+    /// Writes `asset.json` (atomically).
+    pub fn save(&self) -> std::io::Result<()> {
+        std::fs::create_dir_all(&self.dir)?;
+        let json = serde_json::to_vec_pretty(&self.meta).map_err(std::io::Error::other)?;
+        let tmp = self.dir.join(".asset.json.tmp");
+        let mut f = std::fs::File::create(&tmp)?;
+        f.write_all(&json)?;
+        f.sync_all()?;
+        std::fs::rename(&tmp, self.dir.join("asset.json"))
+    }
+
+    /// Forgets everything staged (files, whiteouts, flags).
+    pub fn clear(&mut self) -> std::io::Result<()> {
+        if self.files.exists() {
+            std::fs::remove_dir_all(&self.files)?;
+        }
+        let binary = std::mem::take(&mut self.meta.binary);
+        self.meta = StageMeta {
+            binary,
+            ..Default::default()
+        };
+        match std::fs::remove_file(self.dir.join("asset.json")) {
+            Err(e) if e.kind() != std::io::ErrorKind::NotFound => Err(e),
+            _ => Ok(()),
+        }
+    }
+
+    /// The real path of staged `vpath` (`""` = the asset directory itself).
+    pub fn path(&self, vpath: &str) -> PathBuf {
+        if vpath.is_empty() {
+            self.files.clone()
+        } else {
+            self.files.join(vpath)
+        }
+    }
+
+    /// Whether `vpath` or one of its folders is deleted.
+    pub fn hidden(&self, vpath: &str) -> bool {
+        let mut p = vpath;
+        loop {
+            if self.meta.whiteouts.contains(p) {
+                return true;
+            }
+            match p.rsplit_once('/') {
+                Some((parent, _)) => p = parent,
+                None => return false,
+            }
+        }
+    }
+
+    /// Keeps `bytes` (the binary before a change or a deletion) in the history, keeping the
+    /// last [`HISTORY_KEEP`] versions.
+    pub fn push_history(&self, bytes: &[u8]) -> std::io::Result<PathBuf> {
+        std::fs::create_dir_all(&self.history)?;
+        let nanos = std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map(|d| d.as_nanos())
+            .unwrap_or(0);
+        let name = self
+            .meta
+            .binary
+            .file_name()
+            .map(|n| n.to_string_lossy().into_owned())
+            .unwrap_or_default();
+        let p = self.history.join(format!("{nanos:020}-{name}"));
+        let mut f = std::fs::File::create(&p)?;
+        f.write_all(bytes)?;
+        f.sync_all()?;
+        let mut all = history_of(&self.history);
+        while all.len() > HISTORY_KEEP {
+            let old = all.remove(0);
+            let _ = std::fs::remove_file(old);
+        }
+        Ok(p)
+    }
+}
+
+/// The versions in a history folder, oldest first.
+pub fn history_of(dir: &Path) -> Vec<PathBuf> {
+    let mut v: Vec<PathBuf> = std::fs::read_dir(dir)
+        .map(|rd| rd.flatten().map(|e| e.path()).collect())
+        .unwrap_or_default();
+    v.sort();
+    v
+}
+
+/// The history folder of `abs_binary` under `state`.
+pub fn history_dir(state: &Path, abs_binary: &Path) -> PathBuf {
+    state.join("history").join(key_of(abs_binary))
+}
+
+/// New assets (created with `mkdir`, no binary yet) staged under `state` for binaries inside
+/// `game_dir`: their absolute binary paths.
+pub fn new_assets(state: &Path, game_dir: &Path) -> Vec<PathBuf> {
+    let Ok(rd) = std::fs::read_dir(state.join("assets")) else {
+        return Vec::new();
+    };
+    rd.flatten()
+        .filter_map(|e| std::fs::read(e.path().join("asset.json")).ok())
+        .filter_map(|b| serde_json::from_slice::<StageMeta>(&b).ok())
+        .filter(|m| m.new_asset && m.binary.starts_with(game_dir) && !m.binary.exists())
+        .map(|m| m.binary)
+        .collect()
+}
+
+/// Removes temporary files [`write_atomic`] left next to `target` (a process killed before
+/// the rename). Returns how many were removed.
+pub fn remove_leftovers(target: &Path) -> usize {
+    let (Some(dir), Some(name)) = (target.parent(), target.file_name()) else {
+        return 0;
+    };
+    let prefix = format!(".{}.tafs-", name.to_string_lossy());
+    let Ok(rd) = std::fs::read_dir(dir) else {
+        return 0;
+    };
+    rd.flatten()
+        .filter(|e| e.file_name().to_string_lossy().starts_with(&prefix))
+        .filter(|e| e.file_type().is_ok_and(|t| t.is_file()))
+        .filter(|e| std::fs::remove_file(e.path()).is_ok())
+        .count()
+}
+
+/// Writes `bytes` to `target` atomically: a temporary file in the same folder, fsync,
+/// rename, fsync of the folder. `like` gives the mode (and owner, when allowed) to keep.
+pub fn write_atomic(
+    target: &Path,
+    bytes: &[u8],
+    like: Option<&std::fs::Metadata>,
+) -> std::io::Result<()> {
+    use std::os::unix::fs::{MetadataExt, PermissionsExt};
+    let dir = target.parent().unwrap_or(Path::new("."));
+    let name = target
+        .file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_default();
+    let mut tmp = tempfile::Builder::new()
+        .prefix(&format!(".{name}.tafs-"))
+        .tempfile_in(dir)?;
+    tmp.write_all(bytes)?;
+    let mode = like.map_or(0o644, |m| m.mode() & 0o7777);
+    tmp.as_file()
+        .set_permissions(std::fs::Permissions::from_mode(mode))?;
+    if let Some(m) = like {
+        let _ = std::os::unix::fs::fchown(tmp.as_file(), Some(m.uid()), Some(m.gid()));
+    }
+    tmp.as_file().sync_all()?;
+    tmp.persist(target).map_err(|e| e.error)?;
+    if let Ok(d) = std::fs::File::open(dir) {
+        let _ = d.sync_all();
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn layout_names() {
+        for n in [
+            "metadata.json",
+            "fire/frames.csv",
+            "fire/0.png",
+            "fire/0.layers/1.PNG",
+        ] {
+            assert!(is_layout_name(n), "{n}");
+        }
+        for n in [
+            ".0.png.AbC123",
+            "fire/.0.png.x",
+            "fire/.goutputstream-XYZ",
+            "fire/sedAb12Cd",
+            "fire/tmpa1b2",
+            "fire/0.png~",
+            "fire/.0.png.swp",
+            "fire/0.png.Qx1234",
+            ".hidden/0.png",
+            "",
+        ] {
+            assert!(!is_layout_name(n), "{n}");
+        }
+    }
+
+    #[test]
+    fn keys_are_stable_and_distinct() {
+        // FNV-1a of "" is the offset basis (first principles of FNV-1a).
+        assert_eq!(sha_like::fnv64(b""), 0xcbf2_9ce4_8422_2325);
+        assert_eq!(sha_like::fnv64(b"a"), 0xaf63_dc4c_8601_ec8c);
+        let a = key_of(Path::new("/g/anims/x.gaf"));
+        assert_eq!(a, key_of(Path::new("/g/anims/x.gaf")));
+        assert_ne!(a, key_of(Path::new("/g/anims/y.gaf")));
+        assert!(a.ends_with("-x.gaf"));
+    }
+
+    #[test]
+    fn history_is_bounded() {
+        let d = tempfile::tempdir().unwrap();
+        let s = Stage::load(d.path(), Path::new("/g/x.gaf"));
+        for i in 0..(HISTORY_KEEP + 3) {
+            s.push_history(&[i as u8]).unwrap();
+        }
+        let h = history_of(&s.history);
+        assert_eq!(h.len(), HISTORY_KEEP);
+        // the oldest three are gone: the first kept is version 3
+        assert_eq!(std::fs::read(&h[0]).unwrap(), [3u8]);
+    }
+}

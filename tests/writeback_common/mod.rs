@@ -1,0 +1,68 @@
+//! Helpers of the write-back tests: GAF fixtures and PNG edits done from first principles
+//! (decode the PNG the view wrote, change one pixel's palette index, encode it again).
+#![allow(dead_code)]
+
+use std::path::Path;
+use tafs::formats::gaf::{self, Content, Gaf};
+use tafs::formats::palette::Palette;
+use tafs::view::image::{decode_png, write_indexed_png, PngPixels};
+
+/// A self-made GAF with RLE, raw and composite frames.
+pub fn sample_bytes() -> Vec<u8> {
+    gaf::write(&tafs::sample::animated_gaf()).unwrap()
+}
+
+/// `png` with the first opaque pixel set to palette index `to` (returns the new PNG and the
+/// pixel's position).
+pub fn edit_png(png: &[u8], to: u8) -> (Vec<u8>, usize) {
+    let d = decode_png(png).unwrap();
+    let PngPixels::Indexed {
+        mut indices, trns, ..
+    } = d.pixels
+    else {
+        panic!("dump PNGs are indexed")
+    };
+    let transparent = trns.iter().position(|a| *a == 0).map(|i| i as u8);
+    let pos = indices
+        .iter()
+        .position(|i| Some(*i) != transparent && *i != to)
+        .expect("an opaque pixel");
+    indices[pos] = to;
+    let mut out = Vec::new();
+    write_indexed_png(
+        &mut out,
+        d.width,
+        d.height,
+        &indices,
+        &Palette::ta(),
+        transparent,
+    )
+    .unwrap();
+    (out, pos)
+}
+
+/// The stored payload of every simple frame and layer, in order (None for composites'
+/// own entries).
+pub fn payloads(g: &Gaf) -> Vec<(String, Option<Vec<u8>>)> {
+    let mut v = Vec::new();
+    fn walk(f: &gaf::Frame, name: String, v: &mut Vec<(String, Option<Vec<u8>>)>) {
+        match &f.content {
+            Content::Pixels(p) => v.push((name, p.payload.as_ref().map(|b| b.to_vec()))),
+            Content::Layers(l) => {
+                for (k, x) in l.iter().enumerate() {
+                    walk(x, format!("{name}/{k}"), v);
+                }
+            }
+        }
+    }
+    for s in &g.sequences {
+        for (i, fe) in s.frames.iter().enumerate() {
+            walk(&fe.frame, format!("{}/{i}", s.name_str()), &mut v);
+        }
+    }
+    v
+}
+
+pub fn parse(path: &Path) -> Gaf {
+    gaf::parse(&std::fs::read(path).unwrap(), &Default::default()).unwrap()
+}

@@ -1,0 +1,499 @@
+//! Write-back driven through the core (no FUSE): commits, unchanged saves, errors, pending
+//! sets, conflicts, new and deleted assets, --ro. SEMANTICS.md, "Writing inside asset
+//! directories".
+
+mod writeback_common;
+
+use std::ffi::OsStr;
+use std::path::Path;
+use tafs::fs::core::ROOT;
+use tafs::fs::{Core, MountOptions};
+use writeback_common::{edit_png, parse, payloads, sample_bytes};
+
+struct Fixture {
+    game: tempfile::TempDir,
+    state: tempfile::TempDir,
+    core: Core,
+}
+
+fn fixture() -> Fixture {
+    let game = tempfile::tempdir().unwrap();
+    std::fs::create_dir_all(game.path().join("anims")).unwrap();
+    std::fs::write(game.path().join("anims/fx.gaf"), sample_bytes()).unwrap();
+    let state = tempfile::tempdir().unwrap();
+    let core = Core::new(game.path(), opts(state.path()), None).unwrap();
+    Fixture { game, state, core }
+}
+
+fn opts(state: &Path) -> MountOptions {
+    MountOptions {
+        state_dir: Some(state.to_path_buf()),
+        ..MountOptions::default()
+    }
+}
+
+fn ino(core: &Core, path: &str) -> u64 {
+    let mut i = ROOT;
+    for c in path.split('/') {
+        i = core
+            .lookup(i, OsStr::new(c))
+            .unwrap_or_else(|e| panic!("{path}: {e}"))
+            .ino;
+    }
+    i
+}
+
+fn parent_and_name(path: &str) -> (&str, &str) {
+    path.rsplit_once('/').unwrap()
+}
+
+fn read(core: &Core, path: &str) -> Vec<u8> {
+    let o = core.open(ino(core, path), libc::O_RDONLY).unwrap();
+    let b = core.read(o.fh, 0, 1 << 24).unwrap();
+    core.release(o.fh).unwrap();
+    b
+}
+
+/// cp onto an existing file: open O_WRONLY, truncate, write, close (flush + release).
+fn cp_onto(core: &Core, path: &str, bytes: &[u8]) -> Result<(), i32> {
+    let i = ino(core, path);
+    let o = core.open(i, libc::O_WRONLY).map_err(|e| e.errno())?;
+    core.setattr(
+        i,
+        tafs::fs::SetAttr {
+            size: Some(0),
+            ..Default::default()
+        },
+        Some(o.fh),
+    )
+    .map_err(|e| e.errno())?;
+    core.write(o.fh, 0, bytes).map_err(|e| e.errno())?;
+    let r = core.flush(o.fh).map_err(|e| e.errno());
+    core.release(o.fh).unwrap();
+    r
+}
+
+/// rsync/sed style: create a temp name, write, close, rename over.
+fn replace_via_temp(core: &Core, path: &str, tmp: &str, bytes: &[u8]) -> Result<(), i32> {
+    let (dir, name) = parent_and_name(path);
+    let d = ino(core, dir);
+    let (_, o) = core
+        .create(
+            d,
+            OsStr::new(tmp),
+            0o100600,
+            0,
+            libc::O_WRONLY | libc::O_EXCL,
+            0,
+            0,
+        )
+        .map_err(|e| e.errno())?;
+    core.write(o.fh, 0, bytes).unwrap();
+    core.flush(o.fh).unwrap(); // a temp name never commits
+    core.release(o.fh).unwrap();
+    core.rename(d, OsStr::new(tmp), d, OsStr::new(name), 0)
+        .map_err(|e| e.errno())
+}
+
+fn status(core: &Core, asset: &str) -> String {
+    String::from_utf8(read(core, &format!("{asset}/.tafs-status"))).unwrap()
+}
+
+fn history_len(f: &Fixture) -> usize {
+    let abs = std::path::absolute(f.game.path().join("anims/fx.gaf")).unwrap();
+    tafs::fs::stage::history_of(&tafs::fs::stage::history_dir(f.state.path(), &abs)).len()
+}
+
+#[test]
+fn editing_a_frame_commits_exactly_that_frame() {
+    let f = fixture();
+    let bin = f.game.path().join("anims/fx.gaf");
+    let before = parse(&bin);
+    let png = read(&f.core, "anims/fx.gaf/pulse/2.png");
+    let (edited, pos) = edit_png(&png, 0xB3);
+    cp_onto(&f.core, "anims/fx.gaf/pulse/2.png", &edited).unwrap();
+    let after = parse(&bin);
+    // the edited pixel, and only it, changed in frame 2 of pulse
+    let p0 = before.sequences[0].frames[2].frame.flatten().unwrap();
+    let p1 = after.sequences[0].frames[2].frame.flatten().unwrap();
+    assert_eq!(p1.indices[pos], 0xB3);
+    let diff: Vec<usize> = (0..p0.indices.len())
+        .filter(|&i| p0.indices[i] != p1.indices[i] || p0.opaque[i] != p1.opaque[i])
+        .collect();
+    assert_eq!(diff, vec![pos]);
+    // every other frame keeps its stored bytes
+    let (a, b) = (payloads(&before), payloads(&after));
+    assert_eq!(a.len(), b.len());
+    for (x, y) in a.iter().zip(&b) {
+        if x.0 != "pulse/2" {
+            assert_eq!(x, y, "{}", x.0);
+        }
+    }
+    // the file reads back as written; the old binary is in the history
+    assert_eq!(read(&f.core, "anims/fx.gaf/pulse/2.png"), edited);
+    assert_eq!(history_len(&f), 1);
+    assert!(status(&f.core, "anims/fx.gaf").contains(": clean"));
+}
+
+#[test]
+fn unchanged_save_does_not_touch_the_binary() {
+    let f = fixture();
+    let bin = f.game.path().join("anims/fx.gaf");
+    let m0 = std::fs::metadata(&bin).unwrap();
+    let csv = read(&f.core, "anims/fx.gaf/pulse/frames.csv");
+    replace_via_temp(
+        &f.core,
+        "anims/fx.gaf/pulse/frames.csv",
+        ".frames.csv.Ab12",
+        &csv,
+    )
+    .unwrap();
+    let png = read(&f.core, "anims/fx.gaf/turret/0.png");
+    cp_onto(&f.core, "anims/fx.gaf/turret/0.png", &png).unwrap();
+    let m1 = std::fs::metadata(&bin).unwrap();
+    use std::os::unix::fs::MetadataExt;
+    assert_eq!(
+        (m0.ino(), m0.mtime_nsec(), m0.mtime()),
+        (m1.ino(), m1.mtime_nsec(), m1.mtime())
+    );
+    assert_eq!(history_len(&f), 0);
+}
+
+#[test]
+fn bad_png_fails_the_save_keeps_bytes_and_fixing_commits() {
+    let f = fixture();
+    let bin = f.game.path().join("anims/fx.gaf");
+    let orig = std::fs::read(&bin).unwrap();
+    let e = cp_onto(&f.core, "anims/fx.gaf/panel/0.png", b"not a png").unwrap_err();
+    assert_eq!(e, libc::EIO);
+    assert_eq!(std::fs::read(&bin).unwrap(), orig);
+    assert_eq!(read(&f.core, "anims/fx.gaf/panel/0.png"), b"not a png");
+    let st = status(&f.core, "anims/fx.gaf");
+    assert!(st.contains("error") && st.contains("panel/0.png"), "{st}");
+    let root = String::from_utf8(read(&f.core, ".tafs-status")).unwrap();
+    assert!(root.contains("anims/fx.gaf: error"), "{root}");
+    // fixing it commits
+    let good = {
+        let fresh = Core::new(f.game.path(), MountOptions::default(), None).unwrap();
+        read(&fresh, "anims/fx.gaf/panel/0.png")
+    };
+    let (edited, _) = edit_png(&good, 0x20);
+    cp_onto(&f.core, "anims/fx.gaf/panel/0.png", &edited).unwrap();
+    assert_ne!(std::fs::read(&bin).unwrap(), orig);
+    assert!(status(&f.core, "anims/fx.gaf").contains(": clean"));
+}
+
+#[test]
+fn frames_listed_without_images_are_pending_until_complete() {
+    let f = fixture();
+    let bin = f.game.path().join("anims/fx.gaf");
+    let orig = std::fs::read(&bin).unwrap();
+    let csv = String::from_utf8(read(&f.core, "anims/fx.gaf/panel/frames.csv")).unwrap();
+    let mut lines: Vec<&str> = csv.lines().collect();
+    let row1 = lines[1].replacen('0', "1", 1);
+    lines.push(&row1);
+    let new_csv = lines.join("\n") + "\n";
+    // frames.csv lists frame 1, whose PNG is not there yet: pending, not an error
+    replace_via_temp(
+        &f.core,
+        "anims/fx.gaf/panel/frames.csv",
+        "sedXy12ab",
+        new_csv.as_bytes(),
+    )
+    .unwrap();
+    assert_eq!(std::fs::read(&bin).unwrap(), orig);
+    let st = status(&f.core, "anims/fx.gaf");
+    assert!(st.contains("pending") && st.contains("panel/1.png"), "{st}");
+    // the PNG arrives: commit
+    let png = read(&f.core, "anims/fx.gaf/panel/0.png");
+    let d = ino(&f.core, "anims/fx.gaf/panel");
+    let (_, o) = f
+        .core
+        .create(d, OsStr::new("1.png"), 0o100644, 0, libc::O_WRONLY, 0, 0)
+        .unwrap();
+    f.core.write(o.fh, 0, &png).unwrap();
+    f.core.flush(o.fh).unwrap();
+    f.core.release(o.fh).unwrap();
+    let g = parse(&bin);
+    assert_eq!(g.sequences[1].frames.len(), 2);
+}
+
+#[test]
+fn conflict_when_binary_changes_behind_staged_edits() {
+    let f = fixture();
+    let bin = f.game.path().join("anims/fx.gaf");
+    // a pending edit (frames.csv naming a frame that is not there)
+    let csv = read(&f.core, "anims/fx.gaf/panel/frames.csv");
+    let mut c = csv.clone();
+    let row = String::from_utf8(csv.clone())
+        .unwrap()
+        .lines()
+        .nth(1)
+        .unwrap()
+        .replacen('0', "1", 1);
+    c.extend_from_slice(row.as_bytes());
+    c.push(b'\n');
+    replace_via_temp(&f.core, "anims/fx.gaf/panel/frames.csv", ".x.tmp", &c).unwrap();
+    // someone else rewrites the binary
+    let mut other = tafs::sample::animated_gaf();
+    other.sequences.truncate(2);
+    let other = tafs::formats::gaf::write(&other).unwrap();
+    std::thread::sleep(std::time::Duration::from_millis(20));
+    std::fs::write(&bin, &other).unwrap();
+    // the next save is refused with ESTALE; nothing merged, staged bytes kept
+    let png = read(&f.core, "anims/fx.gaf/panel/0.png");
+    let d = ino(&f.core, "anims/fx.gaf/panel");
+    let (_, o) = f
+        .core
+        .create(d, OsStr::new("1.png"), 0o100644, 0, libc::O_WRONLY, 0, 0)
+        .unwrap();
+    f.core.write(o.fh, 0, &png).unwrap();
+    assert_eq!(f.core.flush(o.fh).unwrap_err().errno(), libc::ESTALE);
+    f.core.release(o.fh).unwrap();
+    assert_eq!(std::fs::read(&bin).unwrap(), other);
+    assert_eq!(read(&f.core, "anims/fx.gaf/panel/frames.csv"), c);
+    assert!(status(&f.core, "anims/fx.gaf").contains("conflict"));
+}
+
+#[test]
+fn staged_files_survive_a_new_core() {
+    let f = fixture();
+    let png = read(&f.core, "anims/fx.gaf/pulse/0.png");
+    let (edited, _) = edit_png(&png, 0xB1);
+    cp_onto(&f.core, "anims/fx.gaf/pulse/0.png", &edited).unwrap();
+    let a0 = f
+        .core
+        .getattr(ino(&f.core, "anims/fx.gaf/pulse/0.png"), None)
+        .unwrap();
+    drop(f.core);
+    let core = Core::new(f.game.path(), opts(f.state.path()), None).unwrap();
+    assert_eq!(read(&core, "anims/fx.gaf/pulse/0.png"), edited);
+    let a1 = core
+        .getattr(ino(&core, "anims/fx.gaf/pulse/0.png"), None)
+        .unwrap();
+    assert_eq!((a0.mtime, a0.perm, a0.size), (a1.mtime, a1.perm, a1.size));
+}
+
+#[test]
+fn read_only_and_no_state_dir_refuse_writes() {
+    let f = fixture();
+    for o in [
+        MountOptions {
+            read_only: true,
+            ..opts(f.state.path())
+        },
+        MountOptions::default(),
+    ] {
+        let core = Core::new(f.game.path(), o, None).unwrap();
+        let i = ino(&core, "anims/fx.gaf/pulse/0.png");
+        assert_eq!(
+            core.open(i, libc::O_WRONLY).unwrap_err().errno(),
+            libc::EROFS
+        );
+        let d = ino(&core, "anims/fx.gaf");
+        let e = core.mkdir(d, OsStr::new("x"), 0o755, 0, 0, 0).unwrap_err();
+        assert_eq!(e.errno(), libc::EROFS);
+    }
+}
+
+#[test]
+fn delete_asset_keeps_history_and_new_asset_commits_once_complete() {
+    let f = fixture();
+    let bin = f.game.path().join("anims/fx.gaf");
+    let orig = std::fs::read(&bin).unwrap();
+    // dump of the original (from the core, before deleting)
+    let fresh = Core::new(f.game.path(), MountOptions::default(), None).unwrap();
+    let mut files: Vec<(String, Vec<u8>)> = Vec::new();
+    {
+        let v = tafs::view::open(
+            tafs::view::AssetKind::Gaf,
+            &orig,
+            &tafs::fs::core::view_options_for(f.game.path(), "anims/fx.gaf"),
+        )
+        .unwrap();
+        for e in v.entries() {
+            if e.kind == tafs::view::EntryKind::File {
+                files.push((
+                    e.path.clone(),
+                    read(&fresh, &format!("anims/fx.gaf/{}", e.path)),
+                ));
+            }
+        }
+    }
+    // rm -r: files (metadata.json first, as listed), folders, then the asset directory
+    let anims = ino(&f.core, "anims");
+    let root = ino(&f.core, "anims/fx.gaf");
+    let mut dirs: Vec<String> = Vec::new();
+    for (p, _) in &files {
+        let (d, n) = p.rsplit_once('/').unwrap_or(("", p));
+        let di = if d.is_empty() {
+            root
+        } else {
+            ino(&f.core, &format!("anims/fx.gaf/{d}"))
+        };
+        f.core.unlink(di, OsStr::new(n)).unwrap();
+        if !d.is_empty() && !dirs.contains(&d.to_string()) {
+            dirs.push(d.to_string());
+        }
+    }
+    dirs.sort_by_key(|d| std::cmp::Reverse(d.len()));
+    for d in &dirs {
+        let (pd, n) = d.rsplit_once('/').unwrap_or(("", d));
+        let pi = if pd.is_empty() {
+            root
+        } else {
+            ino(&f.core, &format!("anims/fx.gaf/{pd}"))
+        };
+        f.core.rmdir(pi, OsStr::new(n)).unwrap();
+    }
+    assert_eq!(
+        std::fs::read(&bin).unwrap(),
+        orig,
+        "no commit while removing"
+    );
+    f.core.rmdir(anims, OsStr::new("fx.gaf")).unwrap();
+    assert!(!bin.exists());
+    assert_eq!(history_len(&f), 1);
+
+    // mkdir new.gaf + copy the dump in, file by file: the binary appears once complete
+    let a = f
+        .core
+        .mkdir(anims, OsStr::new("new.gaf"), 0o755, 0, 0, 0)
+        .unwrap();
+    let newbin = f.game.path().join("anims/new.gaf");
+    for (i, (p, b)) in files.iter().enumerate() {
+        let _ = i;
+        let (d, n) = p.rsplit_once('/').unwrap_or(("", p));
+        let mut di = a.ino;
+        for c in d.split('/').filter(|c| !c.is_empty()) {
+            di = match f.core.lookup(di, OsStr::new(c)) {
+                Ok(x) => x.ino,
+                Err(_) => f.core.mkdir(di, OsStr::new(c), 0o755, 0, 0, 0).unwrap().ino,
+            };
+        }
+        let (_, o) = f
+            .core
+            .create(di, OsStr::new(n), 0o100644, 0, libc::O_WRONLY, 0, 0)
+            .unwrap();
+        f.core.write(o.fh, 0, b).unwrap();
+        f.core.flush(o.fh).unwrap();
+        f.core.release(o.fh).unwrap();
+        // (a composite's .layers folder is optional in the layout: once every other file is
+        // there the set is complete, and the layers arriving later commit once more)
+        let rest_is_layers = files[i + 1..]
+            .iter()
+            .all(|(q, _)| q.contains(".layers/") || q.ends_with("animated.png"));
+        if !rest_is_layers {
+            assert!(!newbin.exists(), "committed early after {p}");
+        }
+    }
+    // equals `tafs gaf build` of the dump with the original as base: here, the original
+    assert_eq!(std::fs::read(&newbin).unwrap(), orig);
+}
+
+#[test]
+fn folders_keep_their_inodes_across_a_commit_files_do_not() {
+    let f = fixture();
+    let root = ino(&f.core, "anims/fx.gaf");
+    let pulse = ino(&f.core, "anims/fx.gaf/pulse");
+    let panel = ino(&f.core, "anims/fx.gaf/panel");
+    let frame = ino(&f.core, "anims/fx.gaf/panel/0.png");
+    let png = read(&f.core, "anims/fx.gaf/pulse/2.png");
+    let (edited, _) = edit_png(&png, 0xB3);
+    cp_onto(&f.core, "anims/fx.gaf/pulse/2.png", &edited).unwrap();
+    assert_eq!(history_len(&f), 1, "the save did not commit");
+    // the asset directory and its folders answer with the same inodes (rsync keeps working
+    // in a sibling folder it looked up before the commit) ...
+    assert_eq!(ino(&f.core, "anims/fx.gaf"), root);
+    assert_eq!(ino(&f.core, "anims/fx.gaf/pulse"), pulse);
+    assert_eq!(f.core.getattr(panel, None).unwrap().ino, panel);
+    let (_, o) = f
+        .core
+        .create(
+            panel,
+            OsStr::new(".0.png.XyZ123"),
+            0o100600,
+            0,
+            libc::O_WRONLY | libc::O_EXCL,
+            0,
+            0,
+        )
+        .unwrap();
+    f.core.release(o.fh).unwrap();
+    let dh = f.core.opendir(panel).unwrap();
+    let names: Vec<String> = f
+        .core
+        .readdir(dh, 0)
+        .unwrap()
+        .into_iter()
+        .map(|(_, it)| it.name.to_string_lossy().into_owned())
+        .collect();
+    f.core.releasedir(dh).unwrap();
+    assert!(names.iter().any(|n| n == ".0.png.XyZ123"), "{names:?}");
+    // ... while a generated file of the old version is stale and gets a new inode
+    assert_eq!(
+        f.core.getattr(frame, None).unwrap_err().errno(),
+        libc::ESTALE
+    );
+    assert_ne!(ino(&f.core, "anims/fx.gaf/panel/0.png"), frame);
+}
+
+/// A process killed after renaming the new binary into place but before recording it: the
+/// next start recognises its own commit (no conflict); without that record it would be a
+/// change made outside.
+#[test]
+fn commit_interrupted_after_the_rename_is_recognised_at_start() {
+    use tafs::fs::stage::{key_of, Ident, StageMeta, Written};
+    for recorded in [true, false] {
+        let f = fixture();
+        let bin = f.game.path().join("anims/fx.gaf");
+        let old = Ident::of(&std::fs::metadata(&bin).unwrap());
+        let png = read(&f.core, "anims/fx.gaf/pulse/0.png");
+        let (edited, _) = edit_png(&png, 0xB1);
+        cp_onto(&f.core, "anims/fx.gaf/pulse/0.png", &edited).unwrap();
+        drop(f.core);
+        let new_bytes = std::fs::read(&bin).unwrap();
+        // asset.json as it is between the rename and the record of the commit
+        let abs = std::path::absolute(&bin).unwrap();
+        let json = f
+            .state
+            .path()
+            .join("assets")
+            .join(key_of(&abs))
+            .join("asset.json");
+        let mut meta: StageMeta = serde_json::from_slice(&std::fs::read(&json).unwrap()).unwrap();
+        meta.base = Some(old.clone());
+        meta.dirty.insert("pulse/0.png".into());
+        meta.committing = recorded.then(|| Written::of(&new_bytes));
+        std::fs::write(&json, serde_json::to_vec(&meta).unwrap()).unwrap();
+
+        let core = Core::new(f.game.path(), opts(f.state.path()), None).unwrap();
+        let st = status(&core, "anims/fx.gaf");
+        if recorded {
+            assert!(st.contains(": clean"), "{st}");
+            assert_eq!(read(&core, "anims/fx.gaf/pulse/0.png"), edited);
+            // and the next save commits
+            let (again, _) = edit_png(&png, 0xB2);
+            cp_onto(&core, "anims/fx.gaf/pulse/0.png", &again).unwrap();
+            assert_ne!(std::fs::read(&bin).unwrap(), new_bytes);
+        } else {
+            assert!(st.contains("conflict"), "{st}");
+        }
+    }
+}
+
+#[test]
+fn xattr_writes_answer_enotsup() {
+    let f = fixture();
+    for p in ["anims/fx.gaf/pulse/0.png", "anims/fx.gaf/pulse", "anims"] {
+        let i = ino(&f.core, p);
+        for n in [
+            "system.posix_acl_access",
+            "system.posix_acl_default",
+            "user.x",
+        ] {
+            let e = f.core.setxattr(i, OsStr::new(n)).unwrap_err();
+            assert_eq!(e.errno(), libc::ENOTSUP, "{p} {n}");
+        }
+    }
+}
