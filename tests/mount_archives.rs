@@ -218,6 +218,15 @@ fn self_made_archive_is_its_extract_read_only_and_follows_changes() {
         std::fs::read(arch.join("big/data.bin")).unwrap(),
         big_member()
     );
+
+    // renaming the archive directory as a whole renames the archive file
+    std::fs::rename(&arch, mnt.join("mods/Renamed.ufo")).unwrap();
+    assert!(game.path().join("mods/Renamed.ufo").is_file());
+    assert!(!game.path().join("mods/Test.UFO").exists());
+    assert_eq!(
+        std::fs::read(mnt.join("mods/Renamed.ufo/added.txt")).unwrap(),
+        b"new member"
+    );
 }
 
 #[test]
