@@ -417,6 +417,7 @@ struct Layout {
 impl Layout {
     fn new(view: &dyn View) -> Layout {
         let mut is_dir = HashMap::new();
+        let mut sizes = HashMap::new();
         let mut children: HashMap<String, Vec<(String, bool)>> = HashMap::new();
         children.insert(String::new(), Vec::new());
         for e in view.entries() {
@@ -426,6 +427,8 @@ impl Layout {
             }
             if dir {
                 children.entry(e.path.clone()).or_default();
+            } else if let Some(size) = view.size_hint(&e.path) {
+                sizes.insert(e.path.clone(), size);
             }
             let (parent, name) = match e.path.rsplit_once('/') {
                 Some((p, n)) => (p.to_string(), n.to_string()),
@@ -436,7 +439,7 @@ impl Layout {
         Layout {
             is_dir,
             children,
-            sizes: Mutex::new(HashMap::new()),
+            sizes: Mutex::new(sizes),
         }
     }
 
@@ -515,6 +518,18 @@ fn time(sec: i64, nsec: i64) -> SystemTime {
     } else {
         UNIX_EPOCH - Duration::from_secs(sec.unsigned_abs()) + Duration::new(0, nsec)
     }
+}
+
+/// Binaries shown as directories: GAF/TNT assets and archives.
+fn is_asset_name(name: &str) -> bool {
+    AssetKind::from_name(name).is_some() || view::archive::is_archive_name(name)
+}
+
+/// True when `rel` names an archive (shown read-only).
+fn is_archive_path(rel: &Path) -> bool {
+    rel.file_name()
+        .and_then(|n| n.to_str())
+        .is_some_and(view::archive::is_archive_name)
 }
 
 fn not_found() -> FsError {
@@ -622,7 +637,12 @@ impl Core {
         lock(&self.assets)
             .entry(rel.to_path_buf())
             .or_insert_with(|| {
-                let stage = self.opts.state_dir.as_ref().map(|sd| {
+                let stage = self
+                    .opts
+                    .state_dir
+                    .as_ref()
+                    .filter(|_| !is_archive_path(rel));
+                let stage = stage.map(|sd| {
                     let abs = std::path::absolute(self.abs(rel)).unwrap_or_else(|_| self.abs(rel));
                     Stage::load(sd, &abs)
                 });
@@ -651,8 +671,33 @@ impl Core {
         Ok((bytes, meta))
     }
 
-    fn decode(&self, rel: &Path, bytes: &[u8]) -> Result<Box<dyn View>, ViewError> {
+    fn decode(&self, rel: &Path, bytes: Vec<u8>) -> Result<Box<dyn View>, ViewError> {
         let name = rel.file_name().and_then(|n| n.to_str()).unwrap_or("");
+        if view::archive::is_archive_name(name) {
+            let rel_str = rel.to_string_lossy().replace('\\', "/");
+            let open_member =
+                |kind: AssetKind, data: &[u8], member: &str, beside: Option<(&str, &[u8])>| {
+                    let mut opts = view_options_for(&self.game_dir, &format!("{rel_str}/{member}"));
+                    // A same-named .pcx beside a GAF comes first in the palette chain; inside an
+                    // archive it is a member, which `palette::resolve` cannot see on disk.
+                    if let Some((name, pcx)) = beside.filter(|_| kind == AssetKind::Gaf) {
+                        let pal = crate::formats::palette::Palette::from_file_bytes(name, pcx);
+                        if let Ok(pal) = pal {
+                            let dir = opts.asset_path.as_deref().and_then(|a| a.rsplit_once('/'));
+                            opts.palette_source = match dir {
+                                Some((d, _)) => format!("{d}/{name}"),
+                                None => name.to_string(),
+                            };
+                            opts.palette = pal;
+                        }
+                    }
+                    (self.opts.opener)(kind, data, &opts)
+                };
+            let limits = crate::formats::hpi::HpiLimits::default();
+            let v = view::archive::ArchiveView::new(bytes, limits, &open_member)?;
+            return Ok(Box::new(v));
+        }
+        let bytes = &bytes[..];
         let Some(kind) = AssetKind::from_name(name) else {
             return Err(ViewError::invalid(name, "not an asset name"));
         };
@@ -673,10 +718,7 @@ impl Core {
             Err(e) => return Err(e.into()),
         };
         let name = rel.file_name().and_then(|n| n.to_str()).unwrap_or("");
-        if !meta.is_file()
-            || AssetKind::from_name(name).is_none()
-            || meta.len() > self.opts.max_asset_bytes
-        {
+        if !meta.is_file() || !is_asset_name(name) || meta.len() > self.opts.max_asset_bytes {
             return Ok(Resolved::Plain(meta));
         }
         let id = Ident::of(&meta);
@@ -709,7 +751,7 @@ impl Core {
         if let Some(stage) = lock(&asset.stage).as_mut() {
             self.rebase(rel, stage, &new_ident, &bytes);
         }
-        let result = match self.decode(rel, &bytes) {
+        let result = match self.decode(rel, bytes) {
             Ok(view) => {
                 let view: Arc<dyn View> = Arc::from(view);
                 let layout = Arc::new(Layout::new(&*view));
@@ -807,7 +849,7 @@ impl Core {
         if Ident::of(&meta) != ident {
             return Err(FsError::Stale);
         }
-        let view: Arc<dyn View> = Arc::from(self.decode(rel, &bytes)?);
+        let view: Arc<dyn View> = Arc::from(self.decode(rel, bytes)?);
         st.view = Some(view.clone());
         drop(st);
         self.touch_view(rel);
@@ -904,7 +946,7 @@ impl Core {
         let mut n = 0u32;
         for ent in rd.flatten() {
             let name = ent.file_name();
-            let is_asset = name.to_str().and_then(AssetKind::from_name).is_some();
+            let is_asset = name.to_str().is_some_and(is_asset_name);
             if !is_asset || !ent.file_type().is_ok_and(|t| t.is_file()) {
                 continue;
             }
@@ -1089,7 +1131,11 @@ impl Core {
         meta: &Metadata,
     ) -> Result<Attr, FsError> {
         let name = name.to_str().ok_or_else(not_found)?;
-        if dir.is_empty() && name == writeback::STATUS_NAME && self.opts.state_dir.is_some() {
+        if dir.is_empty()
+            && name == writeback::STATUS_NAME
+            && self.opts.state_dir.is_some()
+            && !is_archive_path(rel)
+        {
             return self.status_node(parent, root);
         }
         let vpath = if dir.is_empty() {
@@ -1180,6 +1226,26 @@ impl Core {
     }
 
     /// Whether `ino` is an asset directory or a folder of one (write-back handles it).
+    /// True when write-back applies to node `ino`: write-back is on and `ino` is in an asset
+    /// directory that is not an archive (archives are read-only for now).
+    fn wb_node(&self, ino: u64) -> bool {
+        self.writeback() && self.is_asset_node(ino) && !self.in_archive(ino)
+    }
+
+    /// True when `ino` is an archive directory or inside one.
+    fn in_archive(&self, ino: u64) -> bool {
+        let t = self.table();
+        let root = match t.nodes.get(&ino).map(|n| &n.kind) {
+            Some(NodeKind::AssetRoot) => ino,
+            Some(NodeKind::View { root, .. }) | Some(NodeKind::Status { root }) => *root,
+            _ => return false,
+        };
+        t.nodes
+            .get(&root)
+            .and_then(|n| n.name.to_str())
+            .is_some_and(view::archive::is_archive_name)
+    }
+
     fn is_asset_node(&self, ino: u64) -> bool {
         self.table()
             .nodes
@@ -1214,7 +1280,7 @@ impl Core {
     /// Changes attributes of a real node.
     pub fn setattr(&self, ino: u64, set: SetAttr, fh: Option<u64>) -> Result<Attr, FsError> {
         let node = self.node(ino)?;
-        if matches!(node.kind, NodeKind::AssetRoot | NodeKind::View { .. }) && self.writeback() {
+        if self.wb_node(ino) {
             return self.wb_setattr(ino, &node, set, fh);
         }
         let (node, rel) = self.writable_real(ino)?;
@@ -1297,7 +1363,7 @@ impl Core {
         uid: u32,
         gid: u32,
     ) -> Result<Attr, FsError> {
-        if self.is_asset_node(parent) && self.writeback() {
+        if self.wb_node(parent) {
             if mode & libc::S_IFMT != libc::S_IFREG {
                 return Err(FsError::NotSupported(
                     "only regular files in asset directories",
@@ -1325,7 +1391,7 @@ impl Core {
         uid: u32,
         gid: u32,
     ) -> Result<Attr, FsError> {
-        if self.is_asset_node(parent) && self.writeback() {
+        if self.wb_node(parent) {
             return self.wb_mkdir(parent, name, mode, umask, uid, gid);
         }
         let rel = self.writable_dir(parent)?.join(name);
@@ -1374,7 +1440,7 @@ impl Core {
 
     /// Removes a file.
     pub fn unlink(&self, parent: u64, name: &OsStr) -> Result<(), FsError> {
-        if self.is_asset_node(parent) && self.writeback() {
+        if self.wb_node(parent) {
             return self.wb_unlink(parent, name);
         }
         let rel = self.writable_dir(parent)?.join(name);
@@ -1388,7 +1454,7 @@ impl Core {
 
     /// Removes an empty directory.
     pub fn rmdir(&self, parent: u64, name: &OsStr) -> Result<(), FsError> {
-        if self.is_asset_node(parent) && self.writeback() {
+        if self.wb_node(parent) {
             return self.wb_rmdir(parent, name);
         }
         let rel = self.writable_dir(parent)?.join(name);
@@ -1416,7 +1482,7 @@ impl Core {
         newname: &OsStr,
         flags: u32,
     ) -> Result<(), FsError> {
-        if (self.is_asset_node(parent) || self.is_asset_node(newparent)) && self.writeback() {
+        if self.wb_node(parent) || self.wb_node(newparent) {
             return self.wb_rename(parent, name, newparent, newname, flags);
         }
         let from = self.writable_dir(parent)?.join(name);
@@ -1435,7 +1501,7 @@ impl Core {
             }
         }
         for (p, n) in [(parent, name), (newparent, newname)] {
-            if n.to_str().and_then(AssetKind::from_name).is_some() {
+            if n.to_str().is_some_and(is_asset_name) {
                 self.send(Inval::Entry {
                     parent: p,
                     name: n.to_os_string(),
@@ -1514,7 +1580,7 @@ impl Core {
             NodeKind::View {
                 root, gen, vpath, ..
             } => {
-                if self.opts.state_dir.is_some() {
+                if self.opts.state_dir.is_some() && !self.in_archive(ino) {
                     if let Some(o) = self.wb_open(ino, root, gen, &vpath, flags)? {
                         return Ok(o);
                     }
@@ -1546,7 +1612,7 @@ impl Core {
         uid: u32,
         gid: u32,
     ) -> Result<(Attr, Opened), FsError> {
-        if self.is_asset_node(parent) && self.writeback() {
+        if self.wb_node(parent) {
             return self.wb_create(parent, name, mode, umask, flags, uid, gid);
         }
         let rel = self.writable_dir(parent)?.join(name);
@@ -1697,7 +1763,7 @@ impl Core {
                 // A binary written through the mount becomes a directory once it parses.
                 let node = self.table().nodes.get(ino).cloned();
                 if let Some(n) = node {
-                    let asset = n.name.to_str().and_then(AssetKind::from_name).is_some();
+                    let asset = n.name.to_str().is_some_and(is_asset_name);
                     if asset && n.parent != DETACHED {
                         self.send(Inval::Entry {
                             parent: n.parent,
@@ -1788,7 +1854,7 @@ impl Core {
         let resolved: Vec<Option<Result<Resolved, FsError>>> = raw
             .par_iter()
             .map(|(name, kind)| {
-                let asset = name.to_str().and_then(AssetKind::from_name).is_some();
+                let asset = name.to_str().is_some_and(is_asset_name);
                 (asset && *kind == FileKind::File).then(|| self.resolve(&rel.join(name)))
             })
             .collect();
@@ -1952,7 +2018,7 @@ impl Core {
             }
             match node.kind {
                 NodeKind::Real { .. } => {}
-                NodeKind::AssetRoot | NodeKind::View { .. } if self.writeback() => {}
+                NodeKind::AssetRoot | NodeKind::View { .. } if self.wb_node(ino) => {}
                 _ => return Err(FsError::ReadOnly("asset directories are read-only")),
             }
         }

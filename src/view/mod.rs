@@ -6,6 +6,7 @@
 //! memory, so the two cannot drift. The inverse direction reads a [`FileSet`] (a real
 //! directory, or the mount's staged overlay) and rebuilds the binary.
 
+pub mod archive;
 pub mod gaf;
 pub mod image;
 pub mod palette;
@@ -121,6 +122,13 @@ pub trait View: Send + Sync {
     /// Writes the bytes of the file at `path` to `out`. Rendering is deterministic: the same
     /// binary and options always give the same bytes.
     fn render(&self, path: &str, out: &mut dyn Write) -> Result<(), ViewError>;
+
+    /// The size of the file at `path` when known without rendering it (an archive member's
+    /// size from the archive's directory); `None` = render to know.
+    fn size_hint(&self, path: &str) -> Option<u64> {
+        let _ = path;
+        None
+    }
 
     /// The bytes of the file at `path`.
     fn render_vec(&self, path: &str) -> Result<Vec<u8>, ViewError> {

@@ -1,0 +1,291 @@
+//! Archives in the mount (real mounts of the built binary): every archive directory equals
+//! `tafs hpi extract` of the archive with its GAF/TNT members replaced by `tafs gaf dump` /
+//! `tafs tnt unpack` of the extracted member; everything inside is read-only; a corrupt
+//! archive is the plain file; a changed archive is seen; listing needs no decompression.
+
+mod common;
+mod mount_common;
+
+use mount_common::{fuse_available, is_mounted, put, sh, UnmountGuard};
+use std::ffi::OsStr;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+use tafs::formats::hpi;
+
+const TAFS: &str = env!("CARGO_BIN_EXE_tafs");
+
+fn tafs(args: &[&str]) -> std::process::Output {
+    Command::new(TAFS)
+        .args(args)
+        .stdin(Stdio::null())
+        .output()
+        .unwrap()
+}
+
+fn ok(args: &[&str]) {
+    let o = tafs(args);
+    assert!(
+        o.status.success(),
+        "tafs {args:?}: {}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+}
+
+/// A daemon mount, unmounted on drop.
+fn mount(game: &Path, mnt: &Path, extra: &[&str]) -> UnmountGuard {
+    std::fs::create_dir_all(mnt).unwrap();
+    let guard = UnmountGuard(mnt.to_path_buf());
+    let mut args = vec!["mount", "-d"];
+    args.extend_from_slice(extra);
+    args.push(game.to_str().unwrap());
+    args.push(mnt.to_str().unwrap());
+    ok(&args);
+    assert!(is_mounted(mnt));
+    guard
+}
+
+/// What the mount must show for `archive`: extracted, each GAF/TNT member that dumps
+/// replaced by its dump (one that does not stays the plain file, as in the mount).
+fn expected_tree(archive: &Path, out: &Path) -> PathBuf {
+    let target = out.join(archive.file_name().unwrap());
+    ok(&[
+        "hpi",
+        "extract",
+        archive.to_str().unwrap(),
+        "-t",
+        target.to_str().unwrap(),
+    ]);
+    for m in common::files_with_ext(&target, &[".gaf", ".taf", ".tnt"]) {
+        let is_map = m.to_string_lossy().to_ascii_lowercase().ends_with(".tnt");
+        let dump = m.with_extension("tafs-dump");
+        let o = tafs(&[
+            if is_map { "tnt" } else { "gaf" },
+            if is_map { "unpack" } else { "dump" },
+            m.to_str().unwrap(),
+            "-t",
+            dump.to_str().unwrap(),
+        ]);
+        if o.status.success() {
+            std::fs::remove_file(&m).unwrap();
+            std::fs::rename(&dump, &m).unwrap();
+        } else {
+            let _ = std::fs::remove_dir_all(&dump);
+        }
+    }
+    target
+}
+
+/// A 200 KiB member (over the 64 KiB chunk size) with varied bytes.
+fn big_member() -> Vec<u8> {
+    let mut x: u32 = 12345;
+    (0..200 * 1024)
+        .map(|i| {
+            x = x.wrapping_mul(1_103_515_245).wrapping_add(12345);
+            if i % 3 == 0 {
+                (x >> 24) as u8
+            } else {
+                b'a' + (i % 7) as u8
+            }
+        })
+        .collect()
+}
+
+const TDF: &[u8] = b"[SIDE0]\r\n{\r\nname=ARM;\r\n}\r\n";
+
+fn self_made_archive(extra: Option<(&str, &[u8])>) -> Vec<u8> {
+    let gaf = tafs::formats::gaf::write(&tafs::sample::animated_gaf()).unwrap();
+    let mut root = vec![
+        hpi::Node::dir(
+            b"anims".to_vec(),
+            vec![hpi::Node::file(b"Pulse.GAF".to_vec(), gaf)],
+        ),
+        hpi::Node::dir(
+            b"gamedata".to_vec(),
+            vec![hpi::Node::file(b"sidedata.tdf".to_vec(), TDF.to_vec())],
+        ),
+        hpi::Node::dir(b"empty".to_vec(), vec![]),
+        hpi::Node::dir(
+            b"big".to_vec(),
+            vec![hpi::Node::file(b"data.bin".to_vec(), big_member())],
+        ),
+    ];
+    if let Some((name, bytes)) = extra {
+        root.push(hpi::Node::file(name.as_bytes().to_vec(), bytes.to_vec()));
+    }
+    hpi::write(&root, &hpi::WriteOptions::v1()).unwrap()
+}
+
+fn self_made_game() -> tempfile::TempDir {
+    let d = tempfile::tempdir().unwrap();
+    put(&d.path().join("mods/Test.UFO"), self_made_archive(None));
+    put(&d.path().join("broken.hpi"), b"HAPI this is not an archive");
+    d
+}
+
+fn errno_of<T>(r: std::io::Result<T>) -> i32 {
+    r.err().and_then(|e| e.raw_os_error()).unwrap_or(0)
+}
+
+#[test]
+fn self_made_archive_is_its_extract_read_only_and_follows_changes() {
+    if !fuse_available() {
+        return;
+    }
+    let game = self_made_game();
+    let dir = tempfile::tempdir().unwrap();
+    let mnt = dir.path().join("mnt");
+    // write-back on (a state dir): archives must still refuse writes
+    let state = dir.path().join("state");
+    let _g = mount(game.path(), &mnt, &["--state-dir", state.to_str().unwrap()]);
+    let arch = mnt.join("mods/Test.UFO");
+    let expected = expected_tree(&game.path().join("mods/Test.UFO"), &dir.path().join("ex"));
+    // the expected tree has the GAF exploded and the empty folder
+    assert!(expected.join("anims/Pulse.GAF/metadata.json").is_file());
+    assert!(expected.join("empty").is_dir());
+    sh(&format!(
+        "diff -r '{}' '{}'",
+        expected.display(),
+        arch.display()
+    ));
+    assert_eq!(
+        std::fs::read(arch.join("gamedata/sidedata.tdf")).unwrap(),
+        TDF
+    );
+    assert_eq!(
+        std::fs::read(arch.join("big/data.bin")).unwrap(),
+        big_member()
+    );
+    let ls = sh(&format!("ls -lR '{}'", arch.display()));
+    assert!(ls.contains(&(200 * 1024).to_string()), "{ls}");
+    assert_eq!(
+        sh(&format!("stat -c %F '{}'", arch.display())).trim(),
+        "directory"
+    );
+
+    // read-only inside
+    let erofs = libc::EROFS;
+    assert_eq!(errno_of(std::fs::write(arch.join("new.txt"), b"x")), erofs);
+    assert_eq!(
+        errno_of(
+            std::fs::OpenOptions::new()
+                .write(true)
+                .open(arch.join("gamedata/sidedata.tdf"))
+        ),
+        erofs
+    );
+    assert_eq!(errno_of(std::fs::create_dir(arch.join("empty/d"))), erofs);
+    assert_eq!(
+        errno_of(std::fs::remove_file(arch.join("big/data.bin"))),
+        erofs
+    );
+    assert_eq!(
+        errno_of(std::fs::write(arch.join("anims/Pulse.GAF/new.png"), b"x")),
+        erofs
+    );
+    assert_eq!(errno_of(std::fs::remove_dir(arch.join("empty"))), erofs);
+    assert_eq!(
+        errno_of(std::fs::rename(
+            arch.join("gamedata/sidedata.tdf"),
+            arch.join("gamedata/x.tdf")
+        )),
+        erofs
+    );
+    // nothing was staged for the archive
+    assert!(!arch.join(".tafs-status").exists());
+
+    // a corrupt archive is the plain file
+    let broken = mnt.join("broken.hpi");
+    assert_eq!(
+        sh(&format!("stat -c %F '{}'", broken.display())).trim(),
+        "regular file"
+    );
+    assert_eq!(
+        std::fs::read(&broken).unwrap(),
+        b"HAPI this is not an archive"
+    );
+
+    // a changed archive is seen (after the attribute TTL of 1 s)
+    mount_common::replace(
+        &game.path().join("mods/Test.UFO"),
+        self_made_archive(Some(("added.txt", b"new member"))),
+    );
+    std::thread::sleep(std::time::Duration::from_millis(1500));
+    assert_eq!(
+        std::fs::read(arch.join("added.txt")).unwrap(),
+        b"new member"
+    );
+    assert_eq!(
+        std::fs::read(arch.join("big/data.bin")).unwrap(),
+        big_member()
+    );
+
+    // renaming the archive directory as a whole renames the archive file
+    std::fs::rename(&arch, mnt.join("mods/Renamed.ufo")).unwrap();
+    assert!(game.path().join("mods/Renamed.ufo").is_file());
+    assert!(!game.path().join("mods/Test.UFO").exists());
+    assert_eq!(
+        std::fs::read(mnt.join("mods/Renamed.ufo/added.txt")).unwrap(),
+        b"new member"
+    );
+}
+
+#[test]
+fn corpus_archives_equal_their_extracts() {
+    if !fuse_available() {
+        return;
+    }
+    let Some(corpus) = common::corpus() else {
+        return;
+    };
+    let archives = corpus.join("archives");
+    if !archives.is_dir() {
+        println!("note: ../shared/corpus/archives is absent; corpus archive mount check skipped");
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let mnt = dir.path().join("mnt");
+    let _g = mount(&archives, &mnt, &["--ro"]);
+    let mut n = 0;
+    for e in std::fs::read_dir(&archives).unwrap().flatten() {
+        let p = e.path();
+        let name = p.file_name().and_then(OsStr::to_str).unwrap_or("");
+        if !tafs::view::archive::is_archive_name(name) {
+            continue;
+        }
+        let expected = expected_tree(&p, &dir.path().join("ex"));
+        sh(&format!(
+            "diff -r '{}' '{}'",
+            expected.display(),
+            mnt.join(name).display()
+        ));
+        n += 1;
+    }
+    assert!(n >= 1, "no archive in {}", archives.display());
+    println!("{n} corpus archives equal their extracts in the mount");
+}
+
+/// Listing and `stat` of archive members come from the archive's directory: nothing is
+/// decompressed into the cache of generated bytes until a member is read.
+#[test]
+fn listing_an_archive_needs_no_decompression() {
+    use tafs::fs::{core::ROOT, Core, MountOptions};
+    let game = self_made_game();
+    let core = Core::new(game.path(), MountOptions::default(), None).unwrap();
+    let mods = core.lookup(ROOT, OsStr::new("mods")).unwrap();
+    let arch = core.lookup(mods.ino, OsStr::new("Test.UFO")).unwrap();
+    assert_eq!(arch.kind, tafs::fs::FileKind::Dir);
+    let big = core.lookup(arch.ino, OsStr::new("big")).unwrap();
+    let data = core.lookup(big.ino, OsStr::new("data.bin")).unwrap();
+    assert_eq!(data.size, 200 * 1024);
+    let gd = core.lookup(arch.ino, OsStr::new("gamedata")).unwrap();
+    let tdf = core.lookup(gd.ino, OsStr::new("sidedata.tdf")).unwrap();
+    assert_eq!(tdf.size, TDF.len() as u64);
+    assert_eq!(core.cached_bytes(), 0);
+    let o = core.open(data.ino, libc::O_RDONLY).unwrap();
+    assert_eq!(core.read(o.fh, 0, 16).unwrap(), big_member()[..16].to_vec());
+    assert!(core.cached_bytes() >= 200 * 1024);
+    core.release(o.fh).unwrap();
+    // the corrupt archive is a plain file
+    let b = core.lookup(ROOT, OsStr::new("broken.hpi")).unwrap();
+    assert_eq!(b.kind, tafs::fs::FileKind::File);
+}
