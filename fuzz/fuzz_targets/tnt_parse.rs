@@ -12,7 +12,10 @@ fuzz_target!(|data: &[u8]| {
     };
     if let Ok(t) = tnt::parse(data, &limits) {
         // Everything the views touch must be consistent with the header.
-        assert_eq!(t.attrs.len() as u64, u64::from(t.width) * u64::from(t.height));
+        assert_eq!(
+            t.attrs.len() as u64,
+            u64::from(t.width) * u64::from(t.height)
+        );
         assert_eq!(t.tilemap.len(), t.tiles_x() * t.tiles_y());
         let _ = t.placements().count();
         let mut row = vec![0u8; t.pixel_width()];

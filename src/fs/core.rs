@@ -503,8 +503,12 @@ enum Handle {
 }
 
 struct DirHandle {
+    /// The directory listed (a rewind to offset 0 lists it again, as POSIX `rewinddir` asks).
+    ino: u64,
     items: Mutex<Vec<DirItem>>,
     with_attrs: AtomicBool,
+    /// Set once entries have been served.
+    served: AtomicBool,
 }
 
 fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
@@ -1283,6 +1287,20 @@ impl Core {
         if self.wb_node(ino) {
             return self.wb_setattr(ino, &node, set, fh);
         }
+        // `ftruncate` acts on the open file, which may have no name any more (unlinked).
+        let only_size = set.mode.is_none()
+            && set.uid.is_none()
+            && set.gid.is_none()
+            && set.atime.is_none()
+            && set.mtime.is_none();
+        if let (Some(size), true, false) = (set.size, only_size, self.opts.read_only) {
+            let handle = fh.and_then(|fh| lock(&self.handles).get(&fh).cloned());
+            if let Some(Handle::Real { file, written, .. }) = handle.as_deref() {
+                file.set_len(size)?;
+                written.store(true, Ordering::Relaxed);
+                return self.getattr(ino, fh);
+            }
+        }
         let (node, rel) = self.writable_real(ino)?;
         let abs = self.abs(&rel);
         if let Some(mode) = set.mode {
@@ -1778,6 +1796,34 @@ impl Core {
 
     /// Lists a directory (a snapshot taken now; offsets index into it).
     pub fn opendir(&self, ino: u64) -> Result<u64, FsError> {
+        let items = self.dir_items(ino)?;
+        let fh = self.next_fh.fetch_add(1, Ordering::Relaxed);
+        lock(&self.dirs).insert(
+            fh,
+            Arc::new(DirHandle {
+                ino,
+                items: Mutex::new(items),
+                with_attrs: AtomicBool::new(false),
+                served: AtomicBool::new(false),
+            }),
+        );
+        Ok(fh)
+    }
+
+    /// The handle `fh`; when asked for offset 0 after entries were served (`rewinddir`), its
+    /// snapshot is taken again.
+    fn dir_handle_at(&self, fh: u64, offset: u64) -> Result<Arc<DirHandle>, FsError> {
+        let d = self.dir_handle(fh)?;
+        if offset == 0 && d.served.load(Ordering::Acquire) {
+            let items = self.dir_items(d.ino)?;
+            *lock(&d.items) = items;
+            d.with_attrs.store(false, Ordering::Release);
+        }
+        d.served.store(true, Ordering::Release);
+        Ok(d)
+    }
+
+    fn dir_items(&self, ino: u64) -> Result<Vec<DirItem>, FsError> {
         let node = self.node(ino)?;
         let dotdot = if node.parent == DETACHED {
             ino
@@ -1825,15 +1871,7 @@ impl Core {
                 items.extend(self.list_view(ino, root, gen, &vpath, &layout));
             }
         }
-        let fh = self.next_fh.fetch_add(1, Ordering::Relaxed);
-        lock(&self.dirs).insert(
-            fh,
-            Arc::new(DirHandle {
-                items: Mutex::new(items),
-                with_attrs: AtomicBool::new(false),
-            }),
-        );
-        Ok(fh)
+        Ok(items)
     }
 
     fn list_real(&self, ino: u64, rel: &Path) -> Result<Vec<DirItem>, FsError> {
@@ -1959,7 +1997,7 @@ impl Core {
 
     /// Entries from index `offset` on, each with the offset of the entry after it.
     pub fn readdir(&self, fh: u64, offset: u64) -> Result<Vec<(u64, DirItem)>, FsError> {
-        let d = self.dir_handle(fh)?;
+        let d = self.dir_handle_at(fh, offset)?;
         let items = lock(&d.items);
         Ok(items
             .iter()
@@ -1973,7 +2011,7 @@ impl Core {
     /// parallel, to know their sizes). Entries whose attributes fail are left out.
     pub fn readdirplus(&self, fh: u64, offset: u64) -> Result<Vec<(u64, DirItem)>, FsError> {
         use rayon::prelude::*;
-        let d = self.dir_handle(fh)?;
+        let d = self.dir_handle_at(fh, offset)?;
         if !d.with_attrs.load(Ordering::Acquire) {
             let snapshot: Vec<DirItem> = lock(&d.items).clone();
             let attrs: Vec<Option<Attr>> = snapshot

@@ -56,7 +56,7 @@ pub const FEATURE_NONE: u16 = 0xFFFF;
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum TntError {
     /// Fewer bytes than a header.
-    #[error("tnt: the file is {len} bytes, shorter than the 64-byte header")]
+    #[error("tnt: header at offset 0: the file is {len} bytes, shorter than the 64-byte header")]
     ShortHeader {
         /// Length of the input.
         len: usize,

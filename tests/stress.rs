@@ -1,0 +1,45 @@
+//! A short run of `scripts/stress` (readers verifying PNG CRCs and sizes, pass-through churn
+//! writers, a binary swapper) against the built binary: no failure, and every kind of work
+//! actually happened.
+
+mod mount_common;
+
+use std::process::Command;
+
+#[test]
+fn short_stress_run_has_no_failures() {
+    if !mount_common::fuse_available() {
+        return;
+    }
+    if Command::new("python3").arg("--version").output().is_err() {
+        println!("SKIPPED: python3 is missing, scripts/stress cannot run");
+        return;
+    }
+    let script = concat!(env!("CARGO_MANIFEST_DIR"), "/scripts/stress");
+    let out = Command::new("python3")
+        .args([
+            script,
+            "--seconds",
+            "15",
+            "--readers",
+            "3",
+            "--writers",
+            "2",
+        ])
+        .args(["--tafs", env!("CARGO_BIN_EXE_tafs")])
+        .output()
+        .unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    println!("{stdout}{}", String::from_utf8_lossy(&out.stderr));
+    assert!(out.status.success(), "stress run failed");
+    for what in [
+        "png verified",
+        "churn cycles",
+        "binary swaps",
+        "ls -lR",
+        "stat:",
+    ] {
+        assert!(stdout.contains(what), "no {what} in the run");
+    }
+    assert!(stdout.contains("binaries checked: 8"));
+}
