@@ -5,6 +5,21 @@
 //!   Shared by the CLI (`dump`/`unpack`/`build`/`pack`) and the mount.
 //! * [`fs`]: the FUSE filesystem serving views of a game folder.
 //! * [`cli`]: the command-line glue.
+//!
+//! ```
+//! use tafs::formats::{gaf, Limits};
+//! use tafs::view::{gaf::GafView, View, ViewOptions};
+//!
+//! // A GAF the crate generates itself, written and read back byte for byte.
+//! let bytes = gaf::write(&tafs::sample::animated_gaf()).unwrap();
+//! let parsed = gaf::parse(&bytes, &Limits::default()).unwrap();
+//! assert_eq!(gaf::write(&parsed).unwrap(), bytes);
+//!
+//! // Its exploded view: the files `tafs gaf dump` writes and the mount serves.
+//! let view = GafView::from_gaf(parsed, &ViewOptions::default()).unwrap();
+//! let csv = String::from_utf8(view.render_vec("pulse/frames.csv").unwrap()).unwrap();
+//! assert!(csv.starts_with("frame,width,height,origin_x,origin_y,transparency"));
+//! ```
 #![forbid(unsafe_op_in_unsafe_fn)]
 
 pub mod cli;
