@@ -511,6 +511,37 @@ struct DirHandle {
     served: AtomicBool,
 }
 
+/// Applies the mode (not to symlinks), owner, size and times of `set` to the file at `path`;
+/// the size goes through `open` (an open handle of that file) when given, so a file that has
+/// no name any more can still be truncated.
+fn apply_setattr(
+    path: &Path,
+    set: &SetAttr,
+    is_symlink: bool,
+    open: Option<&File>,
+) -> std::io::Result<()> {
+    if let (Some(mode), false) = (set.mode, is_symlink) {
+        fs::set_permissions(path, fs::Permissions::from_mode(mode & 0o7777))?;
+    }
+    if set.uid.is_some() || set.gid.is_some() {
+        std::os::unix::fs::lchown(path, set.uid, set.gid)?;
+    }
+    if let Some(size) = set.size {
+        match open {
+            Some(file) => file.set_len(size)?,
+            None => OpenOptions::new().write(true).open(path)?.set_len(size)?,
+        }
+    }
+    if set.atime.is_some() || set.mtime.is_some() {
+        sys::set_times(
+            path,
+            set.atime.unwrap_or(SetTime::Omit),
+            set.mtime.unwrap_or(SetTime::Omit),
+        )?;
+    }
+    Ok(())
+}
+
 fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
     m.lock().unwrap_or_else(|p| p.into_inner())
 }
@@ -1303,36 +1334,23 @@ impl Core {
         }
         let (node, rel) = self.writable_real(ino)?;
         let abs = self.abs(&rel);
-        if let Some(mode) = set.mode {
-            if !matches!(
-                node.kind,
-                NodeKind::Real {
-                    kind: FileKind::Symlink
-                }
-            ) {
-                fs::set_permissions(&abs, fs::Permissions::from_mode(mode & 0o7777))?;
+        let is_symlink = matches!(
+            node.kind,
+            NodeKind::Real {
+                kind: FileKind::Symlink
             }
-        }
-        if set.uid.is_some() || set.gid.is_some() {
-            std::os::unix::fs::lchown(&abs, set.uid, set.gid)?;
-        }
-        if let Some(size) = set.size {
-            let handle = fh.and_then(|fh| lock(&self.handles).get(&fh).cloned());
-            match handle.as_deref() {
-                Some(Handle::Real { file, written, .. }) => {
-                    file.set_len(size)?;
+        );
+        let handle = fh.and_then(|fh| lock(&self.handles).get(&fh).cloned());
+        let open = match handle.as_deref() {
+            Some(Handle::Real { file, written, .. }) => {
+                if set.size.is_some() {
                     written.store(true, Ordering::Relaxed);
                 }
-                _ => OpenOptions::new().write(true).open(&abs)?.set_len(size)?,
+                Some(file)
             }
-        }
-        if set.atime.is_some() || set.mtime.is_some() {
-            sys::set_times(
-                &abs,
-                set.atime.unwrap_or(SetTime::Omit),
-                set.mtime.unwrap_or(SetTime::Omit),
-            )?;
-        }
+            _ => None,
+        };
+        apply_setattr(&abs, &set, is_symlink, open)?;
         self.getattr(ino, fh)
     }
 

@@ -725,34 +725,19 @@ impl Core {
                 p
             }
         };
-        if let Some(mode) = set.mode {
-            fs::set_permissions(&path, fs::Permissions::from_mode(mode & 0o7777))?;
-        }
-        if set.uid.is_some() || set.gid.is_some() {
-            std::os::unix::fs::lchown(&path, set.uid, set.gid)?;
-        }
-        if let Some(size) = set.size {
-            let handle = fh.and_then(|fh| lock(&self.handles).get(&fh).cloned());
-            match handle.as_deref() {
-                Some(Handle::Staged { file, written, .. }) => {
-                    file.set_len(size)?;
-                    let _ = written;
-                }
-                _ => OpenOptions::new().write(true).open(&path)?.set_len(size)?,
-            }
+        let handle = fh.and_then(|fh| lock(&self.handles).get(&fh).cloned());
+        let open = match handle.as_deref() {
+            Some(Handle::Staged { file, .. }) => Some(file),
+            _ => None,
+        };
+        apply_setattr(&path, &set, false, open)?;
+        if set.size.is_some() {
             let asset = self.slot(&rel);
             let mut g = lock(&asset.stage);
             if let Some(s) = g.as_mut() {
                 Self::mark_dirty(s, &vpath);
                 let _ = s.save();
             }
-        }
-        if set.atime.is_some() || set.mtime.is_some() {
-            sys::set_times(
-                &path,
-                set.atime.unwrap_or(SetTime::Omit),
-                set.mtime.unwrap_or(SetTime::Omit),
-            )?;
         }
         let m = fs::symlink_metadata(&path)?;
         Ok(self.staged_attr(ino, &m, 0))
