@@ -12,10 +12,14 @@ pub mod core;
 pub mod demo;
 
 pub mod fuse;
+pub mod merged;
+pub mod ops;
 pub mod stage;
 pub(crate) mod sys;
 
 pub use self::core::{Attr, Core, DirItem, FileKind, Inval, MountOptions, Opened, Opener, SetAttr};
+pub use self::merged::MergedCore;
+pub use self::ops::FsOps;
 pub use self::sys::{SetTime, StatFs};
 
 use std::io;
@@ -49,6 +53,9 @@ pub enum FsError {
     /// A name that cannot exist here (not UTF-8 in a generated directory, too long, …).
     #[error("invalid argument: {0}")]
     Invalid(String),
+    /// The node has no extended attribute of that name.
+    #[error("no such extended attribute")]
+    NoAttr,
     /// Something the filesystem does not support.
     #[error("not supported: {0}")]
     NotSupported(&'static str),
@@ -75,6 +82,7 @@ impl FsError {
             FsError::BadHandle(_) => libc::EBADF,
             FsError::Invalid(_) => libc::EINVAL,
             FsError::NotSupported(_) => libc::EOPNOTSUPP,
+            FsError::NoAttr => libc::ENODATA,
             FsError::View(_) | FsError::Commit(_) => libc::EIO,
             FsError::Io(e) => e.raw_os_error().unwrap_or(libc::EIO),
         }
@@ -90,6 +98,7 @@ mod tests {
         assert_eq!(FsError::NotFound.errno(), libc::ENOENT);
         assert_eq!(FsError::Stale.errno(), libc::ESTALE);
         assert_eq!(FsError::ReadOnly("x").errno(), libc::EROFS);
+        assert_eq!(FsError::NoAttr.errno(), libc::ENODATA);
         let e = io::Error::from_raw_os_error(libc::ENOTEMPTY);
         assert_eq!(FsError::from(e).errno(), libc::ENOTEMPTY);
         let e = io::Error::other("no os code");

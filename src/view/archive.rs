@@ -56,7 +56,7 @@ pub type MemberOpener<'a> = dyn Fn(AssetKind, &[u8], &str, Option<(&str, &[u8])>
 
 /// The sibling of GAF member `e` (shown at `p`) named like it with `.pcx` (any case): its
 /// shown name and record; the first by name when several match.
-fn beside_pcx<'a>(
+pub fn beside_pcx<'a>(
     archive: &'a Archive,
     paths: &[String],
     e: &hpi::Entry,
