@@ -314,6 +314,10 @@ fn check_mountpoint(mnt: &Path) -> Result<(), CliError> {
 
 /// Runs `tafs mount`.
 pub fn run(a: MountArgs) -> Result<i32, CliError> {
+    let merged = match a.merged {
+        true => Some(parse_priority(a.priority.as_deref())?),
+        false => None,
+    };
     let (game_arg, mnt) = match (a.demo, a.paths.as_slice()) {
         (true, [m]) => (None, m.clone()),
         (false, [g, m]) => (Some(g.clone()), m.clone()),
@@ -364,10 +368,6 @@ pub fn run(a: MountArgs) -> Result<i32, CliError> {
             other => cfg.extra.push(other.to_string()),
         }
     }
-    let merged = match a.merged {
-        true => Some(parse_priority(a.priority.as_deref())?),
-        false => None,
-    };
     let opts = MountOptions {
         read_only: a.ro || a.options.iter().any(|o| o == "ro") || merged.is_some(),
         cache_size: a.cache_size,

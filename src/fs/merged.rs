@@ -528,6 +528,11 @@ impl MergedCore {
         })
     }
 
+    /// Bytes held by the cache of decompressed members and generated files.
+    pub fn cached_bytes(&self) -> u64 {
+        self.cache.total()
+    }
+
     /// The current snapshot, scanned again when older than the TTL (at least 50 ms).
     pub fn snapshot(&self) -> Arc<Snapshot> {
         let mut st = lock(&self.state);
