@@ -535,6 +535,8 @@ mod tests {
         let n = ix.lookup("c_d").unwrap();
         assert_eq!(ix.winner(n).unwrap().path, "c:d");
         assert!(ix.lookup("..").is_none() && ix.lookup("_..").is_some());
+        // lookups are by shown name: the raw name is not a second name
+        assert!(ix.lookup("c:d").is_none());
     }
 
     #[test]
