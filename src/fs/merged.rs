@@ -460,6 +460,8 @@ enum Handle {
 struct Refresh {
     snap: Arc<Snapshot>,
     checked: Instant,
+    /// A thread is scanning the sources right now.
+    scanning: bool,
 }
 
 /// The read-only file system of the merged game view.
@@ -515,6 +517,7 @@ impl MergedCore {
             state: Mutex::new(Refresh {
                 snap: Arc::new(snap),
                 checked: Instant::now(),
+                scanning: false,
             }),
             inodes: Mutex::new(inodes),
             loose_vers: Mutex::new(HashMap::new()),
@@ -535,25 +538,53 @@ impl MergedCore {
 
     /// The current snapshot, scanned again when older than the TTL (at least 50 ms).
     pub fn snapshot(&self) -> Arc<Snapshot> {
-        let mut st = lock(&self.state);
         let every = self.opts.ttl.max(Duration::from_millis(50));
-        if st.checked.elapsed() >= every {
-            match scan(
-                &self.game_dir,
-                &self.priority,
-                self.opts.max_asset_bytes,
-                Some(&st.snap),
-                &self.next_ver,
-            ) {
-                Ok(Some(s)) => {
-                    log::info!("merged view: sources changed, index rebuilt");
-                    st.snap = Arc::new(s);
-                }
-                Ok(None) => {}
-                Err(e) => log::warn!("merged view: scan failed: {e}"),
+        let old = {
+            let mut st = lock(&self.state);
+            if st.scanning || st.checked.elapsed() < every {
+                return st.snap.clone();
             }
-            st.checked = Instant::now();
+            // One thread scans; the others keep being served from the current snapshot.
+            st.scanning = true;
+            st.snap.clone()
+        };
+        let r = scan(
+            &self.game_dir,
+            &self.priority,
+            self.opts.max_asset_bytes,
+            Some(&old),
+            &self.next_ver,
+        );
+        let mut st = lock(&self.state);
+        match r {
+            Ok(Some(s)) => {
+                log::info!("merged view: sources changed, index rebuilt");
+                // Decoded views and cached bytes of archive versions no longer present go.
+                let vers = |sn: &Snapshot| -> Vec<u64> {
+                    sn.sources
+                        .iter()
+                        .filter_map(|x| match x {
+                            Source::Archive(a) => Some(a.ver),
+                            Source::Loose => None,
+                        })
+                        .collect()
+                };
+                let live = vers(&s);
+                let dead: Vec<u64> = vers(&old)
+                    .into_iter()
+                    .filter(|v| !live.contains(v))
+                    .collect();
+                if !dead.is_empty() {
+                    lock(&self.assets).retain(|k, _| !dead.contains(&k.1));
+                    self.cache.retain(|k| !dead.contains(&k.1));
+                }
+                st.snap = Arc::new(s);
+            }
+            Ok(None) => {}
+            Err(e) => log::warn!("merged view: scan failed: {e}"),
         }
+        st.scanning = false;
+        st.checked = Instant::now();
         st.snap.clone()
     }
 
