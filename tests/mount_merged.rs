@@ -76,6 +76,7 @@ fn totala1() -> Vec<u8> {
         dir("anims", vec![file("Pulse.GAF", &gaf_bytes())]),
         file("Readme.TXT", b"hpi readme"),
         dir("docs", vec![file("bad.txt", &vec![b'x'; BAD_SIZE])]),
+        dir("TEXTURES", vec![file("tex.GAF", &gaf_bytes())]),
     ];
     let mut data = hpi::write(&tree, &hpi::WriteOptions::v1()).unwrap();
     // damage the last payload byte of docs/bad.txt
@@ -95,6 +96,9 @@ fn game() -> tempfile::TempDir {
     put(&g.join("units/armcom.fbi"), b"loose armcom");
     put(&g.join("gamedata"), b"loose gamedata file");
     put(&g.join("readme.txt"), b"loose readme");
+    // a loose GAF shadowing totala1's TEXTURES/tex.GAF (a different GAF)
+    let tex = tafs::formats::gaf::write(&tafs::sample::texture_gaf()).unwrap();
+    put(&g.join("textures/Tex.gaf"), tex);
     put(&g.join("broken.ccx"), b"HAPI not an archive");
     let nested = hpi::write(&[file("inner.txt", b"i")], &hpi::WriteOptions::v1()).unwrap();
     put(&g.join("sub/nested.ufo"), nested);
@@ -182,7 +186,22 @@ fn default_order_tree_sources_and_read_only() {
     //   totala1's Pulse.GAF exploded.
     // - `broken.ccx` does not parse: a plain loose file; sub/nested.ufo is not at the top:
     //   a plain file. `maps` from rev31.GP3 (empty), `docs` from totala1.
+    // - `textures/Tex.gaf`: the loose GAF (exploded as `tafs gaf dump` of it in place)
+    //   shadows totala1's TEXTURES/tex.GAF.
     let (dump, gaf_lines) = gaf_dump_tree(tmp.path(), "Anims/Pulse.GAF");
+    let tex_dump = tmp.path().join("tex-dump");
+    ok(&[
+        "gaf",
+        "dump",
+        g.path().join("textures/Tex.gaf").to_str().unwrap(),
+        "-t",
+        tex_dump.to_str().unwrap(),
+    ]);
+    let tex_lines: Vec<String> = tree(&tex_dump)
+        .into_iter()
+        .map(|l| format!("{} textures/Tex.gaf/{}", &l[..1], &l[2..]))
+        .collect();
+    assert!(tex_lines.len() > 3, "{tex_lines:?}");
     let mut want: Vec<String> = [
         "d Anims",
         "f Anims/extra.txt",
@@ -198,10 +217,13 @@ fn default_order_tree_sources_and_read_only() {
         "d units",
         "f units/armcom.fbi",
         "f units/corcom.fbi",
+        "d textures",
+        "d textures/Tex.gaf",
     ]
     .iter()
     .map(|s| s.to_string())
     .chain(gaf_lines)
+    .chain(tex_lines)
     .collect();
     want.sort();
     assert_eq!(tree(&mnt), want);
@@ -211,6 +233,15 @@ fn default_order_tree_sources_and_read_only() {
         dump.display(),
         mnt.join("Anims/Pulse.GAF").display()
     ));
+    sh(&format!(
+        "diff -r '{}' '{}'",
+        tex_dump.display(),
+        mnt.join("textures/Tex.gaf").display()
+    ));
+    assert_eq!(
+        xattr(&mnt.join("textures/Tex.gaf"), "user.tafs.sources"),
+        "loose:textures/Tex.gaf\narchive:totala1.hpi:TEXTURES/tex.GAF\n"
+    );
 
     // shadowed paths read the winner's bytes
     let read = |p: &str| std::fs::read(mnt.join(p)).unwrap();
@@ -358,6 +389,7 @@ fn priority_option_changes_the_winner() {
     // sorted by type then name; `anims` spelled by totala1 now (mod.ufo's `Anims` merges in)
     let want = [
         "d GameData",
+        "d TEXTURES",
         "d UNITS",
         "d anims",
         "d docs",
@@ -467,6 +499,7 @@ fn listing_the_root_decompresses_nothing() {
             "maps",
             "readme.txt",
             "sub",
+            "textures",
             "units"
         ]
     );
