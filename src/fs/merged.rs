@@ -462,6 +462,8 @@ struct Refresh {
     checked: Instant,
     /// A thread is scanning the sources right now.
     scanning: bool,
+    /// A source was seen changed: scan at the next request, whatever the TTL.
+    expired: bool,
 }
 
 /// The read-only file system of the merged game view.
@@ -518,6 +520,7 @@ impl MergedCore {
                 snap: Arc::new(snap),
                 checked: Instant::now(),
                 scanning: false,
+                expired: false,
             }),
             inodes: Mutex::new(inodes),
             loose_vers: Mutex::new(HashMap::new()),
@@ -541,11 +544,12 @@ impl MergedCore {
         let every = self.opts.ttl.max(Duration::from_millis(50));
         let old = {
             let mut st = lock(&self.state);
-            if st.scanning || st.checked.elapsed() < every {
+            if st.scanning || (st.checked.elapsed() < every && !st.expired) {
                 return st.snap.clone();
             }
             // One thread scans; the others keep being served from the current snapshot.
             st.scanning = true;
+            st.expired = false;
             st.snap.clone()
         };
         let r = scan(
@@ -588,6 +592,11 @@ impl MergedCore {
         st.snap.clone()
     }
 
+    /// Makes the next request scan the sources again (a source was found changed).
+    fn expire(&self) {
+        lock(&self.state).expired = true;
+    }
+
     fn id(&self, ino: u64) -> Result<NodeId, FsError> {
         lock(&self.inodes)
             .by_ino
@@ -623,10 +632,21 @@ impl MergedCore {
                 },
             ));
         }
-        let meta = fs::metadata(self.game_dir.join(&hit.path))?;
-        if !meta.is_file() {
-            return Err(FsError::Stale);
-        }
+        let meta = match fs::metadata(self.game_dir.join(&hit.path)) {
+            Ok(m) if m.is_file() => m,
+            Ok(_) => {
+                self.expire();
+                return Err(FsError::Stale);
+            }
+            Err(e) => {
+                self.expire();
+                return Err(if e.kind() == std::io::ErrorKind::NotFound {
+                    FsError::Stale
+                } else {
+                    e.into()
+                });
+            }
+        };
         let ident = Ident::of(&meta);
         let key = (hit.path.clone(), ident);
         let ver = *lock(&self.loose_vers)
@@ -654,6 +674,7 @@ impl MergedCore {
                 }
                 let mut f = File::open(self.game_dir.join(rel))?;
                 if Ident::of(&f.metadata()?) != Ident::of(meta) {
+                    self.expire();
                     return Err(FsError::Stale);
                 }
                 let mut v = Vec::with_capacity(meta.len() as usize);
@@ -677,6 +698,7 @@ impl MergedCore {
         let f = File::open(self.game_dir.join(&a.name))?;
         let meta = f.metadata()?;
         if Ident::of(&meta) != a.ident {
+            self.expire();
             return Err(FsError::Stale);
         }
         let end = u64::from(info.offset).saturating_add(info.stored_len);
