@@ -19,14 +19,14 @@
 //! Threads: the codecs and views use rayon's global pool for pure computation, sometimes while
 //! the calling thread holds an asset's lock (a commit packs a map under its stage lock). So no
 //! work that may wait for a lock of this module ever runs on that pool: the parallel parts of
-//! readdir and readdirplus use plain scoped threads ([`fan_out`]), never rayon tasks (a rayon
-//! worker blocked on a lock held by a thread waiting for the pool deadlocks both).
+//! readdir and readdirplus use plain scoped threads ([`super::fan_out`]), never rayon tasks (a
+//! rayon worker blocked on a lock held by a thread waiting for the pool deadlocks both).
 
 mod writeback;
 
 use super::cache::ByteCache;
 use super::sys::{self, SetTime};
-use super::FsError;
+use super::{fan_out, FsError};
 use crate::view::{self, AssetKind, EntryKind, View, ViewError, ViewOptions};
 use lru::LruCache;
 use std::collections::HashMap;
@@ -546,40 +546,6 @@ fn apply_setattr(
         )?;
     }
     Ok(())
-}
-
-/// `f` over `items` on up to `available_parallelism` scoped threads (plain threads, so `f` may
-/// block on this module's locks; see the module documentation), results in order.
-fn fan_out<T: Sync, R: Send>(items: &[T], f: impl Fn(&T) -> R + Sync) -> Vec<R> {
-    let threads = std::thread::available_parallelism()
-        .map_or(2, |n| n.get())
-        .clamp(1, 8)
-        .min(items.len());
-    if threads <= 1 {
-        return items.iter().map(f).collect();
-    }
-    let next = std::sync::atomic::AtomicUsize::new(0);
-    let mut parts: Vec<(usize, R)> = std::thread::scope(|s| {
-        let workers: Vec<_> = (0..threads)
-            .map(|_| {
-                s.spawn(|| {
-                    let mut out = Vec::new();
-                    loop {
-                        let i = next.fetch_add(1, Ordering::Relaxed);
-                        let Some(item) = items.get(i) else { break };
-                        out.push((i, f(item)));
-                    }
-                    out
-                })
-            })
-            .collect();
-        workers
-            .into_iter()
-            .flat_map(|w| w.join().unwrap_or_else(|p| std::panic::resume_unwind(p)))
-            .collect()
-    });
-    parts.sort_unstable_by_key(|(i, _)| *i);
-    parts.into_iter().map(|(_, r)| r).collect()
 }
 
 fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {

@@ -19,7 +19,6 @@ use crate::formats::hpi::{self, Archive, FileInfo, HpiLimits};
 use crate::view::merged::{MergedIndex, Priority, Slot, SourceEntry, SourceList, ROOT_NODE};
 use crate::view::{self, AssetKind, EntryKind, View, ViewError};
 use lru::LruCache;
-use rayon::prelude::*;
 use std::collections::HashMap;
 use std::ffi::OsStr;
 use std::fs::{self, File, Metadata};
@@ -1013,12 +1012,8 @@ impl MergedCore {
                 // GAF/TNT children are decoded (in parallel) to know whether they are
                 // directories; nothing else is read.
                 type Kid = (usize, Result<(NodeId, Attr), FsError>);
-                let kids: Vec<Kid> = snap
-                    .index
-                    .children(n)
-                    .into_par_iter()
-                    .map(|c| (c, self.index_node(&snap, c)))
-                    .collect();
+                let children = snap.index.children(n);
+                let kids: Vec<Kid> = super::fan_out(&children, |&c| (c, self.index_node(&snap, c)));
                 for (c, r) in kids {
                     match r {
                         Ok((_, a)) => items.push(DirItem {
@@ -1244,16 +1239,15 @@ impl FsOps for MergedCore {
 
     fn readdirplus(&self, fh: u64, offset: u64) -> Result<Vec<(u64, DirItem)>, FsError> {
         let items = self.readdir(fh, offset)?;
-        Ok(items
-            .into_par_iter()
-            .filter_map(|(next, mut it)| {
-                if it.attr.is_none() {
-                    let id = self.id(it.ino).ok()?;
-                    it.attr = Some(self.attr_of(it.ino, &id).ok()?);
-                }
-                Some((next, it))
-            })
-            .collect())
+        let with_attrs = super::fan_out(&items, |(next, it)| {
+            let mut it = it.clone();
+            if it.attr.is_none() {
+                let id = self.id(it.ino).ok()?;
+                it.attr = Some(self.attr_of(it.ino, &id).ok()?);
+            }
+            Some((*next, it))
+        });
+        Ok(with_attrs.into_iter().flatten().collect())
     }
 
     fn releasedir(&self, fh: u64) -> Result<(), FsError> {

@@ -89,6 +89,45 @@ impl FsError {
     }
 }
 
+/// `f` over `items` on up to `available_parallelism` scoped threads, results in order.
+///
+/// The codecs and views use rayon's global pool for pure computation, sometimes while the
+/// caller holds an asset's lock (a commit packs a map under its stage lock; a decode holds its
+/// asset's state lock). Work that may wait for one of the file system's locks must therefore
+/// never run as a rayon task: a worker blocked on such a lock, or stealing a task that takes a
+/// lock its own stack holds, deadlocks. The file system fans out on these plain threads.
+pub(crate) fn fan_out<T: Sync, R: Send>(items: &[T], f: impl Fn(&T) -> R + Sync) -> Vec<R> {
+    let threads = std::thread::available_parallelism()
+        .map_or(2, |n| n.get())
+        .clamp(1, 8)
+        .min(items.len());
+    if threads <= 1 {
+        return items.iter().map(f).collect();
+    }
+    let next = std::sync::atomic::AtomicUsize::new(0);
+    let mut parts: Vec<(usize, R)> = std::thread::scope(|s| {
+        let workers: Vec<_> = (0..threads)
+            .map(|_| {
+                s.spawn(|| {
+                    let mut out = Vec::new();
+                    loop {
+                        let i = next.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+                        let Some(item) = items.get(i) else { break };
+                        out.push((i, f(item)));
+                    }
+                    out
+                })
+            })
+            .collect();
+        workers
+            .into_iter()
+            .flat_map(|w| w.join().unwrap_or_else(|p| std::panic::resume_unwind(p)))
+            .collect()
+    });
+    parts.sort_unstable_by_key(|(i, _)| *i);
+    parts.into_iter().map(|(_, r)| r).collect()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
