@@ -16,6 +16,7 @@
 //! Rendered bytes live in an LRU bounded in bytes, keyed by (path, identity, file). No global
 //! lock is held while decoding or rendering: decoding holds only its asset's lock.
 
+mod archive;
 mod writeback;
 
 use super::cache::ByteCache;
@@ -407,46 +408,160 @@ impl Table {
 use super::stage::{Ident, Stage};
 
 /// The shape of one view: which paths are folders, the children of each folder in view
-/// order, and the sizes of files once rendered.
+/// order, and the sizes of files once rendered. The parts of a view that decodes parts on
+/// demand (an archive's GAF/TNT members, [`View::shallow`]) are folders without children
+/// until expanded ([`Core::expand`]); an expanded part that does not decode becomes a file.
 struct Layout {
+    tree: RwLock<Tree>,
+    sizes: Mutex<HashMap<String, u64>>,
+    /// Parts not expanded yet.
+    pending: Mutex<std::collections::HashSet<String>>,
+}
+
+#[derive(Default)]
+struct Tree {
     is_dir: HashMap<String, bool>,
     children: HashMap<String, Vec<(String, bool)>>,
-    sizes: Mutex<HashMap<String, u64>>,
+}
+
+impl Tree {
+    /// Adds the entries of a view under `prefix` (`""` = the root); sizes known without
+    /// rendering go to `sizes`.
+    fn add(
+        &mut self,
+        prefix: &str,
+        entries: &[view::Entry],
+        size_hint: impl Fn(&str) -> Option<u64>,
+        sizes: &mut HashMap<String, u64>,
+    ) {
+        self.children.entry(prefix.to_string()).or_default();
+        for e in entries {
+            let path = if prefix.is_empty() {
+                e.path.clone()
+            } else {
+                format!("{prefix}/{}", e.path)
+            };
+            let dir = e.kind == EntryKind::Dir;
+            if self.is_dir.insert(path.clone(), dir).is_some() {
+                continue;
+            }
+            if dir {
+                self.children.entry(path.clone()).or_default();
+            } else if let Some(size) = size_hint(&path) {
+                sizes.insert(path.clone(), size);
+            }
+            let (parent, name) = match path.rsplit_once('/') {
+                Some((p, n)) => (p.to_string(), n.to_string()),
+                None => (String::new(), path.clone()),
+            };
+            self.children.entry(parent).or_default().push((name, dir));
+        }
+    }
 }
 
 impl Layout {
     fn new(view: &dyn View) -> Layout {
-        let mut is_dir = HashMap::new();
+        let mut tree = Tree::default();
         let mut sizes = HashMap::new();
-        let mut children: HashMap<String, Vec<(String, bool)>> = HashMap::new();
-        children.insert(String::new(), Vec::new());
-        for e in view.entries() {
-            let dir = e.kind == EntryKind::Dir;
-            if is_dir.insert(e.path.clone(), dir).is_some() {
-                continue;
+        let hint = |p: &str| view.size_hint(p);
+        let pending = match view.shallow() {
+            Some((entries, parts)) => {
+                tree.add("", entries, |_| None, &mut sizes);
+                // plain members: sizes from the archive's directory
+                for e in entries {
+                    if e.kind == EntryKind::File {
+                        if let Some(s) = hint(&e.path) {
+                            sizes.insert(e.path.clone(), s);
+                        }
+                    }
+                }
+                parts.into_iter().map(str::to_string).collect()
             }
-            if dir {
-                children.entry(e.path.clone()).or_default();
-            } else if let Some(size) = view.size_hint(&e.path) {
-                sizes.insert(e.path.clone(), size);
+            None => {
+                tree.add("", view.entries(), hint, &mut sizes);
+                Default::default()
             }
-            let (parent, name) = match e.path.rsplit_once('/') {
-                Some((p, n)) => (p.to_string(), n.to_string()),
-                None => (String::new(), e.path.clone()),
-            };
-            children.entry(parent).or_default().push((name, dir));
-        }
+        };
         Layout {
-            is_dir,
-            children,
+            tree: RwLock::new(tree),
             sizes: Mutex::new(sizes),
+            pending: Mutex::new(pending),
+        }
+    }
+
+    fn tree(&self) -> std::sync::RwLockReadGuard<'_, Tree> {
+        self.tree.read().unwrap_or_else(|p| p.into_inner())
+    }
+
+    /// Whether `path` is a folder (`Some(true)`), a file, or not in the view.
+    fn is_dir(&self, path: &str) -> Option<bool> {
+        self.tree().is_dir.get(path).copied()
+    }
+
+    /// The children of folder `dir` in view order.
+    fn children(&self, dir: &str) -> Option<Vec<(String, bool)>> {
+        self.tree().children.get(dir).cloned()
+    }
+
+    /// The parts to expand before `vpath` can be located: `vpath` itself and the folders
+    /// holding it, and with `list` the parts directly in folder `vpath`.
+    fn pending_for(&self, vpath: &str, list: bool) -> Vec<String> {
+        let pending = lock(&self.pending);
+        if pending.is_empty() {
+            return Vec::new();
+        }
+        let mut out: Vec<String> = vpath
+            .match_indices('/')
+            .map(|(i, _)| &vpath[..i])
+            .chain(std::iter::once(vpath))
+            .filter(|p| pending.contains(*p))
+            .map(str::to_string)
+            .collect();
+        if list {
+            if let Some(kids) = self.tree().children.get(vpath) {
+                for (n, _) in kids {
+                    let p = if vpath.is_empty() {
+                        n.clone()
+                    } else {
+                        format!("{vpath}/{n}")
+                    };
+                    if pending.contains(&p) && !out.contains(&p) {
+                        out.push(p);
+                    }
+                }
+            }
+        }
+        out
+    }
+
+    /// Records part `path` as expanded with `entries` (or as a plain file when `None`).
+    fn expand_part(&self, view: &dyn View, path: &str, entries: Option<&[view::Entry]>) {
+        if !lock(&self.pending).remove(path) {
+            return;
+        }
+        let mut tree = self.tree.write().unwrap_or_else(|p| p.into_inner());
+        let mut sizes = lock(&self.sizes);
+        match entries {
+            Some(es) => tree.add(path, es, |p| view.size_hint(p), &mut sizes),
+            None => {
+                tree.is_dir.insert(path.to_string(), false);
+                tree.children.remove(path);
+                let (parent, name) = path.rsplit_once('/').unwrap_or(("", path));
+                if let Some(kids) = tree.children.get_mut(parent) {
+                    for k in kids.iter_mut().filter(|k| k.0 == name) {
+                        k.1 = false;
+                    }
+                }
+                if let Some(s) = view.size_hint(path) {
+                    sizes.insert(path.to_string(), s);
+                }
+            }
         }
     }
 
     #[cfg(test)]
     fn subdirs(&self, dir: &str) -> u32 {
-        self.children
-            .get(dir)
+        self.children(dir)
             .map_or(0, |c| c.iter().filter(|(_, d)| *d).count() as u32)
     }
 }
@@ -709,28 +824,7 @@ impl Core {
     fn decode(&self, rel: &Path, bytes: Vec<u8>) -> Result<Box<dyn View>, ViewError> {
         let name = rel.file_name().and_then(|n| n.to_str()).unwrap_or("");
         if view::archive::is_archive_name(name) {
-            let rel_str = rel.to_string_lossy().replace('\\', "/");
-            let open_member =
-                |kind: AssetKind, data: &[u8], member: &str, beside: Option<(&str, &[u8])>| {
-                    let mut opts = view_options_for(&self.game_dir, &format!("{rel_str}/{member}"));
-                    // A same-named .pcx beside a GAF comes first in the palette chain; inside an
-                    // archive it is a member, which `palette::resolve` cannot see on disk.
-                    if let Some((name, pcx)) = beside.filter(|_| kind == AssetKind::Gaf) {
-                        let pal = crate::formats::palette::Palette::from_file_bytes(name, pcx);
-                        if let Ok(pal) = pal {
-                            let dir = opts.asset_path.as_deref().and_then(|a| a.rsplit_once('/'));
-                            opts.palette_source = match dir {
-                                Some((d, _)) => format!("{d}/{name}"),
-                                None => name.to_string(),
-                            };
-                            opts.palette = pal;
-                        }
-                    }
-                    (self.opts.opener)(kind, data, &opts)
-                };
-            let limits = crate::formats::hpi::HpiLimits::default();
-            let v = view::archive::ArchiveView::new(bytes, limits, &open_member)?;
-            return Ok(Box::new(v));
+            return Ok(Box::new(self.archive_view(rel, bytes)?));
         }
         let bytes = &bytes[..];
         let Some(kind) = AssetKind::from_name(name) else {
@@ -1963,6 +2057,8 @@ impl Core {
     fn list_view(&self, ino: u64, root: u64, gen: u64, dir: &str, layout: &Layout) -> Vec<DirItem> {
         let children = match self.rel_path(root) {
             Ok(rel) => {
+                // parts listed here are decoded (in parallel) to know whether they are folders
+                self.expand(&rel, layout, dir, true);
                 let asset = self.slot(&rel);
                 let g = lock(&asset.stage);
                 writeback::merged_children(g.as_ref(), Some(layout), dir).unwrap_or_default()
@@ -2132,14 +2228,16 @@ mod tests {
             Entry::dir("a/x"),
         ]);
         let l = Layout::new(&v);
-        let names: Vec<&str> = l.children[""].iter().map(|(n, _)| n.as_str()).collect();
+        let kids = l.children("").unwrap();
+        let names: Vec<&str> = kids.iter().map(|(n, _)| n.as_str()).collect();
         assert_eq!(names, ["metadata.json", "b", "a"]);
-        let names: Vec<&str> = l.children["b"].iter().map(|(n, _)| n.as_str()).collect();
+        let kids = l.children("b").unwrap();
+        let names: Vec<&str> = kids.iter().map(|(n, _)| n.as_str()).collect();
         assert_eq!(names, ["2.png", "1.png"]);
         assert_eq!(l.subdirs(""), 2);
         assert_eq!(l.subdirs("a"), 1);
         assert_eq!(l.subdirs("a/x"), 0);
-        assert!(!l.is_dir["b/1.png"]);
+        assert_eq!(l.is_dir("b/1.png"), Some(false));
     }
 
     #[test]

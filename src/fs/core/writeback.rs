@@ -45,12 +45,12 @@ pub(super) fn merged_children(
     let mut out: Vec<(String, bool)> = Vec::new();
     let mut exists = dir.is_empty();
     let hidden = |p: &str| stage.is_some_and(|s| s.hidden(p));
-    if let Some(gen) = layout.and_then(|l| l.children.get(dir)) {
+    if let Some(gen) = layout.and_then(|l| l.children(dir)) {
         if dir.is_empty() || !hidden(dir) {
             exists = true;
             for (n, d) in gen {
-                if !hidden(&join(dir, n)) {
-                    out.push((n.clone(), *d));
+                if !hidden(&join(dir, &n)) {
+                    out.push((n, d));
                 }
             }
         }
@@ -115,7 +115,7 @@ impl FileSet for Overlay<'_> {
             return Ok(None);
         }
         match (&self.layout, self.view) {
-            (Some(l), Some(v)) if l.is_dir.get(path) == Some(&false) => {
+            (Some(l), Some(v)) if l.is_dir(path) == Some(false) => {
                 Ok(Some(v.render_vec(path)?))
             }
             _ => Ok(None),
@@ -250,6 +250,7 @@ impl Core {
         if vpath.is_empty() {
             return Loc::Dir;
         }
+        self.expand(rel, layout, vpath, false);
         let asset = self.slot(rel);
         let g = lock(&asset.stage);
         if let Some(s) = g.as_ref() {
@@ -260,7 +261,7 @@ impl Core {
                 return Loc::None;
             }
         }
-        match layout.is_dir.get(vpath) {
+        match layout.is_dir(vpath) {
             Some(true) => Loc::Dir,
             Some(false) => Loc::Gen,
             None => Loc::None,
@@ -792,7 +793,7 @@ impl Core {
                 fs::remove_file(&p)?;
             }
             s.meta.dirty.remove(&vpath);
-            if layout.is_dir.get(&vpath) == Some(&false) && !s.hidden(&vpath) {
+            if layout.is_dir(&vpath) == Some(false) && !s.hidden(&vpath) {
                 s.meta.whiteouts.insert(vpath.clone());
                 Self::mark_dirty(s, &vpath);
             }
@@ -863,7 +864,7 @@ impl Core {
             if p.is_dir() {
                 fs::remove_dir(&p)?;
             }
-            if layout.is_dir.get(&vpath) == Some(&true) && !s.hidden(&vpath) {
+            if layout.is_dir(&vpath) == Some(true) && !s.hidden(&vpath) {
                 s.meta.whiteouts.insert(vpath.clone());
                 s.meta.dirty.insert(vpath.clone());
             }
@@ -915,7 +916,7 @@ impl Core {
         self.with_stage(&rel, &meta, |s| {
             fs::rename(s.path(&src), s.path(&dst))?;
             let was_dirty = s.meta.dirty.remove(&src);
-            if layout.is_dir.get(&src) == Some(&false) && !s.hidden(&src) {
+            if layout.is_dir(&src) == Some(false) && !s.hidden(&src) {
                 s.meta.whiteouts.insert(src.clone());
                 Self::mark_dirty(s, &src);
             }
@@ -1230,7 +1231,7 @@ fn outdated_staged(
             } else if is_layout_name(&p) {
                 // files the view does not have (the user's own) are kept
                 let in_view =
-                    overlay.layout.as_ref().and_then(|l| l.is_dir.get(&p)) == Some(&false);
+                    overlay.layout.as_ref().and_then(|l| l.is_dir(&p)) == Some(false);
                 if in_view && fs::read(e.path()).ok() != view.render_vec(&p).ok() {
                     out.push(p);
                 }
@@ -1289,9 +1290,12 @@ impl Layout {
         let mut children = HashMap::new();
         children.insert(String::new(), Vec::new());
         Layout {
-            is_dir: HashMap::new(),
-            children,
+            tree: RwLock::new(Tree {
+                is_dir: HashMap::new(),
+                children,
+            }),
             sizes: Mutex::new(HashMap::new()),
+            pending: Mutex::new(Default::default()),
         }
     }
 }
