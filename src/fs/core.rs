@@ -675,7 +675,7 @@ fn is_asset_name(name: &str) -> bool {
     AssetKind::from_name(name).is_some() || view::archive::is_archive_name(name)
 }
 
-/// True when `rel` names an archive (shown read-only).
+/// True when `rel` names an archive.
 fn is_archive_path(rel: &Path) -> bool {
     rel.file_name()
         .and_then(|n| n.to_str())
@@ -787,12 +787,7 @@ impl Core {
         lock(&self.assets)
             .entry(rel.to_path_buf())
             .or_insert_with(|| {
-                let stage = self
-                    .opts
-                    .state_dir
-                    .as_ref()
-                    .filter(|_| !is_archive_path(rel));
-                let stage = stage.map(|sd| {
+                let stage = self.opts.state_dir.as_ref().map(|sd| {
                     let abs = std::path::absolute(self.abs(rel)).unwrap_or_else(|_| self.abs(rel));
                     Stage::load(sd, &abs)
                 });
@@ -1260,11 +1255,7 @@ impl Core {
         meta: &Metadata,
     ) -> Result<Attr, FsError> {
         let name = name.to_str().ok_or_else(not_found)?;
-        if dir.is_empty()
-            && name == writeback::STATUS_NAME
-            && self.opts.state_dir.is_some()
-            && !is_archive_path(rel)
-        {
+        if dir.is_empty() && name == writeback::STATUS_NAME && self.opts.state_dir.is_some() {
             return self.status_node(parent, root);
         }
         let vpath = if dir.is_empty() {
@@ -1354,25 +1345,10 @@ impl Core {
         }
     }
 
-    /// Whether `ino` is an asset directory or a folder of one (write-back handles it).
-    /// True when write-back applies to node `ino`: write-back is on and `ino` is in an asset
-    /// directory that is not an archive (archives are read-only for now).
+    /// True when write-back applies to node `ino`: write-back is on and `ino` is an asset
+    /// directory (also an archive's) or inside one.
     fn wb_node(&self, ino: u64) -> bool {
-        self.writeback() && self.is_asset_node(ino) && !self.in_archive(ino)
-    }
-
-    /// True when `ino` is an archive directory or inside one.
-    fn in_archive(&self, ino: u64) -> bool {
-        let t = self.table();
-        let root = match t.nodes.get(&ino).map(|n| &n.kind) {
-            Some(NodeKind::AssetRoot) => ino,
-            Some(NodeKind::View { root, .. }) | Some(NodeKind::Status { root }) => *root,
-            _ => return false,
-        };
-        t.nodes
-            .get(&root)
-            .and_then(|n| n.name.to_str())
-            .is_some_and(view::archive::is_archive_name)
+        self.writeback() && self.is_asset_node(ino)
     }
 
     fn is_asset_node(&self, ino: u64) -> bool {
@@ -1710,7 +1686,7 @@ impl Core {
             NodeKind::View {
                 root, gen, vpath, ..
             } => {
-                if self.opts.state_dir.is_some() && !self.in_archive(ino) {
+                if self.opts.state_dir.is_some() {
                     if let Some(o) = self.wb_open(ino, root, gen, &vpath, flags)? {
                         return Ok(o);
                     }

@@ -284,7 +284,10 @@ impl View for ArchiveView {
     }
 
     fn shallow(&self) -> Option<(&[Entry], Vec<&str>)> {
-        Some((&self.shallow, self.parts.keys().map(String::as_str).collect()))
+        Some((
+            &self.shallow,
+            self.parts.keys().map(String::as_str).collect(),
+        ))
     }
 
     fn part_entries(&self, path: &str) -> Option<&[Entry]> {

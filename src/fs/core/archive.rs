@@ -33,7 +33,11 @@ pub(super) fn member_options(
 
 impl Core {
     /// The view of archive `rel` from its bytes: only the directory is parsed.
-    pub(super) fn archive_view(&self, rel: &Path, bytes: Vec<u8>) -> Result<ArchiveView, ViewError> {
+    pub(super) fn archive_view(
+        &self,
+        rel: &Path,
+        bytes: Vec<u8>,
+    ) -> Result<ArchiveView, ViewError> {
         let rel_str = rel.to_string_lossy().replace('\\', "/");
         let game_dir = self.game_dir.clone();
         let opener = self.opts.opener.clone();
@@ -66,12 +70,622 @@ impl Core {
         let Ok((view, _)) = self.view_of(rel, gen) else {
             return;
         };
-        let done: Vec<(&String, Option<&[view::Entry]>)> = todo
-            .par_iter()
-            .map(|p| (p, view.part_entries(p)))
-            .collect();
+        let done: Vec<(&String, Option<&[view::Entry]>)> =
+            todo.par_iter().map(|p| (p, view.part_entries(p))).collect();
         for (p, entries) in done {
             layout.expand_part(&*view, p, entries);
         }
+    }
+}
+
+// ---------------------------------------------------------------------------------------
+// Write-back into archives
+
+use crate::formats::hpi::{self, Member};
+use crate::fs::stage::{is_layout_name, write_atomic, Stage, StageMeta};
+use std::collections::BTreeSet;
+
+/// True when the staging area `s` belongs to an archive.
+pub(super) fn is_archive_stage(s: &Stage) -> bool {
+    s.meta
+        .binary
+        .file_name()
+        .and_then(|n| n.to_str())
+        .is_some_and(view::archive::is_archive_name)
+}
+
+/// The GAF/TNT member (by name) that path `vpath` of an archive directory is inside of, if
+/// any: the components up to the first one named like an asset, when more follow.
+pub(super) fn part_of(vpath: &str) -> Option<&str> {
+    let mut start = 0;
+    while let Some(off) = vpath.get(start..).and_then(|r| r.find('/')) {
+        let end = start + off;
+        if vpath
+            .get(start..end)
+            .is_some_and(|c| AssetKind::from_name(c).is_some())
+        {
+            return vpath.get(..end);
+        }
+        start = end + 1;
+    }
+    None
+}
+
+/// Whether saving `vpath` of an archive directory commits (and whether it is part of a
+/// commit): inside a GAF/TNT member, its layout files (as in loose asset directories);
+/// elsewhere, member files: no component starting with `.`, and a name with an extension of
+/// 1 to 4 letters or digits (`sidedata.tdf`, `ARMCOM.FBI`), which leaves out the temporary
+/// names of editors and tools (`sedAb12Cd`, `tmpk2j4l1x0`, `x.tdf.Ab1234`, `x~`).
+pub(super) fn archive_commits(vpath: &str) -> bool {
+    if let Some(part) = part_of(vpath) {
+        return vpath.get(part.len() + 1..).is_some_and(is_layout_name);
+    }
+    if vpath.is_empty() || vpath.split('/').any(|c| c.is_empty() || c.starts_with('.')) {
+        return false;
+    }
+    let name = vpath.rsplit('/').next().unwrap_or(vpath);
+    match name.rsplit_once('.') {
+        Some((stem, ext)) => {
+            !stem.is_empty()
+                && (1..=4).contains(&ext.len())
+                && ext.bytes().all(|b| b.is_ascii_alphanumeric())
+        }
+        None => false,
+    }
+}
+
+/// The staging area of part `part`, seen from inside it: its staged files and whiteouts
+/// relative to the member's exploded view (what a loose asset's stage is to its binary).
+fn part_stage(s: &Stage, part: &str) -> Stage {
+    let prefix = format!("{part}/");
+    let strip = |set: &BTreeSet<String>| -> BTreeSet<String> {
+        set.iter()
+            .filter_map(|p| p.strip_prefix(&prefix).map(str::to_string))
+            .collect()
+    };
+    Stage {
+        dir: s.dir.clone(),
+        files: s.files.join(part),
+        history: s.history.clone(),
+        meta: StageMeta {
+            binary: s.meta.binary.join(part),
+            dirty: strip(&s.meta.dirty),
+            whiteouts: strip(&s.meta.whiteouts),
+            ..StageMeta::default()
+        },
+    }
+}
+
+/// The archive's tree being edited: every entry by shown path, new content where changed.
+struct Edit {
+    nodes: Vec<ENode>,
+    by_path: HashMap<String, usize>,
+    roots: Vec<usize>,
+}
+
+struct ENode {
+    raw: Vec<u8>,
+    kind: EKind,
+    removed: bool,
+}
+
+enum EKind {
+    Dir(Vec<usize>),
+    /// An archive entry kept as stored (index in the archive's entries).
+    Kept(usize),
+    New(Vec<u8>),
+}
+
+/// Deepest nesting written (the reader's default limit).
+const MAX_DEPTH: usize = 64;
+
+impl Edit {
+    fn of(av: &ArchiveView) -> Edit {
+        let a = av.archive();
+        let mut e = Edit {
+            nodes: Vec::with_capacity(a.entries.len()),
+            by_path: HashMap::new(),
+            roots: Vec::new(),
+        };
+        for (i, (entry, p)) in a.entries.iter().zip(av.paths()).enumerate() {
+            let kind = match entry.kind {
+                hpi::EntryKind::Dir => EKind::Dir(Vec::new()),
+                hpi::EntryKind::File(_) => EKind::Kept(i),
+            };
+            let parent = entry.parent.and_then(|p| av.paths().get(p)).cloned();
+            e.push(parent.as_deref(), p, entry.name.clone(), kind);
+        }
+        e
+    }
+
+    fn push(&mut self, parent: Option<&str>, path: &str, raw: Vec<u8>, kind: EKind) -> usize {
+        let i = self.nodes.len();
+        self.nodes.push(ENode {
+            raw,
+            kind,
+            removed: false,
+        });
+        match parent.and_then(|p| self.by_path.get(p).copied()) {
+            Some(pi) => {
+                if let Some(EKind::Dir(kids)) = self.nodes.get_mut(pi).map(|n| &mut n.kind) {
+                    kids.push(i);
+                }
+            }
+            None => self.roots.push(i),
+        }
+        self.by_path.insert(path.to_string(), i);
+        i
+    }
+
+    fn live(&self, path: &str) -> Option<usize> {
+        let i = *self.by_path.get(path)?;
+        (!self.nodes.get(i)?.removed).then_some(i)
+    }
+
+    /// The folder at `path`, made (with its parents) if missing.
+    fn dir(&mut self, path: &str) -> Result<(), FsError> {
+        if path.is_empty() {
+            return Ok(());
+        }
+        if let Some(i) = self.live(path) {
+            return match self.nodes.get(i).map(|n| &n.kind) {
+                Some(EKind::Dir(_)) => Ok(()),
+                _ => Err(FsError::NotDir),
+            };
+        }
+        let (parent, name) = match path.rsplit_once('/') {
+            Some((p, n)) => (Some(p), n),
+            None => (None, path),
+        };
+        if let Some(p) = parent {
+            self.dir(p)?;
+        }
+        self.push(
+            parent,
+            path,
+            name.as_bytes().to_vec(),
+            EKind::Dir(Vec::new()),
+        );
+        Ok(())
+    }
+
+    fn set_file(&mut self, path: &str, bytes: Vec<u8>) -> Result<(), FsError> {
+        if let Some(i) = self.live(path) {
+            if let Some(n) = self.nodes.get_mut(i) {
+                if matches!(n.kind, EKind::Dir(_)) {
+                    return Err(FsError::IsDir);
+                }
+                n.kind = EKind::New(bytes);
+            }
+            return Ok(());
+        }
+        let (parent, name) = match path.rsplit_once('/') {
+            Some((p, n)) => (Some(p), n),
+            None => (None, path),
+        };
+        if let Some(p) = parent {
+            self.dir(p)?;
+        }
+        self.push(parent, path, name.as_bytes().to_vec(), EKind::New(bytes));
+        Ok(())
+    }
+
+    fn remove(&mut self, path: &str) {
+        if let Some(i) = self.live(path) {
+            if let Some(n) = self.nodes.get_mut(i) {
+                n.removed = true;
+            }
+        }
+    }
+
+    /// The tree to write: kept members with their stored bytes, new ones as data.
+    fn tree(&self, av: &ArchiveView, date: u32) -> Result<Vec<hpi::Node>, FsError> {
+        self.build(&self.roots, av, date, 0)
+    }
+
+    fn build(
+        &self,
+        list: &[usize],
+        av: &ArchiveView,
+        date: u32,
+        depth: usize,
+    ) -> Result<Vec<hpi::Node>, FsError> {
+        if depth > MAX_DEPTH {
+            return Err(FsError::Commit(format!(
+                "folders nested deeper than {MAX_DEPTH} levels"
+            )));
+        }
+        let a = av.archive();
+        let mut out = Vec::new();
+        for n in list.iter().filter_map(|&i| self.nodes.get(i)) {
+            if n.removed {
+                continue;
+            }
+            let kind = match &n.kind {
+                EKind::Dir(kids) => hpi::NodeKind::Dir(self.build(kids, av, date, depth + 1)?),
+                EKind::New(b) => hpi::NodeKind::File(Member::Data {
+                    bytes: b.clone(),
+                    date,
+                }),
+                EKind::Kept(i) => {
+                    let Some(hpi::EntryKind::File(f)) = a.entries.get(*i).map(|e| &e.kind) else {
+                        continue;
+                    };
+                    let stored = a
+                        .stored_member(av.data(), f)
+                        .map_err(|e| FsError::Commit(e.to_string()))?;
+                    hpi::NodeKind::File(Member::Stored(stored))
+                }
+            };
+            out.push(hpi::Node {
+                name: n.raw.clone(),
+                kind,
+            });
+        }
+        Ok(out)
+    }
+}
+
+/// How building the edited members went.
+enum Built {
+    Ok,
+    Pending(String),
+    Error {
+        file: Option<String>,
+        message: String,
+    },
+}
+
+impl Core {
+    /// Whether saving `vpath` of asset `rel` commits: layout files in loose asset
+    /// directories ([`is_layout_name`]), [`archive_commits`] in archives.
+    pub(super) fn commits(&self, rel: &Path, vpath: &str) -> bool {
+        if is_archive_path(rel) {
+            archive_commits(vpath)
+        } else {
+            is_layout_name(vpath)
+        }
+    }
+
+    /// `EEXIST` when `name` would sit in archive folder `dir` beside an entry whose name
+    /// differs from it only in letter case (archives' directories are case-insensitive).
+    pub(super) fn case_clash(
+        &self,
+        rel: &Path,
+        layout: &Layout,
+        dir: &str,
+        name: &str,
+    ) -> Result<(), FsError> {
+        if !is_archive_path(rel) || part_of(&writeback_join(dir, name)).is_some() {
+            return Ok(());
+        }
+        let asset = self.slot(rel);
+        let kids = {
+            let g = lock(&asset.stage);
+            writeback::merged_children(g.as_ref(), Some(layout), dir).unwrap_or_default()
+        };
+        if kids
+            .iter()
+            .any(|(n, _)| n != name && n.eq_ignore_ascii_case(name))
+        {
+            return Err(FsError::Io(std::io::Error::from_raw_os_error(libc::EEXIST)));
+        }
+        Ok(())
+    }
+
+    /// Rebuilds the edited members of archive `rel` from its staging area and repacks the
+    /// archive (unchanged members keep their stored bytes), replacing it atomically if it
+    /// changed. `trigger` is the path being saved (errors in it fail the call).
+    pub(super) fn commit_archive(&self, rel: &Path, trigger: &str) -> Result<(), FsError> {
+        let asset = self.slot(rel);
+        let abs = self.abs(rel);
+        let mut g = lock(&asset.stage);
+        let Some(s) = g.as_mut() else {
+            return Ok(());
+        };
+        if s.meta.dirty.is_empty() {
+            return Ok(());
+        }
+        if s.meta.conflict {
+            return Err(FsError::Stale);
+        }
+        let (cur, cur_meta) = match fs::read(&abs) {
+            Ok(b) => (b, fs::metadata(&abs)?),
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+                return Err(FsError::Stale);
+            }
+            Err(e) => return Err(e.into()),
+        };
+        if s.meta.base.as_ref() != Some(&Ident::of(&cur_meta)) {
+            s.meta.conflict = true;
+            s.meta.status = format!(
+                "conflict: the archive changed outside the mount after {trigger} was staged; \
+                 delete the staged files to take the new archive"
+            );
+            let _ = s.save();
+            log::warn!("{}: {}", rel.display(), s.meta.status);
+            return Err(FsError::Stale);
+        }
+        let t0 = std::time::Instant::now();
+        let av = self.archive_view(rel, cur)?;
+        let mut edit = Edit::of(&av);
+        let built = self.apply_stage(rel, s, &av, &mut edit);
+        let t_build = t0.elapsed();
+        match built {
+            Ok(Built::Ok) => {}
+            Ok(Built::Pending(why)) => {
+                s.meta.status = format!("pending: {why}");
+                let _ = s.save();
+                log::info!("{}: {}", rel.display(), s.meta.status);
+                return Ok(());
+            }
+            Ok(Built::Error { file, message }) => {
+                s.meta.status = format!("error: {message}");
+                let _ = s.save();
+                log::warn!("{}: commit refused: {message}", rel.display());
+                if file.as_deref().map_or(true, |f| f == trigger) {
+                    return Err(FsError::Commit(format!("{}: {message}", rel.display())));
+                }
+                return Ok(());
+            }
+            Err(e) => {
+                s.meta.status = format!("error: {e}");
+                let _ = s.save();
+                log::warn!("{}: commit refused: {e}", rel.display());
+                return Err(e);
+            }
+        }
+        let date = SystemTime::now()
+            .duration_since(UNIX_EPOCH)
+            .map_or(0, |d| d.as_secs().min(u64::from(u32::MAX)) as u32);
+        let written = edit.tree(&av, date).and_then(|tree| {
+            let bytes = hpi::write(&tree, &hpi::WriteOptions::like(av.archive()))
+                .map_err(|e| FsError::Commit(e.to_string()))?;
+            // validate: the new archive parses
+            hpi::parse(&bytes, &hpi::HpiLimits::default()).map_err(|e| {
+                FsError::Commit(format!("the repacked archive does not parse: {e}"))
+            })?;
+            Ok(bytes)
+        });
+        let bytes = match written {
+            Ok(b) => b,
+            Err(e) => {
+                s.meta.status = format!("error: {e}");
+                let _ = s.save();
+                log::warn!("{}: commit refused: {e}", rel.display());
+                return Err(e);
+            }
+        };
+        let t_pack = t0.elapsed();
+        if bytes == av.data() {
+            finish_archive_stage(s);
+            s.meta.status = "clean: the last save changed nothing in the archive".into();
+            s.save()?;
+            return Ok(());
+        }
+        s.push_history(av.data())?;
+        s.meta.committing = Some(crate::fs::stage::Written::of(&bytes));
+        s.save()?;
+        let n = crate::fs::stage::remove_leftovers(&abs);
+        if n > 0 {
+            log::info!(
+                "{}: removed {n} temporary file(s) of an interrupted commit",
+                rel.display()
+            );
+        }
+        write_atomic(&abs, &bytes, Some(&cur_meta))?;
+        let m = fs::metadata(&abs)?;
+        s.meta.base = Some(Ident::of(&m));
+        s.meta.committing = None;
+        finish_archive_stage(s);
+        let ms = |d: Duration| d.as_millis();
+        s.meta.status = format!(
+            "committed {} bytes after saving {trigger} ({} ms: members {}, repack {}, \
+             history + replace {})",
+            bytes.len(),
+            ms(t0.elapsed()),
+            ms(t_build),
+            ms(t_pack.saturating_sub(t_build)),
+            ms(t0.elapsed().saturating_sub(t_pack)),
+        );
+        s.save()?;
+        log::info!("{}: {}", rel.display(), s.meta.status);
+        drop(g);
+        drop(av);
+        let _ = self.resolve(rel);
+        Ok(())
+    }
+
+    /// Applies the staging area to `edit`: deleted entries removed, staged member files and
+    /// folders added or replacing, each GAF/TNT member with uncommitted changes rebuilt
+    /// through the same build/pack as a loose binary.
+    fn apply_stage(
+        &self,
+        rel: &Path,
+        s: &Stage,
+        av: &ArchiveView,
+        edit: &mut Edit,
+    ) -> Result<Built, FsError> {
+        // deleted entries outside members
+        for w in &s.meta.whiteouts {
+            if part_of(w).is_none() {
+                edit.remove(w);
+            }
+        }
+        // staged folders and member files outside members
+        let mut stack = vec![String::new()];
+        let mut seen = 0usize;
+        while let Some(dir) = stack.pop() {
+            let Ok(rd) = fs::read_dir(s.path(&dir)) else {
+                continue;
+            };
+            for e in rd.flatten() {
+                let Ok(name) = e.file_name().into_string() else {
+                    continue;
+                };
+                let p = writeback_join(&dir, &name);
+                seen += 1;
+                if seen > 1 << 20 {
+                    return Err(FsError::Commit("too many staged files".into()));
+                }
+                let is_dir = e.file_type().is_ok_and(|t| t.is_dir());
+                if av.is_part(&p) && is_dir {
+                    continue; // a member's exploded view: built below
+                }
+                if is_dir {
+                    // hidden folders, and folders named like a GAF/TNT member that the
+                    // archive does not have, are not written
+                    if name.starts_with('.') || AssetKind::from_name(&name).is_some() {
+                        continue;
+                    }
+                    edit.dir(&p)?;
+                    stack.push(p);
+                } else if archive_commits(&p) {
+                    let bytes = fs::read(e.path())?;
+                    let same = edit.live(&p).is_some()
+                        && av.member_bytes(&p).ok().as_ref() == Some(&bytes);
+                    if !same {
+                        edit.set_file(&p, bytes)?;
+                    }
+                }
+            }
+        }
+        // members with uncommitted changes inside
+        let parts: BTreeSet<&str> = s
+            .meta
+            .dirty
+            .iter()
+            .chain(&s.meta.whiteouts)
+            .filter_map(|p| part_of(p))
+            .filter(|p| edit.live(p).is_some() && !s.hidden(p))
+            .collect();
+        let rel_str = rel.to_string_lossy().replace('\\', "/");
+        let results: Vec<(&str, Result<Option<Vec<u8>>, ViewError>)> = parts
+            .par_iter()
+            .map(|&part| (part, self.build_part(&rel_str, s, av, part)))
+            .collect();
+        let mut pending = Vec::new();
+        for (part, r) in results {
+            match r {
+                Ok(Some(bytes)) => edit.set_file(part, bytes)?,
+                Ok(None) => {}
+                Err(e @ ViewError::Missing { .. }) => pending.push(format!("{part}: {e}")),
+                Err(e) => {
+                    let file = writeback::error_file(&e)
+                        .filter(|f| !f.is_empty())
+                        .map(|f| format!("{part}/{f}"));
+                    return Ok(Built::Error {
+                        file,
+                        message: format!("{part}: {e}"),
+                    });
+                }
+            }
+        }
+        if !pending.is_empty() {
+            return Ok(Built::Pending(pending.join("; ")));
+        }
+        Ok(Built::Ok)
+    }
+
+    /// The new bytes of GAF/TNT member `part` built from its exploded view with the staged
+    /// files on top; `None` when unchanged, or while it is being removed (its
+    /// `metadata.json` deleted).
+    fn build_part(
+        &self,
+        rel_str: &str,
+        s: &Stage,
+        av: &ArchiveView,
+        part: &str,
+    ) -> Result<Option<Vec<u8>>, ViewError> {
+        let name = part.rsplit('/').next().unwrap_or(part);
+        let Some(kind) = AssetKind::from_name(name) else {
+            return Ok(None);
+        };
+        let Some(view) = av.part(part) else {
+            return Ok(None); // shown as the plain member
+        };
+        let sub = part_stage(s, part);
+        if sub.meta.whiteouts.contains("metadata.json") && !sub.path("metadata.json").exists() {
+            return Ok(None);
+        }
+        let original = av.member_bytes(part)?;
+        let beside = (kind == AssetKind::Gaf)
+            .then(|| av.beside_pcx(part))
+            .flatten();
+        let beside = beside.as_ref().map(|(n, b)| (n.as_str(), b.as_slice()));
+        let opts = member_options(&self.game_dir, rel_str, kind, part, beside);
+        let overlay = writeback::Overlay {
+            stage: &sub,
+            layout: Some(Layout::new(view)),
+            view: Some(view),
+            kind,
+        };
+        let bytes = (self.opts.packer)(kind, &overlay, Some(&original), &opts)?;
+        (self.opts.opener)(kind, &bytes, &opts).map_err(|e| {
+            // no file named: the call that saved fails
+            ViewError::invalid("", format!("the rebuilt member does not decode: {e}"))
+        })?;
+        Ok((bytes != original).then_some(bytes))
+    }
+}
+
+/// After a commit of an archive: staged member files and folders outside GAF/TNT members are
+/// in the archive now and dropped from the staging area (so the archive shows them, and a
+/// member copied in as a binary shows as its exploded view); staged files inside members stay
+/// (as in loose asset directories). Nothing is uncommitted any more.
+fn finish_archive_stage(s: &mut Stage) {
+    let mut stack = vec![String::new()];
+    let mut dirs = Vec::new();
+    while let Some(dir) = stack.pop() {
+        let Ok(rd) = fs::read_dir(s.path(&dir)) else {
+            continue;
+        };
+        for e in rd.flatten() {
+            let Ok(name) = e.file_name().into_string() else {
+                continue;
+            };
+            let p = writeback_join(&dir, &name);
+            if part_of(&format!("{p}/x")).is_some() {
+                continue; // a member's exploded view
+            }
+            if e.file_type().is_ok_and(|t| t.is_dir()) {
+                if stack.len() < 4096 {
+                    stack.push(p.clone());
+                }
+                dirs.push(p);
+            } else if archive_commits(&p) {
+                let _ = fs::remove_file(e.path());
+            }
+        }
+    }
+    // deepest first; only empty ones go
+    dirs.sort_by_key(|d| std::cmp::Reverse(d.matches('/').count()));
+    for d in dirs {
+        let _ = fs::remove_dir(s.path(&d));
+    }
+    // whiteouts outside members are done; those inside a removed member too
+    let removed: Vec<String> = s
+        .meta
+        .whiteouts
+        .iter()
+        .filter(|w| part_of(w).is_none())
+        .cloned()
+        .collect();
+    s.meta.whiteouts.retain(|w| {
+        part_of(w).is_some_and(|q| {
+            !removed
+                .iter()
+                .any(|r| q == r || q.starts_with(&format!("{r}/")))
+        })
+    });
+    s.meta.dirty.clear();
+    s.meta.conflict = false;
+}
+
+fn writeback_join(dir: &str, name: &str) -> String {
+    if dir.is_empty() {
+        name.to_string()
+    } else {
+        format!("{dir}/{name}")
     }
 }

@@ -25,7 +25,7 @@ fn join(dir: &str, name: &str) -> String {
 }
 
 /// The file named by a view error, if any.
-fn error_file(e: &ViewError) -> Option<&str> {
+pub(super) fn error_file(e: &ViewError) -> Option<&str> {
     match e {
         ViewError::Missing { file, .. }
         | ViewError::Invalid { file, .. }
@@ -80,11 +80,11 @@ pub(super) fn merged_children(
 
 /// The file set a commit builds from: the generated view with the staged layout files and
 /// whiteouts on top. Names that are not layout names are not part of it.
-struct Overlay<'a> {
-    stage: &'a Stage,
-    view: Option<&'a dyn View>,
-    layout: Option<Layout>,
-    kind: AssetKind,
+pub(super) struct Overlay<'a> {
+    pub(super) stage: &'a Stage,
+    pub(super) view: Option<&'a dyn View>,
+    pub(super) layout: Option<Layout>,
+    pub(super) kind: AssetKind,
 }
 
 /// Generated files a commit does not need to render: an unedited `map.png` is the mosaic
@@ -115,9 +115,7 @@ impl FileSet for Overlay<'_> {
             return Ok(None);
         }
         match (&self.layout, self.view) {
-            (Some(l), Some(v)) if l.is_dir(path) == Some(false) => {
-                Ok(Some(v.render_vec(path)?))
-            }
+            (Some(l), Some(v)) if l.is_dir(path) == Some(false) => Ok(Some(v.render_vec(path)?)),
             _ => Ok(None),
         }
     }
@@ -465,9 +463,15 @@ impl Core {
 
     /// Marks `vpath` changed (not committed yet) if it is a layout name.
     fn mark_dirty(s: &mut Stage, vpath: &str) {
-        if is_layout_name(vpath) {
+        let archive = archive::is_archive_stage(s);
+        let commits = if archive {
+            archive::archive_commits(vpath)
+        } else {
+            is_layout_name(vpath)
+        };
+        if commits {
             s.meta.dirty.insert(vpath.to_string());
-            if vpath == "metadata.json" {
+            if vpath == "metadata.json" && !archive {
                 s.meta.removing = false;
             }
         }
@@ -563,6 +567,9 @@ impl Core {
         let exists = !matches!(self.locate(&rel, &layout, &vpath), Loc::None);
         if exists && flags & libc::O_EXCL != 0 {
             return Err(FsError::Io(std::io::Error::from_raw_os_error(libc::EEXIST)));
+        }
+        if !exists {
+            self.case_clash(&rel, &layout, &dir, name)?;
         }
         if exists {
             // an existing name: open it for writing (O_TRUNC honoured)
@@ -668,7 +675,7 @@ impl Core {
         let asset = self.slot(rel);
         let mut g = lock(&asset.stage);
         if let Some(s) = g.as_mut() {
-            if is_layout_name(&vpath) && !s.meta.dirty.contains(&vpath) {
+            if self.commits(rel, &vpath) && !s.meta.dirty.contains(&vpath) {
                 Self::mark_dirty(s, &vpath);
                 let _ = s.save();
             }
@@ -681,7 +688,7 @@ impl Core {
         let Some(vpath) = self.vpath_of(ino) else {
             return Ok(());
         };
-        if !is_layout_name(&vpath) {
+        if !self.commits(rel, &vpath) {
             return Ok(());
         }
         self.commit(rel, &vpath)
@@ -761,19 +768,29 @@ impl Core {
         if !matches!(self.locate(&rel, &layout, &vpath), Loc::None) {
             return Err(FsError::Io(std::io::Error::from_raw_os_error(libc::EEXIST)));
         }
+        self.case_clash(&rel, &layout, &dir, name)?;
         if !dir.is_empty() {
             self.materialize(&rel, gen, &layout, &meta, &dir, true)?;
         }
+        // a folder of an archive (outside its GAF/TNT members) is an entry of its own
+        let archive_dir = is_archive_path(&rel) && archive::part_of(&vpath).is_none();
         let p = self.with_stage(&rel, &meta, |s| {
             let p = s.path(&vpath);
             fs::DirBuilder::new()
                 .mode(mode & 0o7777 & !umask)
                 .create(&p)?;
             self.chown_new(&p, uid, gid)?;
+            if archive_dir {
+                s.meta.dirty.insert(vpath.clone());
+            }
             Ok(p)
         })?;
         let ino = self.new_view_node(parent, root, gen, name, &vpath, true);
-        Ok(self.staged_attr(ino, &fs::metadata(p)?, 0))
+        let attr = self.staged_attr(ino, &fs::metadata(p)?, 0);
+        if archive_dir {
+            self.commit(&rel, &vpath)?;
+        }
+        Ok(attr)
     }
 
     /// `unlink` in an asset folder: deletes the staged file and hides the generated one.
@@ -797,7 +814,7 @@ impl Core {
                 s.meta.whiteouts.insert(vpath.clone());
                 Self::mark_dirty(s, &vpath);
             }
-            if vpath == "metadata.json" {
+            if vpath == "metadata.json" && !archive::is_archive_stage(s) {
                 s.meta.removing = true;
                 s.meta.status = "removing: metadata.json was deleted; nothing commits until it \
                                  is written again, `rmdir` of the asset directory deletes the binary"
@@ -807,6 +824,11 @@ impl Core {
         })?;
         self.table_mut().detach_child(parent, OsStr::new(name));
         self.after_delete(&rel);
+        if is_archive_path(&rel) && archive::part_of(&vpath).is_none() {
+            // deleting a member of an archive commits (inside a GAF/TNT member it is part of
+            // the next commit, as in loose asset directories)
+            return self.commit(&rel, &vpath);
+        }
         Ok(())
     }
 
@@ -903,7 +925,7 @@ impl Core {
         }
         match self.locate(&rel, &layout, &dst) {
             Loc::Dir => return Err(FsError::IsDir),
-            Loc::None => {}
+            Loc::None => self.case_clash(&rel, &layout, &ddir, newname)?,
             _ if flags & libc::RENAME_NOREPLACE != 0 => {
                 return Err(FsError::Io(std::io::Error::from_raw_os_error(libc::EEXIST)))
             }
@@ -936,7 +958,7 @@ impl Core {
                 }
             }
         }
-        if is_layout_name(&dst) {
+        if self.commits(&rel, &dst) {
             // a rename that fails to commit is reported as EIO (the kernel would retry a
             // rename that failed with ESTALE, and find the source gone)
             return self.commit(&rel, &dst).map_err(|e| match e {
@@ -1041,6 +1063,9 @@ impl Core {
     /// Rebuilds the binary of `rel` from the view and the staged files and replaces it if
     /// it changed. `trigger` is the path being saved (errors in it fail the call).
     pub(super) fn commit(&self, rel: &Path, trigger: &str) -> Result<(), FsError> {
+        if is_archive_path(rel) {
+            return self.commit_archive(rel, trigger);
+        }
         let name = rel.file_name().and_then(|n| n.to_str()).unwrap_or("");
         let Some(kind) = AssetKind::from_name(name) else {
             return Ok(());
@@ -1230,8 +1255,7 @@ fn outdated_staged(
                 }
             } else if is_layout_name(&p) {
                 // files the view does not have (the user's own) are kept
-                let in_view =
-                    overlay.layout.as_ref().and_then(|l| l.is_dir(&p)) == Some(false);
+                let in_view = overlay.layout.as_ref().and_then(|l| l.is_dir(&p)) == Some(false);
                 if in_view && fs::read(e.path()).ok() != view.render_vec(&p).ok() {
                     out.push(p);
                 }
