@@ -306,6 +306,33 @@ fn plain_members_added_replaced_deleted_and_folders_made() {
     let m = members(&f.archive());
     assert_eq!(m["gamedata/side.tdf"].0, b"v2");
     assert!(!m.contains_key("gamedata/tmpab12cd34"));
+    // write, fsync (commits), write more, close: the archive has everything
+    let (_, o) = f
+        .core
+        .create(
+            gdi,
+            OsStr::new("log.txt"),
+            0o100644,
+            0,
+            libc::O_WRONLY,
+            0,
+            0,
+        )
+        .unwrap();
+    f.core.write(o.fh, 0, b"one ").unwrap();
+    f.core.fsync(o.fh, false).unwrap();
+    assert_eq!(members(&f.archive())["gamedata/log.txt"].0, b"one ");
+    f.core.write(o.fh, 4, b"two").unwrap();
+    f.core.flush(o.fh).unwrap();
+    f.core.release(o.fh).unwrap();
+    assert_eq!(members(&f.archive())["gamedata/log.txt"].0, b"one two");
+    assert_eq!(read(&f.core, "data.hpi/gamedata/log.txt"), b"one two");
+    // a GAF written in as a binary shows as its exploded view once closed
+    create(&f.core, "data.hpi/gamedata/copy.gaf", &gaf()).unwrap();
+    assert_eq!(members(&f.archive())["gamedata/copy.gaf"].0, gaf());
+    let c = f.core.lookup(gdi, OsStr::new("copy.gaf")).unwrap();
+    assert_eq!(c.kind, FileKind::Dir);
+    assert!(!read(&f.core, "data.hpi/gamedata/copy.gaf/metadata.json").is_empty());
     // delete a member
     f.core.unlink(gdi, OsStr::new("new.txt")).unwrap();
     assert!(!members(&f.archive()).contains_key("gamedata/new.txt"));

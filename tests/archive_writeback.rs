@@ -336,6 +336,19 @@ fn edits_with_real_tools_repack_the_archive() {
     only_changed(&before, &after, "gamedata/new.txt");
     assert_eq!(after["gamedata/new.txt"].0, b"hello\n");
 
+    // cp of a GAF binary in: a new member, shown as its exploded view once closed
+    let before = after;
+    std::fs::write(w.join("c.gaf"), sample_bytes()).unwrap();
+    sh(&format!(
+        "cp {} {}/anims/",
+        w.join("c.gaf").display(),
+        mx.display()
+    ));
+    let after = members(&arch);
+    only_changed(&before, &after, "anims/c.gaf");
+    assert_eq!(after["anims/c.gaf"].0, sample_bytes());
+    assert!(mx.join("anims/c.gaf/pulse/frames.csv").is_file());
+
     // rm of a member (its folder stays, empty)
     let before = after;
     sh(&format!("rm {}/units/sub/armcom.fbi", mx.display()));

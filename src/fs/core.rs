@@ -1864,6 +1864,17 @@ impl Core {
         let h = lock(&self.handles)
             .remove(&fh)
             .ok_or(FsError::BadHandle(fh))?;
+        if let Handle::Staged {
+            ino,
+            rel,
+            writable: true,
+            ..
+        } = &*h
+        {
+            if is_archive_path(rel) {
+                self.archive_released(rel, *ino);
+            }
+        }
         if let Handle::Real { ino, written, .. } = &*h {
             if written.load(Ordering::Relaxed) {
                 // A binary written through the mount becomes a directory once it parses.

@@ -83,7 +83,7 @@ impl Core {
 
 use crate::formats::hpi::{self, Member};
 use crate::fs::stage::{is_layout_name, write_atomic, Stage, StageMeta};
-use std::collections::BTreeSet;
+use std::collections::{BTreeSet, HashSet};
 
 /// True when the staging area `s` belongs to an archive.
 pub(super) fn is_archive_stage(s: &Stage) -> bool {
@@ -326,6 +326,9 @@ impl Edit {
     }
 }
 
+/// A member rebuilt: new bytes, `None` when unchanged.
+type PartBuild = Result<Option<Vec<u8>>, ViewError>;
+
 /// How building the edited members went.
 enum Built {
     Ok,
@@ -371,6 +374,58 @@ impl Core {
             return Err(FsError::Io(std::io::Error::from_raw_os_error(libc::EEXIST)));
         }
         Ok(())
+    }
+
+    /// Paths of archive `rel` whose staged files are open for writing.
+    fn open_for_writing(&self, rel: &Path) -> HashSet<String> {
+        let inos: Vec<u64> = lock(&self.handles)
+            .values()
+            .filter_map(|h| match &**h {
+                Handle::Staged {
+                    ino,
+                    rel: r,
+                    writable: true,
+                    ..
+                } if r == rel => Some(*ino),
+                _ => None,
+            })
+            .collect();
+        inos.into_iter().filter_map(|i| self.vpath_of(i)).collect()
+    }
+
+    /// The last descriptor writing staged file `ino` of archive `rel` was closed: once
+    /// committed (not dirty), a member file outside GAF/TNT members leaves the staging area,
+    /// so the archive's member shows (a GAF copied in shows as its exploded view).
+    pub(super) fn archive_released(&self, rel: &Path, ino: u64) {
+        let Some(vpath) = self.vpath_of(ino) else {
+            return;
+        };
+        if part_of(&vpath).is_some() || !archive_commits(&vpath) {
+            return;
+        }
+        if self.open_for_writing(rel).contains(&vpath) {
+            return;
+        }
+        let asset = self.slot(rel);
+        let removed = {
+            let g = lock(&asset.stage);
+            let Some(s) = g.as_ref() else {
+                return;
+            };
+            !s.meta.dirty.contains(&vpath) && fs::remove_file(s.path(&vpath)).is_ok()
+        };
+        if removed {
+            let parent = self
+                .table()
+                .nodes
+                .get(&ino)
+                .map(|n| (n.parent, n.name.clone()));
+            if let Some((parent, name)) = parent.filter(|(p, _)| *p != DETACHED) {
+                self.table_mut().detach(ino);
+                self.send(Inval::Entry { parent, name });
+            }
+            self.send(Inval::Inode { ino });
+        }
     }
 
     /// Rebuilds the edited members of archive `rel` from its staging area and repacks the
@@ -458,7 +513,7 @@ impl Core {
         };
         let t_pack = t0.elapsed();
         if bytes == av.data() {
-            finish_archive_stage(s);
+            finish_archive_stage(s, &self.open_for_writing(rel));
             s.meta.status = "clean: the last save changed nothing in the archive".into();
             s.save()?;
             return Ok(());
@@ -477,7 +532,7 @@ impl Core {
         let m = fs::metadata(&abs)?;
         s.meta.base = Some(Ident::of(&m));
         s.meta.committing = None;
-        finish_archive_stage(s);
+        finish_archive_stage(s, &self.open_for_writing(rel));
         let ms = |d: Duration| d.as_millis();
         s.meta.status = format!(
             "committed {} bytes after saving {trigger} ({} ms: members {}, repack {}, \
@@ -560,7 +615,7 @@ impl Core {
             .filter(|p| edit.live(p).is_some() && !s.hidden(p))
             .collect();
         let rel_str = rel.to_string_lossy().replace('\\', "/");
-        let results: Vec<(&str, Result<Option<Vec<u8>>, ViewError>)> = parts
+        let results: Vec<(&str, PartBuild)> = parts
             .par_iter()
             .map(|&part| (part, self.build_part(&rel_str, s, av, part)))
             .collect();
@@ -629,11 +684,12 @@ impl Core {
     }
 }
 
-/// After a commit of an archive: staged member files and folders outside GAF/TNT members are
+/// After a commit of an archive: staged member files (except those in `open`, still open for
+/// writing: they go when closed, [`Core::archive_released`]) and folders outside GAF/TNT members are
 /// in the archive now and dropped from the staging area (so the archive shows them, and a
 /// member copied in as a binary shows as its exploded view); staged files inside members stay
 /// (as in loose asset directories). Nothing is uncommitted any more.
-fn finish_archive_stage(s: &mut Stage) {
+fn finish_archive_stage(s: &mut Stage, open: &HashSet<String>) {
     let mut stack = vec![String::new()];
     let mut dirs = Vec::new();
     while let Some(dir) = stack.pop() {
@@ -653,7 +709,7 @@ fn finish_archive_stage(s: &mut Stage) {
                     stack.push(p.clone());
                 }
                 dirs.push(p);
-            } else if archive_commits(&p) {
+            } else if archive_commits(&p) && !open.contains(&p) {
                 let _ = fs::remove_file(e.path());
             }
         }

@@ -660,7 +660,7 @@ impl Core {
     }
 
     /// The path in its asset of a file node (follows renames).
-    fn vpath_of(&self, ino: u64) -> Option<String> {
+    pub(super) fn vpath_of(&self, ino: u64) -> Option<String> {
         match &self.table().nodes.get(&ino)?.kind {
             NodeKind::View { vpath, .. } => Some(vpath.clone()),
             _ => None,
