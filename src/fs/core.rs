@@ -15,6 +15,11 @@
 //!
 //! Rendered bytes live in an LRU bounded in bytes, keyed by (path, identity, file). No global
 //! lock is held while decoding or rendering: decoding holds only its asset's lock.
+//!
+//! Archives are assets too (one state, one staging area per archive file); their GAF/TNT
+//! members are *parts* of the archive's view, listed as folders and decoded only when
+//! something inside them or the folder listing them is asked for (`archive.rs`); write-back
+//! into an archive rebuilds its edited members and repacks it.
 
 mod archive;
 mod writeback;
