@@ -409,3 +409,53 @@ fn read_only_mounts_and_no_state_dir_keep_archives_read_only() {
         archive()
     );
 }
+
+#[test]
+fn members_and_folders_move_inside_an_archive_with_their_stored_bytes() {
+    let f = fixture(archive());
+    let orig = members(&archive());
+    let arch = ino(&f.core, "data.hpi");
+    let anims = ino(&f.core, "data.hpi/anims");
+    // an edit inside the member (committed; its staged file stays and moves along)
+    let png = read(&f.core, "data.hpi/anims/a.gaf/pulse/2.png");
+    let (edited, _) = writeback_common::edit_png(&png, 0x55);
+    cp_onto(&f.core, "data.hpi/anims/a.gaf/pulse/2.png", &edited).unwrap();
+    let edited_member = members(&f.archive())["anims/a.gaf"].clone();
+    f.core
+        .rename(anims, OsStr::new("a.gaf"), anims, OsStr::new("z.gaf"), 0)
+        .unwrap();
+    let m = members(&f.archive());
+    assert!(!m.contains_key("anims/a.gaf"));
+    assert_eq!(m["anims/z.gaf"].1, edited_member.1, "moved verbatim");
+    assert_eq!(
+        f.core.lookup(anims, OsStr::new("z.gaf")).unwrap().kind,
+        FileKind::Dir
+    );
+    // the staged (clean) edit moved along and still reads back
+    assert_eq!(read(&f.core, "data.hpi/anims/z.gaf/pulse/2.png"), edited);
+    // a folder with GAF members into a new folder
+    let more = f
+        .core
+        .mkdir(arch, OsStr::new("more"), 0o755, 0o022, 0, 0)
+        .unwrap();
+    f.core
+        .rename(arch, OsStr::new("units"), more.ino, OsStr::new("units2"), 0)
+        .unwrap();
+    let m = members(&f.archive());
+    assert!(!m.keys().any(|k| k.starts_with("units/")), "{:?}", m.keys());
+    assert_eq!(m["more/units2/u1.gaf"].1, orig["units/u1.gaf"].1);
+    assert_eq!(m["more/units2/u2.gaf"].1, orig["units/u2.gaf"].1);
+    assert!(!read(&f.core, "data.hpi/more/units2/u1.gaf/metadata.json").is_empty());
+    // onto an existing name: EEXIST; into a member: EXDEV
+    let e = f
+        .core
+        .rename(anims, OsStr::new("b.gaf"), anims, OsStr::new("c.gaf"), 0)
+        .unwrap_err();
+    assert_eq!(e.errno(), libc::EEXIST);
+    let c = ino(&f.core, "data.hpi/anims/c.gaf");
+    let e = f
+        .core
+        .rename(anims, OsStr::new("b.gaf"), c, OsStr::new("b.gaf"), 0)
+        .unwrap_err();
+    assert_eq!(e.errno(), libc::EXDEV);
+}

@@ -397,6 +397,18 @@ fn edits_with_real_tools_repack_the_archive() {
     assert!(!members(&arch).contains_key("gamedata/new.txt"));
     assert_eq!(std::fs::read(game.join("new.txt")).unwrap(), b"hello\n");
 
+    // mv of a member shown exploded, and of a folder: moved in the archive, stored bytes kept
+    let before = members(&arch);
+    sh(&format!(
+        "mv {0}/anims/b.gaf {0}/anims/bb.gaf && mv {0}/maps {0}/maps2",
+        mx.display()
+    ));
+    let after = members(&arch);
+    assert_eq!(after["anims/bb.gaf"].1, before["anims/b.gaf"].1);
+    assert_eq!(after["maps2/demo.tnt"].1, before["maps/demo.tnt"].1);
+    assert!(!after.contains_key("anims/b.gaf") && !after.contains_key("maps/demo.tnt"));
+    assert!(mx.join("maps2/demo.tnt/tilemap.csv").is_file());
+
     // a bad PNG: cp fails, the archive is untouched, status names it; fixing it commits
     let orig = std::fs::read(&arch).unwrap();
     std::fs::write(w.join("bad.png"), b"not a png").unwrap();

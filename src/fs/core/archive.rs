@@ -270,6 +270,51 @@ impl Edit {
         Ok(())
     }
 
+    /// Moves the entry at `src` (with everything under it) to `dst`, named by its last
+    /// component; folders of `dst` are made if missing.
+    fn rename(&mut self, src: &str, dst: &str) -> Result<(), FsError> {
+        let i = self.live(src).ok_or(FsError::NotFound)?;
+        let parent_of = |p: &str| p.rsplit_once('/').map(|(d, _)| d.to_string());
+        match parent_of(src).and_then(|p| self.live(&p)) {
+            Some(pi) => {
+                if let Some(EKind::Dir(kids)) = self.nodes.get_mut(pi).map(|n| &mut n.kind) {
+                    kids.retain(|&k| k != i);
+                }
+            }
+            None => self.roots.retain(|&k| k != i),
+        }
+        let dparent = parent_of(dst);
+        if let Some(d) = &dparent {
+            self.dir(d)?;
+        }
+        let name = dst.rsplit('/').next().unwrap_or(dst);
+        if let Some(n) = self.nodes.get_mut(i) {
+            n.raw = name.as_bytes().to_vec();
+        }
+        match dparent.and_then(|d| self.live(&d)) {
+            Some(pi) => {
+                if let Some(EKind::Dir(kids)) = self.nodes.get_mut(pi).map(|n| &mut n.kind) {
+                    kids.push(i);
+                }
+            }
+            None => self.roots.push(i),
+        }
+        let under = format!("{src}/");
+        let keys: Vec<String> = self
+            .by_path
+            .keys()
+            .filter(|k| *k == src || k.starts_with(&under))
+            .cloned()
+            .collect();
+        for k in keys {
+            if let Some(v) = self.by_path.remove(&k) {
+                let rest = k.get(src.len()..).unwrap_or_default();
+                self.by_path.insert(format!("{dst}{rest}"), v);
+            }
+        }
+        Ok(())
+    }
+
     fn remove(&mut self, path: &str) {
         if let Some(i) = self.live(path) {
             if let Some(n) = self.nodes.get_mut(i) {
@@ -431,7 +476,12 @@ impl Core {
     /// Rebuilds the edited members of archive `rel` from its staging area and repacks the
     /// archive (unchanged members keep their stored bytes), replacing it atomically if it
     /// changed. `trigger` is the path being saved (errors in it fail the call).
-    pub(super) fn commit_archive(&self, rel: &Path, trigger: &str) -> Result<(), FsError> {
+    pub(super) fn commit_archive(
+        &self,
+        rel: &Path,
+        trigger: &str,
+        moved: Option<(&str, &str)>,
+    ) -> Result<(), FsError> {
         let asset = self.slot(rel);
         let abs = self.abs(rel);
         let mut g = lock(&asset.stage);
@@ -464,6 +514,9 @@ impl Core {
         let t0 = std::time::Instant::now();
         let av = self.archive_view(rel, cur)?;
         let mut edit = Edit::of(&av);
+        if let Some((from, to)) = moved {
+            edit.rename(from, to)?;
+        }
         let built = self.apply_stage(rel, s, &av, &mut edit);
         let t_build = t0.elapsed();
         match built {
@@ -701,10 +754,11 @@ fn finish_archive_stage(s: &mut Stage, open: &HashSet<String>) {
                 continue;
             };
             let p = writeback_join(&dir, &name);
-            if part_of(&format!("{p}/x")).is_some() {
+            let is_dir = e.file_type().is_ok_and(|t| t.is_dir());
+            if is_dir && part_of(&format!("{p}/x")).is_some() {
                 continue; // a member's exploded view
             }
-            if e.file_type().is_ok_and(|t| t.is_dir()) {
+            if is_dir {
                 if stack.len() < 4096 {
                     stack.push(p.clone());
                 }
@@ -743,5 +797,106 @@ fn writeback_join(dir: &str, name: &str) -> String {
         name.to_string()
     } else {
         format!("{dir}/{name}")
+    }
+}
+
+impl Core {
+    /// `rename` of a folder, or of a GAF/TNT member's folder, of archive `rel` (outside
+    /// members): the entry and everything under it move in the archive, committed at once.
+    /// Uncommitted edits of the archive are committed first; if some stay uncommitted
+    /// (pending, invalid), `EBUSY`. An existing destination: `EEXIST`.
+    #[allow(clippy::too_many_arguments)]
+    pub(super) fn archive_rename(
+        &self,
+        parent: u64,
+        name: &str,
+        newparent: u64,
+        newname: &str,
+        rel: &Path,
+        layout: &Layout,
+        meta: &Metadata,
+        gen: u64,
+        src: &str,
+        dst: &str,
+    ) -> Result<(), FsError> {
+        let errno = |e| FsError::Io(std::io::Error::from_raw_os_error(e));
+        if part_of(dst).is_some() || dst == src || dst.starts_with(&format!("{src}/")) {
+            return Err(errno(libc::EXDEV));
+        }
+        if !matches!(self.locate(rel, layout, dst), writeback::Loc::None) {
+            return Err(errno(libc::EEXIST));
+        }
+        let ddir = dst.rsplit_once('/').map_or("", |(d, _)| d);
+        self.case_clash(rel, layout, ddir, newname)?;
+        let dirty = || {
+            lock(&self.slot(rel).stage)
+                .as_ref()
+                .is_some_and(|s| !s.meta.dirty.is_empty())
+        };
+        if dirty() {
+            self.commit(rel, src)?;
+            if dirty() {
+                return Err(errno(libc::EBUSY));
+            }
+        }
+        if !ddir.is_empty() {
+            self.materialize(rel, gen, layout, meta, ddir, true)?;
+        }
+        let moved_stage = self.with_stage(rel, meta, |s| {
+            let from = s.path(src);
+            let moved = from.symlink_metadata().is_ok();
+            if moved {
+                fs::rename(&from, s.path(dst))?;
+            }
+            let under = format!("{src}/");
+            let w: Vec<String> = s
+                .meta
+                .whiteouts
+                .iter()
+                .filter(|w| w.starts_with(&under))
+                .cloned()
+                .collect();
+            for x in w {
+                s.meta.whiteouts.remove(&x);
+                let rest = x.get(src.len()..).unwrap_or_default();
+                s.meta.whiteouts.insert(format!("{dst}{rest}"));
+            }
+            s.meta.dirty.insert(dst.to_string());
+            Ok(moved)
+        })?;
+        if let Err(e) = self.commit_archive(rel, dst, Some((src, dst))) {
+            // put the staging area back as it was
+            let _ = self.with_stage(rel, meta, |s| {
+                if moved_stage {
+                    fs::rename(s.path(dst), s.path(src))?;
+                }
+                let under = format!("{dst}/");
+                let w: Vec<String> = s
+                    .meta
+                    .whiteouts
+                    .iter()
+                    .filter(|w| w.starts_with(&under))
+                    .cloned()
+                    .collect();
+                for x in w {
+                    s.meta.whiteouts.remove(&x);
+                    let rest = x.get(dst.len()..).unwrap_or_default();
+                    s.meta.whiteouts.insert(format!("{src}{rest}"));
+                }
+                s.meta.dirty.remove(dst);
+                Ok(())
+            });
+            return Err(e);
+        }
+        let mut t = self.table_mut();
+        t.move_child(parent, OsStr::new(name), newparent, OsStr::new(newname));
+        if let Some(&ino) = t.children.get(&(newparent, OsString::from(newname))) {
+            if let Some(NodeKind::View { vpath, .. }) = t.nodes.get_mut(&ino).map(|n| &mut n.kind) {
+                *vpath = dst.to_string();
+            }
+            drop(t);
+            self.send(Inval::Inode { ino });
+        }
+        Ok(())
     }
 }

@@ -920,6 +920,12 @@ impl Core {
         let dst = join(&ddir, newname);
         match self.locate(&rel, &layout, &src) {
             Loc::None => return Err(FsError::NotFound),
+            Loc::Dir if is_archive_path(&rel) && archive::part_of(&src).is_none() => {
+                // a folder or a member of an archive: moved in the archive
+                return self.archive_rename(
+                    parent, name, newparent, newname, &rel, &layout, &meta, gen, &src, &dst,
+                );
+            }
             Loc::Dir => return Err(exdev()),
             _ => {}
         }
@@ -1064,7 +1070,7 @@ impl Core {
     /// it changed. `trigger` is the path being saved (errors in it fail the call).
     pub(super) fn commit(&self, rel: &Path, trigger: &str) -> Result<(), FsError> {
         if is_archive_path(rel) {
-            return self.commit_archive(rel, trigger);
+            return self.commit_archive(rel, trigger, None);
         }
         let name = rel.file_name().and_then(|n| n.to_str()).unwrap_or("");
         let Some(kind) = AssetKind::from_name(name) else {
