@@ -1,6 +1,6 @@
 //! A short run of `scripts/stress` (readers verifying PNG CRCs and sizes, pass-through churn
-//! writers, a binary swapper) against the built binary: no failure, and every kind of work
-//! actually happened.
+//! writers, a binary swapper, editors committing frame and tile edits through write-back)
+//! against the built binary: no failure, and every kind of work actually happened.
 
 mod mount_common;
 
@@ -38,8 +38,13 @@ fn short_stress_run_has_no_failures() {
         "binary swaps",
         "ls -lR",
         "stat:",
+        "frame edits (rename)",
+        "frame edits (cp)",
+        "tile edits (cp)",
+        "edits verified in binaries",
     ] {
         assert!(stdout.contains(what), "no {what} in the run");
     }
-    assert!(stdout.contains("binaries checked: 8"));
+    // 6 + swap + editor GAF, the texture GAF, the editor's map
+    assert!(stdout.contains("binaries checked: 10"), "{stdout}");
 }

@@ -331,3 +331,17 @@ fn cli_unpack_equals_the_mount_view_even_with_a_loading_picture_beside_the_map()
         }
     }
 }
+
+#[test]
+fn sample_writes_the_demo_map() {
+    let dir = tempfile::tempdir().unwrap();
+    let map = dir.path().join("sample.tnt");
+    ok(&["tnt", "sample", "-t", s(&map)]);
+    let bytes = std::fs::read(&map).unwrap();
+    let t = tafs::formats::tnt::parse(&bytes, &tafs::formats::Limits::default()).unwrap();
+    // 16×16 tiles of 32 px: 32×32 cells of 16 px (the sample's doc comment).
+    assert_eq!((t.width, t.height), (32, 32));
+    let out = String::from_utf8(ok(&["tnt", "describe", s(&map)]).stdout).unwrap();
+    assert!(out.contains("Tiles:       5 unique"), "{out}");
+    ok(&["tnt", "lint", s(&map)]);
+}

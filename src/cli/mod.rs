@@ -39,6 +39,8 @@ enum Command {
     History(mount::HistoryArgs),
     /// Put back a version of a binary kept by write-back.
     Restore(mount::RestoreArgs),
+    /// Which source (loose file or archive) a path of the merged game view comes from.
+    Which(mount::WhichArgs),
 }
 
 /// Runs the CLI and returns the process exit code.
@@ -62,6 +64,7 @@ pub fn main() -> i32 {
         Command::Status(a) => mount::status(a),
         Command::History(a) => mount::history(a),
         Command::Restore(a) => mount::restore(a),
+        Command::Which(a) => mount::which(a),
     };
     match result {
         Ok(code) => code,

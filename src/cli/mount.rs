@@ -1,7 +1,7 @@
 //! `tafs mount` / `tafs umount`.
 
 use super::CliError;
-use crate::fs::fuse::{mount, MountConfig};
+use crate::fs::fuse::{mount, mount_merged, MountConfig};
 use crate::fs::{demo, sys, MountOptions};
 use std::io::{Read, Write};
 use std::os::fd::{FromRawFd, OwnedFd};
@@ -10,7 +10,9 @@ use std::time::Duration;
 
 /// Arguments of `tafs mount`.
 #[derive(clap::Args, Debug)]
-#[command(after_help = "Examples:\n  tafs mount ~/ta ~/ta-mnt\n  tafs mount --demo /tmp/tafs-demo")]
+#[command(
+    after_help = "Examples:\n  tafs mount ~/ta ~/ta-mnt\n  tafs mount --demo /tmp/tafs-demo\n  tafs mount --merged ~/ta ~/ta-game\n  tafs mount --merged --priority mymod.ufo,loose ~/ta ~/ta-game"
+)]
 pub struct MountArgs {
     /// GAME_DIR MOUNTPOINT (with --demo: only MOUNTPOINT).
     #[arg(value_name = "PATHS", num_args = 1..=2, required = true)]
@@ -49,6 +51,106 @@ pub struct MountArgs {
     /// ~/.local/state/tafs).
     #[arg(long, value_name = "DIR")]
     pub state_dir: Option<PathBuf>,
+    /// Show the game as the game sees it (read-only): loose files and the members of every
+    /// archive at the top of GAME_DIR overlaid, folders merged ignoring case.
+    #[arg(long)]
+    pub merged: bool,
+    /// With --merged: which source wins, highest first: `loose`, extensions (gp3 gpf ccx ufo
+    /// hpi) and archive names, comma-separated; put in front of the default
+    /// loose,gp3,gpf,ccx,ufo,hpi (archives of one rank: by name, A first).
+    #[arg(long, value_name = "LIST", requires = "merged")]
+    pub priority: Option<String>,
+}
+
+/// Arguments of `tafs which`.
+#[derive(clap::Args, Debug)]
+#[command(
+    after_help = "Examples:\n  tafs which ~/ta units/armcom.fbi\n  tafs which --all ~/ta anims/cursors.gaf\n  tafs which --all ~/ta-game/units/armcom.fbi   (a path in a --merged mount)"
+)]
+pub struct WhichArgs {
+    /// GAME_DIR PATH (PATH in the merged view, any letter case), or one path inside a
+    /// `tafs mount --merged` mount.
+    #[arg(value_name = "PATHS", num_args = 1..=2, required = true)]
+    pub paths: Vec<PathBuf>,
+    /// Print every source holding the path, highest priority first (the first wins, the
+    /// others are shadowed).
+    #[arg(short, long)]
+    pub all: bool,
+    /// Priority list, as for `tafs mount --merged` (with GAME_DIR only).
+    #[arg(long, value_name = "LIST")]
+    pub priority: Option<String>,
+}
+
+/// Runs `tafs which`.
+pub fn which(a: WhichArgs) -> Result<i32, CliError> {
+    use crate::fs::merged::{scan_once, SOURCES_XATTR, SOURCE_XATTR};
+    let lines: Vec<String> = match a.paths.as_slice() {
+        [p] => {
+            if a.priority.is_some() {
+                return super::err("--priority needs GAME_DIR (a mount has its own order)");
+            }
+            let name = if a.all { SOURCES_XATTR } else { SOURCE_XATTR };
+            let v = sys::getxattr(p, name).map_err(|e| {
+                msg(format!(
+                    "{}: {name}: {e} (is it a path in a `tafs mount --merged` mount?)",
+                    p.display()
+                ))
+            })?;
+            String::from_utf8_lossy(&v)
+                .lines()
+                .map(str::to_string)
+                .collect()
+        }
+        [game, path] => {
+            let priority = parse_priority(a.priority.as_deref())?;
+            let snap =
+                scan_once(game, &priority).map_err(|e| msg(format!("{}: {e}", game.display())))?;
+            let path = path.to_string_lossy().replace('\\', "/");
+            // Inside an exploded GAF/TNT: the binary's sources.
+            let mut node = None;
+            let mut prefix = String::new();
+            for comp in path.split('/').filter(|c| !c.is_empty() && *c != ".") {
+                prefix = if prefix.is_empty() {
+                    comp.to_string()
+                } else {
+                    format!("{prefix}/{comp}")
+                };
+                match snap.index.find_any(&prefix) {
+                    Some(n) => node = Some(n),
+                    None if node.is_some_and(|n| !snap.index.is_dir(n)) => break,
+                    None => {
+                        return super::err(format!("{path}: in no source of {}", game.display()))
+                    }
+                }
+            }
+            let n = node.unwrap_or(crate::view::merged::ROOT_NODE);
+            if let Some(h) = snap.index.hidden_by(n) {
+                let by = snap.sources_of(h).into_iter().next().unwrap_or_default();
+                eprintln!("tafs: {path}: not in the merged view: hidden by the file {by}");
+                if !a.all {
+                    return Ok(1);
+                }
+            }
+            snap.sources_of(n)
+        }
+        _ => return super::err("which needs GAME_DIR PATH, or one path in a merged mount"),
+    };
+    let shown = if a.all {
+        &lines[..]
+    } else {
+        &lines[..lines.len().min(1)]
+    };
+    for l in shown {
+        println!("{l}");
+    }
+    Ok(0)
+}
+
+fn parse_priority(s: Option<&str>) -> Result<crate::view::merged::Priority, CliError> {
+    match s {
+        Some(s) => s.parse().map_err(|e| msg(format!("--priority: {e}"))),
+        None => Ok(Default::default()),
+    }
 }
 
 /// Arguments of `tafs status`.
@@ -212,6 +314,10 @@ fn check_mountpoint(mnt: &Path) -> Result<(), CliError> {
 
 /// Runs `tafs mount`.
 pub fn run(a: MountArgs) -> Result<i32, CliError> {
+    let merged = match a.merged {
+        true => Some(parse_priority(a.priority.as_deref())?),
+        false => None,
+    };
     let (game_arg, mnt) = match (a.demo, a.paths.as_slice()) {
         (true, [m]) => (None, m.clone()),
         (false, [g, m]) => (Some(g.clone()), m.clone()),
@@ -263,7 +369,7 @@ pub fn run(a: MountArgs) -> Result<i32, CliError> {
         }
     }
     let opts = MountOptions {
-        read_only: a.ro || a.options.iter().any(|o| o == "ro"),
+        read_only: a.ro || a.options.iter().any(|o| o == "ro") || merged.is_some(),
         cache_size: a.cache_size,
         ttl: Duration::from_secs_f64(a.ttl),
         uid: a.uid,
@@ -282,7 +388,15 @@ pub fn run(a: MountArgs) -> Result<i32, CliError> {
             Fork::Child(w) => status = Some(w),
         }
     }
-    let result = serve(&game_dir, &mnt, opts, &cfg, status, demo_dir.is_some());
+    let result = serve(
+        &game_dir,
+        &mnt,
+        opts,
+        merged,
+        &cfg,
+        status,
+        demo_dir.is_some(),
+    );
     if let Some(d) = demo_dir {
         let _ = std::fs::remove_dir_all(d);
     }
@@ -380,13 +494,18 @@ fn serve(
     game_dir: &Path,
     mnt: &Path,
     opts: MountOptions,
+    merged: Option<crate::view::merged::Priority>,
     cfg: &MountConfig,
     mut status: Option<std::fs::File>,
     demo: bool,
 ) -> Result<i32, CliError> {
     // Every thread started from here on inherits the blocked signals; one thread waits for them.
     let set = block_signals();
-    let mounted = match mount(game_dir, mnt, opts, cfg) {
+    let mounted = match merged {
+        Some(p) => mount_merged(game_dir, mnt, opts, p, cfg),
+        None => mount(game_dir, mnt, opts, cfg),
+    };
+    let mounted = match mounted {
         Ok(m) => m,
         Err(e) => {
             let text = format!("mount {} on {}: {e}", game_dir.display(), mnt.display());

@@ -114,6 +114,13 @@ pub enum TntCmd {
         #[arg(long, default_value_t = 8192)]
         max_size: u32,
     },
+    /// Write the crate's sample map (16×16 tiles: grass, lake, rocks, paths, placed features)
+    /// to try the other commands on.
+    Sample {
+        /// Output map.
+        #[arg(short = 't', long = "target")]
+        target: PathBuf,
+    },
 }
 
 /// Runs a `tafs tnt` subcommand.
@@ -214,6 +221,12 @@ pub fn run(cmd: TntCmd) -> Result<i32, CliError> {
                 v.tnt().placements().count(),
                 target.display()
             );
+            Ok(0)
+        }
+        TntCmd::Sample { target } => {
+            let bytes = crate::formats::tnt::write(&crate::sample::demo_map())
+                .map_err(|e| CliError::Msg(e.to_string()))?;
+            write_atomic(&target, |w| Ok(w.write_all(&bytes)?))?;
             Ok(0)
         }
         TntCmd::Pack { dir, target, prune } => {

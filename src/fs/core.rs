@@ -20,13 +20,19 @@
 //! members are *parts* of the archive's view, listed as folders and decoded only when
 //! something inside them or the folder listing them is asked for (`archive.rs`); write-back
 //! into an archive rebuilds its edited members and repacks it.
+//!
+//! Threads: the codecs and views use rayon's global pool for pure computation, sometimes while
+//! the calling thread holds an asset's lock (a commit packs a map under its stage lock). So no
+//! work that may wait for a lock of this module ever runs on that pool: the parallel parts of
+//! readdir and readdirplus use plain scoped threads ([`super::fan_out`]), never rayon tasks (a
+//! rayon worker blocked on a lock held by a thread waiting for the pool deadlocks both).
 
 mod archive;
 mod writeback;
 
 use super::cache::ByteCache;
 use super::sys::{self, SetTime};
-use super::FsError;
+use super::{fan_out, FsError};
 use crate::view::{self, AssetKind, EntryKind, View, ViewError, ViewOptions};
 use lru::LruCache;
 use std::collections::HashMap;
@@ -1979,7 +1985,6 @@ impl Core {
     }
 
     fn list_real(&self, ino: u64, rel: &Path) -> Result<Vec<DirItem>, FsError> {
-        use rayon::prelude::*;
         let mut raw = Vec::new();
         for ent in fs::read_dir(self.abs(rel))? {
             let ent = ent?;
@@ -1993,13 +1998,10 @@ impl Core {
         }
         raw.sort_by(|a, b| a.0.cmp(&b.0));
         // Asset binaries are decoded (in parallel) to know whether they are directories.
-        let resolved: Vec<Option<Result<Resolved, FsError>>> = raw
-            .par_iter()
-            .map(|(name, kind)| {
-                let asset = name.to_str().is_some_and(is_asset_name);
-                (asset && *kind == FileKind::File).then(|| self.resolve(&rel.join(name)))
-            })
-            .collect();
+        let resolved: Vec<Option<Result<Resolved, FsError>>> = fan_out(&raw, |(name, kind)| {
+            let asset = name.to_str().is_some_and(is_asset_name);
+            (asset && *kind == FileKind::File).then(|| self.resolve(&rel.join(name)))
+        });
         let mut items = Vec::with_capacity(raw.len());
         let mut roots = Vec::new();
         {
@@ -2116,14 +2118,10 @@ impl Core {
     /// Entries from index `offset` on, with attributes (generated files are rendered, in
     /// parallel, to know their sizes). Entries whose attributes fail are left out.
     pub fn readdirplus(&self, fh: u64, offset: u64) -> Result<Vec<(u64, DirItem)>, FsError> {
-        use rayon::prelude::*;
         let d = self.dir_handle_at(fh, offset)?;
         if !d.with_attrs.load(Ordering::Acquire) {
             let snapshot: Vec<DirItem> = lock(&d.items).clone();
-            let attrs: Vec<Option<Attr>> = snapshot
-                .par_iter()
-                .map(|it| self.getattr(it.ino, None).ok())
-                .collect();
+            let attrs: Vec<Option<Attr>> = fan_out(&snapshot, |it| self.getattr(it.ino, None).ok());
             let mut items = lock(&d.items);
             for (it, a) in items.iter_mut().zip(attrs) {
                 it.attr = a;
@@ -2230,6 +2228,44 @@ mod tests {
         assert_eq!(l.subdirs("a"), 1);
         assert_eq!(l.subdirs("a/x"), 0);
         assert_eq!(l.is_dir("b/1.png"), Some(false));
+    }
+
+    /// A commit holds its asset's stage lock while the codecs use rayon's global pool; a
+    /// readdirplus of that asset's folder waits for the same lock. Before readdir fanned out on
+    /// plain threads, its waiting tasks took the pool's workers and both sides hung.
+    #[test]
+    fn readdirplus_waiting_on_a_commit_does_not_starve_the_codecs() {
+        use rayon::prelude::*;
+        use std::sync::mpsc;
+        // as on a 2-core machine (ignored if the pool was built already)
+        let _ = rayon::ThreadPoolBuilder::new()
+            .num_threads(2)
+            .build_global();
+        let game = tempfile::tempdir().unwrap();
+        std::fs::create_dir_all(game.path().join("anims")).unwrap();
+        let gaf = crate::formats::gaf::write(&crate::sample::animated_gaf()).unwrap();
+        std::fs::write(game.path().join("anims/fx.gaf"), gaf).unwrap();
+        let core = Arc::new(Core::new(game.path(), MountOptions::default(), None).unwrap());
+        let mut dir = ROOT;
+        for c in ["anims", "fx.gaf", "pulse"] {
+            dir = core.lookup(dir, OsStr::new(c)).unwrap().ino;
+        }
+        let fh = core.opendir(dir).unwrap();
+        let asset = core.slot(Path::new("anims/fx.gaf"));
+        let commit = lock(&asset.stage); // a commit in progress
+        let (tx, rx) = mpsc::channel();
+        let c2 = core.clone();
+        let lister = std::thread::spawn(move || c2.readdirplus(fh, 0).map(|v| v.len()));
+        std::thread::sleep(Duration::from_millis(300));
+        std::thread::spawn(move || {
+            let sum: u64 = (0..10_000u64).into_par_iter().map(|x| x * 2).sum();
+            let _ = tx.send(sum);
+        });
+        let done = rx.recv_timeout(Duration::from_secs(20));
+        drop(commit);
+        assert_eq!(done, Ok(99_990_000), "the codecs' pool starved");
+        let listed = lister.join().unwrap().unwrap();
+        assert!(listed >= 6, "{listed} entries");
     }
 
     #[test]

@@ -1,10 +1,14 @@
-//! A thin wrapper over [`Core`] implementing [`fuser::Filesystem`]: each callback converts
-//! types, calls the core, and replies or maps the error to an errno ([`FsError::errno`]).
+//! A thin wrapper over a [`FsOps`] (the game-folder [`Core`], or the merged game view
+//! [`MergedCore`]) implementing [`fuser::Filesystem`]: each callback converts types, calls
+//! the core, and replies or maps the error to an errno ([`FsError::errno`]).
 //! Also: mounting, and the thread that sends kernel cache invalidations.
 
 use super::core::{Attr, Core, FileKind, Inval, MountOptions, SetAttr};
+use super::merged::MergedCore;
+use super::ops::FsOps;
 use super::sys::SetTime;
 use super::FsError;
+use crate::view::merged::Priority;
 use fuser::{
     AccessFlags, Config, Errno, FileAttr, FileHandle, FileType, Filesystem, FopenFlags, Generation,
     INodeNo, InitFlags, KernelConfig, LockOwner, MountOption, Notifier, OpenFlags, RenameFlags,
@@ -20,17 +24,29 @@ use std::sync::Arc;
 use std::thread::JoinHandle;
 use std::time::{Duration, SystemTime};
 
-/// The [`fuser::Filesystem`] over a [`Core`].
+/// The [`fuser::Filesystem`] over a [`Core`] or a [`MergedCore`].
 pub struct TafsFs {
-    core: Arc<Core>,
+    core: Arc<dyn FsOps>,
     ttl: Duration,
 }
 
 impl TafsFs {
     /// Wraps a core.
-    pub fn new(core: Arc<Core>) -> TafsFs {
-        let ttl = core.options().ttl;
+    pub fn new(core: Arc<dyn FsOps>) -> TafsFs {
+        let ttl = core.ttl();
         TafsFs { core, ttl }
+    }
+}
+
+/// Replies to `getxattr`/`listxattr` with `data`: its size when asked with size 0, `ERANGE`
+/// when it does not fit.
+fn reply_xattr(size: u32, data: &[u8], reply: ReplyXattr) {
+    if size == 0 {
+        reply.size(data.len() as u32);
+    } else if data.len() > size as usize {
+        reply.error(Errno::from_i32(libc::ERANGE));
+    } else {
+        reply.data(data);
     }
 }
 
@@ -422,15 +438,28 @@ impl Filesystem for TafsFs {
         reply.ok()
     }
 
-    // Extended attributes are not supported. Reading: ENOSYS (not EOPNOTSUPP) makes the
-    // kernel stop asking and answer EOPNOTSUPP itself from then on. Writing (ACLs that
-    // editors copy onto saved files included): ENOTSUP from the core, every time.
-    fn getxattr(&self, _req: &Request, _ino: INodeNo, _n: &OsStr, _s: u32, reply: ReplyXattr) {
-        reply.error(Errno::ENOSYS)
+    // Extended attributes. Where the core has none (the game-folder mount), reading answers
+    // ENOSYS (not EOPNOTSUPP), which makes the kernel stop asking and answer EOPNOTSUPP
+    // itself from then on. Writing (ACLs that editors copy onto saved files included): the
+    // core's answer, every time.
+    fn getxattr(&self, _req: &Request, ino: INodeNo, n: &OsStr, size: u32, reply: ReplyXattr) {
+        if !self.core.has_xattrs() {
+            return reply.error(Errno::ENOSYS);
+        }
+        match self.core.getxattr(ino.0, n) {
+            Ok(v) => reply_xattr(size, &v, reply),
+            Err(e) => reply.error(errno("getxattr", &e)),
+        }
     }
 
-    fn listxattr(&self, _req: &Request, _ino: INodeNo, _size: u32, reply: ReplyXattr) {
-        reply.error(Errno::ENOSYS)
+    fn listxattr(&self, _req: &Request, ino: INodeNo, size: u32, reply: ReplyXattr) {
+        if !self.core.has_xattrs() {
+            return reply.error(Errno::ENOSYS);
+        }
+        match self.core.listxattr(ino.0) {
+            Ok(v) => reply_xattr(size, &v, reply),
+            Err(e) => reply.error(errno("listxattr", &e)),
+        }
     }
 
     fn setxattr(
@@ -544,6 +573,31 @@ pub fn mount(
     let read_only = opts.read_only;
     let (tx, rx) = mpsc::channel();
     let core = Arc::new(Core::new(game_dir, opts, Some(tx))?);
+    mount_ops(core, read_only, rx, mountpoint, cfg)
+}
+
+/// Mounts the merged game view of `game_dir` (read-only; sources in `priority` order) at
+/// `mountpoint`. Returns once the kernel handshake is done, like [`mount`].
+pub fn mount_merged(
+    game_dir: &Path,
+    mountpoint: &Path,
+    opts: MountOptions,
+    priority: Priority,
+    cfg: &MountConfig,
+) -> Result<Mounted, FsError> {
+    let core = Arc::new(MergedCore::new(game_dir, opts, priority)?);
+    // The merged view sends no invalidations (inodes are versioned, see SEMANTICS.md).
+    let (_, rx) = mpsc::channel();
+    mount_ops(core, true, rx, mountpoint, cfg)
+}
+
+fn mount_ops(
+    core: Arc<dyn FsOps>,
+    read_only: bool,
+    rx: Receiver<Inval>,
+    mountpoint: &Path,
+    cfg: &MountConfig,
+) -> Result<Mounted, FsError> {
     let mut options = vec![
         MountOption::FSName(cfg.fsname.clone()),
         MountOption::Subtype("tafs".into()),

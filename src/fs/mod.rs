@@ -12,10 +12,14 @@ pub mod core;
 pub mod demo;
 
 pub mod fuse;
+pub mod merged;
+pub mod ops;
 pub mod stage;
 pub(crate) mod sys;
 
 pub use self::core::{Attr, Core, DirItem, FileKind, Inval, MountOptions, Opened, Opener, SetAttr};
+pub use self::merged::MergedCore;
+pub use self::ops::FsOps;
 pub use self::sys::{SetTime, StatFs};
 
 use std::io;
@@ -49,6 +53,9 @@ pub enum FsError {
     /// A name that cannot exist here (not UTF-8 in a generated directory, too long, …).
     #[error("invalid argument: {0}")]
     Invalid(String),
+    /// The node has no extended attribute of that name.
+    #[error("no such extended attribute")]
+    NoAttr,
     /// Something the filesystem does not support.
     #[error("not supported: {0}")]
     NotSupported(&'static str),
@@ -75,10 +82,50 @@ impl FsError {
             FsError::BadHandle(_) => libc::EBADF,
             FsError::Invalid(_) => libc::EINVAL,
             FsError::NotSupported(_) => libc::EOPNOTSUPP,
+            FsError::NoAttr => libc::ENODATA,
             FsError::View(_) | FsError::Commit(_) => libc::EIO,
             FsError::Io(e) => e.raw_os_error().unwrap_or(libc::EIO),
         }
     }
+}
+
+/// `f` over `items` on up to `available_parallelism` scoped threads, results in order.
+///
+/// The codecs and views use rayon's global pool for pure computation, sometimes while the
+/// caller holds an asset's lock (a commit packs a map under its stage lock; a decode holds its
+/// asset's state lock). Work that may wait for one of the file system's locks must therefore
+/// never run as a rayon task: a worker blocked on such a lock, or stealing a task that takes a
+/// lock its own stack holds, deadlocks. The file system fans out on these plain threads.
+pub(crate) fn fan_out<T: Sync, R: Send>(items: &[T], f: impl Fn(&T) -> R + Sync) -> Vec<R> {
+    let threads = std::thread::available_parallelism()
+        .map_or(2, |n| n.get())
+        .clamp(1, 8)
+        .min(items.len());
+    if threads <= 1 {
+        return items.iter().map(f).collect();
+    }
+    let next = std::sync::atomic::AtomicUsize::new(0);
+    let mut parts: Vec<(usize, R)> = std::thread::scope(|s| {
+        let workers: Vec<_> = (0..threads)
+            .map(|_| {
+                s.spawn(|| {
+                    let mut out = Vec::new();
+                    loop {
+                        let i = next.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+                        let Some(item) = items.get(i) else { break };
+                        out.push((i, f(item)));
+                    }
+                    out
+                })
+            })
+            .collect();
+        workers
+            .into_iter()
+            .flat_map(|w| w.join().unwrap_or_else(|p| std::panic::resume_unwind(p)))
+            .collect()
+    });
+    parts.sort_unstable_by_key(|(i, _)| *i);
+    parts.into_iter().map(|(_, r)| r).collect()
 }
 
 #[cfg(test)]
@@ -90,6 +137,7 @@ mod tests {
         assert_eq!(FsError::NotFound.errno(), libc::ENOENT);
         assert_eq!(FsError::Stale.errno(), libc::ESTALE);
         assert_eq!(FsError::ReadOnly("x").errno(), libc::EROFS);
+        assert_eq!(FsError::NoAttr.errno(), libc::ENODATA);
         let e = io::Error::from_raw_os_error(libc::ENOTEMPTY);
         assert_eq!(FsError::from(e).errno(), libc::ENOTEMPTY);
         let e = io::Error::other("no os code");

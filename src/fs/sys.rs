@@ -155,3 +155,24 @@ pub(crate) fn euid() -> u32 {
     // SAFETY: geteuid has no preconditions and cannot fail.
     unsafe { libc::geteuid() }
 }
+
+/// The value of extended attribute `name` of `path` (following symlinks).
+pub fn getxattr(path: &Path, name: &str) -> io::Result<Vec<u8>> {
+    let p = cpath(path)?;
+    let n = CString::new(name).map_err(|_| io::Error::from_raw_os_error(libc::EINVAL))?;
+    let mut buf = vec![0u8; 4096];
+    loop {
+        // SAFETY: `p` and `n` are NUL-terminated; `buf` has `buf.len()` writable bytes.
+        let r =
+            unsafe { libc::getxattr(p.as_ptr(), n.as_ptr(), buf.as_mut_ptr().cast(), buf.len()) };
+        if r >= 0 {
+            buf.truncate(r as usize);
+            return Ok(buf);
+        }
+        let e = io::Error::last_os_error();
+        if e.raw_os_error() != Some(libc::ERANGE) || buf.len() >= 1 << 24 {
+            return Err(e);
+        }
+        buf.resize(buf.len() * 4, 0);
+    }
+}

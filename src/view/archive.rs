@@ -10,10 +10,10 @@
 
 use super::{safe_component, AssetKind, Entry, View, ViewError};
 use crate::formats::hpi::{self, Archive, FileInfo, HpiLimits};
-use rayon::prelude::*;
 use std::collections::{HashMap, HashSet};
 use std::io::Write;
 use std::sync::OnceLock;
+
 /// True for the file names shown as archive directories (any letter case).
 pub fn is_archive_name(name: &str) -> bool {
     let lower = name.to_ascii_lowercase();
@@ -64,7 +64,7 @@ pub type MemberOpener = Box<
 
 /// The sibling of GAF member `e` (shown at `p`) named like it with `.pcx` (any case): its
 /// shown name and record; the first by name when several match.
-fn beside_pcx<'a>(
+pub fn beside_pcx<'a>(
     archive: &'a Archive,
     paths: &[String],
     e: &hpi::Entry,
@@ -259,10 +259,8 @@ impl ArchiveView {
 impl View for ArchiveView {
     fn entries(&self) -> &[Entry] {
         self.full.get_or_init(|| {
-            let names: Vec<&String> = self.parts.keys().collect();
-            names.par_iter().for_each(|p| {
-                let _ = self.part(p);
-            });
+            // sequential: a part being decoded by another thread is waited for, which must
+            // never happen on rayon's pool (the decoder may need the pool itself)
             let mut out = Vec::new();
             for e in &self.shallow {
                 match self.part(&e.path) {

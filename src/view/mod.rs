@@ -9,6 +9,7 @@
 pub mod archive;
 pub mod gaf;
 pub mod image;
+pub mod merged;
 pub mod palette;
 pub mod tnt;
 

@@ -70,9 +70,10 @@ impl Core {
         let Ok((view, _)) = self.view_of(rel, gen) else {
             return;
         };
-        let done: Vec<(&String, Option<&[view::Entry]>)> =
-            todo.par_iter().map(|p| (p, view.part_entries(p))).collect();
-        for (p, entries) in done {
+        // plain threads, not rayon: decoding a part may wait for another thread decoding the
+        // same part (see the module's "Threads" in core.rs)
+        let done: Vec<Option<&[view::Entry]>> = crate::fs::fan_out(&todo, |p| view.part_entries(p));
+        for (p, entries) in todo.iter().zip(done) {
             layout.expand_part(&*view, p, entries);
         }
     }
@@ -668,6 +669,7 @@ impl Core {
             .filter(|p| edit.live(p).is_some() && !s.hidden(p))
             .collect();
         let rel_str = rel.to_string_lossy().replace('\\', "/");
+        // rayon is fine here: building waits for no lock (the archive view is this commit's own)
         let results: Vec<(&str, PartBuild)> = parts
             .par_iter()
             .map(|&part| (part, self.build_part(&rel_str, s, av, part)))

@@ -1,0 +1,268 @@
+//! [`FsOps`]: the operations the FUSE adapter forwards, implemented by the game-folder
+//! [`Core`] and by the read-only merged game view ([`super::merged::MergedCore`]).
+
+use super::core::{Attr, Core, DirItem, Opened, SetAttr};
+use super::{FsError, StatFs};
+use std::ffi::OsStr;
+use std::path::Path;
+use std::time::Duration;
+
+const RO: FsError = FsError::ReadOnly("the merged game view is read-only");
+
+/// Every file system operation on plain types. The write operations default to `EROFS`
+/// (a read-only file system implements only the reading ones).
+#[allow(clippy::too_many_arguments)]
+pub trait FsOps: Send + Sync {
+    /// How long the kernel may cache attributes and names.
+    fn ttl(&self) -> Duration;
+    /// Looks `name` up in directory `parent`.
+    fn lookup(&self, parent: u64, name: &OsStr) -> Result<Attr, FsError>;
+    /// Attributes of `ino` (from the open handle `fh` when given).
+    fn getattr(&self, ino: u64, fh: Option<u64>) -> Result<Attr, FsError>;
+    /// The target of a symbolic link.
+    fn readlink(&self, ino: u64) -> Result<Vec<u8>, FsError>;
+    /// Opens a file.
+    fn open(&self, ino: u64, flags: i32) -> Result<Opened, FsError>;
+    /// Reads up to `size` bytes at `offset`.
+    fn read(&self, fh: u64, offset: u64, size: u32) -> Result<Vec<u8>, FsError>;
+    /// Closes a handle for good.
+    fn release(&self, fh: u64) -> Result<(), FsError>;
+    /// Opens a directory (a snapshot of its entries).
+    fn opendir(&self, ino: u64) -> Result<u64, FsError>;
+    /// Entries from index `offset` on, each with the offset of the entry after it.
+    fn readdir(&self, fh: u64, offset: u64) -> Result<Vec<(u64, DirItem)>, FsError>;
+    /// Like [`FsOps::readdir`], with attributes.
+    fn readdirplus(&self, fh: u64, offset: u64) -> Result<Vec<(u64, DirItem)>, FsError>;
+    /// Closes a directory handle.
+    fn releasedir(&self, fh: u64) -> Result<(), FsError>;
+    /// File system statistics.
+    fn statfs(&self) -> Result<StatFs, FsError>;
+    /// `access(2)`.
+    fn access(&self, ino: u64, mask: i32) -> Result<(), FsError>;
+    /// Whether `getxattr`/`listxattr` are answered at all; when false the adapter answers
+    /// `ENOSYS` once, and the kernel answers `EOPNOTSUPP` by itself from then on.
+    fn has_xattrs(&self) -> bool {
+        false
+    }
+    /// The value of extended attribute `name` of `ino` (`ENODATA` when it has none).
+    fn getxattr(&self, _ino: u64, _name: &OsStr) -> Result<Vec<u8>, FsError> {
+        Err(FsError::NotSupported("extended attributes"))
+    }
+    /// The names of the extended attributes of `ino`, each followed by a NUL byte.
+    fn listxattr(&self, _ino: u64) -> Result<Vec<u8>, FsError> {
+        Err(FsError::NotSupported("extended attributes"))
+    }
+    /// `setxattr`/`removexattr`.
+    fn setxattr(&self, _ino: u64, _name: &OsStr) -> Result<(), FsError> {
+        Err(RO)
+    }
+    /// Changes attributes.
+    fn setattr(&self, _ino: u64, _set: SetAttr, _fh: Option<u64>) -> Result<Attr, FsError> {
+        Err(RO)
+    }
+    /// Creates a device node, fifo, socket or empty regular file.
+    fn mknod(
+        &self,
+        _parent: u64,
+        _name: &OsStr,
+        _mode: u32,
+        _umask: u32,
+        _rdev: u32,
+        _uid: u32,
+        _gid: u32,
+    ) -> Result<Attr, FsError> {
+        Err(RO)
+    }
+    /// Creates a directory.
+    fn mkdir(
+        &self,
+        _parent: u64,
+        _name: &OsStr,
+        _mode: u32,
+        _umask: u32,
+        _uid: u32,
+        _gid: u32,
+    ) -> Result<Attr, FsError> {
+        Err(RO)
+    }
+    /// Creates a symbolic link.
+    fn symlink(
+        &self,
+        _parent: u64,
+        _name: &OsStr,
+        _target: &Path,
+        _uid: u32,
+        _gid: u32,
+    ) -> Result<Attr, FsError> {
+        Err(RO)
+    }
+    /// Creates a hard link.
+    fn link(&self, _ino: u64, _newparent: u64, _newname: &OsStr) -> Result<Attr, FsError> {
+        Err(RO)
+    }
+    /// Removes a file.
+    fn unlink(&self, _parent: u64, _name: &OsStr) -> Result<(), FsError> {
+        Err(RO)
+    }
+    /// Removes an empty directory.
+    fn rmdir(&self, _parent: u64, _name: &OsStr) -> Result<(), FsError> {
+        Err(RO)
+    }
+    /// Renames.
+    fn rename(
+        &self,
+        _parent: u64,
+        _name: &OsStr,
+        _newparent: u64,
+        _newname: &OsStr,
+        _flags: u32,
+    ) -> Result<(), FsError> {
+        Err(RO)
+    }
+    /// Creates and opens a regular file.
+    fn create(
+        &self,
+        _parent: u64,
+        _name: &OsStr,
+        _mode: u32,
+        _umask: u32,
+        _flags: i32,
+        _uid: u32,
+        _gid: u32,
+    ) -> Result<(Attr, Opened), FsError> {
+        Err(RO)
+    }
+    /// Writes `data` at `offset`.
+    fn write(&self, _fh: u64, _offset: u64, _data: &[u8]) -> Result<u32, FsError> {
+        Err(RO)
+    }
+    /// Called on every `close`.
+    fn flush(&self, _fh: u64) -> Result<(), FsError> {
+        Ok(())
+    }
+    /// Flushes a file to stable storage.
+    fn fsync(&self, _fh: u64, _datasync: bool) -> Result<(), FsError> {
+        Ok(())
+    }
+}
+
+impl FsOps for Core {
+    fn ttl(&self) -> Duration {
+        self.options().ttl
+    }
+    fn lookup(&self, parent: u64, name: &OsStr) -> Result<Attr, FsError> {
+        Core::lookup(self, parent, name)
+    }
+    fn getattr(&self, ino: u64, fh: Option<u64>) -> Result<Attr, FsError> {
+        Core::getattr(self, ino, fh)
+    }
+    fn readlink(&self, ino: u64) -> Result<Vec<u8>, FsError> {
+        Core::readlink(self, ino)
+    }
+    fn open(&self, ino: u64, flags: i32) -> Result<Opened, FsError> {
+        Core::open(self, ino, flags)
+    }
+    fn read(&self, fh: u64, offset: u64, size: u32) -> Result<Vec<u8>, FsError> {
+        Core::read(self, fh, offset, size)
+    }
+    fn release(&self, fh: u64) -> Result<(), FsError> {
+        Core::release(self, fh)
+    }
+    fn opendir(&self, ino: u64) -> Result<u64, FsError> {
+        Core::opendir(self, ino)
+    }
+    fn readdir(&self, fh: u64, offset: u64) -> Result<Vec<(u64, DirItem)>, FsError> {
+        Core::readdir(self, fh, offset)
+    }
+    fn readdirplus(&self, fh: u64, offset: u64) -> Result<Vec<(u64, DirItem)>, FsError> {
+        Core::readdirplus(self, fh, offset)
+    }
+    fn releasedir(&self, fh: u64) -> Result<(), FsError> {
+        Core::releasedir(self, fh)
+    }
+    fn statfs(&self) -> Result<StatFs, FsError> {
+        Core::statfs(self)
+    }
+    fn access(&self, ino: u64, mask: i32) -> Result<(), FsError> {
+        Core::access(self, ino, mask)
+    }
+    fn setxattr(&self, ino: u64, name: &OsStr) -> Result<(), FsError> {
+        Core::setxattr(self, ino, name)
+    }
+    fn setattr(&self, ino: u64, set: SetAttr, fh: Option<u64>) -> Result<Attr, FsError> {
+        Core::setattr(self, ino, set, fh)
+    }
+    fn mknod(
+        &self,
+        parent: u64,
+        name: &OsStr,
+        mode: u32,
+        umask: u32,
+        rdev: u32,
+        uid: u32,
+        gid: u32,
+    ) -> Result<Attr, FsError> {
+        Core::mknod(self, parent, name, mode, umask, rdev, uid, gid)
+    }
+    fn mkdir(
+        &self,
+        parent: u64,
+        name: &OsStr,
+        mode: u32,
+        umask: u32,
+        uid: u32,
+        gid: u32,
+    ) -> Result<Attr, FsError> {
+        Core::mkdir(self, parent, name, mode, umask, uid, gid)
+    }
+    fn symlink(
+        &self,
+        parent: u64,
+        name: &OsStr,
+        target: &Path,
+        uid: u32,
+        gid: u32,
+    ) -> Result<Attr, FsError> {
+        Core::symlink(self, parent, name, target, uid, gid)
+    }
+    fn link(&self, ino: u64, newparent: u64, newname: &OsStr) -> Result<Attr, FsError> {
+        Core::link(self, ino, newparent, newname)
+    }
+    fn unlink(&self, parent: u64, name: &OsStr) -> Result<(), FsError> {
+        Core::unlink(self, parent, name)
+    }
+    fn rmdir(&self, parent: u64, name: &OsStr) -> Result<(), FsError> {
+        Core::rmdir(self, parent, name)
+    }
+    fn rename(
+        &self,
+        parent: u64,
+        name: &OsStr,
+        newparent: u64,
+        newname: &OsStr,
+        flags: u32,
+    ) -> Result<(), FsError> {
+        Core::rename(self, parent, name, newparent, newname, flags)
+    }
+    fn create(
+        &self,
+        parent: u64,
+        name: &OsStr,
+        mode: u32,
+        umask: u32,
+        flags: i32,
+        uid: u32,
+        gid: u32,
+    ) -> Result<(Attr, Opened), FsError> {
+        Core::create(self, parent, name, mode, umask, flags, uid, gid)
+    }
+    fn write(&self, fh: u64, offset: u64, data: &[u8]) -> Result<u32, FsError> {
+        Core::write(self, fh, offset, data)
+    }
+    fn flush(&self, fh: u64) -> Result<(), FsError> {
+        Core::flush(self, fh)
+    }
+    fn fsync(&self, fh: u64, datasync: bool) -> Result<(), FsError> {
+        Core::fsync(self, fh, datasync)
+    }
+}
