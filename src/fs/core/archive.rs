@@ -659,12 +659,11 @@ impl Core {
                 }
             }
         }
-        // members with uncommitted changes inside
+        // members with uncommitted changes inside (deletions are in `dirty` too)
         let parts: BTreeSet<&str> = s
             .meta
             .dirty
             .iter()
-            .chain(&s.meta.whiteouts)
             .filter_map(|p| part_of(p))
             .filter(|p| edit.live(p).is_some() && !s.hidden(p))
             .collect();
