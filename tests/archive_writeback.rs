@@ -300,6 +300,18 @@ fn edits_with_real_tools_repack_the_archive() {
         },
     );
 
+    // the same rsync again transfers nothing and leaves the archive alone
+    let m0 = std::fs::metadata(&arch).unwrap();
+    let out = sh(&format!(
+        "rsync -ai {}/ {}/anims/b.gaf/",
+        edited_dump.display(),
+        mx.display()
+    ));
+    assert_eq!(out, "", "second rsync itemized");
+    let m1 = std::fs::metadata(&arch).unwrap();
+    use std::os::unix::fs::MetadataExt;
+    assert_eq!((m0.ino(), m0.mtime_nsec()), (m1.ino(), m1.mtime_nsec()));
+
     // a tile of the map member
     let tile = std::fs::read(mx.join("maps/demo.tnt/tiles/1.png")).unwrap();
     let (tile, _) = edit_png(&tile, 0xC3);
@@ -437,6 +449,11 @@ fn edits_with_real_tools_repack_the_archive() {
     assert_ne!(std::fs::read(&arch).unwrap(), orig);
     let st = ok(&["status", m.mnt.to_str().unwrap()]);
     assert!(st.contains("x.hpi: clean"), "{st}");
+
+    // tafs restore puts the archive before the last commit back
+    let state = state.to_str().unwrap();
+    ok(&["restore", "--state-dir", state, arch.to_str().unwrap()]);
+    assert_eq!(std::fs::read(&arch).unwrap(), orig);
 }
 
 #[test]
