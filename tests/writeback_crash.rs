@@ -1,6 +1,7 @@
 //! `kill -9` of the mount process in the middle of commits: after every kill the binary
 //! parses and holds the old or the new version of the edited frame, and the staged files are
-//! still there after a remount (SEMANTICS.md, "State directory" and "Commit").
+//! still there after a remount (SEMANTICS.md, "State directory" and "Commit"); the same for a
+//! GAF member of an archive (the archive parses, its member holds the old or the new frame).
 
 mod mount_common;
 mod writeback_common;
@@ -16,7 +17,6 @@ use writeback_common::{edit_png, sample_bytes};
 
 const TAFS: &str = env!("CARGO_BIN_EXE_tafs");
 const ITERATIONS: usize = 20;
-const FRAME: &str = "anims/fx.gaf/pulse/2.png";
 
 /// Mounts with `--daemon` and returns the serving process's pid.
 fn mount(game: &Path, mnt: &Path, state: &Path) -> i32 {
@@ -63,6 +63,33 @@ impl Lcg {
 
 #[test]
 fn kill_9_in_a_loop_of_commits_loses_nothing() {
+    kill_loop(false);
+}
+
+#[test]
+fn kill_9_in_a_loop_of_archive_commits_loses_nothing() {
+    kill_loop(true);
+}
+
+/// The GAF to check: the binary itself, or the member `anims/fx.gaf` of the archive (written
+/// to `out`).
+fn gaf_of(bin: &Path, archive: bool, out: &Path) -> std::path::PathBuf {
+    if !archive {
+        return bin.to_path_buf();
+    }
+    use tafs::formats::hpi;
+    let data = std::fs::read(bin).unwrap();
+    let a = hpi::parse(&data, &hpi::HpiLimits::default())
+        .unwrap_or_else(|e| panic!("archive broken: {e}"));
+    let i = a.find(b"anims/fx.gaf").expect("member anims/fx.gaf");
+    let hpi::EntryKind::File(f) = &a.entries[i].kind else {
+        panic!("anims/fx.gaf is a folder")
+    };
+    std::fs::write(out, a.read(&data, f, &hpi::HpiLimits::default()).unwrap()).unwrap();
+    out.to_path_buf()
+}
+
+fn kill_loop(archive: bool) {
     if !fuse_available() {
         return;
     }
@@ -71,14 +98,36 @@ fn kill_9_in_a_loop_of_commits_loses_nothing() {
     let (state, mnt) = (dir.path().join("state"), dir.path().join("mnt"));
     std::fs::create_dir_all(game.join("anims")).unwrap();
     std::fs::create_dir_all(&mnt).unwrap();
-    let bin = game.join("anims/fx.gaf");
-    std::fs::write(&bin, sample_bytes()).unwrap();
+    // the asset directory, relative to the game folder and the mount
+    let (bin, asset) = if archive {
+        use tafs::formats::hpi;
+        let tree = vec![
+            hpi::Node::dir(
+                b"anims".to_vec(),
+                vec![hpi::Node::file(b"fx.gaf".to_vec(), sample_bytes())],
+            ),
+            hpi::Node::file(b"side.tdf".to_vec(), b"[X]{}".to_vec()),
+        ];
+        let bin = game.join("anims/data.hpi");
+        std::fs::write(&bin, hpi::write(&tree, &hpi::WriteOptions::v1()).unwrap()).unwrap();
+        (bin, "anims/data.hpi/anims/fx.gaf")
+    } else {
+        let bin = game.join("anims/fx.gaf");
+        std::fs::write(&bin, sample_bytes()).unwrap();
+        (bin, "anims/fx.gaf")
+    };
+    let frame_path = format!("{asset}/pulse/2.png");
+    let status_path = if archive {
+        "anims/data.hpi/.tafs-status"
+    } else {
+        "anims/fx.gaf/.tafs-status"
+    };
     let _guard = UnmountGuard(mnt.clone());
 
     let orig_dump = dir.path().join("orig");
     let st = Command::new(TAFS)
         .args(["gaf", "dump"])
-        .arg(&bin)
+        .arg(gaf_of(&bin, archive, &dir.path().join("orig.gaf")))
         .arg("-t")
         .arg(&orig_dump)
         .output()
@@ -102,7 +151,7 @@ fn kill_9_in_a_loop_of_commits_loses_nothing() {
     for i in 0..ITERATIONS {
         let pid = mount(&game, &mnt, &state);
         // a staged plain file written in this run must survive every later kill
-        let name = format!("anims/fx.gaf/notes-{i}~");
+        let name = format!("{asset}/notes-{i}~");
         let text = format!("iteration {i}\n");
         std::fs::write(mnt.join(&name), &text).unwrap();
         kept.push((name, text));
@@ -111,7 +160,7 @@ fn kill_9_in_a_loop_of_commits_loses_nothing() {
         let stop = Arc::new(AtomicBool::new(false));
         let writer = {
             let (stop, variants) = (stop.clone(), variants.clone());
-            let (src, target) = (dir.path().join(format!("v{i}.png")), mnt.join(FRAME));
+            let (src, target) = (dir.path().join(format!("v{i}.png")), mnt.join(&frame_path));
             let first = rng.below(variants.len() as u64) as usize;
             std::thread::spawn(move || {
                 let mut ok = 0usize;
@@ -150,13 +199,14 @@ fn kill_9_in_a_loop_of_commits_loses_nothing() {
         commits_seen += writer.join().unwrap();
 
         // the binary parses and holds the old or a new version of the frame
-        let bytes = std::fs::read(&bin).unwrap();
+        let g = gaf_of(&bin, archive, &dir.path().join(format!("member{i}.gaf")));
+        let bytes = std::fs::read(&g).unwrap();
         tafs::formats::gaf::parse(&bytes, &Default::default())
             .unwrap_or_else(|e| panic!("iteration {i} (seed {seed}): binary broken: {e}"));
         let d = dir.path().join(format!("dump{i}"));
         let st = Command::new(TAFS)
             .args(["gaf", "dump"])
-            .arg(&bin)
+            .arg(&g)
             .arg("-t")
             .arg(&d)
             .output()
@@ -179,26 +229,26 @@ fn kill_9_in_a_loop_of_commits_loses_nothing() {
             "{name} lost (seed {seed})"
         );
     }
-    let status = std::fs::read_to_string(mnt.join("anims/fx.gaf/.tafs-status")).unwrap();
+    let status = std::fs::read_to_string(mnt.join(status_path)).unwrap();
     assert!(!status.contains("conflict"), "seed {seed}: {status}");
     let last = edit_png(&orig_png, 0x3F).0;
     let src = dir.path().join("last.png");
     std::fs::write(&src, &last).unwrap();
     let st = Command::new("cp")
         .arg(&src)
-        .arg(mnt.join(FRAME))
+        .arg(mnt.join(&frame_path))
         .status()
         .unwrap();
     assert!(st.success(), "seed {seed}: a save after the kills failed");
-    assert_eq!(std::fs::read(mnt.join(FRAME)).unwrap(), last);
-    let status = std::fs::read_to_string(mnt.join("anims/fx.gaf/.tafs-status")).unwrap();
+    assert_eq!(std::fs::read(mnt.join(&frame_path)).unwrap(), last);
+    let status = std::fs::read_to_string(mnt.join(status_path)).unwrap();
     assert!(status.contains(": clean"), "seed {seed}: {status}");
     // temporary files of commits killed before their rename are gone after this commit
     let leftovers: Vec<String> = std::fs::read_dir(game.join("anims"))
         .unwrap()
         .flatten()
         .map(|e| e.file_name().to_string_lossy().into_owned())
-        .filter(|n| n != "fx.gaf")
+        .filter(|n| Some(n.as_str()) != bin.file_name().and_then(|b| b.to_str()))
         .collect();
     assert!(leftovers.is_empty(), "{leftovers:?}");
     let _ = pid;

@@ -16,12 +16,18 @@
 //! Rendered bytes live in an LRU bounded in bytes, keyed by (path, identity, file). No global
 //! lock is held while decoding or rendering: decoding holds only its asset's lock.
 //!
+//! Archives are assets too (one state, one staging area per archive file); their GAF/TNT
+//! members are *parts* of the archive's view, listed as folders and decoded only when
+//! something inside them or the folder listing them is asked for (`archive.rs`); write-back
+//! into an archive rebuilds its edited members and repacks it.
+//!
 //! Threads: the codecs and views use rayon's global pool for pure computation, sometimes while
 //! the calling thread holds an asset's lock (a commit packs a map under its stage lock). So no
 //! work that may wait for a lock of this module ever runs on that pool: the parallel parts of
 //! readdir and readdirplus use plain scoped threads ([`super::fan_out`]), never rayon tasks (a
 //! rayon worker blocked on a lock held by a thread waiting for the pool deadlocks both).
 
+mod archive;
 mod writeback;
 
 use super::cache::ByteCache;
@@ -413,46 +419,160 @@ impl Table {
 use super::stage::{Ident, Stage};
 
 /// The shape of one view: which paths are folders, the children of each folder in view
-/// order, and the sizes of files once rendered.
+/// order, and the sizes of files once rendered. The parts of a view that decodes parts on
+/// demand (an archive's GAF/TNT members, [`View::shallow`]) are folders without children
+/// until expanded ([`Core::expand`]); an expanded part that does not decode becomes a file.
 struct Layout {
+    tree: RwLock<Tree>,
+    sizes: Mutex<HashMap<String, u64>>,
+    /// Parts not expanded yet.
+    pending: Mutex<std::collections::HashSet<String>>,
+}
+
+#[derive(Default)]
+struct Tree {
     is_dir: HashMap<String, bool>,
     children: HashMap<String, Vec<(String, bool)>>,
-    sizes: Mutex<HashMap<String, u64>>,
+}
+
+impl Tree {
+    /// Adds the entries of a view under `prefix` (`""` = the root); sizes known without
+    /// rendering go to `sizes`.
+    fn add(
+        &mut self,
+        prefix: &str,
+        entries: &[view::Entry],
+        size_hint: impl Fn(&str) -> Option<u64>,
+        sizes: &mut HashMap<String, u64>,
+    ) {
+        self.children.entry(prefix.to_string()).or_default();
+        for e in entries {
+            let path = if prefix.is_empty() {
+                e.path.clone()
+            } else {
+                format!("{prefix}/{}", e.path)
+            };
+            let dir = e.kind == EntryKind::Dir;
+            if self.is_dir.insert(path.clone(), dir).is_some() {
+                continue;
+            }
+            if dir {
+                self.children.entry(path.clone()).or_default();
+            } else if let Some(size) = size_hint(&path) {
+                sizes.insert(path.clone(), size);
+            }
+            let (parent, name) = match path.rsplit_once('/') {
+                Some((p, n)) => (p.to_string(), n.to_string()),
+                None => (String::new(), path.clone()),
+            };
+            self.children.entry(parent).or_default().push((name, dir));
+        }
+    }
 }
 
 impl Layout {
     fn new(view: &dyn View) -> Layout {
-        let mut is_dir = HashMap::new();
+        let mut tree = Tree::default();
         let mut sizes = HashMap::new();
-        let mut children: HashMap<String, Vec<(String, bool)>> = HashMap::new();
-        children.insert(String::new(), Vec::new());
-        for e in view.entries() {
-            let dir = e.kind == EntryKind::Dir;
-            if is_dir.insert(e.path.clone(), dir).is_some() {
-                continue;
+        let hint = |p: &str| view.size_hint(p);
+        let pending = match view.shallow() {
+            Some((entries, parts)) => {
+                tree.add("", entries, |_| None, &mut sizes);
+                // plain members: sizes from the archive's directory
+                for e in entries {
+                    if e.kind == EntryKind::File {
+                        if let Some(s) = hint(&e.path) {
+                            sizes.insert(e.path.clone(), s);
+                        }
+                    }
+                }
+                parts.into_iter().map(str::to_string).collect()
             }
-            if dir {
-                children.entry(e.path.clone()).or_default();
-            } else if let Some(size) = view.size_hint(&e.path) {
-                sizes.insert(e.path.clone(), size);
+            None => {
+                tree.add("", view.entries(), hint, &mut sizes);
+                Default::default()
             }
-            let (parent, name) = match e.path.rsplit_once('/') {
-                Some((p, n)) => (p.to_string(), n.to_string()),
-                None => (String::new(), e.path.clone()),
-            };
-            children.entry(parent).or_default().push((name, dir));
-        }
+        };
         Layout {
-            is_dir,
-            children,
+            tree: RwLock::new(tree),
             sizes: Mutex::new(sizes),
+            pending: Mutex::new(pending),
+        }
+    }
+
+    fn tree(&self) -> std::sync::RwLockReadGuard<'_, Tree> {
+        self.tree.read().unwrap_or_else(|p| p.into_inner())
+    }
+
+    /// Whether `path` is a folder (`Some(true)`), a file, or not in the view.
+    fn is_dir(&self, path: &str) -> Option<bool> {
+        self.tree().is_dir.get(path).copied()
+    }
+
+    /// The children of folder `dir` in view order.
+    fn children(&self, dir: &str) -> Option<Vec<(String, bool)>> {
+        self.tree().children.get(dir).cloned()
+    }
+
+    /// The parts to expand before `vpath` can be located: `vpath` itself and the folders
+    /// holding it, and with `list` the parts directly in folder `vpath`.
+    fn pending_for(&self, vpath: &str, list: bool) -> Vec<String> {
+        let pending = lock(&self.pending);
+        if pending.is_empty() {
+            return Vec::new();
+        }
+        let mut out: Vec<String> = vpath
+            .match_indices('/')
+            .map(|(i, _)| &vpath[..i])
+            .chain(std::iter::once(vpath))
+            .filter(|p| pending.contains(*p))
+            .map(str::to_string)
+            .collect();
+        if list {
+            if let Some(kids) = self.tree().children.get(vpath) {
+                for (n, _) in kids {
+                    let p = if vpath.is_empty() {
+                        n.clone()
+                    } else {
+                        format!("{vpath}/{n}")
+                    };
+                    if pending.contains(&p) && !out.contains(&p) {
+                        out.push(p);
+                    }
+                }
+            }
+        }
+        out
+    }
+
+    /// Records part `path` as expanded with `entries` (or as a plain file when `None`).
+    fn expand_part(&self, view: &dyn View, path: &str, entries: Option<&[view::Entry]>) {
+        if !lock(&self.pending).remove(path) {
+            return;
+        }
+        let mut tree = self.tree.write().unwrap_or_else(|p| p.into_inner());
+        let mut sizes = lock(&self.sizes);
+        match entries {
+            Some(es) => tree.add(path, es, |p| view.size_hint(p), &mut sizes),
+            None => {
+                tree.is_dir.insert(path.to_string(), false);
+                tree.children.remove(path);
+                let (parent, name) = path.rsplit_once('/').unwrap_or(("", path));
+                if let Some(kids) = tree.children.get_mut(parent) {
+                    for k in kids.iter_mut().filter(|k| k.0 == name) {
+                        k.1 = false;
+                    }
+                }
+                if let Some(s) = view.size_hint(path) {
+                    sizes.insert(path.to_string(), s);
+                }
+            }
         }
     }
 
     #[cfg(test)]
     fn subdirs(&self, dir: &str) -> u32 {
-        self.children
-            .get(dir)
+        self.children(dir)
             .map_or(0, |c| c.iter().filter(|(_, d)| *d).count() as u32)
     }
 }
@@ -566,7 +686,7 @@ fn is_asset_name(name: &str) -> bool {
     AssetKind::from_name(name).is_some() || view::archive::is_archive_name(name)
 }
 
-/// True when `rel` names an archive (shown read-only).
+/// True when `rel` names an archive.
 fn is_archive_path(rel: &Path) -> bool {
     rel.file_name()
         .and_then(|n| n.to_str())
@@ -678,12 +798,7 @@ impl Core {
         lock(&self.assets)
             .entry(rel.to_path_buf())
             .or_insert_with(|| {
-                let stage = self
-                    .opts
-                    .state_dir
-                    .as_ref()
-                    .filter(|_| !is_archive_path(rel));
-                let stage = stage.map(|sd| {
+                let stage = self.opts.state_dir.as_ref().map(|sd| {
                     let abs = std::path::absolute(self.abs(rel)).unwrap_or_else(|_| self.abs(rel));
                     Stage::load(sd, &abs)
                 });
@@ -715,28 +830,7 @@ impl Core {
     fn decode(&self, rel: &Path, bytes: Vec<u8>) -> Result<Box<dyn View>, ViewError> {
         let name = rel.file_name().and_then(|n| n.to_str()).unwrap_or("");
         if view::archive::is_archive_name(name) {
-            let rel_str = rel.to_string_lossy().replace('\\', "/");
-            let open_member =
-                |kind: AssetKind, data: &[u8], member: &str, beside: Option<(&str, &[u8])>| {
-                    let mut opts = view_options_for(&self.game_dir, &format!("{rel_str}/{member}"));
-                    // A same-named .pcx beside a GAF comes first in the palette chain; inside an
-                    // archive it is a member, which `palette::resolve` cannot see on disk.
-                    if let Some((name, pcx)) = beside.filter(|_| kind == AssetKind::Gaf) {
-                        let pal = crate::formats::palette::Palette::from_file_bytes(name, pcx);
-                        if let Ok(pal) = pal {
-                            let dir = opts.asset_path.as_deref().and_then(|a| a.rsplit_once('/'));
-                            opts.palette_source = match dir {
-                                Some((d, _)) => format!("{d}/{name}"),
-                                None => name.to_string(),
-                            };
-                            opts.palette = pal;
-                        }
-                    }
-                    (self.opts.opener)(kind, data, &opts)
-                };
-            let limits = crate::formats::hpi::HpiLimits::default();
-            let v = view::archive::ArchiveView::new(bytes, limits, &open_member)?;
-            return Ok(Box::new(v));
+            return Ok(Box::new(self.archive_view(rel, bytes)?));
         }
         let bytes = &bytes[..];
         let Some(kind) = AssetKind::from_name(name) else {
@@ -1172,11 +1266,7 @@ impl Core {
         meta: &Metadata,
     ) -> Result<Attr, FsError> {
         let name = name.to_str().ok_or_else(not_found)?;
-        if dir.is_empty()
-            && name == writeback::STATUS_NAME
-            && self.opts.state_dir.is_some()
-            && !is_archive_path(rel)
-        {
+        if dir.is_empty() && name == writeback::STATUS_NAME && self.opts.state_dir.is_some() {
             return self.status_node(parent, root);
         }
         let vpath = if dir.is_empty() {
@@ -1266,25 +1356,10 @@ impl Core {
         }
     }
 
-    /// Whether `ino` is an asset directory or a folder of one (write-back handles it).
-    /// True when write-back applies to node `ino`: write-back is on and `ino` is in an asset
-    /// directory that is not an archive (archives are read-only for now).
+    /// True when write-back applies to node `ino`: write-back is on and `ino` is an asset
+    /// directory (also an archive's) or inside one.
     fn wb_node(&self, ino: u64) -> bool {
-        self.writeback() && self.is_asset_node(ino) && !self.in_archive(ino)
-    }
-
-    /// True when `ino` is an archive directory or inside one.
-    fn in_archive(&self, ino: u64) -> bool {
-        let t = self.table();
-        let root = match t.nodes.get(&ino).map(|n| &n.kind) {
-            Some(NodeKind::AssetRoot) => ino,
-            Some(NodeKind::View { root, .. }) | Some(NodeKind::Status { root }) => *root,
-            _ => return false,
-        };
-        t.nodes
-            .get(&root)
-            .and_then(|n| n.name.to_str())
-            .is_some_and(view::archive::is_archive_name)
+        self.writeback() && self.is_asset_node(ino)
     }
 
     fn is_asset_node(&self, ino: u64) -> bool {
@@ -1622,7 +1697,7 @@ impl Core {
             NodeKind::View {
                 root, gen, vpath, ..
             } => {
-                if self.opts.state_dir.is_some() && !self.in_archive(ino) {
+                if self.opts.state_dir.is_some() {
                     if let Some(o) = self.wb_open(ino, root, gen, &vpath, flags)? {
                         return Ok(o);
                     }
@@ -1800,6 +1875,17 @@ impl Core {
         let h = lock(&self.handles)
             .remove(&fh)
             .ok_or(FsError::BadHandle(fh))?;
+        if let Handle::Staged {
+            ino,
+            rel,
+            writable: true,
+            ..
+        } = &*h
+        {
+            if is_archive_path(rel) {
+                self.archive_released(rel, *ino);
+            }
+        }
         if let Handle::Real { ino, written, .. } = &*h {
             if written.load(Ordering::Relaxed) {
                 // A binary written through the mount becomes a directory once it parses.
@@ -1965,6 +2051,8 @@ impl Core {
     fn list_view(&self, ino: u64, root: u64, gen: u64, dir: &str, layout: &Layout) -> Vec<DirItem> {
         let children = match self.rel_path(root) {
             Ok(rel) => {
+                // parts listed here are decoded (in parallel) to know whether they are folders
+                self.expand(&rel, layout, dir, true);
                 let asset = self.slot(&rel);
                 let g = lock(&asset.stage);
                 writeback::merged_children(g.as_ref(), Some(layout), dir).unwrap_or_default()
@@ -2130,14 +2218,16 @@ mod tests {
             Entry::dir("a/x"),
         ]);
         let l = Layout::new(&v);
-        let names: Vec<&str> = l.children[""].iter().map(|(n, _)| n.as_str()).collect();
+        let kids = l.children("").unwrap();
+        let names: Vec<&str> = kids.iter().map(|(n, _)| n.as_str()).collect();
         assert_eq!(names, ["metadata.json", "b", "a"]);
-        let names: Vec<&str> = l.children["b"].iter().map(|(n, _)| n.as_str()).collect();
+        let kids = l.children("b").unwrap();
+        let names: Vec<&str> = kids.iter().map(|(n, _)| n.as_str()).collect();
         assert_eq!(names, ["2.png", "1.png"]);
         assert_eq!(l.subdirs(""), 2);
         assert_eq!(l.subdirs("a"), 1);
         assert_eq!(l.subdirs("a/x"), 0);
-        assert!(!l.is_dir["b/1.png"]);
+        assert_eq!(l.is_dir("b/1.png"), Some(false));
     }
 
     /// A commit holds its asset's stage lock while the codecs use rayon's global pool; a

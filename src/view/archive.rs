@@ -1,12 +1,18 @@
 //! An HPI archive (`.hpi .ufo .ccx .gp3 .gpf`) as a directory of its members, each GAF/TNT
-//! member shown as its own exploded view. Listing needs no decompression (sizes come from the
-//! archive's directory, [`View::size_hint`]); a plain member is decompressed when rendered.
+//! member shown as its own exploded view.
+//!
+//! Everything is on demand: [`ArchiveView::new`] parses only the archive's directory; a
+//! GAF/TNT member (a *part*) is decompressed and decoded the first time something inside it
+//! is asked for ([`View::part_entries`], [`View::render`]); a plain member is decompressed
+//! when rendered. Listing needs no decompression (sizes come from the archive's directory,
+//! [`View::size_hint`]); [`View::shallow`] gives the directory with every part listed as a
+//! folder, so a caller can expand parts one by one.
 
 use super::{safe_component, AssetKind, Entry, View, ViewError};
 use crate::formats::hpi::{self, Archive, FileInfo, HpiLimits};
-use rayon::prelude::*;
 use std::collections::{HashMap, HashSet};
 use std::io::Write;
+use std::sync::OnceLock;
 
 /// True for the file names shown as archive directories (any letter case).
 pub fn is_archive_name(name: &str) -> bool {
@@ -50,9 +56,11 @@ pub fn shown_paths(a: &Archive) -> Vec<String> {
 /// Opens the view of a GAF/TNT member: kind, decompressed bytes, the member's shown path,
 /// and for a GAF the same-named `.pcx` member beside it (shown name, bytes) if there is one
 /// (the first candidate of [`super::palette::resolve`], which only sees real files).
-pub type MemberOpener<'a> = dyn Fn(AssetKind, &[u8], &str, Option<(&str, &[u8])>) -> Result<Box<dyn View>, ViewError>
-    + Sync
-    + 'a;
+pub type MemberOpener = Box<
+    dyn Fn(AssetKind, &[u8], &str, Option<(&str, &[u8])>) -> Result<Box<dyn View>, ViewError>
+        + Send
+        + Sync,
+>;
 
 /// The sibling of GAF member `e` (shown at `p`) named like it with `.pcx` (any case): its
 /// shown name and record; the first by name when several match.
@@ -80,111 +88,213 @@ pub fn beside_pcx<'a>(
     hits.into_iter().next()
 }
 
-/// The view of one archive. Holds the archive's bytes; members are decompressed on demand.
+/// The view of one archive. Holds the archive's bytes; members are decompressed, and GAF/TNT
+/// members decoded, on demand.
 pub struct ArchiveView {
     data: Vec<u8>,
     archive: Archive,
     limits: HpiLimits,
-    entries: Vec<Entry>,
-    /// Shown path of a plain member → its directory record.
-    members: HashMap<String, FileInfo>,
-    /// Shown path of a GAF/TNT member → its view.
-    nested: HashMap<String, Box<dyn View>>,
+    /// Shown path of every entry, in directory order.
+    paths: Vec<String>,
+    /// The directory with every part listed as a folder.
+    shallow: Vec<Entry>,
+    /// Shown path of every file member → its index in the archive's entries.
+    files: HashMap<String, usize>,
+    /// Shown path of every GAF/TNT member (by name) → its view once decoded (`None`: it
+    /// does not decode and is the plain member file).
+    parts: HashMap<String, OnceLock<Option<Box<dyn View>>>>,
+    open_member: MemberOpener,
+    /// Every entry with every part expanded (decodes every part; [`View::entries`]).
+    full: OnceLock<Vec<Entry>>,
 }
 
 impl ArchiveView {
-    /// Parses the archive's directory (no member is decompressed except GAF/TNT members,
-    /// which are decoded with `open_member` to list their views; a member that does not
-    /// decode is shown as the plain file it is).
+    /// Parses the archive's directory; nothing is decompressed. GAF/TNT members are decoded
+    /// with `open_member` when first needed; one that does not decode is shown as the plain
+    /// file it is.
     pub fn new(
         data: Vec<u8>,
         limits: HpiLimits,
-        open_member: &MemberOpener<'_>,
+        open_member: MemberOpener,
     ) -> Result<ArchiveView, ViewError> {
         let archive =
             hpi::parse(&data, &limits).map_err(|e| ViewError::invalid("archive", e.to_string()))?;
         let paths = shown_paths(&archive);
-        let nested: HashMap<String, Box<dyn View>> = archive
-            .entries
-            .par_iter()
-            .zip(paths.par_iter())
-            .filter_map(|(e, p)| {
-                let hpi::EntryKind::File(f) = &e.kind else {
-                    return None;
-                };
-                let name = p.rsplit('/').next().unwrap_or(p);
-                let kind = AssetKind::from_name(name)?;
-                let bytes = match archive.read(&data, f, &limits) {
-                    Ok(b) => b,
-                    Err(err) => {
-                        log::warn!("{p}: shown as a plain file: {err}");
-                        return None;
-                    }
-                };
-                let beside = (kind == AssetKind::Gaf)
-                    .then(|| beside_pcx(&archive, &paths, e, p))
-                    .flatten()
-                    .and_then(|(name, f)| Some((name, archive.read(&data, f, &limits).ok()?)));
-                let beside = beside.as_ref().map(|(n, b)| (n.as_str(), b.as_slice()));
-                match open_member(kind, &bytes, p, beside) {
-                    Ok(v) => Some((p.clone(), v)),
-                    Err(err) => {
-                        log::warn!("{p}: shown as a plain file: {err}");
-                        None
+        let mut shallow = Vec::with_capacity(paths.len());
+        let mut files = HashMap::new();
+        let mut parts = HashMap::new();
+        for (i, (e, p)) in archive.entries.iter().zip(&paths).enumerate() {
+            match &e.kind {
+                hpi::EntryKind::Dir => shallow.push(Entry::dir(p.clone())),
+                hpi::EntryKind::File(_) => {
+                    files.insert(p.clone(), i);
+                    let name = p.rsplit('/').next().unwrap_or(p);
+                    if AssetKind::from_name(name).is_some() {
+                        parts.insert(p.clone(), OnceLock::new());
+                        shallow.push(Entry::dir(p.clone()));
+                    } else {
+                        shallow.push(Entry::file(p.clone()));
                     }
                 }
-            })
-            .collect();
-        let mut entries = Vec::new();
-        let mut members = HashMap::new();
-        for (e, p) in archive.entries.iter().zip(&paths) {
-            match &e.kind {
-                hpi::EntryKind::Dir => entries.push(Entry::dir(p.clone())),
-                hpi::EntryKind::File(f) => match nested.get(p) {
-                    Some(v) => {
-                        entries.push(Entry::dir(p.clone()));
-                        entries.extend(v.entries().iter().map(|inner| Entry {
-                            path: format!("{p}/{}", inner.path),
-                            kind: inner.kind,
-                        }));
-                    }
-                    None => {
-                        entries.push(Entry::file(p.clone()));
-                        members.insert(p.clone(), *f);
-                    }
-                },
             }
         }
         Ok(ArchiveView {
             data,
             archive,
             limits,
-            entries,
-            members,
-            nested,
+            paths,
+            shallow,
+            files,
+            parts,
+            open_member,
+            full: OnceLock::new(),
         })
     }
 
-    /// The nested view holding `path` and the path inside it.
+    /// The parsed archive.
+    pub fn archive(&self) -> &Archive {
+        &self.archive
+    }
+
+    /// The archive's bytes.
+    pub fn data(&self) -> &[u8] {
+        &self.data
+    }
+
+    /// The shown path of every entry of [`Self::archive`], index for index.
+    pub fn paths(&self) -> &[String] {
+        &self.paths
+    }
+
+    /// The index in the archive's entries of the member or folder shown at `path`.
+    pub fn index_of(&self, path: &str) -> Option<usize> {
+        self.files
+            .get(path)
+            .copied()
+            .or_else(|| self.paths.iter().position(|p| p == path))
+    }
+
+    fn info(&self, path: &str) -> Option<&FileInfo> {
+        let i = *self.files.get(path)?;
+        match &self.archive.entries.get(i)?.kind {
+            hpi::EntryKind::File(f) => Some(f),
+            hpi::EntryKind::Dir => None,
+        }
+    }
+
+    /// The decompressed bytes of the member shown at `path`.
+    pub fn member_bytes(&self, path: &str) -> Result<Vec<u8>, ViewError> {
+        let f = self
+            .info(path)
+            .ok_or_else(|| ViewError::NotFound(path.to_string()))?;
+        self.archive
+            .read(&self.data, f, &self.limits)
+            .map_err(|e| ViewError::invalid(path, e.to_string()))
+    }
+
+    /// For the GAF member shown at `path`: the same-named `.pcx` member beside it (shown
+    /// name, bytes), the first link of its palette chain.
+    pub fn beside_pcx(&self, path: &str) -> Option<(String, Vec<u8>)> {
+        let i = *self.files.get(path)?;
+        let e = self.archive.entries.get(i)?;
+        let (name, f) = beside_pcx(&self.archive, &self.paths, e, path)?;
+        Some((name, self.archive.read(&self.data, f, &self.limits).ok()?))
+    }
+
+    /// True when `path` is a GAF/TNT member (by name), decoded or not.
+    pub fn is_part(&self, path: &str) -> bool {
+        self.parts.contains_key(path)
+    }
+
+    /// The view of part `path`, decoding it on first use; `None` when `path` is no part or
+    /// does not decode.
+    pub fn part(&self, path: &str) -> Option<&dyn View> {
+        self.parts
+            .get(path)?
+            .get_or_init(|| self.decode_part(path))
+            .as_deref()
+    }
+
+    fn decode_part(&self, p: &str) -> Option<Box<dyn View>> {
+        let name = p.rsplit('/').next().unwrap_or(p);
+        let kind = AssetKind::from_name(name)?;
+        let bytes = match self.member_bytes(p) {
+            Ok(b) => b,
+            Err(err) => {
+                log::warn!("{p}: shown as a plain file: {err}");
+                return None;
+            }
+        };
+        let beside = (kind == AssetKind::Gaf)
+            .then(|| self.beside_pcx(p))
+            .flatten();
+        let beside = beside.as_ref().map(|(n, b)| (n.as_str(), b.as_slice()));
+        match (self.open_member)(kind, &bytes, p, beside) {
+            Ok(v) => Some(v),
+            Err(err) => {
+                log::warn!("{p}: shown as a plain file: {err}");
+                None
+            }
+        }
+    }
+
+    /// The decoded part holding `path` and the path inside it.
     fn nested_of<'p>(&self, path: &'p str) -> Option<(&dyn View, &'p str)> {
         path.match_indices('/').find_map(|(i, _)| {
-            let v = self.nested.get(&path[..i])?;
-            Some((&**v, &path[i + 1..]))
+            let prefix = path.get(..i)?;
+            if !self.parts.contains_key(prefix) {
+                return None;
+            }
+            Some((self.part(prefix)?, path.get(i + 1..)?))
         })
+    }
+
+    /// A plain member: a file member that is no part, or a part that does not decode.
+    fn plain(&self, path: &str) -> Option<&FileInfo> {
+        let f = self.info(path)?;
+        (!self.parts.contains_key(path) || self.part(path).is_none()).then_some(f)
     }
 }
 
 impl View for ArchiveView {
     fn entries(&self) -> &[Entry] {
-        &self.entries
+        self.full.get_or_init(|| {
+            // sequential: a part being decoded by another thread is waited for, which must
+            // never happen on rayon's pool (the decoder may need the pool itself)
+            let mut out = Vec::new();
+            for e in &self.shallow {
+                match self.part(&e.path) {
+                    Some(v) => {
+                        out.push(Entry::dir(e.path.clone()));
+                        out.extend(v.entries().iter().map(|inner| Entry {
+                            path: format!("{}/{}", e.path, inner.path),
+                            kind: inner.kind,
+                        }));
+                    }
+                    None if self.parts.contains_key(&e.path) => {
+                        out.push(Entry::file(e.path.clone()))
+                    }
+                    None => out.push(e.clone()),
+                }
+            }
+            out
+        })
+    }
+
+    fn shallow(&self) -> Option<(&[Entry], Vec<&str>)> {
+        Some((
+            &self.shallow,
+            self.parts.keys().map(String::as_str).collect(),
+        ))
+    }
+
+    fn part_entries(&self, path: &str) -> Option<&[Entry]> {
+        self.part(path).map(|v| v.entries())
     }
 
     fn render(&self, path: &str, out: &mut dyn Write) -> Result<(), ViewError> {
-        if let Some(f) = self.members.get(path) {
-            let bytes = self
-                .archive
-                .read(&self.data, f, &self.limits)
-                .map_err(|e| ViewError::invalid(path, e.to_string()))?;
+        if self.plain(path).is_some() {
+            let bytes = self.member_bytes(path)?;
             return out.write_all(&bytes).map_err(|e| ViewError::Io {
                 path: path.into(),
                 source: e,
@@ -197,7 +307,7 @@ impl View for ArchiveView {
     }
 
     fn size_hint(&self, path: &str) -> Option<u64> {
-        if let Some(f) = self.members.get(path) {
+        if let Some(f) = self.plain(path) {
             return Some(u64::from(f.size));
         }
         let (v, inner) = self.nested_of(path)?;
@@ -208,7 +318,8 @@ impl View for ArchiveView {
 impl std::fmt::Debug for ArchiveView {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("ArchiveView")
-            .field("entries", &self.entries.len())
+            .field("entries", &self.paths.len())
+            .field("parts", &self.parts.len())
             .finish_non_exhaustive()
     }
 }

@@ -131,6 +131,20 @@ pub trait View: Send + Sync {
         None
     }
 
+    /// Views that decode parts of themselves on demand (an archive's GAF/TNT members): the
+    /// entries without the parts' contents, each part listed as a folder, and the parts'
+    /// paths. `None` (the default) when [`View::entries`] is all there is.
+    fn shallow(&self) -> Option<(&[Entry], Vec<&str>)> {
+        None
+    }
+
+    /// The entries inside part `path` (relative to it; see [`View::shallow`]), decoding it
+    /// first; `None` when `path` is no part or does not decode (it is then a plain file).
+    fn part_entries(&self, path: &str) -> Option<&[Entry]> {
+        let _ = path;
+        None
+    }
+
     /// The bytes of the file at `path`.
     fn render_vec(&self, path: &str) -> Result<Vec<u8>, ViewError> {
         let mut v = Vec::new();

@@ -25,7 +25,7 @@ fn join(dir: &str, name: &str) -> String {
 }
 
 /// The file named by a view error, if any.
-fn error_file(e: &ViewError) -> Option<&str> {
+pub(super) fn error_file(e: &ViewError) -> Option<&str> {
     match e {
         ViewError::Missing { file, .. }
         | ViewError::Invalid { file, .. }
@@ -45,12 +45,12 @@ pub(super) fn merged_children(
     let mut out: Vec<(String, bool)> = Vec::new();
     let mut exists = dir.is_empty();
     let hidden = |p: &str| stage.is_some_and(|s| s.hidden(p));
-    if let Some(gen) = layout.and_then(|l| l.children.get(dir)) {
+    if let Some(gen) = layout.and_then(|l| l.children(dir)) {
         if dir.is_empty() || !hidden(dir) {
             exists = true;
             for (n, d) in gen {
-                if !hidden(&join(dir, n)) {
-                    out.push((n.clone(), *d));
+                if !hidden(&join(dir, &n)) {
+                    out.push((n, d));
                 }
             }
         }
@@ -80,11 +80,11 @@ pub(super) fn merged_children(
 
 /// The file set a commit builds from: the generated view with the staged layout files and
 /// whiteouts on top. Names that are not layout names are not part of it.
-struct Overlay<'a> {
-    stage: &'a Stage,
-    view: Option<&'a dyn View>,
-    layout: Option<Layout>,
-    kind: AssetKind,
+pub(super) struct Overlay<'a> {
+    pub(super) stage: &'a Stage,
+    pub(super) view: Option<&'a dyn View>,
+    pub(super) layout: Option<Layout>,
+    pub(super) kind: AssetKind,
 }
 
 /// Generated files a commit does not need to render: an unedited `map.png` is the mosaic
@@ -115,9 +115,7 @@ impl FileSet for Overlay<'_> {
             return Ok(None);
         }
         match (&self.layout, self.view) {
-            (Some(l), Some(v)) if l.is_dir.get(path) == Some(&false) => {
-                Ok(Some(v.render_vec(path)?))
-            }
+            (Some(l), Some(v)) if l.is_dir(path) == Some(false) => Ok(Some(v.render_vec(path)?)),
             _ => Ok(None),
         }
     }
@@ -250,6 +248,7 @@ impl Core {
         if vpath.is_empty() {
             return Loc::Dir;
         }
+        self.expand(rel, layout, vpath, false);
         let asset = self.slot(rel);
         let g = lock(&asset.stage);
         if let Some(s) = g.as_ref() {
@@ -260,7 +259,7 @@ impl Core {
                 return Loc::None;
             }
         }
-        match layout.is_dir.get(vpath) {
+        match layout.is_dir(vpath) {
             Some(true) => Loc::Dir,
             Some(false) => Loc::Gen,
             None => Loc::None,
@@ -464,9 +463,15 @@ impl Core {
 
     /// Marks `vpath` changed (not committed yet) if it is a layout name.
     fn mark_dirty(s: &mut Stage, vpath: &str) {
-        if is_layout_name(vpath) {
+        let archive = archive::is_archive_stage(s);
+        let commits = if archive {
+            archive::archive_commits(vpath)
+        } else {
+            is_layout_name(vpath)
+        };
+        if commits {
             s.meta.dirty.insert(vpath.to_string());
-            if vpath == "metadata.json" {
+            if vpath == "metadata.json" && !archive {
                 s.meta.removing = false;
             }
         }
@@ -563,6 +568,9 @@ impl Core {
         if exists && flags & libc::O_EXCL != 0 {
             return Err(FsError::Io(std::io::Error::from_raw_os_error(libc::EEXIST)));
         }
+        if !exists {
+            self.case_clash(&rel, &layout, &dir, name)?;
+        }
         if exists {
             // an existing name: open it for writing (O_TRUNC honoured)
             let m = self.materialize(&rel, gen, &layout, &meta, &vpath, false)?;
@@ -652,7 +660,7 @@ impl Core {
     }
 
     /// The path in its asset of a file node (follows renames).
-    fn vpath_of(&self, ino: u64) -> Option<String> {
+    pub(super) fn vpath_of(&self, ino: u64) -> Option<String> {
         match &self.table().nodes.get(&ino)?.kind {
             NodeKind::View { vpath, .. } => Some(vpath.clone()),
             _ => None,
@@ -667,7 +675,7 @@ impl Core {
         let asset = self.slot(rel);
         let mut g = lock(&asset.stage);
         if let Some(s) = g.as_mut() {
-            if is_layout_name(&vpath) && !s.meta.dirty.contains(&vpath) {
+            if self.commits(rel, &vpath) && !s.meta.dirty.contains(&vpath) {
                 Self::mark_dirty(s, &vpath);
                 let _ = s.save();
             }
@@ -680,7 +688,7 @@ impl Core {
         let Some(vpath) = self.vpath_of(ino) else {
             return Ok(());
         };
-        if !is_layout_name(&vpath) {
+        if !self.commits(rel, &vpath) {
             return Ok(());
         }
         self.commit(rel, &vpath)
@@ -760,19 +768,29 @@ impl Core {
         if !matches!(self.locate(&rel, &layout, &vpath), Loc::None) {
             return Err(FsError::Io(std::io::Error::from_raw_os_error(libc::EEXIST)));
         }
+        self.case_clash(&rel, &layout, &dir, name)?;
         if !dir.is_empty() {
             self.materialize(&rel, gen, &layout, &meta, &dir, true)?;
         }
+        // a folder of an archive (outside its GAF/TNT members) is an entry of its own
+        let archive_dir = is_archive_path(&rel) && archive::part_of(&vpath).is_none();
         let p = self.with_stage(&rel, &meta, |s| {
             let p = s.path(&vpath);
             fs::DirBuilder::new()
                 .mode(mode & 0o7777 & !umask)
                 .create(&p)?;
             self.chown_new(&p, uid, gid)?;
+            if archive_dir {
+                s.meta.dirty.insert(vpath.clone());
+            }
             Ok(p)
         })?;
         let ino = self.new_view_node(parent, root, gen, name, &vpath, true);
-        Ok(self.staged_attr(ino, &fs::metadata(p)?, 0))
+        let attr = self.staged_attr(ino, &fs::metadata(p)?, 0);
+        if archive_dir {
+            self.commit(&rel, &vpath)?;
+        }
+        Ok(attr)
     }
 
     /// `unlink` in an asset folder: deletes the staged file and hides the generated one.
@@ -792,11 +810,11 @@ impl Core {
                 fs::remove_file(&p)?;
             }
             s.meta.dirty.remove(&vpath);
-            if layout.is_dir.get(&vpath) == Some(&false) && !s.hidden(&vpath) {
+            if layout.is_dir(&vpath) == Some(false) && !s.hidden(&vpath) {
                 s.meta.whiteouts.insert(vpath.clone());
                 Self::mark_dirty(s, &vpath);
             }
-            if vpath == "metadata.json" {
+            if vpath == "metadata.json" && !archive::is_archive_stage(s) {
                 s.meta.removing = true;
                 s.meta.status = "removing: metadata.json was deleted; nothing commits until it \
                                  is written again, `rmdir` of the asset directory deletes the binary"
@@ -806,6 +824,11 @@ impl Core {
         })?;
         self.table_mut().detach_child(parent, OsStr::new(name));
         self.after_delete(&rel);
+        if is_archive_path(&rel) && archive::part_of(&vpath).is_none() {
+            // deleting a member of an archive commits (inside a GAF/TNT member it is part of
+            // the next commit, as in loose asset directories)
+            return self.commit(&rel, &vpath);
+        }
         Ok(())
     }
 
@@ -863,7 +886,7 @@ impl Core {
             if p.is_dir() {
                 fs::remove_dir(&p)?;
             }
-            if layout.is_dir.get(&vpath) == Some(&true) && !s.hidden(&vpath) {
+            if layout.is_dir(&vpath) == Some(true) && !s.hidden(&vpath) {
                 s.meta.whiteouts.insert(vpath.clone());
                 s.meta.dirty.insert(vpath.clone());
             }
@@ -897,12 +920,18 @@ impl Core {
         let dst = join(&ddir, newname);
         match self.locate(&rel, &layout, &src) {
             Loc::None => return Err(FsError::NotFound),
+            Loc::Dir if is_archive_path(&rel) && archive::part_of(&src).is_none() => {
+                // a folder or a member of an archive: moved in the archive
+                return self.archive_rename(
+                    parent, name, newparent, newname, &rel, &layout, &meta, gen, &src, &dst,
+                );
+            }
             Loc::Dir => return Err(exdev()),
             _ => {}
         }
         match self.locate(&rel, &layout, &dst) {
             Loc::Dir => return Err(FsError::IsDir),
-            Loc::None => {}
+            Loc::None => self.case_clash(&rel, &layout, &ddir, newname)?,
             _ if flags & libc::RENAME_NOREPLACE != 0 => {
                 return Err(FsError::Io(std::io::Error::from_raw_os_error(libc::EEXIST)))
             }
@@ -915,7 +944,7 @@ impl Core {
         self.with_stage(&rel, &meta, |s| {
             fs::rename(s.path(&src), s.path(&dst))?;
             let was_dirty = s.meta.dirty.remove(&src);
-            if layout.is_dir.get(&src) == Some(&false) && !s.hidden(&src) {
+            if layout.is_dir(&src) == Some(false) && !s.hidden(&src) {
                 s.meta.whiteouts.insert(src.clone());
                 Self::mark_dirty(s, &src);
             }
@@ -935,7 +964,7 @@ impl Core {
                 }
             }
         }
-        if is_layout_name(&dst) {
+        if self.commits(&rel, &dst) {
             // a rename that fails to commit is reported as EIO (the kernel would retry a
             // rename that failed with ESTALE, and find the source gone)
             return self.commit(&rel, &dst).map_err(|e| match e {
@@ -1040,6 +1069,9 @@ impl Core {
     /// Rebuilds the binary of `rel` from the view and the staged files and replaces it if
     /// it changed. `trigger` is the path being saved (errors in it fail the call).
     pub(super) fn commit(&self, rel: &Path, trigger: &str) -> Result<(), FsError> {
+        if is_archive_path(rel) {
+            return self.commit_archive(rel, trigger, None);
+        }
         let name = rel.file_name().and_then(|n| n.to_str()).unwrap_or("");
         let Some(kind) = AssetKind::from_name(name) else {
             return Ok(());
@@ -1229,8 +1261,7 @@ fn outdated_staged(
                 }
             } else if is_layout_name(&p) {
                 // files the view does not have (the user's own) are kept
-                let in_view =
-                    overlay.layout.as_ref().and_then(|l| l.is_dir.get(&p)) == Some(&false);
+                let in_view = overlay.layout.as_ref().and_then(|l| l.is_dir(&p)) == Some(false);
                 if in_view && fs::read(e.path()).ok() != view.render_vec(&p).ok() {
                     out.push(p);
                 }
@@ -1289,9 +1320,12 @@ impl Layout {
         let mut children = HashMap::new();
         children.insert(String::new(), Vec::new());
         Layout {
-            is_dir: HashMap::new(),
-            children,
+            tree: RwLock::new(Tree {
+                is_dir: HashMap::new(),
+                children,
+            }),
             sizes: Mutex::new(HashMap::new()),
+            pending: Mutex::new(Default::default()),
         }
     }
 }

@@ -1,0 +1,461 @@
+//! Archives driven through the file system core (no FUSE): GAF/TNT members are decoded only
+//! when something inside them, or the folder listing them, is asked for; write-back into
+//! archives repacks them keeping unchanged members' stored bytes.
+
+mod mount_common;
+mod writeback_common;
+
+use mount_common::put;
+use std::ffi::OsStr;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::Arc;
+use tafs::formats::hpi;
+use tafs::fs::core::ROOT;
+use tafs::fs::{Core, FileKind, MountOptions};
+
+fn gaf() -> Vec<u8> {
+    tafs::formats::gaf::write(&tafs::sample::animated_gaf()).unwrap()
+}
+
+const TDF: &[u8] = b"[SIDE0]\r\n{\r\nname=ARM;\r\n}\r\n";
+
+/// `anims/` with five GAFs, `units/` with two, `gamedata/side.tdf`.
+fn archive() -> Vec<u8> {
+    let g = gaf();
+    let files = |names: &[&str]| -> Vec<hpi::Node> {
+        names
+            .iter()
+            .map(|n| hpi::Node::file(n.as_bytes().to_vec(), g.clone()))
+            .collect()
+    };
+    let tree = vec![
+        hpi::Node::dir(
+            b"anims".to_vec(),
+            files(&["a.gaf", "b.gaf", "c.gaf", "d.gaf", "e.gaf"]),
+        ),
+        hpi::Node::dir(b"units".to_vec(), files(&["u1.gaf", "u2.gaf"])),
+        hpi::Node::dir(
+            b"gamedata".to_vec(),
+            vec![hpi::Node::file(b"side.tdf".to_vec(), TDF.to_vec())],
+        ),
+    ];
+    hpi::write(&tree, &hpi::WriteOptions::v1()).unwrap()
+}
+
+/// Options whose opener counts the binaries it decodes.
+fn counting() -> (MountOptions, Arc<AtomicUsize>) {
+    let n = Arc::new(AtomicUsize::new(0));
+    let c = n.clone();
+    let opts = MountOptions {
+        opener: Arc::new(move |kind, bytes, o| {
+            c.fetch_add(1, Ordering::SeqCst);
+            tafs::view::open(kind, bytes, o)
+        }),
+        ..MountOptions::default()
+    };
+    (opts, n)
+}
+
+fn names(core: &Core, ino: u64) -> Vec<(String, FileKind)> {
+    let fh = core.opendir(ino).unwrap();
+    let v = core
+        .readdir(fh, 0)
+        .unwrap()
+        .into_iter()
+        .map(|(_, it)| (it.name.to_string_lossy().into_owned(), it.kind))
+        .filter(|(n, _)| n != "." && n != "..")
+        .collect();
+    core.releasedir(fh).unwrap();
+    v
+}
+
+#[test]
+fn members_are_decoded_only_when_needed() {
+    let game = tempfile::tempdir().unwrap();
+    put(&game.path().join("data.hpi"), archive());
+    let (opts, decoded) = counting();
+    let core = Core::new(game.path(), opts, None).unwrap();
+    let n = || decoded.load(Ordering::SeqCst);
+
+    // looking up and listing the archive root decodes no member
+    let arch = core.lookup(ROOT, OsStr::new("data.hpi")).unwrap();
+    assert_eq!(arch.kind, FileKind::Dir);
+    let root = names(&core, arch.ino);
+    assert_eq!(
+        root,
+        [
+            ("anims".to_string(), FileKind::Dir),
+            ("units".to_string(), FileKind::Dir),
+            ("gamedata".to_string(), FileKind::Dir)
+        ]
+    );
+    let anims = core.lookup(arch.ino, OsStr::new("anims")).unwrap();
+    let units = core.lookup(arch.ino, OsStr::new("units")).unwrap();
+    core.getattr(anims.ino, None).unwrap();
+    // a plain member is read without decoding anything
+    let gd = core.lookup(arch.ino, OsStr::new("gamedata")).unwrap();
+    let tdf = core.lookup(gd.ino, OsStr::new("side.tdf")).unwrap();
+    assert_eq!(tdf.size, TDF.len() as u64);
+    let o = core.open(tdf.ino, libc::O_RDONLY).unwrap();
+    assert_eq!(core.read(o.fh, 0, 4096).unwrap(), TDF);
+    core.release(o.fh).unwrap();
+    assert_eq!(n(), 0, "nothing inside a GAF member was asked for");
+
+    // listing anims/ decodes its five GAFs (to know they are folders), not units/'s
+    let listed = names(&core, anims.ino);
+    assert_eq!(listed.len(), 5);
+    assert!(
+        listed.iter().all(|(_, k)| *k == FileKind::Dir),
+        "{listed:?}"
+    );
+    assert_eq!(n(), 5);
+    // listing it again decodes nothing more
+    names(&core, anims.ino);
+    assert_eq!(n(), 5);
+
+    // looking one GAF of units/ up decodes that one only
+    let u1 = core.lookup(units.ino, OsStr::new("u1.gaf")).unwrap();
+    assert_eq!(u1.kind, FileKind::Dir);
+    assert_eq!(n(), 6);
+    let inside = names(&core, u1.ino);
+    assert!(
+        inside.iter().any(|(x, _)| x == "metadata.json"),
+        "{inside:?}"
+    );
+    assert_eq!(n(), 6);
+}
+
+// ---------------------------------------------------------------------------------------
+// Write-back into archives
+
+struct Fixture {
+    game: tempfile::TempDir,
+    state: tempfile::TempDir,
+    core: Core,
+}
+
+fn fixture(bytes: Vec<u8>) -> Fixture {
+    let game = tempfile::tempdir().unwrap();
+    put(&game.path().join("data.hpi"), bytes);
+    let state = tempfile::tempdir().unwrap();
+    let opts = MountOptions {
+        state_dir: Some(state.path().to_path_buf()),
+        ..MountOptions::default()
+    };
+    let core = Core::new(game.path(), opts, None).unwrap();
+    Fixture { game, state, core }
+}
+
+impl Fixture {
+    fn archive(&self) -> Vec<u8> {
+        std::fs::read(self.game.path().join("data.hpi")).unwrap()
+    }
+    fn history(&self) -> usize {
+        let abs = std::path::absolute(self.game.path().join("data.hpi")).unwrap();
+        tafs::fs::stage::history_of(&tafs::fs::stage::history_dir(self.state.path(), &abs)).len()
+    }
+}
+
+fn ino(core: &Core, path: &str) -> u64 {
+    let mut i = ROOT;
+    for c in path.split('/') {
+        i = core
+            .lookup(i, OsStr::new(c))
+            .unwrap_or_else(|e| panic!("{path}: {e}"))
+            .ino;
+    }
+    i
+}
+
+fn read(core: &Core, path: &str) -> Vec<u8> {
+    let o = core.open(ino(core, path), libc::O_RDONLY).unwrap();
+    let b = core.read(o.fh, 0, 1 << 24).unwrap();
+    core.release(o.fh).unwrap();
+    b
+}
+
+/// cp onto an existing file: open O_WRONLY|O_TRUNC, write, close.
+fn cp_onto(core: &Core, path: &str, bytes: &[u8]) -> Result<(), i32> {
+    let o = core
+        .open(ino(core, path), libc::O_WRONLY | libc::O_TRUNC)
+        .map_err(|e| e.errno())?;
+    core.write(o.fh, 0, bytes).map_err(|e| e.errno())?;
+    let r = core.flush(o.fh).map_err(|e| e.errno());
+    core.release(o.fh).unwrap();
+    r
+}
+
+/// echo > new file: create, write, close.
+fn create(core: &Core, path: &str, bytes: &[u8]) -> Result<(), i32> {
+    let (dir, name) = path.rsplit_once('/').unwrap();
+    let (_, o) = core
+        .create(
+            ino(core, dir),
+            OsStr::new(name),
+            0o100644,
+            0o022,
+            libc::O_WRONLY,
+            0,
+            0,
+        )
+        .map_err(|e| e.errno())?;
+    core.write(o.fh, 0, bytes).map_err(|e| e.errno())?;
+    let r = core.flush(o.fh).map_err(|e| e.errno());
+    core.release(o.fh).unwrap();
+    r
+}
+
+/// Every file member: shown path → (decompressed bytes, stored bytes).
+fn members(bytes: &[u8]) -> std::collections::BTreeMap<String, (Vec<u8>, hpi::StoredMember)> {
+    let a = hpi::parse(bytes, &hpi::HpiLimits::default()).unwrap();
+    a.files()
+        .map(|(i, f)| {
+            (
+                a.path_str(i),
+                (
+                    a.read(bytes, f, &hpi::HpiLimits::default()).unwrap(),
+                    a.stored_member(bytes, f).unwrap(),
+                ),
+            )
+        })
+        .collect()
+}
+
+#[test]
+fn frame_edit_in_an_archive_member_repacks_only_that_member() {
+    let f = fixture(archive());
+    let before = members(&f.archive());
+    let png = read(&f.core, "data.hpi/anims/b.gaf/pulse/2.png");
+    let (edited, pos) = writeback_common::edit_png(&png, 0xB3);
+    cp_onto(&f.core, "data.hpi/anims/b.gaf/pulse/2.png", &edited).unwrap();
+    let after = members(&f.archive());
+    assert_eq!(
+        before.keys().collect::<Vec<_>>(),
+        after.keys().collect::<Vec<_>>()
+    );
+    for (path, (bytes, stored)) in &before {
+        if path != "anims/b.gaf" {
+            assert_eq!(&after[path].1, stored, "{path}: stored bytes kept");
+            assert_eq!(&after[path].0, bytes);
+        }
+    }
+    // b.gaf: frame 2 of pulse has the one edited pixel
+    let g0 = tafs::formats::gaf::parse(&before["anims/b.gaf"].0, &Default::default()).unwrap();
+    let g1 = tafs::formats::gaf::parse(&after["anims/b.gaf"].0, &Default::default()).unwrap();
+    let p0 = g0.sequences[0].frames[2].frame.flatten().unwrap();
+    let p1 = g1.sequences[0].frames[2].frame.flatten().unwrap();
+    assert_eq!(p1.indices[pos], 0xB3);
+    let diff: Vec<usize> = (0..p0.indices.len())
+        .filter(|&i| p0.indices[i] != p1.indices[i] || p0.opaque[i] != p1.opaque[i])
+        .collect();
+    assert_eq!(diff, vec![pos]);
+    assert_eq!(f.history(), 1);
+    let st = String::from_utf8(read(&f.core, "data.hpi/.tafs-status")).unwrap();
+    assert!(st.contains("data.hpi: clean"), "{st}");
+    // the archive keeps its format: v1, key 0, zlib for the new member
+    let a = hpi::parse(&f.archive(), &hpi::HpiLimits::default()).unwrap();
+    assert_eq!((a.version, a.key), (hpi::Version::V1, 0));
+    // other members of the archive still show their views, the edit reads back
+    assert_eq!(read(&f.core, "data.hpi/anims/b.gaf/pulse/2.png"), edited);
+    assert_eq!(read(&f.core, "data.hpi/gamedata/side.tdf"), TDF);
+}
+
+#[test]
+fn plain_members_added_replaced_deleted_and_folders_made() {
+    let f = fixture(archive());
+    // replace a plain member
+    cp_onto(&f.core, "data.hpi/gamedata/side.tdf", b"[X]{}").unwrap();
+    assert_eq!(members(&f.archive())["gamedata/side.tdf"].0, b"[X]{}");
+    assert_eq!(read(&f.core, "data.hpi/gamedata/side.tdf"), b"[X]{}");
+    // a new member in a new folder
+    create(&f.core, "data.hpi/gamedata/new.txt", b"hello\n").unwrap();
+    assert_eq!(members(&f.archive())["gamedata/new.txt"].0, b"hello\n");
+    let gd = ino(&f.core, "data.hpi");
+    f.core
+        .mkdir(gd, OsStr::new("scripts"), 0o755, 0o022, 0, 0)
+        .unwrap();
+    let a = hpi::parse(&f.archive(), &hpi::HpiLimits::default()).unwrap();
+    assert!(a.find(b"scripts").is_some(), "empty folder written");
+    // a temporary name does not commit, a rename onto a member name does
+    let gdi = ino(&f.core, "data.hpi/gamedata");
+    let (_, o) = f
+        .core
+        .create(
+            gdi,
+            OsStr::new("tmpab12cd34"),
+            0o100600,
+            0,
+            libc::O_WRONLY,
+            0,
+            0,
+        )
+        .unwrap();
+    f.core.write(o.fh, 0, b"v2").unwrap();
+    f.core.flush(o.fh).unwrap();
+    f.core.release(o.fh).unwrap();
+    assert!(!members(&f.archive()).contains_key("gamedata/tmpab12cd34"));
+    f.core
+        .rename(
+            gdi,
+            OsStr::new("tmpab12cd34"),
+            gdi,
+            OsStr::new("side.tdf"),
+            0,
+        )
+        .unwrap();
+    let m = members(&f.archive());
+    assert_eq!(m["gamedata/side.tdf"].0, b"v2");
+    assert!(!m.contains_key("gamedata/tmpab12cd34"));
+    // write, fsync (commits), write more, close: the archive has everything
+    let (_, o) = f
+        .core
+        .create(
+            gdi,
+            OsStr::new("log.txt"),
+            0o100644,
+            0,
+            libc::O_WRONLY,
+            0,
+            0,
+        )
+        .unwrap();
+    f.core.write(o.fh, 0, b"one ").unwrap();
+    f.core.fsync(o.fh, false).unwrap();
+    assert_eq!(members(&f.archive())["gamedata/log.txt"].0, b"one ");
+    f.core.write(o.fh, 4, b"two").unwrap();
+    f.core.flush(o.fh).unwrap();
+    f.core.release(o.fh).unwrap();
+    assert_eq!(members(&f.archive())["gamedata/log.txt"].0, b"one two");
+    assert_eq!(read(&f.core, "data.hpi/gamedata/log.txt"), b"one two");
+    // a GAF written in as a binary shows as its exploded view once closed
+    create(&f.core, "data.hpi/gamedata/copy.gaf", &gaf()).unwrap();
+    assert_eq!(members(&f.archive())["gamedata/copy.gaf"].0, gaf());
+    let c = f.core.lookup(gdi, OsStr::new("copy.gaf")).unwrap();
+    assert_eq!(c.kind, FileKind::Dir);
+    assert!(!read(&f.core, "data.hpi/gamedata/copy.gaf/metadata.json").is_empty());
+    // delete a member
+    f.core.unlink(gdi, OsStr::new("new.txt")).unwrap();
+    assert!(!members(&f.archive()).contains_key("gamedata/new.txt"));
+    // a name differing only in case from a sibling: EEXIST
+    let e = create(&f.core, "data.hpi/gamedata/SIDE.TDF", b"x").unwrap_err();
+    assert_eq!(e, libc::EEXIST);
+    let e = f
+        .core
+        .mkdir(gd, OsStr::new("Anims"), 0o755, 0, 0, 0)
+        .unwrap_err();
+    assert_eq!(e.errno(), libc::EEXIST);
+    // rename across the archive's boundary: EXDEV
+    let e = f
+        .core
+        .rename(gdi, OsStr::new("side.tdf"), ROOT, OsStr::new("side.tdf"), 0)
+        .unwrap_err();
+    assert_eq!(e.errno(), libc::EXDEV);
+    // the unchanged GAFs kept their stored bytes through all of this
+    let orig = members(&archive());
+    let now = members(&f.archive());
+    for k in orig.keys().filter(|k| k.ends_with(".gaf")) {
+        assert_eq!(orig[k].1, now[k].1, "{k}");
+    }
+    assert!(f.history() >= 5);
+}
+
+#[test]
+fn bad_png_in_an_archive_member_fails_and_leaves_the_archive() {
+    let f = fixture(archive());
+    let orig = f.archive();
+    let e = cp_onto(&f.core, "data.hpi/anims/a.gaf/panel/0.png", b"not a png").unwrap_err();
+    assert_eq!(e, libc::EIO);
+    assert_eq!(f.archive(), orig);
+    let st = String::from_utf8(read(&f.core, "data.hpi/.tafs-status")).unwrap();
+    assert!(
+        st.contains("error") && st.contains("anims/a.gaf") && st.contains("panel/0.png"),
+        "{st}"
+    );
+    let root = String::from_utf8(read(&f.core, ".tafs-status")).unwrap();
+    assert!(root.contains("data.hpi: error"), "{root}");
+    // fixing it commits
+    let good = {
+        let fresh = Core::new(f.game.path(), MountOptions::default(), None).unwrap();
+        read(&fresh, "data.hpi/anims/a.gaf/panel/0.png")
+    };
+    let (edited, _) = writeback_common::edit_png(&good, 0x20);
+    cp_onto(&f.core, "data.hpi/anims/a.gaf/panel/0.png", &edited).unwrap();
+    assert_ne!(f.archive(), orig);
+    let st = String::from_utf8(read(&f.core, "data.hpi/.tafs-status")).unwrap();
+    assert!(st.contains("data.hpi: clean"), "{st}");
+}
+
+#[test]
+fn read_only_mounts_and_no_state_dir_keep_archives_read_only() {
+    let game = tempfile::tempdir().unwrap();
+    put(&game.path().join("data.hpi"), archive());
+    let state = tempfile::tempdir().unwrap();
+    for opts in [
+        MountOptions::default(),
+        MountOptions {
+            read_only: true,
+            state_dir: Some(state.path().to_path_buf()),
+            ..MountOptions::default()
+        },
+    ] {
+        let core = Core::new(game.path(), opts, None).unwrap();
+        let e = cp_onto(&core, "data.hpi/gamedata/side.tdf", b"x").unwrap_err();
+        assert_eq!(e, libc::EROFS);
+        let e = create(&core, "data.hpi/gamedata/n.txt", b"x").unwrap_err();
+        assert_eq!(e, libc::EROFS);
+    }
+    assert_eq!(
+        std::fs::read(game.path().join("data.hpi")).unwrap(),
+        archive()
+    );
+}
+
+#[test]
+fn members_and_folders_move_inside_an_archive_with_their_stored_bytes() {
+    let f = fixture(archive());
+    let orig = members(&archive());
+    let arch = ino(&f.core, "data.hpi");
+    let anims = ino(&f.core, "data.hpi/anims");
+    // an edit inside the member (committed; its staged file stays and moves along)
+    let png = read(&f.core, "data.hpi/anims/a.gaf/pulse/2.png");
+    let (edited, _) = writeback_common::edit_png(&png, 0x55);
+    cp_onto(&f.core, "data.hpi/anims/a.gaf/pulse/2.png", &edited).unwrap();
+    let edited_member = members(&f.archive())["anims/a.gaf"].clone();
+    f.core
+        .rename(anims, OsStr::new("a.gaf"), anims, OsStr::new("z.gaf"), 0)
+        .unwrap();
+    let m = members(&f.archive());
+    assert!(!m.contains_key("anims/a.gaf"));
+    assert_eq!(m["anims/z.gaf"].1, edited_member.1, "moved verbatim");
+    assert_eq!(
+        f.core.lookup(anims, OsStr::new("z.gaf")).unwrap().kind,
+        FileKind::Dir
+    );
+    // the staged (clean) edit moved along and still reads back
+    assert_eq!(read(&f.core, "data.hpi/anims/z.gaf/pulse/2.png"), edited);
+    // a folder with GAF members into a new folder
+    let more = f
+        .core
+        .mkdir(arch, OsStr::new("more"), 0o755, 0o022, 0, 0)
+        .unwrap();
+    f.core
+        .rename(arch, OsStr::new("units"), more.ino, OsStr::new("units2"), 0)
+        .unwrap();
+    let m = members(&f.archive());
+    assert!(!m.keys().any(|k| k.starts_with("units/")), "{:?}", m.keys());
+    assert_eq!(m["more/units2/u1.gaf"].1, orig["units/u1.gaf"].1);
+    assert_eq!(m["more/units2/u2.gaf"].1, orig["units/u2.gaf"].1);
+    assert!(!read(&f.core, "data.hpi/more/units2/u1.gaf/metadata.json").is_empty());
+    // onto an existing name: EEXIST; into a member: EXDEV
+    let e = f
+        .core
+        .rename(anims, OsStr::new("b.gaf"), anims, OsStr::new("c.gaf"), 0)
+        .unwrap_err();
+    assert_eq!(e.errno(), libc::EEXIST);
+    let c = ino(&f.core, "data.hpi/anims/c.gaf");
+    let e = f
+        .core
+        .rename(anims, OsStr::new("b.gaf"), c, OsStr::new("b.gaf"), 0)
+        .unwrap_err();
+    assert_eq!(e.errno(), libc::EXDEV);
+}
