@@ -1771,27 +1771,9 @@ impl Core {
     /// Reads up to `size` bytes at `offset`.
     pub fn read(&self, fh: u64, offset: u64, size: u32) -> Result<Vec<u8>, FsError> {
         match &*self.handle(fh)? {
-            Handle::Generated(bytes, _) => {
-                let start = (offset.min(bytes.len() as u64)) as usize;
-                let end = start.saturating_add(size as usize).min(bytes.len());
-                Ok(bytes.get(start..end).unwrap_or_default().to_vec())
-            }
+            Handle::Generated(bytes, _) => Ok(super::slice_at(bytes, offset, size)),
             Handle::Real { file, .. } | Handle::Staged { file, .. } => {
-                let mut buf = vec![0u8; size as usize];
-                let mut got = 0usize;
-                while got < buf.len() {
-                    let Some(rest) = buf.get_mut(got..) else {
-                        break;
-                    };
-                    match file.read_at(rest, offset + got as u64) {
-                        Ok(0) => break,
-                        Ok(n) => got += n,
-                        Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
-                        Err(e) => return Err(e.into()),
-                    }
-                }
-                buf.truncate(got);
-                Ok(buf)
+                Ok(super::read_at(file, offset, size)?)
             }
         }
     }

@@ -1184,28 +1184,8 @@ impl FsOps for MergedCore {
             .cloned()
             .ok_or(FsError::BadHandle(fh))?;
         match &*h {
-            Handle::Bytes(b, _) => {
-                let start = offset.min(b.len() as u64) as usize;
-                let end = start.saturating_add(size as usize).min(b.len());
-                Ok(b.get(start..end).unwrap_or_default().to_vec())
-            }
-            Handle::File(f) => {
-                let mut buf = vec![0u8; size as usize];
-                let mut got = 0usize;
-                while got < buf.len() {
-                    let Some(rest) = buf.get_mut(got..) else {
-                        break;
-                    };
-                    match f.read_at(rest, offset + got as u64) {
-                        Ok(0) => break,
-                        Ok(n) => got += n,
-                        Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
-                        Err(e) => return Err(e.into()),
-                    }
-                }
-                buf.truncate(got);
-                Ok(buf)
-            }
+            Handle::Bytes(b, _) => Ok(super::slice_at(b, offset, size)),
+            Handle::File(f) => Ok(super::read_at(f, offset, size)?),
         }
     }
 

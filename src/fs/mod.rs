@@ -128,6 +128,30 @@ pub(crate) fn fan_out<T: Sync, R: Send>(items: &[T], f: impl Fn(&T) -> R + Sync)
     parts.into_iter().map(|(_, r)| r).collect()
 }
 
+/// Up to `size` bytes of `bytes` from `offset` (fewer at the end, none past it).
+pub(crate) fn slice_at(bytes: &[u8], offset: u64, size: u32) -> Vec<u8> {
+    let start = offset.min(bytes.len() as u64) as usize;
+    let end = start.saturating_add(size as usize).min(bytes.len());
+    bytes.get(start..end).unwrap_or_default().to_vec()
+}
+
+/// Up to `size` bytes of `file` from `offset`, as many as it has (retries short reads).
+pub(crate) fn read_at(file: &std::fs::File, offset: u64, size: u32) -> io::Result<Vec<u8>> {
+    use std::os::unix::fs::FileExt;
+    let mut buf = vec![0u8; size as usize];
+    let mut got = 0usize;
+    while let Some(rest) = buf.get_mut(got..).filter(|r| !r.is_empty()) {
+        match file.read_at(rest, offset + got as u64) {
+            Ok(0) => break,
+            Ok(n) => got += n,
+            Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+            Err(e) => return Err(e),
+        }
+    }
+    buf.truncate(got);
+    Ok(buf)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
