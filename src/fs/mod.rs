@@ -89,7 +89,8 @@ impl FsError {
     }
 }
 
-/// `f` over `items` on up to `available_parallelism` scoped threads, results in order.
+/// `f` over `items` on up to `available_parallelism` scoped threads, results in order (inline
+/// for 8 items or fewer, where starting threads costs more than it saves).
 ///
 /// The codecs and views use rayon's global pool for pure computation, sometimes while the
 /// caller holds an asset's lock (a commit packs a map under its stage lock; a decode holds its
@@ -101,7 +102,7 @@ pub(crate) fn fan_out<T: Sync, R: Send>(items: &[T], f: impl Fn(&T) -> R + Sync)
         .map_or(2, |n| n.get())
         .clamp(1, 8)
         .min(items.len());
-    if threads <= 1 {
+    if threads <= 1 || items.len() <= 8 {
         return items.iter().map(f).collect();
     }
     let next = std::sync::atomic::AtomicUsize::new(0);
