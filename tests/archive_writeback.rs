@@ -12,29 +12,11 @@ mod writeback_common;
 use mount_common::{fuse_available, is_mounted, sh, UnmountGuard};
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
-use std::process::{Command, Stdio};
+use std::process::Command;
 use tafs::formats::hpi;
 use writeback_common::{edit_png, sample_bytes};
 
-const TAFS: &str = env!("CARGO_BIN_EXE_tafs");
-
-fn tafs(args: &[&str]) -> std::process::Output {
-    Command::new(TAFS)
-        .args(args)
-        .stdin(Stdio::null())
-        .output()
-        .unwrap()
-}
-
-fn ok(args: &[&str]) -> String {
-    let o = tafs(args);
-    assert!(
-        o.status.success(),
-        "tafs {args:?}: {}",
-        String::from_utf8_lossy(&o.stderr)
-    );
-    String::from_utf8_lossy(&o.stdout).into_owned()
-}
+use common::{tafs, tafs_ok as ok, TAFS};
 
 struct Mount {
     mnt: PathBuf,

@@ -9,26 +9,12 @@ mod mount_common;
 use mount_common::{fuse_available, is_mounted, put, sh, UnmountGuard};
 use std::ffi::OsStr;
 use std::path::{Path, PathBuf};
-use std::process::{Command, Stdio};
 use tafs::formats::hpi;
 
-const TAFS: &str = env!("CARGO_BIN_EXE_tafs");
-
-fn tafs(args: &[&str]) -> std::process::Output {
-    Command::new(TAFS)
-        .args(args)
-        .stdin(Stdio::null())
-        .output()
-        .unwrap()
-}
+use common::tafs;
 
 fn ok(args: &[&str]) {
-    let o = tafs(args);
-    assert!(
-        o.status.success(),
-        "tafs {args:?}: {}",
-        String::from_utf8_lossy(&o.stderr)
-    );
+    common::tafs_ok(args);
 }
 
 /// A daemon mount, unmounted on drop.

@@ -10,29 +10,10 @@ mod mount_common;
 use mount_common::{fuse_available, is_mounted, put, sh, UnmountGuard};
 use std::ffi::OsStr;
 use std::path::{Path, PathBuf};
-use std::process::{Command, Stdio};
 use std::time::Duration;
 use tafs::formats::hpi;
 
-const TAFS: &str = env!("CARGO_BIN_EXE_tafs");
-
-fn tafs(args: &[&str]) -> std::process::Output {
-    Command::new(TAFS)
-        .args(args)
-        .stdin(Stdio::null())
-        .output()
-        .unwrap()
-}
-
-fn ok(args: &[&str]) -> String {
-    let o = tafs(args);
-    assert!(
-        o.status.success(),
-        "tafs {args:?}: {}",
-        String::from_utf8_lossy(&o.stderr)
-    );
-    String::from_utf8_lossy(&o.stdout).into_owned()
-}
+use common::{tafs, tafs_ok as ok};
 
 /// A daemon mount of the merged view, unmounted on drop.
 fn mount(game: &Path, mnt: &Path, extra: &[&str]) -> UnmountGuard {

@@ -39,3 +39,26 @@ pub fn files_with_ext(dir: &Path, exts: &[&str]) -> Vec<PathBuf> {
     out.sort();
     out
 }
+
+/// The built `tafs` binary.
+pub const TAFS: &str = env!("CARGO_BIN_EXE_tafs");
+
+/// Runs `tafs ARGS` (stdin closed) and returns its output.
+pub fn tafs(args: &[&str]) -> std::process::Output {
+    std::process::Command::new(TAFS)
+        .args(args)
+        .stdin(std::process::Stdio::null())
+        .output()
+        .unwrap()
+}
+
+/// Runs `tafs ARGS`, asserts it succeeded and returns its standard output.
+pub fn tafs_ok(args: &[&str]) -> String {
+    let o = tafs(args);
+    assert!(
+        o.status.success(),
+        "tafs {args:?}: {}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+    String::from_utf8_lossy(&o.stdout).into_owned()
+}
