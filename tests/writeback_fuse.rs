@@ -828,3 +828,139 @@ fn new_map_by_rsync_appears_once_and_equals_tnt_pack() {
     ));
     assert_eq!(out, "", "second rsync into new.tnt itemized");
 }
+
+/// `png` with every pixel set to a pseudo-random opaque palette index (compresses worse than
+/// `edit_png`'s one-pixel edit, so the two versions differ in size).
+fn noisy_png(png: &[u8]) -> Vec<u8> {
+    use tafs::formats::palette::Palette;
+    use tafs::view::image::write_indexed_png;
+    let d = decode_png(png).unwrap();
+    let PngPixels::Indexed { trns, .. } = d.pixels else {
+        panic!("dump PNGs are indexed")
+    };
+    let transparent = trns.iter().position(|a| *a == 0).map(|i| i as u8);
+    let mut x = 0x2545_f491_u32;
+    let indices: Vec<u8> = (0..d.width * d.height)
+        .map(|_| {
+            x ^= x << 13;
+            x ^= x >> 17;
+            x ^= x << 5;
+            let i = 16 + (x % 200) as u8;
+            if Some(i) == transparent {
+                i + 1
+            } else {
+                i
+            }
+        })
+        .collect();
+    let mut out = Vec::new();
+    write_indexed_png(
+        &mut out,
+        d.width,
+        d.height,
+        &indices,
+        &Palette::ta(),
+        transparent,
+    )
+    .unwrap();
+    out
+}
+
+/// An editor renames new versions over a frame (two versions of different sizes, in turn)
+/// while readers open, fstat and read it and others stat it: every read must be exactly one
+/// version, with the size fstat gave. (Before opens and stats of a frame checked its inode
+/// still stood at its name under the stage lock, an open racing a rename served the new
+/// file under the old inode, whose size the kernel kept: hundreds of short or mixed reads in
+/// a few seconds.)
+#[test]
+fn readers_never_see_another_version_while_frames_are_renamed_over() {
+    use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+    if !fuse_available() {
+        return;
+    }
+    let e = env();
+    let m = mount(&e.game, &e.mnt, &e.state);
+    let d = e.dir.path().join("before");
+    dump(&e.game.join("anims/fx.gaf"), &d);
+    let rel = format!("{}/0.png", first_seq(&d));
+    let generated = std::fs::read(d.join(&rel)).unwrap();
+    let small = edit_png(&generated, 0xB3).0;
+    let big = noisy_png(&generated);
+    assert_ne!(small.len(), big.len());
+    let frame = m.mnt.join("anims/fx.gaf").join(&rel);
+    let folder = frame.parent().unwrap().to_path_buf();
+    let stop = AtomicBool::new(false);
+    let (reads, edits) = (AtomicUsize::new(0), AtomicUsize::new(0));
+    let bad = std::sync::Mutex::new(Vec::new());
+    std::thread::scope(|s| {
+        s.spawn(|| {
+            let t0 = std::time::Instant::now();
+            let mut n = 0usize;
+            while t0.elapsed() < std::time::Duration::from_secs(4) {
+                n += 1;
+                let tmp = folder.join(format!(".edit{n}.tmp"));
+                std::fs::write(&tmp, if n % 2 == 0 { &small } else { &big }).unwrap();
+                std::fs::rename(&tmp, &frame).unwrap();
+                edits.fetch_add(1, Ordering::Relaxed);
+            }
+            stop.store(true, Ordering::Relaxed);
+        });
+        for _ in 0..3 {
+            s.spawn(|| {
+                use std::io::Read;
+                while !stop.load(Ordering::Relaxed) {
+                    // ESTALE/ENOENT while a rename lands are allowed; what was read is checked
+                    let Ok(mut f) = std::fs::File::open(&frame) else {
+                        continue;
+                    };
+                    let Ok(size) = f.metadata().map(|m| m.len()) else {
+                        continue;
+                    };
+                    let mut data = Vec::new();
+                    if f.read_to_end(&mut data).is_err() {
+                        continue;
+                    }
+                    reads.fetch_add(1, Ordering::Relaxed);
+                    let known = data == generated || data == small || data == big;
+                    if !known || data.len() as u64 != size {
+                        bad.lock().unwrap().push(format!(
+                            "read {} bytes (a known version: {known}), fstat said {size}",
+                            data.len()
+                        ));
+                    }
+                }
+            });
+        }
+        s.spawn(|| {
+            while !stop.load(Ordering::Relaxed) {
+                let _ = std::fs::metadata(&frame);
+            }
+        });
+    });
+    let bad = bad.into_inner().unwrap();
+    let (reads, edits) = (reads.into_inner(), edits.into_inner());
+    println!(
+        "{edits} renames over the frame, {reads} reads, {} bad",
+        bad.len()
+    );
+    assert!(edits > 20 && reads > 100, "{edits} edits, {reads} reads");
+    assert!(
+        bad.is_empty(),
+        "{} bad reads, first: {:?}",
+        bad.len(),
+        &bad[..bad.len().min(5)]
+    );
+    // the mount and the binary hold the last version
+    let last = if edits % 2 == 0 { &small } else { &big };
+    assert_eq!(&std::fs::read(&frame).unwrap(), last);
+    let after = e.dir.path().join("after");
+    dump(&e.game.join("anims/fx.gaf"), &after);
+    let indices = |png: &[u8]| match decode_png(png).unwrap().pixels {
+        PngPixels::Indexed { indices, .. } => indices,
+        _ => panic!("dump PNGs are indexed"),
+    };
+    assert_eq!(
+        indices(&std::fs::read(after.join(&rel)).unwrap()),
+        indices(last)
+    );
+}

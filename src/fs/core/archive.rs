@@ -458,20 +458,19 @@ impl Core {
             let Some(s) = g.as_ref() else {
                 return;
             };
-            !s.meta.dirty.contains(&vpath) && fs::remove_file(s.path(&vpath)).is_ok()
-        };
-        if removed {
-            let parent = self
-                .table()
-                .nodes
-                .get(&ino)
-                .map(|n| (n.parent, n.name.clone()));
-            if let Some((parent, name)) = parent.filter(|(p, _)| *p != DETACHED) {
-                self.table_mut().detach(ino);
-                self.send(Inval::Entry { parent, name });
+            if s.meta.dirty.contains(&vpath) || fs::remove_file(s.path(&vpath)).is_err() {
+                return;
             }
-            self.send(Inval::Inode { ino });
+            // detached with the staged file, under the stage lock (`stands_at`)
+            let mut t = self.table_mut();
+            let at = t.nodes.get(&ino).map(|n| (n.parent, n.name.clone()));
+            t.detach(ino);
+            at
+        };
+        if let Some((parent, name)) = removed.filter(|(p, _)| *p != DETACHED) {
+            self.send(Inval::Entry { parent, name });
         }
+        self.send(Inval::Inode { ino });
     }
 
     /// Rebuilds the edited members of archive `rel` from its staging area and repacks the

@@ -578,7 +578,7 @@ impl Core {
         } else if !dir.is_empty() {
             self.materialize(&rel, gen, &layout, &meta, &dir, true)?;
         }
-        let file = self.with_stage(&rel, &meta, |s| {
+        let (file, ino) = self.with_stage(&rel, &meta, |s| {
             let p = s.path(&vpath);
             let mut o = Self::open_options(flags);
             o.create(true);
@@ -590,9 +590,10 @@ impl Core {
             self.chown_new(&p, uid, gid)?;
             s.meta.whiteouts.remove(&vpath);
             Self::mark_dirty(s, &vpath);
-            Ok(file)
+            // the old node of this name (if any) stops standing here with the file change
+            let ino = self.new_view_node(parent, root, gen, name, &vpath, false);
+            Ok((file, ino))
         })?;
-        let ino = self.new_view_node(parent, root, gen, name, &vpath, false);
         let m = file.metadata()?;
         let fh = self.add_handle(Handle::Staged {
             file,
@@ -621,31 +622,37 @@ impl Core {
     ) -> Result<Option<Opened>, FsError> {
         let write = Self::wants_write(flags);
         let rel = self.rel_path(root)?;
-        let staged = self.staged_path(&rel, vpath);
-        if staged.is_none() && !write {
-            return Ok(None);
-        }
         if write {
             self.check_writable()?;
-        }
-        let path = match staged {
-            Some(p) => p,
-            None => {
+            if self.staged_path(&rel, vpath).is_none() {
                 let (rel2, layout, meta) = self.current(root, gen)?;
-                let p = self.materialize(&rel2, gen, &layout, &meta, vpath, false)?;
+                self.materialize(&rel2, gen, &layout, &meta, vpath, false)?;
                 self.send(Inval::Inode { ino });
-                p
             }
-        };
-        let file = Self::open_options(flags).open(&path)?;
-        if write && flags & libc::O_TRUNC != 0 {
-            let asset = self.slot(&rel);
+        }
+        let asset = self.slot(&rel);
+        let file = {
             let mut g = lock(&asset.stage);
-            if let Some(s) = g.as_mut() {
+            // Under the stage lock (see `stands_at`): a rename over this name or an unlink
+            // since the kernel looked it up answers ESTALE here, never the file now there.
+            if !self.stands_at(ino, vpath) {
+                return Err(FsError::Stale);
+            }
+            let Some(s) = g.as_mut() else {
+                return Ok(None);
+            };
+            let path = s.path(vpath);
+            if path.symlink_metadata().is_err() {
+                // not staged (or dropped by a commit meanwhile): the generated file
+                return if write { Err(FsError::Stale) } else { Ok(None) };
+            }
+            let file = Self::open_options(flags).open(&path)?;
+            if write && flags & libc::O_TRUNC != 0 {
                 Self::mark_dirty(s, vpath);
                 let _ = s.save();
             }
-        }
+            file
+        };
         let fh = self.add_handle(Handle::Staged {
             file,
             ino,
@@ -820,9 +827,10 @@ impl Core {
                                  is written again, `rmdir` of the asset directory deletes the binary"
                     .into();
             }
+            // under the stage lock, with the staged file (`stands_at`)
+            self.table_mut().detach_child(parent, OsStr::new(name));
             Ok(())
         })?;
-        self.table_mut().detach_child(parent, OsStr::new(name));
         self.after_delete(&rel);
         if is_archive_path(&rel) && archive::part_of(&vpath).is_none() {
             // deleting a member of an archive commits (inside a GAF/TNT member it is part of
@@ -951,9 +959,7 @@ impl Core {
             s.meta.whiteouts.remove(&dst);
             let _ = was_dirty;
             Self::mark_dirty(s, &dst);
-            Ok(())
-        })?;
-        {
+            // the table changes with the staged files, under the stage lock (`stands_at`)
             let mut t = self.table_mut();
             t.move_child(parent, OsStr::new(name), newparent, OsStr::new(newname));
             if let Some(&ino) = t.children.get(&(newparent, OsString::from(newname))) {
@@ -963,7 +969,8 @@ impl Core {
                     *vpath = dst.clone();
                 }
             }
-        }
+            Ok(())
+        })?;
         if self.commits(&rel, &dst) {
             // a rename that fails to commit is reported as EIO (the kernel would retry a
             // rename that failed with ESTALE, and find the source gone)
