@@ -10,7 +10,7 @@ use mount_common::{fuse_available, is_mounted, sh, UnmountGuard};
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use tafs::view::image::{decode_png, write_gray_png, PngPixels};
-use writeback_common::{edit_png, parse, payloads, sample_bytes};
+use writeback_common::{edit_png, noisy_png, parse, payloads, sample_bytes};
 
 const TAFS: &str = env!("CARGO_BIN_EXE_tafs");
 
@@ -827,43 +827,6 @@ fn new_map_by_rsync_appears_once_and_equals_tnt_pack() {
         m.mnt.display()
     ));
     assert_eq!(out, "", "second rsync into new.tnt itemized");
-}
-
-/// `png` with every pixel set to a pseudo-random opaque palette index (compresses worse than
-/// `edit_png`'s one-pixel edit, so the two versions differ in size).
-fn noisy_png(png: &[u8]) -> Vec<u8> {
-    use tafs::formats::palette::Palette;
-    use tafs::view::image::write_indexed_png;
-    let d = decode_png(png).unwrap();
-    let PngPixels::Indexed { trns, .. } = d.pixels else {
-        panic!("dump PNGs are indexed")
-    };
-    let transparent = trns.iter().position(|a| *a == 0).map(|i| i as u8);
-    let mut x = 0x2545_f491_u32;
-    let indices: Vec<u8> = (0..d.width * d.height)
-        .map(|_| {
-            x ^= x << 13;
-            x ^= x >> 17;
-            x ^= x << 5;
-            let i = 16 + (x % 200) as u8;
-            if Some(i) == transparent {
-                i + 1
-            } else {
-                i
-            }
-        })
-        .collect();
-    let mut out = Vec::new();
-    write_indexed_png(
-        &mut out,
-        d.width,
-        d.height,
-        &indices,
-        &Palette::ta(),
-        transparent,
-    )
-    .unwrap();
-    out
 }
 
 /// An editor renames new versions over a frame (two versions of different sizes, in turn)

@@ -12,9 +12,9 @@ pub fn sample_bytes() -> Vec<u8> {
     gaf::write(&tafs::sample::animated_gaf()).unwrap()
 }
 
-/// `png` with the first opaque pixel set to palette index `to` (returns the new PNG and the
-/// pixel's position).
-pub fn edit_png(png: &[u8], to: u8) -> (Vec<u8>, usize) {
+/// `png` (an indexed dump PNG) with its palette indices changed by `f` (given the indices and
+/// the transparent index), encoded again.
+pub fn with_indices<T>(png: &[u8], f: impl FnOnce(&mut [u8], Option<u8>) -> T) -> (Vec<u8>, T) {
     let d = decode_png(png).unwrap();
     let PngPixels::Indexed {
         mut indices, trns, ..
@@ -23,11 +23,7 @@ pub fn edit_png(png: &[u8], to: u8) -> (Vec<u8>, usize) {
         panic!("dump PNGs are indexed")
     };
     let transparent = trns.iter().position(|a| *a == 0).map(|i| i as u8);
-    let pos = indices
-        .iter()
-        .position(|i| Some(*i) != transparent && *i != to)
-        .expect("an opaque pixel");
-    indices[pos] = to;
+    let r = f(&mut indices, transparent);
     let mut out = Vec::new();
     write_indexed_png(
         &mut out,
@@ -38,7 +34,38 @@ pub fn edit_png(png: &[u8], to: u8) -> (Vec<u8>, usize) {
         transparent,
     )
     .unwrap();
-    (out, pos)
+    (out, r)
+}
+
+/// `png` with the first opaque pixel set to palette index `to` (returns the new PNG and the
+/// pixel's position).
+pub fn edit_png(png: &[u8], to: u8) -> (Vec<u8>, usize) {
+    with_indices(png, |indices, transparent| {
+        let pos = indices
+            .iter()
+            .position(|i| Some(*i) != transparent && *i != to)
+            .expect("an opaque pixel");
+        indices[pos] = to;
+        pos
+    })
+}
+
+/// `png` with every pixel set to a pseudo-random opaque palette index (compresses worse than
+/// an `edit_png` edit, so the two differ in size).
+pub fn noisy_png(png: &[u8]) -> Vec<u8> {
+    with_indices(png, |indices, transparent| {
+        let mut x = 0x2545_f491_u32;
+        for i in indices.iter_mut() {
+            x ^= x << 13;
+            x ^= x >> 17;
+            x ^= x << 5;
+            *i = 16 + (x % 200) as u8;
+            if Some(*i) == transparent {
+                *i += 1;
+            }
+        }
+    })
+    .0
 }
 
 /// The stored payload of every simple frame and layer, in order (None for composites'
