@@ -20,10 +20,12 @@ fn short_stress_run_has_no_failures() {
         .args([
             script,
             "--seconds",
-            "15",
+            "20",
             "--readers",
             "3",
             "--writers",
+            "2",
+            "--editors",
             "2",
         ])
         .args(["--tafs", env!("CARGO_BIN_EXE_tafs")])
@@ -45,6 +47,6 @@ fn short_stress_run_has_no_failures() {
     ] {
         assert!(stdout.contains(what), "no {what} in the run");
     }
-    // 6 + swap + editor GAF, the texture GAF, the editor's map
-    assert!(stdout.contains("binaries checked: 10"), "{stdout}");
+    // 6 + swap + the texture GAF, and each editor's GAF and map
+    assert!(stdout.contains("binaries checked: 12"), "{stdout}");
 }
