@@ -202,6 +202,28 @@ pub struct Attr {
     pub blksize: u32,
 }
 
+impl Attr {
+    /// The placeholder attributes of a `.` or `..` entry in a `readdirplus` reply, which the
+    /// kernel does not use: a folder, inode `ino`, all else zero.
+    fn dot(ino: u64) -> Attr {
+        Attr {
+            ino,
+            size: 0,
+            blocks: 0,
+            atime: UNIX_EPOCH,
+            mtime: UNIX_EPOCH,
+            ctime: UNIX_EPOCH,
+            kind: FileKind::Dir,
+            perm: 0o555,
+            nlink: 2,
+            uid: 0,
+            gid: 0,
+            rdev: 0,
+            blksize: 4096,
+        }
+    }
+}
+
 /// Attribute changes requested by `setattr`.
 #[derive(Debug, Clone, Copy, Default)]
 pub struct SetAttr {
@@ -2157,7 +2179,15 @@ impl Core {
         let d = self.dir_handle_at(fh, offset)?;
         if !d.with_attrs.load(Ordering::Acquire) {
             let snapshot: Vec<DirItem> = lock(&d.items).clone();
-            let attrs: Vec<Option<Attr>> = fan_out(&snapshot, |it| self.getattr(it.ino, None).ok());
+            let attrs: Vec<Option<Attr>> = fan_out(&snapshot, |it| {
+                if it.name == "." || it.name == ".." {
+                    // the kernel ignores the attributes of these two (fuse_direntplus_link);
+                    // computing them costs a listing of the parent per folder (`..` of each
+                    // of a thousand subfolders is the same big folder)
+                    return Some(Attr::dot(it.ino));
+                }
+                self.getattr(it.ino, None).ok()
+            });
             let mut items = lock(&d.items);
             for (it, a) in items.iter_mut().zip(attrs) {
                 it.attr = a;

@@ -98,11 +98,14 @@ impl FsError {
 /// never run as a rayon task: a worker blocked on such a lock, or stealing a task that takes a
 /// lock its own stack holds, deadlocks. The file system fans out on these plain threads.
 pub(crate) fn fan_out<T: Sync, R: Send>(items: &[T], f: impl Fn(&T) -> R + Sync) -> Vec<R> {
-    let threads = std::thread::available_parallelism()
-        .map_or(2, |n| n.get())
-        .clamp(1, 8)
-        .min(items.len());
-    if threads <= 1 || items.len() <= 8 {
+    if items.len() <= 8 {
+        return items.iter().map(f).collect();
+    }
+    // asked once: std reads the cgroup quota files on every call
+    static CPUS: std::sync::OnceLock<usize> = std::sync::OnceLock::new();
+    let cpus = *CPUS.get_or_init(|| std::thread::available_parallelism().map_or(2, |n| n.get()));
+    let threads = cpus.clamp(1, 8).min(items.len());
+    if threads <= 1 {
         return items.iter().map(f).collect();
     }
     let next = std::sync::atomic::AtomicUsize::new(0);
