@@ -641,8 +641,8 @@ impl Core {
                     continue; // a member's exploded view: built below
                 }
                 if is_dir {
-                    // hidden folders, and folders named like a GAF/TNT member that the
-                    // archive does not have, are not written
+                    // hidden folders are not written; folders named like a GAF/TNT member
+                    // that the archive does not have are new members, built below
                     if name.starts_with('.') || AssetKind::from_name(&name).is_some() {
                         continue;
                     }
@@ -666,11 +666,25 @@ impl Core {
             .filter_map(|p| part_of(p))
             .filter(|p| edit.live(p).is_some() && !s.hidden(p))
             .collect();
+        // new members: a folder named like a GAF/TNT member that the archive does not have,
+        // holding an exploded view (`mkdir X.hpi/anims/new.gaf`, rsync of a dump into it)
+        let new_parts: BTreeSet<&str> = s
+            .meta
+            .dirty
+            .iter()
+            .filter_map(|p| part_of(p))
+            .filter(|p| edit.live(p).is_none() && !s.hidden(p) && s.path(p).is_dir())
+            .collect();
         let rel_str = rel.to_string_lossy().replace('\\', "/");
         // rayon is fine here: building waits for no lock (the archive view is this commit's own)
         let results: Vec<(&str, PartBuild)> = parts
             .par_iter()
             .map(|&part| (part, self.build_part(&rel_str, s, av, part)))
+            .chain(
+                new_parts
+                    .par_iter()
+                    .map(|&part| (part, self.build_new_part(&rel_str, s, part))),
+            )
             .collect();
         let mut pending = Vec::new();
         for (part, r) in results {
@@ -734,6 +748,36 @@ impl Core {
             ViewError::invalid("", format!("the rebuilt member does not decode: {e}"))
         })?;
         Ok((bytes != original).then_some(bytes))
+    }
+}
+
+impl Core {
+    /// The bytes of new GAF/TNT member `part`, built from its staged exploded view alone (as
+    /// a new loose asset is); `Missing` until every file it needs is there.
+    fn build_new_part(
+        &self,
+        rel_str: &str,
+        s: &Stage,
+        part: &str,
+    ) -> Result<Option<Vec<u8>>, ViewError> {
+        let name = part.rsplit('/').next().unwrap_or(part);
+        let Some(kind) = AssetKind::from_name(name) else {
+            return Ok(None);
+        };
+        let sub = part_stage(s, part);
+        let opts = member_options(&self.game_dir, rel_str, kind, part, None);
+        let overlay = writeback::Overlay {
+            stage: &sub,
+            layout: None,
+            view: None,
+            kind,
+        };
+        let bytes = (self.opts.packer)(kind, &overlay, None, &opts)?;
+        let v = (self.opts.opener)(kind, &bytes, &opts).map_err(|e| {
+            ViewError::invalid("", format!("the built member does not decode: {e}"))
+        })?;
+        writeback::complete_new(kind, &overlay, &*v)?;
+        Ok(Some(bytes))
     }
 }
 

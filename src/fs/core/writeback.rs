@@ -1281,7 +1281,11 @@ fn outdated_staged(
 
 /// A new asset commits only once it has a sequence and every sequence its metadata.json
 /// lists is there.
-fn complete_new(kind: AssetKind, files: &dyn FileSet, v: &dyn View) -> Result<(), ViewError> {
+pub(super) fn complete_new(
+    kind: AssetKind,
+    files: &dyn FileSet,
+    v: &dyn View,
+) -> Result<(), ViewError> {
     if kind != AssetKind::Gaf {
         return Ok(());
     }
