@@ -649,3 +649,66 @@ fn new_members_from_exploded_folders() {
         "the archive changed"
     );
 }
+
+/// A `map.png` edit of a map member re-tiles it (new tiles, `tilemap.csv` renumbered, the
+/// minimap rebuilt): the mount then shows the member as `tafs tnt unpack` does (no outdated
+/// staged `tilemap.csv`), and a later commit of the member keeps the edit.
+#[test]
+fn map_png_edit_of_a_member_retiles_and_stays() {
+    if !fuse_available() {
+        return;
+    }
+    let work = tempfile::tempdir().unwrap();
+    let w = work.path();
+    let game = w.join("game");
+    std::fs::create_dir_all(&game).unwrap();
+    let arch = game.join("x.hpi");
+    pack(w, &arch, &[]);
+    let m = mount(&game, &w.join("mnt"), &w.join("state"), &[]);
+    let dir = m.mnt.join("x.hpi/maps/demo.tnt");
+    let indices = |png: &[u8]| match tafs::view::image::decode_png(png).unwrap().pixels {
+        tafs::view::image::PngPixels::Indexed { indices, .. } => indices,
+        _ => panic!("map.png is indexed"),
+    };
+
+    // first tilemap.csv is edited (so it is staged): its first cell takes tile 3
+    sh(&format!(
+        "sed -i '1s/^2,/3,/' {}",
+        dir.join("tilemap.csv").display()
+    ));
+    let fresh0 = w.join("fresh0");
+    dump_member(&arch, "maps/demo.tnt", &fresh0);
+    let tm = std::fs::read_to_string(fresh0.join("tilemap.csv")).unwrap();
+    assert!(tm.starts_with("3,"), "{tm}");
+
+    // then map.png: one pixel, re-tiled by the commit
+    let (png, _) = edit_png(&std::fs::read(dir.join("map.png")).unwrap(), 0xC7);
+    std::fs::write(w.join("map.png"), &png).unwrap();
+    let before = members(&arch);
+    sh(&format!(
+        "cp {} {}",
+        w.join("map.png").display(),
+        dir.join("map.png").display()
+    ));
+    only_changed(&before, &members(&arch), "maps/demo.tnt");
+    let fresh = w.join("fresh");
+    dump_member(&arch, "maps/demo.tnt", &fresh);
+    assert!(indices(&std::fs::read(fresh.join("map.png")).unwrap()) == indices(&png));
+    for f in ["tilemap.csv", "metadata.json", "minimap.png"] {
+        assert!(
+            std::fs::read(dir.join(f)).unwrap() == std::fs::read(fresh.join(f)).unwrap(),
+            "{f} in the mount differs from the unpack of the committed member"
+        );
+    }
+
+    // a later commit of the member (a feature moves, sed -i) keeps the map.png edit
+    sh(&format!(
+        "sed -i '2s/,24,6$/,23,6/' {}",
+        dir.join("features.csv").display()
+    ));
+    let fresh2 = w.join("fresh2");
+    dump_member(&arch, "maps/demo.tnt", &fresh2);
+    let features = std::fs::read_to_string(fresh2.join("features.csv")).unwrap();
+    assert!(features.contains(",23,6"), "{features}");
+    assert!(indices(&std::fs::read(fresh2.join("map.png")).unwrap()) == indices(&png));
+}

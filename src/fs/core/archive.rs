@@ -373,11 +373,14 @@ impl Edit {
 }
 
 /// A member rebuilt: new bytes, `None` when unchanged.
-type PartBuild = Result<Option<Vec<u8>>, ViewError>;
+/// A member's new bytes (`None`: unchanged) and the staged files of it that the build made
+/// outdated (see `outdated_staged`), relative to the member.
+type PartBuild = Result<Option<(Vec<u8>, Vec<String>)>, ViewError>;
 
 /// How building the edited members went.
 enum Built {
-    Ok,
+    /// Ready to write; the staged files (archive paths) to drop once written.
+    Ok(Vec<String>),
     Pending(String),
     Error {
         file: Option<String>,
@@ -519,8 +522,8 @@ impl Core {
         }
         let built = self.apply_stage(rel, s, &av, &mut edit);
         let t_build = t0.elapsed();
-        match built {
-            Ok(Built::Ok) => {}
+        let outdated = match built {
+            Ok(Built::Ok(outdated)) => outdated,
             Ok(Built::Pending(why)) => {
                 s.meta.status = format!("pending: {why}");
                 let _ = s.save();
@@ -542,7 +545,7 @@ impl Core {
                 log::warn!("{}: commit refused: {e}", rel.display());
                 return Err(e);
             }
-        }
+        };
         let date = SystemTime::now()
             .duration_since(UNIX_EPOCH)
             .map_or(0, |d| d.as_secs().min(u64::from(u32::MAX)) as u32);
@@ -586,6 +589,16 @@ impl Core {
         s.meta.base = Some(Ident::of(&m));
         s.meta.committing = None;
         finish_archive_stage(s, &self.open_for_writing(rel));
+        for p in &outdated {
+            let _ = fs::remove_file(s.path(p));
+        }
+        if !outdated.is_empty() {
+            log::info!(
+                "{}: staged files that no longer describe their member dropped: {}",
+                rel.display(),
+                outdated.join(", ")
+            );
+        }
         let ms = |d: Duration| d.as_millis();
         s.meta.status = format!(
             "committed {} bytes after saving {trigger} ({} ms: members {}, repack {}, \
@@ -687,9 +700,13 @@ impl Core {
             )
             .collect();
         let mut pending = Vec::new();
+        let mut outdated = Vec::new();
         for (part, r) in results {
             match r {
-                Ok(Some(bytes)) => edit.set_file(part, bytes)?,
+                Ok(Some((bytes, old))) => {
+                    edit.set_file(part, bytes)?;
+                    outdated.extend(old.into_iter().map(|p| format!("{part}/{p}")));
+                }
                 Ok(None) => {}
                 Err(e @ ViewError::Missing { .. }) => pending.push(format!("{part}: {e}")),
                 Err(e) => {
@@ -706,19 +723,13 @@ impl Core {
         if !pending.is_empty() {
             return Ok(Built::Pending(pending.join("; ")));
         }
-        Ok(Built::Ok)
+        Ok(Built::Ok(outdated))
     }
 
     /// The new bytes of GAF/TNT member `part` built from its exploded view with the staged
     /// files on top; `None` when unchanged, or while it is being removed (its
     /// `metadata.json` deleted).
-    fn build_part(
-        &self,
-        rel_str: &str,
-        s: &Stage,
-        av: &ArchiveView,
-        part: &str,
-    ) -> Result<Option<Vec<u8>>, ViewError> {
+    fn build_part(&self, rel_str: &str, s: &Stage, av: &ArchiveView, part: &str) -> PartBuild {
         let name = part.rsplit('/').next().unwrap_or(part);
         let Some(kind) = AssetKind::from_name(name) else {
             return Ok(None);
@@ -743,23 +754,23 @@ impl Core {
             kind,
         };
         let bytes = (self.opts.packer)(kind, &overlay, Some(&original), &opts)?;
-        (self.opts.opener)(kind, &bytes, &opts).map_err(|e| {
+        let new_view = (self.opts.opener)(kind, &bytes, &opts).map_err(|e| {
             // no file named: the call that saved fails
             ViewError::invalid("", format!("the rebuilt member does not decode: {e}"))
         })?;
-        Ok((bytes != original).then_some(bytes))
+        if bytes == original {
+            return Ok(None);
+        }
+        let old =
+            writeback::outdated_staged(&self.opts.packer, kind, &sub, &*new_view, &bytes, &opts);
+        Ok(Some((bytes, old)))
     }
 }
 
 impl Core {
     /// The bytes of new GAF/TNT member `part`, built from its staged exploded view alone (as
     /// a new loose asset is); `Missing` until every file it needs is there.
-    fn build_new_part(
-        &self,
-        rel_str: &str,
-        s: &Stage,
-        part: &str,
-    ) -> Result<Option<Vec<u8>>, ViewError> {
+    fn build_new_part(&self, rel_str: &str, s: &Stage, part: &str) -> PartBuild {
         let name = part.rsplit('/').next().unwrap_or(part);
         let Some(kind) = AssetKind::from_name(name) else {
             return Ok(None);
@@ -777,7 +788,8 @@ impl Core {
             ViewError::invalid("", format!("the built member does not decode: {e}"))
         })?;
         writeback::complete_new(kind, &overlay, &*v)?;
-        Ok(Some(bytes))
+        let old = writeback::outdated_staged(&self.opts.packer, kind, &sub, &*v, &bytes, &opts);
+        Ok(Some((bytes, old)))
     }
 }
 

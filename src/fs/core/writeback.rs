@@ -1231,7 +1231,7 @@ impl Core {
 /// new binary's generated one is outdated (so the next commit cannot undo this one); files the
 /// view does not have are kept. Maps
 /// only: GAF builds take every staged file as it is.
-fn outdated_staged(
+pub(super) fn outdated_staged(
     packer: &crate::fs::stage::Packer,
     kind: AssetKind,
     stage: &Stage,
