@@ -83,7 +83,7 @@ impl Core {
 // Write-back into archives
 
 use crate::formats::hpi::{self, Member};
-use crate::fs::stage::{is_layout_name, write_atomic, Stage, StageMeta};
+use crate::fs::stage::{is_layout_name, Stage, StageMeta};
 use std::collections::{BTreeSet, HashSet};
 
 /// True when the staging area `s` belongs to an archive.
@@ -574,31 +574,9 @@ impl Core {
             s.save()?;
             return Ok(());
         }
-        s.push_history(av.data())?;
-        s.meta.committing = Some(crate::fs::stage::Written::of(&bytes));
-        s.save()?;
-        let n = crate::fs::stage::remove_leftovers(&abs);
-        if n > 0 {
-            log::info!(
-                "{}: removed {n} temporary file(s) of an interrupted commit",
-                rel.display()
-            );
-        }
-        write_atomic(&abs, &bytes, Some(&cur_meta))?;
-        let m = fs::metadata(&abs)?;
-        s.meta.base = Some(Ident::of(&m));
-        s.meta.committing = None;
+        writeback::replace_binary(rel, &abs, s, Some((av.data(), &cur_meta)), &bytes)?;
         finish_archive_stage(s, &self.open_for_writing(rel));
-        for p in &outdated {
-            let _ = fs::remove_file(s.path(p));
-        }
-        if !outdated.is_empty() {
-            log::info!(
-                "{}: staged files that no longer describe their member dropped: {}",
-                rel.display(),
-                outdated.join(", ")
-            );
-        }
+        writeback::drop_outdated(rel, s, &outdated);
         let ms = |d: Duration| d.as_millis();
         s.meta.status = format!(
             "committed {} bytes after saving {trigger} ({} ms: members {}, repack {}, \

@@ -1173,32 +1173,9 @@ impl Core {
             return Ok(());
         }
         let outdated = outdated_staged(&self.opts.packer, kind, s, &*new_view, &bytes, &opts);
-        if let Some((old, _)) = &cur {
-            s.push_history(old)?;
-        }
-        s.meta.committing = Some(crate::fs::stage::Written::of(&bytes));
-        s.save()?;
-        let n = crate::fs::stage::remove_leftovers(&abs);
-        if n > 0 {
-            log::info!(
-                "{}: removed {n} temporary file(s) of an interrupted commit",
-                rel.display()
-            );
-        }
-        write_atomic(&abs, &bytes, cur.as_ref().map(|c| &c.1))?;
-        let m = fs::metadata(&abs)?;
-        s.meta.base = Some(Ident::of(&m));
-        s.meta.committing = None;
-        for p in &outdated {
-            let _ = fs::remove_file(s.path(p));
-        }
-        if !outdated.is_empty() {
-            log::info!(
-                "{}: staged files that no longer describe the binary dropped: {}",
-                rel.display(),
-                outdated.join(", ")
-            );
-        }
+        let old = cur.as_ref().map(|(b, m)| (b.as_slice(), m));
+        replace_binary(rel, &abs, s, old, &bytes)?;
+        drop_outdated(rel, s, &outdated);
         s.meta.dirty.clear();
         s.meta.conflict = false;
         let was_new = std::mem::take(&mut s.meta.new_asset);
@@ -1220,6 +1197,49 @@ impl Core {
         let _ = was_new;
         let _ = self.resolve(rel);
         Ok(())
+    }
+}
+
+/// Replaces binary `abs` (`old`: its bytes and metadata, if it exists) with `bytes`, the way
+/// every commit does: the old version to the history, a record of what is being written (so
+/// a commit killed after the rename is recognised at the next start), leftovers of an
+/// interrupted commit removed, atomic replace; the staging area is based on the new file.
+pub(super) fn replace_binary(
+    rel: &Path,
+    abs: &Path,
+    s: &mut Stage,
+    old: Option<(&[u8], &Metadata)>,
+    bytes: &[u8],
+) -> Result<(), FsError> {
+    if let Some((b, _)) = old {
+        s.push_history(b)?;
+    }
+    s.meta.committing = Some(crate::fs::stage::Written::of(bytes));
+    s.save()?;
+    let n = crate::fs::stage::remove_leftovers(abs);
+    if n > 0 {
+        log::info!(
+            "{}: removed {n} temporary file(s) of an interrupted commit",
+            rel.display()
+        );
+    }
+    write_atomic(abs, bytes, old.map(|(_, m)| m))?;
+    s.meta.base = Some(Ident::of(&fs::metadata(abs)?));
+    s.meta.committing = None;
+    Ok(())
+}
+
+/// Removes the staged files `outdated` (paths in the staging area) after a commit.
+pub(super) fn drop_outdated(rel: &Path, s: &Stage, outdated: &[String]) {
+    for p in outdated {
+        let _ = fs::remove_file(s.path(p));
+    }
+    if !outdated.is_empty() {
+        log::info!(
+            "{}: staged files that no longer describe the binary dropped: {}",
+            rel.display(),
+            outdated.join(", ")
+        );
     }
 }
 
