@@ -826,6 +826,23 @@ fn finish_archive_stage(s: &mut Stage, open: &HashSet<String>) {
     s.meta.conflict = false;
 }
 
+/// The deletions staged under folder `from` now stand under `to` (a folder moved).
+fn move_whiteouts(s: &mut Stage, from: &str, to: &str) {
+    let under = format!("{from}/");
+    let moved: Vec<String> = s
+        .meta
+        .whiteouts
+        .iter()
+        .filter(|w| w.starts_with(&under))
+        .cloned()
+        .collect();
+    for x in moved {
+        s.meta.whiteouts.remove(&x);
+        let rest = x.get(from.len()..).unwrap_or_default();
+        s.meta.whiteouts.insert(format!("{to}{rest}"));
+    }
+}
+
 fn writeback_join(dir: &str, name: &str) -> String {
     if dir.is_empty() {
         name.to_string()
@@ -882,19 +899,7 @@ impl Core {
             if moved {
                 fs::rename(&from, s.path(dst))?;
             }
-            let under = format!("{src}/");
-            let w: Vec<String> = s
-                .meta
-                .whiteouts
-                .iter()
-                .filter(|w| w.starts_with(&under))
-                .cloned()
-                .collect();
-            for x in w {
-                s.meta.whiteouts.remove(&x);
-                let rest = x.get(src.len()..).unwrap_or_default();
-                s.meta.whiteouts.insert(format!("{dst}{rest}"));
-            }
+            move_whiteouts(s, src, dst);
             s.meta.dirty.insert(dst.to_string());
             Ok(moved)
         })?;
@@ -904,19 +909,7 @@ impl Core {
                 if moved_stage {
                     fs::rename(s.path(dst), s.path(src))?;
                 }
-                let under = format!("{dst}/");
-                let w: Vec<String> = s
-                    .meta
-                    .whiteouts
-                    .iter()
-                    .filter(|w| w.starts_with(&under))
-                    .cloned()
-                    .collect();
-                for x in w {
-                    s.meta.whiteouts.remove(&x);
-                    let rest = x.get(dst.len()..).unwrap_or_default();
-                    s.meta.whiteouts.insert(format!("{src}{rest}"));
-                }
+                move_whiteouts(s, dst, src);
                 s.meta.dirty.remove(dst);
                 Ok(())
             });
