@@ -9,46 +9,20 @@ mod common;
 mod mount_common;
 mod writeback_common;
 
-use mount_common::{fuse_available, is_mounted, sh, UnmountGuard};
+use mount_common::{fuse_available, sh, Mount};
 use std::collections::BTreeMap;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::process::Command;
 use tafs::formats::hpi;
 use writeback_common::{edit_png, sample_bytes};
 
-use common::{tafs, tafs_ok as ok, TAFS};
+use common::{tafs, tafs_ok as ok};
 
-struct Mount {
-    mnt: PathBuf,
-    _guard: UnmountGuard,
-}
-
+/// A write-back mount with TTL 0, state directory `state` and the options `extra`.
 fn mount(game: &Path, mnt: &Path, state: &Path, extra: &[&str]) -> Mount {
-    std::fs::create_dir_all(mnt).unwrap();
-    let guard = UnmountGuard(mnt.to_path_buf());
-    let mut args = vec![
-        "mount",
-        "-d",
-        "--ttl",
-        "0",
-        "--state-dir",
-        state.to_str().unwrap(),
-    ];
+    let mut args = vec!["--ttl", "0", "--state-dir", state.to_str().unwrap()];
     args.extend_from_slice(extra);
-    args.push(game.to_str().unwrap());
-    args.push(mnt.to_str().unwrap());
-    ok(&args);
-    assert!(is_mounted(mnt));
-    Mount {
-        mnt: mnt.to_path_buf(),
-        _guard: guard,
-    }
-}
-
-impl Drop for Mount {
-    fn drop(&mut self) {
-        let _ = Command::new(TAFS).arg("umount").arg(&self.mnt).status();
-    }
+    mount_common::mount(game, mnt, &args)
 }
 
 const TDF: &[u8] = b"[SIDE0]\r\n{\r\nname=ARM;\r\n}\r\n";

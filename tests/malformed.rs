@@ -8,8 +8,8 @@ mod malformed_corpus;
 mod mount_common;
 
 use malformed_corpus::Expect;
-use mount_common::{fuse_available, is_mounted, sh, UnmountGuard};
-use std::path::{Path, PathBuf};
+use mount_common::{fuse_available, sh};
+use std::path::Path;
 use std::process::{Command, Output, Stdio};
 
 const TAFS: &str = env!("CARGO_BIN_EXE_tafs");
@@ -138,22 +138,6 @@ fn cli_refuses_or_contains_every_malformed_file() {
     println!("{} malformed files checked", cases.len());
 }
 
-/// A daemon mount that `tafs umount`s (and lazily unmounts) on drop.
-struct Mount {
-    mnt: PathBuf,
-    _guard: UnmountGuard,
-}
-
-impl Drop for Mount {
-    fn drop(&mut self) {
-        let _ = Command::new(TAFS)
-            .arg("umount")
-            .arg(&self.mnt)
-            .stdin(Stdio::null())
-            .output();
-    }
-}
-
 #[test]
 fn mount_shows_malformed_files_plainly() {
     if !fuse_available() {
@@ -162,22 +146,7 @@ fn mount_shows_malformed_files_plainly() {
     let root = tempfile::tempdir().unwrap();
     let game = root.path().join("game");
     let cases = malformed_corpus::write_to(&game.join("anims")).unwrap();
-    let mnt = root.path().join("mnt");
-    std::fs::create_dir(&mnt).unwrap();
-    let guard = UnmountGuard(mnt.clone());
-    let o = Command::new(TAFS)
-        .args(["mount", "-d"])
-        .arg(&game)
-        .arg(&mnt)
-        .stdin(Stdio::null())
-        .output()
-        .unwrap();
-    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
-    let m = Mount {
-        mnt: mnt.clone(),
-        _guard: guard,
-    };
-    assert!(is_mounted(&m.mnt));
+    let m = mount_common::mount(&game, &root.path().join("mnt"), &[]);
     let mut failures = Vec::new();
     for c in &cases {
         let p = m.mnt.join("anims").join(&c.name);

@@ -6,7 +6,7 @@
 mod common;
 mod mount_common;
 
-use mount_common::{fuse_available, is_mounted, put, sh, UnmountGuard};
+use mount_common::{fuse_available, mount, put, sh};
 use std::ffi::OsStr;
 use std::path::{Path, PathBuf};
 use tafs::formats::hpi;
@@ -15,19 +15,6 @@ use common::tafs;
 
 fn ok(args: &[&str]) {
     common::tafs_ok(args);
-}
-
-/// A daemon mount, unmounted on drop.
-fn mount(game: &Path, mnt: &Path, extra: &[&str]) -> UnmountGuard {
-    std::fs::create_dir_all(mnt).unwrap();
-    let guard = UnmountGuard(mnt.to_path_buf());
-    let mut args = vec!["mount", "-d"];
-    args.extend_from_slice(extra);
-    args.push(game.to_str().unwrap());
-    args.push(mnt.to_str().unwrap());
-    ok(&args);
-    assert!(is_mounted(mnt));
-    guard
 }
 
 /// What the mount must show for `archive`: extracted, each GAF/TNT member that dumps

@@ -7,7 +7,7 @@
 mod common;
 mod mount_common;
 
-use mount_common::{fuse_available, is_mounted, put, sh, UnmountGuard};
+use mount_common::{fuse_available, put, sh, Mount};
 use std::ffi::OsStr;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
@@ -15,17 +15,11 @@ use tafs::formats::hpi;
 
 use common::{tafs, tafs_ok as ok};
 
-/// A daemon mount of the merged view, unmounted on drop.
-fn mount(game: &Path, mnt: &Path, extra: &[&str]) -> UnmountGuard {
-    std::fs::create_dir_all(mnt).unwrap();
-    let guard = UnmountGuard(mnt.to_path_buf());
-    let mut args = vec!["mount", "-d", "--merged", "--ttl", "0.2"];
+/// A daemon mount of the merged view with the options `extra`.
+fn mount(game: &Path, mnt: &Path, extra: &[&str]) -> Mount {
+    let mut args = vec!["--merged", "--ttl", "0.2"];
     args.extend_from_slice(extra);
-    args.push(game.to_str().unwrap());
-    args.push(mnt.to_str().unwrap());
-    ok(&args);
-    assert!(is_mounted(mnt));
-    guard
+    mount_common::mount(game, mnt, &args)
 }
 
 fn file(name: &str, bytes: &[u8]) -> hpi::Node {

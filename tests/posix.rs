@@ -7,14 +7,11 @@
 
 mod mount_common;
 
-use mount_common::{fuse_available, is_mounted, UnmountGuard};
+use mount_common::{fuse_available, Mount};
 use proptest::prelude::*;
 use std::ffi::CString;
 use std::os::unix::ffi::OsStrExt;
 use std::path::{Path, PathBuf};
-use std::process::{Command, Stdio};
-
-const TAFS: &str = env!("CARGO_BIN_EXE_tafs");
 
 /// One operation. Paths are relative to the case's root; `slot` names an open descriptor.
 #[derive(Debug, Clone)]
@@ -342,18 +339,8 @@ struct Mounted {
     _game: tempfile::TempDir,
     game_plain: PathBuf,
     mnt: PathBuf,
-    _guard: UnmountGuard,
+    _mount: Mount,
     _dir: tempfile::TempDir,
-}
-
-impl Drop for Mounted {
-    fn drop(&mut self) {
-        let _ = Command::new(TAFS)
-            .arg("umount")
-            .arg(&self.mnt)
-            .stdin(Stdio::null())
-            .output();
-    }
 }
 
 fn mount(extra: &[&str]) -> Mounted {
@@ -363,23 +350,12 @@ fn mount(extra: &[&str]) -> Mounted {
     std::fs::create_dir(&game_plain).unwrap();
     let dir = tempfile::tempdir().unwrap();
     let mnt = dir.path().join("mnt");
-    std::fs::create_dir(&mnt).unwrap();
-    let guard = UnmountGuard(mnt.clone());
-    let o = Command::new(TAFS)
-        .args(["mount", "-d"])
-        .args(extra)
-        .arg(game.path())
-        .arg(&mnt)
-        .stdin(Stdio::null())
-        .output()
-        .unwrap();
-    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
-    assert!(is_mounted(&mnt));
+    let m = mount_common::mount(game.path(), &mnt, extra);
     Mounted {
         _game: game,
         game_plain,
         mnt,
-        _guard: guard,
+        _mount: m,
         _dir: dir,
     }
 }

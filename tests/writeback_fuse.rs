@@ -6,7 +6,7 @@
 mod mount_common;
 mod writeback_common;
 
-use mount_common::{fuse_available, is_mounted, sh, UnmountGuard};
+use mount_common::{fuse_available, sh, Mount, UnmountGuard};
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use tafs::view::image::{decode_png, write_gray_png, PngPixels};
@@ -14,38 +14,13 @@ use writeback_common::{edit_png, noisy_png, parse, payloads, sample_bytes};
 
 const TAFS: &str = env!("CARGO_BIN_EXE_tafs");
 
-struct Mount {
-    mnt: PathBuf,
-    _guard: UnmountGuard,
-}
-
+/// A write-back mount with TTL 0 and state directory `state`.
 fn mount(game: &Path, mnt: &Path, state: &Path) -> Mount {
-    std::fs::create_dir_all(mnt).unwrap();
-    let guard = UnmountGuard(mnt.to_path_buf());
-    let out = Command::new(TAFS)
-        .args(["mount", "-d", "--ttl", "0", "--state-dir"])
-        .arg(state)
-        .arg(game)
-        .arg(mnt)
-        .stdin(Stdio::null())
-        .output()
-        .unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    assert!(is_mounted(mnt));
-    Mount {
-        mnt: mnt.to_path_buf(),
-        _guard: guard,
-    }
-}
-
-impl Drop for Mount {
-    fn drop(&mut self) {
-        let _ = Command::new(TAFS).arg("umount").arg(&self.mnt).status();
-    }
+    mount_common::mount(
+        game,
+        mnt,
+        &["--ttl", "0", "--state-dir", state.to_str().unwrap()],
+    )
 }
 
 struct Env {

@@ -152,3 +152,45 @@ pub fn sh(cmd: &str) -> String {
     );
     String::from_utf8_lossy(&out.stdout).into_owned()
 }
+
+/// A daemon mount of the built binary (`tafs mount -d ARGS… GAME MNT`, `MNT` made if
+/// missing): `tafs umount`ed on drop, lazily unmounted if that did not work.
+pub struct Mount {
+    /// The mount point.
+    pub mnt: PathBuf,
+    _guard: UnmountGuard,
+}
+
+/// Mounts `game` on `mnt` with the options `args`; panics with the CLI's message on failure.
+pub fn mount(game: &Path, mnt: &Path, args: &[&str]) -> Mount {
+    std::fs::create_dir_all(mnt).unwrap();
+    let guard = UnmountGuard(mnt.to_path_buf());
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_tafs"))
+        .args(["mount", "-d"])
+        .args(args)
+        .arg(game)
+        .arg(mnt)
+        .stdin(std::process::Stdio::null())
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "tafs mount {args:?}: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(is_mounted(mnt));
+    Mount {
+        mnt: mnt.to_path_buf(),
+        _guard: guard,
+    }
+}
+
+impl Drop for Mount {
+    fn drop(&mut self) {
+        let _ = std::process::Command::new(env!("CARGO_BIN_EXE_tafs"))
+            .arg("umount")
+            .arg(&self.mnt)
+            .stdin(std::process::Stdio::null())
+            .output();
+    }
+}
