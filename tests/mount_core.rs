@@ -503,3 +503,33 @@ fn fake_view_is_what_the_tests_think() {
     assert!(FakeView::parse(b"nope").is_err());
     let _ = SystemTime::now();
 }
+
+/// fstat of a pass-through file unlinked (or renamed over) while open answers from the open
+/// file, as a local file system does; ESTALE only once nothing holds it open.
+#[test]
+fn unlinked_open_file_keeps_answering_stat() {
+    let g = game();
+    let (core, _rx) = core_with(g.path(), opts());
+    let (a, o) = core
+        .create(ROOT, OsStr::new("f.txt"), 0o644, 0, libc::O_RDWR, 0, 0)
+        .unwrap();
+    assert_eq!(core.write(o.fh, 0, b"hello").unwrap(), 5);
+    core.unlink(ROOT, OsStr::new("f.txt")).unwrap();
+    let st = core.getattr(a.ino, None).unwrap();
+    assert_eq!((st.size, st.kind), (5, FileKind::File));
+    // replaced by a rename of another file over its name: still the open file's attributes
+    let (_, o2) = core
+        .create(ROOT, OsStr::new("g.txt"), 0o644, 0, libc::O_RDWR, 0, 0)
+        .unwrap();
+    let (b, o3) = core
+        .create(ROOT, OsStr::new("h.txt"), 0o644, 0, libc::O_RDWR, 0, 0)
+        .unwrap();
+    assert_eq!(core.write(o3.fh, 0, b"0123456789").unwrap(), 10);
+    core.rename(ROOT, OsStr::new("g.txt"), ROOT, OsStr::new("h.txt"), 0)
+        .unwrap();
+    assert_eq!(core.getattr(b.ino, None).unwrap().size, 10);
+    for fh in [o.fh, o2.fh, o3.fh] {
+        core.release(fh).unwrap();
+    }
+    assert_eq!(core.getattr(a.ino, None).unwrap_err().errno(), libc::ESTALE);
+}
