@@ -27,6 +27,9 @@ enum Op {
     Close(usize),
     Fstat(usize),
     Ftruncate(usize, i64),
+    Fchmod(usize, u32),
+    /// futimens (atime, mtime) in seconds, then fstat of the times.
+    Futimens(usize, i64, i64),
     Truncate(&'static str, i64),
     Rename(&'static str, &'static str),
     /// renameat2 with RENAME_NOREPLACE (1) or RENAME_EXCHANGE (2).
@@ -55,6 +58,20 @@ enum Op {
 struct Runner {
     root: PathBuf,
     fds: Vec<Option<i32>>,
+}
+
+/// The (atime, mtime) pair `utimensat`/`futimens` set: the seconds given, fixed nanoseconds.
+fn times(a: i64, m: i64) -> [libc::timespec; 2] {
+    [
+        libc::timespec {
+            tv_sec: a,
+            tv_nsec: 250_000_000,
+        },
+        libc::timespec {
+            tv_sec: m,
+            tv_nsec: 500_000_000,
+        },
+    ]
 }
 
 fn errno() -> i32 {
@@ -198,6 +215,20 @@ impl Runner {
                     }
                 }
                 Op::Ftruncate(slot, len) => res(i64::from(libc::ftruncate(self.fd(*slot), *len))),
+                Op::Fchmod(slot, mode) => res(i64::from(libc::fchmod(self.fd(*slot), *mode))),
+                Op::Futimens(slot, a, m) => {
+                    let ts = times(*a, *m);
+                    let fd = self.fd(*slot);
+                    if libc::futimens(fd, ts.as_ptr()) < 0 {
+                        return res(-1);
+                    }
+                    let mut st: libc::stat = std::mem::zeroed();
+                    libc::fstat(fd, &mut st);
+                    format!(
+                        "ok atime {}.{} mtime {}.{}",
+                        st.st_atime, st.st_atime_nsec, st.st_mtime, st.st_mtime_nsec
+                    )
+                }
                 Op::Truncate(p, len) => res(i64::from(libc::truncate(self.c(p).as_ptr(), *len))),
                 Op::Rename(a, b) => res(i64::from(libc::rename(
                     self.c(a).as_ptr(),
@@ -228,16 +259,7 @@ impl Runner {
                 Op::Chmod(p, mode) => res(i64::from(libc::chmod(self.c(p).as_ptr(), *mode))),
                 Op::Chown(p, u, g) => res(i64::from(libc::chown(self.c(p).as_ptr(), *u, *g))),
                 Op::Utimens(p, a, m) => {
-                    let ts = [
-                        libc::timespec {
-                            tv_sec: *a,
-                            tv_nsec: 250_000_000,
-                        },
-                        libc::timespec {
-                            tv_sec: *m,
-                            tv_nsec: 500_000_000,
-                        },
-                    ];
+                    let ts = times(*a, *m);
                     let r = libc::utimensat(libc::AT_FDCWD, self.c(p).as_ptr(), ts.as_ptr(), 0);
                     if r < 0 {
                         return res(-1);
@@ -514,6 +536,9 @@ fn hand_cases() -> Vec<(&'static str, Vec<Op>)> {
                 Fstat(0),
                 Ftruncate(0, 3),
                 Fstat(0),
+                Fchmod(0, 0o600),
+                Futimens(0, 1_000_000, 2_000_000),
+                Fstat(0),
                 Stat("f"),
                 Unlink("f"),
                 Create(1, "f", RW, 0o600),
@@ -637,6 +662,8 @@ fn op() -> impl Strategy<Value = Op> {
         (0..3usize).prop_map(Close),
         (0..3usize).prop_map(Fstat),
         (0..3usize, 0..50i64).prop_map(|(s, l)| Ftruncate(s, l)),
+        (0..3usize, prop_oneof![Just(0o600u32), Just(0o644)]).prop_map(|(s, m)| Fchmod(s, m)),
+        (0..3usize).prop_map(|s| Futimens(s, 1_000_000, 2_000_000)),
         (name(), 0..50i64).prop_map(|(p, l)| Truncate(p, l)),
         (name(), name()).prop_map(|(a, b)| Rename(a, b)),
         (name(), name(), 1..3u32).prop_map(|(a, b, f)| Rename2(a, b, f)),

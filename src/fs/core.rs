@@ -1446,6 +1446,44 @@ impl Core {
             .is_some_and(|n| matches!(n.kind, NodeKind::AssetRoot | NodeKind::View { .. }))
     }
 
+    /// `setattr` of a real inode that has no path any more (unlinked, renamed over), applied
+    /// to a file that holds it open; `ESTALE` when none does.
+    fn setattr_open(&self, ino: u64, set: &SetAttr) -> Result<Attr, FsError> {
+        let handle = lock(&self.handles)
+            .values()
+            .find(|h| matches!(&***h, Handle::Real { ino: i, .. } if *i == ino))
+            .cloned();
+        let Some(Handle::Real { file, written, .. }) = handle.as_deref() else {
+            return Err(FsError::Stale);
+        };
+        if let Some(mode) = set.mode {
+            file.set_permissions(fs::Permissions::from_mode(mode & 0o7777))?;
+        }
+        if set.uid.is_some() || set.gid.is_some() {
+            std::os::unix::fs::fchown(file, set.uid, set.gid)?;
+        }
+        if let Some(size) = set.size {
+            file.set_len(size)?;
+            written.store(true, Ordering::Relaxed);
+        }
+        let when = |t: SetTime| match t {
+            SetTime::Omit => None,
+            SetTime::Now => Some(SystemTime::now()),
+            SetTime::At(t) => Some(t),
+        };
+        let mut times = fs::FileTimes::new();
+        if let Some(t) = set.atime.and_then(when) {
+            times = times.set_accessed(t);
+        }
+        if let Some(t) = set.mtime.and_then(when) {
+            times = times.set_modified(t);
+        }
+        if set.atime.and_then(when).is_some() || set.mtime.and_then(when).is_some() {
+            file.set_times(times)?;
+        }
+        self.open_file_attr(ino)
+    }
+
     fn writable_real(&self, ino: u64) -> Result<(Node, PathBuf), FsError> {
         if self.opts.read_only {
             return Err(FsError::ReadOnly("mounted read-only"));
@@ -1490,7 +1528,11 @@ impl Core {
                 return self.getattr(ino, fh);
             }
         }
-        let (node, rel) = self.writable_real(ino)?;
+        let (node, rel) = match self.writable_real(ino) {
+            // fchmod/fchown/futimens of an open file that has no name any more
+            Err(FsError::Stale) => return self.setattr_open(ino, &set),
+            r => r?,
+        };
         let abs = self.abs(&rel);
         let is_symlink = matches!(
             node.kind,
