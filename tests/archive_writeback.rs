@@ -11,7 +11,7 @@ mod writeback_common;
 
 use mount_common::{fuse_available, sh, Mount};
 use std::collections::BTreeMap;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::process::Command;
 use tafs::formats::hpi;
 use writeback_common::{edit_png, sample_bytes};
@@ -36,6 +36,20 @@ fn source_tree(dir: &Path) {
     put("maps/demo.tnt", &map);
     put("gamedata/side.tdf", TDF);
     put("units/sub/armcom.fbi", b"[UNITINFO]{name=Commander;}");
+}
+
+/// A game folder `WORK/game` holding `x.hpi` (the self-made tree, `tafs hpi pack` defaults),
+/// mounted on `WORK/mnt` with write-back (state in `WORK/state`). Returns the work folder,
+/// the archive's path and the mount (drop the mount first).
+fn packed_and_mounted() -> (Mount, PathBuf, tempfile::TempDir) {
+    let work = tempfile::tempdir().unwrap();
+    let w = work.path();
+    let game = w.join("game");
+    std::fs::create_dir_all(&game).unwrap();
+    let arch = game.join("x.hpi");
+    pack(w, &arch, &[]);
+    let m = mount(&game, &w.join("mnt"), &w.join("state"), &[]);
+    (m, arch, work)
 }
 
 /// Packs the self-made tree into `target` with `tafs hpi pack` and extra options.
@@ -174,14 +188,9 @@ fn edits_with_real_tools_repack_the_archive() {
     if !fuse_available() {
         return;
     }
-    let work = tempfile::tempdir().unwrap();
+    let (m, arch, work) = packed_and_mounted();
     let w = work.path();
-    let game = w.join("game");
-    std::fs::create_dir_all(&game).unwrap();
-    let arch = game.join("x.hpi");
-    pack(w, &arch, &[]);
-    let state = w.join("state");
-    let m = mount(&game, &w.join("mnt"), &state, &[]);
+    let (game, state) = (w.join("game"), w.join("state"));
     let mx = m.mnt.join("x.hpi");
 
     // cp of a changed PNG onto a frame of a GAF member
@@ -559,12 +568,8 @@ fn new_members_from_exploded_folders() {
     if !fuse_available() {
         return;
     }
-    let work = tempfile::tempdir().unwrap();
+    let (m, arch, work) = packed_and_mounted();
     let w = work.path();
-    let game = w.join("game");
-    std::fs::create_dir_all(&game).unwrap();
-    let arch = game.join("x.hpi");
-    pack(w, &arch, &[]);
     let p = |x: &Path| x.to_str().unwrap().to_string();
     // the trees: a dump of the sample GAF, an unpack of the sample map
     let (gaf, map) = (w.join("s.gaf"), w.join("s.tnt"));
@@ -577,7 +582,6 @@ fn new_members_from_exploded_folders() {
     ok(&["gaf", "build", &p(&gdump), "-t", &p(&gbuilt)]);
     ok(&["tnt", "pack", &p(&mdump), "-t", &p(&mbuilt)]);
 
-    let m = mount(&game, &w.join("mnt"), &w.join("state"), &[]);
     let mx = m.mnt.join("x.hpi");
     for (member, tree, built) in [
         ("anims/new.gaf", &gdump, &gbuilt),
@@ -632,13 +636,8 @@ fn map_png_edit_of_a_member_retiles_and_stays() {
     if !fuse_available() {
         return;
     }
-    let work = tempfile::tempdir().unwrap();
+    let (m, arch, work) = packed_and_mounted();
     let w = work.path();
-    let game = w.join("game");
-    std::fs::create_dir_all(&game).unwrap();
-    let arch = game.join("x.hpi");
-    pack(w, &arch, &[]);
-    let m = mount(&game, &w.join("mnt"), &w.join("state"), &[]);
     let dir = m.mnt.join("x.hpi/maps/demo.tnt");
     let indices = |png: &[u8]| match tafs::view::image::decode_png(png).unwrap().pixels {
         tafs::view::image::PngPixels::Indexed { indices, .. } => indices,
