@@ -205,7 +205,7 @@ pub struct Attr {
 impl Attr {
     /// The placeholder attributes of a `.` or `..` entry in a `readdirplus` reply, which the
     /// kernel does not use: a folder, inode `ino`, all else zero.
-    fn dot(ino: u64) -> Attr {
+    pub(crate) fn dot(ino: u64) -> Attr {
         Attr {
             ino,
             size: 0,

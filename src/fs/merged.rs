@@ -884,8 +884,7 @@ impl MergedCore {
         let ino = self.ino(id.clone());
         let subdirs = snap
             .index
-            .children(n)
-            .into_iter()
+            .children_unordered(n)
             .filter(|&c| snap.index.is_dir(c) || AssetKind::from_name(snap.index.name(c)).is_some())
             .count() as u32;
         let m = self.dir_meta(snap, n);
@@ -1221,7 +1220,11 @@ impl FsOps for MergedCore {
         let items = self.readdir(fh, offset)?;
         let with_attrs = super::fan_out(&items, |(next, it)| {
             let mut it = it.clone();
-            if it.attr.is_none() {
+            if it.name == "." || it.name == ".." {
+                // ignored by the kernel; `..` of every subfolder would count the parent's
+                // children once per subfolder
+                it.attr = Some(Attr::dot(it.ino));
+            } else if it.attr.is_none() {
                 let id = self.id(it.ino).ok()?;
                 it.attr = Some(self.attr_of(it.ino, &id).ok()?);
             }
