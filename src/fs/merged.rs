@@ -12,12 +12,13 @@
 
 use super::cache::ByteCache;
 use super::core::{view_options_for, Attr, DirItem, FileKind, MountOptions, Opened};
+use super::layout::Layout;
 use super::ops::FsOps;
 use super::stage::Ident;
 use super::{FsError, StatFs};
 use crate::formats::hpi::{self, Archive, FileInfo, HpiLimits};
 use crate::view::merged::{MergedIndex, Priority, Slot, SourceEntry, SourceList, ROOT_NODE};
-use crate::view::{self, AssetKind, EntryKind, View, ViewError};
+use crate::view::{self, AssetKind, View, ViewError};
 use lru::LruCache;
 use std::collections::HashMap;
 use std::ffi::OsStr;
@@ -367,49 +368,6 @@ impl Inodes {
         self.by_ino.insert(i, id.clone());
         self.by_id.insert(id, i);
         i
-    }
-}
-
-/// The shape of one exploded view.
-struct Layout {
-    is_dir: HashMap<String, bool>,
-    children: HashMap<String, Vec<(String, bool)>>,
-    sizes: Mutex<HashMap<String, u64>>,
-}
-
-impl Layout {
-    fn new(v: &dyn View) -> Layout {
-        let mut is_dir = HashMap::new();
-        let mut sizes = HashMap::new();
-        let mut children: HashMap<String, Vec<(String, bool)>> = HashMap::new();
-        children.insert(String::new(), Vec::new());
-        for e in v.entries() {
-            let dir = e.kind == EntryKind::Dir;
-            if is_dir.insert(e.path.clone(), dir).is_some() {
-                continue;
-            }
-            if dir {
-                children.entry(e.path.clone()).or_default();
-            } else if let Some(s) = v.size_hint(&e.path) {
-                sizes.insert(e.path.clone(), s);
-            }
-            let (parent, name) = match e.path.rsplit_once('/') {
-                Some((p, n)) => (p.to_string(), n.to_string()),
-                None => (String::new(), e.path.clone()),
-            };
-            children.entry(parent).or_default().push((name, dir));
-        }
-        Layout {
-            is_dir,
-            children,
-            sizes: Mutex::new(sizes),
-        }
-    }
-
-    fn subdirs(&self, dir: &str) -> u32 {
-        self.children
-            .get(dir)
-            .map_or(0, |c| c.iter().filter(|(_, d)| *d).count() as u32)
     }
 }
 
@@ -930,7 +888,7 @@ impl MergedCore {
             return Ok(b);
         }
         let bytes = Arc::new(view.render_vec(vpath)?);
-        lock(&layout.sizes).insert(vpath.to_string(), bytes.len() as u64);
+        layout.set_size(vpath, bytes.len() as u64);
         self.cache.insert(ck, bytes.clone());
         Ok(bytes)
     }
@@ -963,13 +921,13 @@ impl MergedCore {
                 dir,
             } => {
                 let ((layout, view), c) = self.current_asset(&snap, key, *ver)?;
-                if layout.is_dir.get(vpath).copied() != Some(*dir) && !vpath.is_empty() {
+                if layout.is_dir(vpath) != Some(*dir) && !vpath.is_empty() {
                     return Err(FsError::Stale);
                 }
                 if *dir {
                     return Ok(self.attr(ino, c.meta(), true, 0, 2 + layout.subdirs(vpath)));
                 }
-                let known = lock(&layout.sizes).get(vpath).copied();
+                let known = layout.size(vpath);
                 let size = match known {
                     Some(s) => s,
                     None => self.render(key, *ver, &layout, &*view, vpath)?.len() as u64,
@@ -1038,7 +996,7 @@ impl MergedCore {
                     return Err(FsError::NotDir);
                 }
                 let ((layout, _), _) = self.current_asset(&snap, key, *ver)?;
-                for (name, d) in layout.children.get(vpath).cloned().unwrap_or_default() {
+                for (name, d) in layout.children(vpath).unwrap_or_default() {
                     let vp = if vpath.is_empty() {
                         name.clone()
                     } else {
@@ -1103,7 +1061,7 @@ impl FsOps for MergedCore {
                 } else {
                     format!("{vpath}/{name}")
                 };
-                let d = *layout.is_dir.get(&vp).ok_or(FsError::NotFound)?;
+                let d = layout.is_dir(&vp).ok_or(FsError::NotFound)?;
                 let id = NodeId::Asset {
                     key: key.clone(),
                     ver: *ver,

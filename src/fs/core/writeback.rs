@@ -1345,18 +1345,3 @@ impl Asset {
         lock(&self.stage).as_ref().is_some_and(|s| s.active())
     }
 }
-
-impl Layout {
-    pub(super) fn empty() -> Layout {
-        let mut children = HashMap::new();
-        children.insert(String::new(), Vec::new());
-        Layout {
-            tree: RwLock::new(Tree {
-                is_dir: HashMap::new(),
-                children,
-            }),
-            sizes: Mutex::new(HashMap::new()),
-            pending: Mutex::new(Default::default()),
-        }
-    }
-}
