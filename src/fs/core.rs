@@ -1313,14 +1313,15 @@ impl Core {
             SetTime::Now => Some(SystemTime::now()),
             SetTime::At(t) => Some(t),
         };
-        let mut times = fs::FileTimes::new();
-        if let Some(t) = set.atime.and_then(when) {
-            times = times.set_accessed(t);
-        }
-        if let Some(t) = set.mtime.and_then(when) {
-            times = times.set_modified(t);
-        }
-        if set.atime.and_then(when).is_some() || set.mtime.and_then(when).is_some() {
+        let (atime, mtime) = (set.atime.and_then(when), set.mtime.and_then(when));
+        if atime.is_some() || mtime.is_some() {
+            let mut times = fs::FileTimes::new();
+            if let Some(t) = atime {
+                times = times.set_accessed(t);
+            }
+            if let Some(t) = mtime {
+                times = times.set_modified(t);
+            }
             file.set_times(times)?;
         }
         self.open_file_attr(ino)
