@@ -4,6 +4,7 @@
 //! * [`view`]: the exploded view: which files a binary becomes and how those files rebuild it.
 //!   Shared by the CLI (`dump`/`unpack`/`build`/`pack`) and the mount.
 //! * [`fs`]: the FUSE filesystem serving views of a game folder.
+//! * [`atomic`]: atomic replacement of a file (the CLI's outputs, the mount's commits).
 //! * [`cli`]: the command-line glue.
 //!
 //! ```
@@ -22,6 +23,7 @@
 //! ```
 #![forbid(unsafe_op_in_unsafe_fn)]
 
+pub mod atomic;
 pub mod cli;
 pub mod formats;
 pub mod fs;

@@ -161,3 +161,51 @@ fn truecolor_gaf_is_refused_clearly() {
     assert!(!o.status.success());
     assert!(String::from_utf8_lossy(&o.stderr).contains("not a Cavedog GAF"));
 }
+
+/// Runs `tafs args…` under umask `mask` (set by the shell that starts it).
+fn ok_with_umask(mask: &str, args: &[&str]) {
+    let o = Command::new("sh")
+        .arg("-c")
+        .arg(format!("umask {mask} && exec \"$0\" \"$@\""))
+        .arg(env!("CARGO_BIN_EXE_tafs"))
+        .args(args)
+        .output()
+        .unwrap();
+    assert!(
+        o.status.success(),
+        "tafs {args:?} failed: {}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+}
+
+#[test]
+fn written_files_get_the_modes_of_an_ordinary_write() {
+    use std::os::unix::fs::PermissionsExt;
+    let mode = |p: &Path| std::fs::metadata(p).unwrap().permissions().mode() & 0o7777;
+    let t = tempfile::tempdir().unwrap();
+    let gaf = t.path().join("sample.gaf");
+    let dir = t.path().join("dump");
+    ok(&["gaf", "sample", "-t", p(&gaf)]);
+    ok(&["gaf", "dump", p(&gaf), "-t", p(&dir)]);
+
+    // a new file: 0666 & ~umask
+    let out = t.path().join("new.gaf");
+    ok_with_umask("022", &["gaf", "build", p(&dir), "-t", p(&out)]);
+    assert_eq!(mode(&out), 0o644);
+    let out2 = t.path().join("new2.gaf");
+    ok_with_umask("002", &["gaf", "build", p(&dir), "-t", p(&out2)]);
+    assert_eq!(mode(&out2), 0o664);
+
+    // a replaced file keeps its mode
+    std::fs::set_permissions(&out, std::fs::Permissions::from_mode(0o644)).unwrap();
+    ok_with_umask("077", &["gaf", "build", p(&dir), "-t", p(&out)]);
+    assert_eq!(mode(&out), 0o644);
+    std::fs::set_permissions(&out, std::fs::Permissions::from_mode(0o604)).unwrap();
+    ok_with_umask("022", &["gaf", "sample", "-t", p(&out)]);
+    assert_eq!(mode(&out), 0o604);
+
+    // `hpi pack` goes through the same helper
+    let hpi = t.path().join("x.hpi");
+    ok_with_umask("022", &["hpi", "pack", p(&dir), "-t", p(&hpi)]);
+    assert_eq!(mode(&hpi), 0o644);
+}

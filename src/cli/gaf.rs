@@ -1,6 +1,6 @@
 //! `tafs gaf …`: list, export, dump, build, roundtrip.
 
-use super::{err, read_file, CliError};
+use super::{err, read_file, write_bytes, CliError};
 use crate::formats::gaf::{self, Content, Gaf};
 use crate::formats::palette::Palette;
 use crate::formats::Limits;
@@ -136,7 +136,7 @@ pub fn run(cmd: GafCmd) -> Result<i32, CliError> {
                 crate::sample::animated_gaf()
             };
             let bytes = gaf::write(&g).map_err(|e| CliError::Msg(e.to_string()))?;
-            write_atomic(&target, &bytes)?;
+            write_bytes(&target, &bytes)?;
             Ok(0)
         }
     }
@@ -241,7 +241,7 @@ fn export(
             .map_err(CliError::Msg)?,
         ImageFormat::Gif => write_gif(&mut bytes, &anim, &opts.palette, seq.loops())?,
     }
-    write_atomic(target, &bytes)?;
+    write_bytes(target, &bytes)?;
     Ok(0)
 }
 
@@ -323,24 +323,8 @@ fn build(
         eprintln!("warning: {w}");
     }
     let bytes = gaf::write(&built.gaf).map_err(|e| CliError::Msg(e.to_string()))?;
-    write_atomic(target, &bytes)?;
+    write_bytes(target, &bytes)?;
     Ok(0)
-}
-
-/// Writes `bytes` to `target` through a temporary file in the same folder and a rename, so
-/// the target is either untouched or complete.
-pub fn write_atomic(target: &Path, bytes: &[u8]) -> Result<(), CliError> {
-    let dir = match target.parent() {
-        Some(d) if !d.as_os_str().is_empty() => d.to_path_buf(),
-        _ => PathBuf::from("."),
-    };
-    let mut tmp = tempfile::NamedTempFile::new_in(&dir)
-        .map_err(|e| CliError::Msg(format!("{}: {e}", dir.display())))?;
-    tmp.write_all(bytes)?;
-    tmp.as_file().sync_all()?;
-    tmp.persist(target)
-        .map_err(|e| CliError::Msg(format!("{}: {}", target.display(), e.error)))?;
-    Ok(())
 }
 
 /// Result of checking one file.

@@ -1,6 +1,6 @@
 //! `tafs hpi …`: list, info, extract, pack.
 
-use super::gaf::write_atomic;
+use super::write_bytes;
 use super::{err, read_file, CliError};
 use crate::formats::hpi::{
     self, Archive, EntryKind, HpiLimits, Member, Method, Node, NodeKind, Version, WriteOptions,
@@ -478,7 +478,7 @@ fn pack(
     let bytes =
         hpi::write(&tree, &opts).map_err(|e| CliError::Msg(format!("{}: {e}", dir.display())))?;
     bar.finish_and_clear();
-    write_atomic(target, &bytes)?;
+    write_bytes(target, &bytes)?;
     Ok(0)
 }
 

@@ -106,6 +106,23 @@ pub fn read_file(path: &std::path::Path) -> Result<Vec<u8>, CliError> {
     std::fs::read(path).map_err(|e| CliError::Msg(format!("{}: {e}", path.display())))
 }
 
+/// Writes `target` atomically with what `f` writes (see [`crate::atomic`]: nothing is left
+/// on error, a replaced file keeps its mode), naming the target in I/O errors.
+pub fn write_file(
+    target: &std::path::Path,
+    f: impl FnOnce(&mut dyn std::io::Write) -> Result<(), CliError>,
+) -> Result<(), CliError> {
+    crate::atomic::replace_with(target, f).map_err(|e| match e {
+        CliError::Io(io) => CliError::Msg(format!("{}: {io}", target.display())),
+        e => e,
+    })
+}
+
+/// [`write_file`] of `bytes`.
+pub fn write_bytes(target: &std::path::Path, bytes: &[u8]) -> Result<(), CliError> {
+    write_file(target, |w| Ok(w.write_all(bytes)?))
+}
+
 #[cfg(test)]
 mod tests {
     #[test]

@@ -233,7 +233,7 @@ pub fn restore(a: RestoreArgs) -> Result<i32, CliError> {
         let current = super::read_file(&abs)?;
         crate::fs::stage::Stage::load(&state, &abs).push_history(&current)?;
     }
-    crate::fs::stage::write_atomic(&abs, &bytes, cur.as_ref())?;
+    crate::atomic::write(&abs, &bytes, cur.as_ref())?;
     println!("restored {} from {}", abs.display(), p.display());
     Ok(0)
 }

@@ -1,6 +1,6 @@
 //! `tafs tnt …`: describe, minimap, heightmap, image, features, lint, unpack, pack, preview.
 
-use super::{read_file, CliError};
+use super::{read_file, write_bytes, write_file, CliError};
 use crate::formats::palette::Palette;
 use crate::formats::tdf;
 use crate::formats::tnt::{self, Tnt, FEATURE_VOID, FIRST_SENTINEL, TILE_BYTES};
@@ -17,7 +17,6 @@ pub fn options_for(file: &Path) -> ViewOptions {
 }
 
 use std::collections::{BTreeMap, HashMap};
-use std::io::Write;
 use std::path::{Path, PathBuf};
 
 /// `tafs tnt` subcommands.
@@ -137,7 +136,7 @@ pub fn run(cmd: TntCmd) -> Result<i32, CliError> {
             if m.width == 0 || m.height == 0 {
                 return super::err(format!("{}: the minimap is empty", file.display()));
             }
-            write_atomic(&target, |w| {
+            write_file(&target, |w| {
                 crate::view::image::write_indexed_png(
                     w,
                     m.width,
@@ -169,7 +168,7 @@ pub fn run(cmd: TntCmd) -> Result<i32, CliError> {
             if h.is_empty() {
                 return super::err(format!("{}: the map has no cells", file.display()));
             }
-            write_atomic(&target, |w| {
+            write_file(&target, |w| {
                 crate::view::image::write_gray_png(w, t.width, t.height, &h).map_err(png_err)
             })?;
             Ok(0)
@@ -179,7 +178,7 @@ pub fn run(cmd: TntCmd) -> Result<i32, CliError> {
             if t.pixel_width() == 0 || t.pixel_height() == 0 {
                 return super::err(format!("{}: the map has no tiles", file.display()));
             }
-            write_atomic(&target, |w| {
+            write_file(&target, |w| {
                 write_map_png(w, &t, &Palette::ta()).map_err(png_err)
             })?;
             Ok(0)
@@ -226,7 +225,7 @@ pub fn run(cmd: TntCmd) -> Result<i32, CliError> {
         TntCmd::Sample { target } => {
             let bytes = crate::formats::tnt::write(&crate::sample::demo_map())
                 .map_err(|e| CliError::Msg(e.to_string()))?;
-            write_atomic(&target, |w| Ok(w.write_all(&bytes)?))?;
+            write_bytes(&target, &bytes)?;
             Ok(0)
         }
         TntCmd::Pack { dir, target, prune } => {
@@ -236,7 +235,7 @@ pub fn run(cmd: TntCmd) -> Result<i32, CliError> {
             };
             let (bytes, rep) = pack_with_report(&DirFileSet::new(&dir), &opts)
                 .map_err(|e| CliError::Msg(format!("{}: {e}", dir.display())))?;
-            write_atomic(&target, |w| Ok(w.write_all(&bytes)?))?;
+            write_bytes(&target, &bytes)?;
             if rep.map_retiled {
                 eprintln!(
                     "map.png was edited: re-tiled ({} new tiles){}",
@@ -274,40 +273,6 @@ fn load(file: &Path) -> Result<(Tnt, usize), CliError> {
     let t = tnt::parse(&data, &Limits::default())
         .map_err(|e| CliError::Msg(format!("{}: {e}", file.display())))?;
     Ok((t, data.len()))
-}
-
-/// Writes `target` through a temporary file in the same directory, renamed into place only
-/// when `f` succeeded: on error nothing is left behind.
-pub fn write_atomic(
-    target: &Path,
-    f: impl FnOnce(&mut dyn Write) -> Result<(), CliError>,
-) -> Result<(), CliError> {
-    let dir = match target.parent() {
-        Some(p) if !p.as_os_str().is_empty() => p.to_path_buf(),
-        _ => PathBuf::from("."),
-    };
-    let named = |e: std::io::Error| CliError::Msg(format!("{}: {e}", target.display()));
-    let mut tmp = tempfile::Builder::new()
-        .prefix(".tafs-")
-        .tempfile_in(&dir)
-        .map_err(named)?;
-    // A temporary file is private (0600): give the result the target's permissions, or the
-    // usual 0644 for a new file.
-    #[cfg(unix)]
-    {
-        use std::os::unix::fs::PermissionsExt;
-        let perms = std::fs::metadata(target)
-            .map(|m| m.permissions())
-            .unwrap_or_else(|_| std::fs::Permissions::from_mode(0o644));
-        tmp.as_file().set_permissions(perms).map_err(named)?;
-    }
-    {
-        let mut w = std::io::BufWriter::new(tmp.as_file_mut());
-        f(&mut w)?;
-        w.flush().map_err(named)?;
-    }
-    tmp.persist(target).map_err(|e| named(e.error))?;
-    Ok(())
 }
 
 fn version_name(v: u32) -> &'static str {
@@ -1053,7 +1018,7 @@ fn preview(
 
     // Checked above: a JPEG is at most 65,535 pixels a side.
     let (jw, jh) = (canvas.w.min(65_535) as u16, canvas.h.min(65_535) as u16);
-    write_atomic(target, |w| {
+    write_file(target, |w| {
         if jpeg {
             let enc = jpeg_encoder::Encoder::new(w, 90);
             enc.encode(&canvas.rgb, jw, jh, jpeg_encoder::ColorType::Rgb)

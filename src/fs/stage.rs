@@ -332,54 +332,6 @@ pub fn new_assets(state: &Path, game_dir: &Path) -> Vec<PathBuf> {
         .collect()
 }
 
-/// Removes temporary files [`write_atomic`] left next to `target` (a process killed before
-/// the rename). Returns how many were removed.
-pub fn remove_leftovers(target: &Path) -> usize {
-    let (Some(dir), Some(name)) = (target.parent(), target.file_name()) else {
-        return 0;
-    };
-    let prefix = format!(".{}.tafs-", name.to_string_lossy());
-    let Ok(rd) = std::fs::read_dir(dir) else {
-        return 0;
-    };
-    rd.flatten()
-        .filter(|e| e.file_name().to_string_lossy().starts_with(&prefix))
-        .filter(|e| e.file_type().is_ok_and(|t| t.is_file()))
-        .filter(|e| std::fs::remove_file(e.path()).is_ok())
-        .count()
-}
-
-/// Writes `bytes` to `target` atomically: a temporary file in the same folder, fsync,
-/// rename, fsync of the folder. `like` gives the mode (and owner, when allowed) to keep.
-pub fn write_atomic(
-    target: &Path,
-    bytes: &[u8],
-    like: Option<&std::fs::Metadata>,
-) -> std::io::Result<()> {
-    use std::os::unix::fs::{MetadataExt, PermissionsExt};
-    let dir = target.parent().unwrap_or(Path::new("."));
-    let name = target
-        .file_name()
-        .map(|n| n.to_string_lossy().into_owned())
-        .unwrap_or_default();
-    let mut tmp = tempfile::Builder::new()
-        .prefix(&format!(".{name}.tafs-"))
-        .tempfile_in(dir)?;
-    tmp.write_all(bytes)?;
-    let mode = like.map_or(0o644, |m| m.mode() & 0o7777);
-    tmp.as_file()
-        .set_permissions(std::fs::Permissions::from_mode(mode))?;
-    if let Some(m) = like {
-        let _ = std::os::unix::fs::fchown(tmp.as_file(), Some(m.uid()), Some(m.gid()));
-    }
-    tmp.as_file().sync_all()?;
-    tmp.persist(target).map_err(|e| e.error)?;
-    if let Ok(d) = std::fs::File::open(dir) {
-        let _ = d.sync_all();
-    }
-    Ok(())
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;

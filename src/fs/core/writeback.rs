@@ -2,7 +2,7 @@
 //! (SEMANTICS.md, "Writing inside asset directories").
 
 use super::*;
-use crate::fs::stage::{is_layout_name, write_atomic, Stage};
+use crate::fs::stage::{is_layout_name, Stage};
 use crate::view::FileSet;
 
 /// Name of the hidden status file.
@@ -1216,14 +1216,14 @@ pub(super) fn replace_binary(
     }
     s.meta.committing = Some(crate::fs::stage::Written::of(bytes));
     s.save()?;
-    let n = crate::fs::stage::remove_leftovers(abs);
+    let n = crate::atomic::remove_leftovers(abs);
     if n > 0 {
         log::info!(
             "{}: removed {n} temporary file(s) of an interrupted commit",
             rel.display()
         );
     }
-    write_atomic(abs, bytes, old.map(|(_, m)| m))?;
+    crate::atomic::write(abs, bytes, old.map(|(_, m)| m))?;
     s.meta.base = Some(Ident::of(&fs::metadata(abs)?));
     s.meta.committing = None;
     Ok(())

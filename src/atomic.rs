@@ -1,0 +1,134 @@
+//! Atomic replacement of a file, shared by the CLI (every file a command writes) and the
+//! mount (every commit of a binary).
+//!
+//! The bytes go to a temporary file `.<name>.tafs-XXXXXX` in the target's folder, which is
+//! synced and renamed over the target, then the folder is synced: the target is either
+//! untouched or complete, also after a crash. File modes follow what an ordinary `open` +
+//! `write` would give: a new file gets `0666 & !umask`; a replaced file keeps its mode (and
+//! its owner and group where the process may set them, i.e. when running as root).
+
+use std::fs::Metadata;
+use std::io::{self, Write};
+use std::os::unix::fs::{MetadataExt, PermissionsExt};
+use std::path::Path;
+
+/// The prefix of the temporary file of `target` (see [`remove_leftovers`]).
+fn temp_prefix(target: &Path) -> String {
+    let name = target
+        .file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_default();
+    format!(".{name}.tafs-")
+}
+
+/// Replaces `target` with `bytes`. `like` is the metadata whose mode and owner the result
+/// keeps (the file being replaced); `None` for a new file.
+pub fn write(target: &Path, bytes: &[u8], like: Option<&Metadata>) -> io::Result<()> {
+    write_with(target, like, |w| w.write_all(bytes))
+}
+
+/// Replaces `target` with what `f` writes (buffered), keeping the mode and owner of the file
+/// it replaces (looked up now). On error of `f` or of the write nothing is left behind.
+pub fn replace_with<E: From<io::Error>>(
+    target: &Path,
+    f: impl FnOnce(&mut dyn Write) -> Result<(), E>,
+) -> Result<(), E> {
+    let like = std::fs::metadata(target).ok().filter(Metadata::is_file);
+    write_with(target, like.as_ref(), f)
+}
+
+/// Replaces `target` with what `f` writes (buffered); `like` as in [`write`].
+pub fn write_with<E: From<io::Error>>(
+    target: &Path,
+    like: Option<&Metadata>,
+    f: impl FnOnce(&mut dyn Write) -> Result<(), E>,
+) -> Result<(), E> {
+    let dir = match target.parent() {
+        Some(d) if !d.as_os_str().is_empty() => d,
+        _ => Path::new("."),
+    };
+    // The temporary file is created with 0666 (the kernel applies the umask), the mode a new
+    // file gets from `open`; a replaced file's mode is set on it explicitly below.
+    let mut tmp = tempfile::Builder::new()
+        .prefix(&temp_prefix(target))
+        .permissions(std::fs::Permissions::from_mode(0o666))
+        .tempfile_in(dir)?;
+    {
+        let mut w = io::BufWriter::new(tmp.as_file_mut());
+        f(&mut w)?;
+        w.flush()?;
+    }
+    if let Some(m) = like {
+        // Only root may give a file away; for others the owner is already theirs. The mode
+        // is set afterwards, as chown may clear set-user/group-ID bits.
+        let _ = std::os::unix::fs::fchown(tmp.as_file(), Some(m.uid()), Some(m.gid()));
+        tmp.as_file()
+            .set_permissions(std::fs::Permissions::from_mode(m.mode() & 0o7777))?;
+    }
+    tmp.as_file().sync_all()?;
+    tmp.persist(target).map_err(|e| e.error)?;
+    if let Ok(d) = std::fs::File::open(dir) {
+        let _ = d.sync_all();
+    }
+    Ok(())
+}
+
+/// Removes temporary files [`write`] left next to `target` (a process killed before the
+/// rename). Returns how many were removed.
+pub fn remove_leftovers(target: &Path) -> usize {
+    let (Some(dir), Some(_)) = (target.parent(), target.file_name()) else {
+        return 0;
+    };
+    let prefix = temp_prefix(target);
+    let Ok(rd) = std::fs::read_dir(dir) else {
+        return 0;
+    };
+    rd.flatten()
+        .filter(|e| e.file_name().to_string_lossy().starts_with(&prefix))
+        .filter(|e| e.file_type().is_ok_and(|t| t.is_file()))
+        .filter(|e| std::fs::remove_file(e.path()).is_ok())
+        .count()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn replaced_file_keeps_its_mode_and_leaves_nothing_behind() {
+        let d = tempfile::tempdir().unwrap();
+        let p = d.path().join("x.gaf");
+        std::fs::write(&p, b"old").unwrap();
+        std::fs::set_permissions(&p, std::fs::Permissions::from_mode(0o640)).unwrap();
+        let like = std::fs::metadata(&p).unwrap();
+        write(&p, b"new", Some(&like)).unwrap();
+        assert_eq!(std::fs::read(&p).unwrap(), b"new");
+        let mode = std::fs::metadata(&p).unwrap().mode() & 0o7777;
+        assert_eq!(mode, 0o640);
+        assert_eq!(std::fs::read_dir(d.path()).unwrap().count(), 1);
+    }
+
+    #[test]
+    fn failed_write_leaves_target_untouched() {
+        let d = tempfile::tempdir().unwrap();
+        let p = d.path().join("x.tnt");
+        std::fs::write(&p, b"old").unwrap();
+        let r: io::Result<()> = replace_with(&p, |w| {
+            w.write_all(b"partial")?;
+            Err(io::Error::other("boom"))
+        });
+        assert!(r.is_err());
+        assert_eq!(std::fs::read(&p).unwrap(), b"old");
+        assert_eq!(std::fs::read_dir(d.path()).unwrap().count(), 1);
+    }
+
+    #[test]
+    fn leftovers_are_recognised_by_their_prefix() {
+        let d = tempfile::tempdir().unwrap();
+        let p = d.path().join("m.tnt");
+        std::fs::write(d.path().join(".m.tnt.tafs-abc123"), b"x").unwrap();
+        std::fs::write(d.path().join(".other.tnt.tafs-abc123"), b"x").unwrap();
+        assert_eq!(remove_leftovers(&p), 1);
+        assert!(d.path().join(".other.tnt.tafs-abc123").exists());
+    }
+}
