@@ -4,6 +4,7 @@
 //! * [`view`]: the exploded view: which files a binary becomes and how those files rebuild it.
 //!   Shared by the CLI (`dump`/`unpack`/`build`/`pack`) and the mount.
 //! * [`fs`]: the FUSE filesystem serving views of a game folder.
+//! * [`game`]: what belongs to a game folder (palette chain, feature definitions, start positions).
 //! * [`atomic`]: atomic replacement of a file (the CLI's outputs, the mount's commits).
 //! * [`cli`]: the command-line glue.
 //!
@@ -27,5 +28,6 @@ pub mod atomic;
 pub mod cli;
 pub mod formats;
 pub mod fs;
+pub mod game;
 pub mod sample;
 pub mod view;

@@ -149,20 +149,17 @@ fn parse_file(file: &Path) -> Result<Gaf, CliError> {
 }
 
 /// The options `dump` (and the mount) use for a file: palette given, or resolved from the
-/// game folder found by walking up from the file.
+/// game folder found by walking up from the file ([`view::options_for`]).
 pub fn view_options_for(file: &Path, palette: Option<&Path>) -> Result<ViewOptions, CliError> {
-    let (game_dir, rel) = view::palette::game_dir_of(file);
-    let (palette, palette_source) = match palette {
-        Some(p) => (load_palette(p)?, p.display().to_string()),
-        None => view::palette::resolve(&game_dir, &rel),
+    let palette = match palette {
+        Some(p) => Some((load_palette(p)?, p.display().to_string())),
+        None => None,
     };
-    Ok(ViewOptions {
+    let overrides = view::Overrides {
         palette,
-        palette_source,
-        limits: Limits::default(),
-        asset_path: Some(rel),
-        frame_format: view::FrameFormat::Png,
-    })
+        ..Default::default()
+    };
+    Ok(view::options_for(file, None, &overrides))
 }
 
 /// Reads a .pal or .pcx palette file.

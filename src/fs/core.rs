@@ -116,19 +116,7 @@ impl std::fmt::Debug for MountOptions {
 /// with: the same as `tafs gaf dump` / `tafs tnt unpack` use for that file (the game folder
 /// found from the file, the palette resolved in it, the path relative to it).
 pub fn view_options_for(game_dir: &Path, rel_path: &str) -> ViewOptions {
-    let (dir, rel) = view::palette::game_dir_of(&game_dir.join(rel_path));
-    if AssetKind::from_name(&rel) == Some(AssetKind::Tnt) {
-        // Maps are drawn in the main palette (a .pcx beside a map is its loading picture).
-        let has_palettes = view::palette::find_dir_ci(&dir, "palettes").is_some();
-        return view::tnt::map_view_options(has_palettes.then_some(dir.as_path()), Some(rel));
-    }
-    let (palette, palette_source) = view::palette::resolve(&dir, &rel);
-    ViewOptions {
-        palette,
-        palette_source,
-        asset_path: Some(rel),
-        ..ViewOptions::default()
-    }
+    view::options_for(Path::new(rel_path), Some(game_dir), &Default::default())
 }
 
 /// Kind of a node as `stat` reports it.

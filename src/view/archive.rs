@@ -55,7 +55,7 @@ pub fn shown_paths(a: &Archive) -> Vec<String> {
 
 /// Opens the view of a GAF/TNT member: kind, decompressed bytes, the member's shown path,
 /// and for a GAF the same-named `.pcx` member beside it (shown name, bytes) if there is one
-/// (the first candidate of [`super::palette::resolve`], which only sees real files).
+/// (the first candidate of [`crate::game::palette::resolve`], which only sees real files).
 pub type MemberOpener = Box<
     dyn Fn(AssetKind, &[u8], &str, Option<(&str, &[u8])>) -> Result<Box<dyn View>, ViewError>
         + Send

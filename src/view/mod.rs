@@ -7,16 +7,19 @@
 //! directory, or the mount's staged overlay) and rebuilds the binary.
 
 pub mod archive;
+pub mod csv;
 pub mod gaf;
 pub mod image;
 pub mod merged;
-pub mod palette;
+pub mod options;
 pub mod tnt;
 
 use std::collections::{BTreeMap, HashSet};
 use std::fmt;
 use std::io::{self, Write};
 use std::path::{Path, PathBuf};
+
+pub use options::{options_for, FrameFormat, Overrides, ViewOptions};
 
 /// What kind of node an [`Entry`] is.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -411,55 +414,6 @@ impl AssetKind {
             Some(AssetKind::Tnt)
         } else {
             None
-        }
-    }
-}
-
-/// Options that decide the bytes of a view. The CLI and the mount build them the same way
-/// (see [`palette::resolve`]), so the mount serves exactly what `dump`/`unpack` write.
-#[derive(Debug, Clone)]
-pub struct ViewOptions {
-    /// Palette the PNGs are written with.
-    pub palette: crate::formats::palette::Palette,
-    /// Where the palette came from, recorded in metadata.json.
-    pub palette_source: String,
-    /// Decoding budgets.
-    pub limits: crate::formats::Limits,
-    /// The asset's path relative to the game folder, `/`-separated, if known (decides e.g.
-    /// that textures/*.gaf stay raw).
-    pub asset_path: Option<String>,
-    /// Image format of GAF frame files (`<n>.png` or `<n>.gif`); the mount always uses PNG.
-    pub frame_format: FrameFormat,
-}
-
-/// Image format of the frame files of a GAF dump.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
-pub enum FrameFormat {
-    /// Indexed PNG.
-    #[default]
-    Png,
-    /// GIF (one frame, the palette, the transparent slot as the GIF's transparent index).
-    Gif,
-}
-
-impl FrameFormat {
-    /// File extension.
-    pub fn ext(self) -> &'static str {
-        match self {
-            FrameFormat::Png => "png",
-            FrameFormat::Gif => "gif",
-        }
-    }
-}
-
-impl Default for ViewOptions {
-    fn default() -> Self {
-        ViewOptions {
-            palette: crate::formats::palette::Palette::ta(),
-            palette_source: "built-in TA palette".to_string(),
-            limits: Default::default(),
-            asset_path: None,
-            frame_format: FrameFormat::Png,
         }
     }
 }

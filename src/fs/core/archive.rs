@@ -17,18 +17,16 @@ pub(super) fn member_options(
     member: &str,
     beside: Option<(&str, &[u8])>,
 ) -> ViewOptions {
-    let mut opts = view_options_for(game_dir, &format!("{rel_str}/{member}"));
-    if let Some((name, pcx)) = beside.filter(|_| kind == AssetKind::Gaf) {
-        if let Ok(pal) = crate::formats::palette::Palette::from_file_bytes(name, pcx) {
-            let dir = opts.asset_path.as_deref().and_then(|a| a.rsplit_once('/'));
-            opts.palette_source = match dir {
-                Some((d, _)) => format!("{d}/{name}"),
-                None => name.to_string(),
-            };
-            opts.palette = pal;
-        }
-    }
-    opts
+    let beside_pcx = beside.filter(|_| kind == AssetKind::Gaf);
+    let overrides = view::Overrides {
+        beside_pcx,
+        ..Default::default()
+    };
+    view::options_for(
+        Path::new(&format!("{rel_str}/{member}")),
+        Some(game_dir),
+        &overrides,
+    )
 }
 
 impl Core {

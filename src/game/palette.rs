@@ -1,6 +1,8 @@
-//! Which palette an asset is drawn with, decided from the game folder (the TA: Kingdoms chain;
-//! for TA it ends at `palettes/PALETTE.PAL` or the built-in palette, which are the same).
+//! Which palette an asset is drawn with, decided from the game folder: the TA: Kingdoms
+//! chain for sprites (for TA it ends at `palettes/PALETTE.PAL` or the built-in palette, which
+//! are the same) and the main palette for maps.
 
+use super::{find_ci, find_dir_ci};
 use crate::formats::palette::Palette;
 use std::path::{Path, PathBuf};
 
@@ -13,32 +15,6 @@ const FACTIONS: &[(&str, &str)] = &[
     ("aid", "aiden"),
     ("cre", "creon"),
 ];
-
-/// Finds `name` in `dir` ignoring ASCII case (exact match preferred).
-pub fn find_ci(dir: &Path, name: &str) -> Option<PathBuf> {
-    find_entry_ci(dir, name, Path::is_file)
-}
-
-/// Finds a sub-directory ignoring ASCII case.
-pub fn find_dir_ci(dir: &Path, name: &str) -> Option<PathBuf> {
-    find_entry_ci(dir, name, Path::is_dir)
-}
-
-fn find_entry_ci(dir: &Path, name: &str, kind: fn(&Path) -> bool) -> Option<PathBuf> {
-    let exact = dir.join(name);
-    if kind(&exact) {
-        return Some(exact);
-    }
-    let rd = std::fs::read_dir(dir).ok()?;
-    let mut hits: Vec<PathBuf> = rd
-        .flatten()
-        .filter(|e| e.file_name().to_string_lossy().eq_ignore_ascii_case(name))
-        .map(|e| e.path())
-        .filter(|p| kind(p))
-        .collect();
-    hits.sort();
-    hits.into_iter().next()
-}
 
 fn try_load(game_dir: &Path, path: &Path) -> Option<(Palette, String)> {
     let data = std::fs::read(path).ok()?;
@@ -92,24 +68,19 @@ pub fn resolve(game_dir: &Path, asset_rel: &str) -> (Palette, String) {
 /// How the built-in palette is named in metadata.json.
 pub const BUILTIN: &str = "built-in TA palette";
 
-/// The game folder of a loose asset file: the nearest ancestor holding a `palettes` folder,
-/// else the file's own folder. Returns the folder and the asset's path relative to it.
-pub fn game_dir_of(file: &Path) -> (PathBuf, String) {
-    let abs = std::path::absolute(file).unwrap_or_else(|_| file.to_path_buf());
-    let mut dir = abs.parent();
-    while let Some(d) = dir {
-        if find_dir_ci(d, "palettes").is_some() {
-            let rel = abs.strip_prefix(d).unwrap_or(&abs);
-            return (d.to_path_buf(), rel.to_string_lossy().replace('\\', "/"));
-        }
-        dir = d.parent();
-    }
-    let parent = abs.parent().map(Path::to_path_buf).unwrap_or_default();
-    let name = abs
-        .file_name()
-        .map(|n| n.to_string_lossy().to_string())
-        .unwrap_or_default();
-    (parent, name)
+/// The palette maps are drawn in: the game's main palette, `palettes/PALETTE.PAL` of
+/// `game_dir` (any letter case) when it reads, else the built-in TA palette. (Not the
+/// asset-name chain of [`resolve`]: a `.pcx` beside a map is its loading-screen picture, not
+/// its palette.) Returns the palette and where it came from.
+pub fn main_palette(game_dir: &Path) -> (Palette, String) {
+    find_dir_ci(game_dir, "palettes")
+        .and_then(|d| find_ci(&d, "palette.pal"))
+        .and_then(|p| {
+            let pal = Palette::from_pal(&std::fs::read(&p).ok()?).ok()?;
+            let name = p.file_name()?.to_string_lossy().to_string();
+            Some((pal, format!("palettes/{name}")))
+        })
+        .unwrap_or_else(|| (Palette::ta(), BUILTIN.to_string()))
 }
 
 #[cfg(test)]
@@ -159,7 +130,7 @@ mod tests {
         std::fs::write(g.join("anims/bad.pcx"), b"short").unwrap();
         assert_eq!(resolve(g, "anims/bad.gaf").1, "Palettes/PALETTE.PAL");
         // the game folder of a loose file
-        let (gd, rel) = game_dir_of(&g.join("anims/aramon_x.gaf"));
+        let (gd, rel) = super::super::game_dir_of(&g.join("anims/aramon_x.gaf"));
         assert_eq!((gd.as_path(), rel.as_str()), (g, "anims/aramon_x.gaf"));
     }
 }

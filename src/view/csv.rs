@@ -1,0 +1,59 @@
+//! Small pieces the views' CSV and JSON files share: the CSV error of a cell, and the hex
+//! form of raw bytes kept in metadata.json.
+
+use super::ViewError;
+
+/// A [`ViewError::Csv`] at `row` (1-based line), `column` of `file`.
+pub fn csv_err(
+    file: &str,
+    row: u64,
+    column: impl Into<String>,
+    msg: impl Into<String>,
+) -> ViewError {
+    ViewError::Csv {
+        file: file.to_string(),
+        row,
+        column: column.into(),
+        msg: msg.into(),
+    }
+}
+
+/// Lower-case hex of `b`.
+pub fn hex(b: &[u8]) -> String {
+    const D: &[u8; 16] = b"0123456789abcdef";
+    let mut s = String::with_capacity(b.len() * 2);
+    for &x in b {
+        s.push(char::from(D[usize::from(x >> 4)]));
+        s.push(char::from(D[usize::from(x & 15)]));
+    }
+    s
+}
+
+/// The bytes of a hex string (either letter case); `None` if it is not an even number of
+/// hex digits.
+pub fn unhex(s: &str) -> Option<Vec<u8>> {
+    let s = s.as_bytes();
+    if s.len() % 2 != 0 {
+        return None;
+    }
+    let nib = |c: u8| (c as char).to_digit(16).map(|d| d as u8);
+    s.chunks_exact(2)
+        .map(|p| Some(nib(p[0])? << 4 | nib(p[1])?))
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn hex_round_trip() {
+        let b = [0u8, 1, 0xAB, 0xFF];
+        assert_eq!(hex(&b), "0001abff");
+        assert_eq!(unhex("0001abff").unwrap(), b);
+        assert_eq!(unhex("0001ABFF").unwrap(), b);
+        assert!(unhex("0g").is_none());
+        assert!(unhex("abc").is_none());
+        assert!(unhex("+f").is_none());
+    }
+}

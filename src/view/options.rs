@@ -1,0 +1,109 @@
+//! The options a view is generated with, and the one place they are derived for a file:
+//! [`options_for`], called by the CLI (`dump`, `unpack`, `build`, …) and the mount alike
+//! (tenet 1: an asset directory is exactly the dump).
+
+use super::AssetKind;
+use crate::formats::palette::Palette;
+use crate::game;
+use std::path::Path;
+
+/// What a caller decides instead of the game folder.
+#[derive(Debug, Clone, Default)]
+pub struct Overrides<'a> {
+    /// The palette (and how metadata.json names its source) instead of the one resolved
+    /// from the game folder (`--palette`).
+    pub palette: Option<(Palette, String)>,
+    /// The same-named `.pcx` beside a GAF when it is no real file (an archive member): its
+    /// name and bytes. It is the first link of the palette chain, used when it reads.
+    pub beside_pcx: Option<(&'a str, &'a [u8])>,
+    /// Image format of GAF frame files.
+    pub frame_format: FrameFormat,
+}
+
+/// The options of the view of the asset file at `path` (relative to `game_dir` when given,
+/// as the mount passes it; else a path as the CLI got it). The game folder whose palettes
+/// apply is the nearest folder above the file holding `palettes/`
+/// ([`game::game_dir_of`]); `asset_path` is the file's path relative to it. GAFs get the
+/// palette of the asset-name chain ([`game::palette::resolve`]), maps the main palette
+/// ([`game::palette::main_palette`]); `overrides` come first.
+pub fn options_for(path: &Path, game_dir: Option<&Path>, overrides: &Overrides) -> ViewOptions {
+    let file = match game_dir {
+        Some(g) => g.join(path),
+        None => path.to_path_buf(),
+    };
+    let (dir, rel) = game::game_dir_of(&file);
+    let beside = overrides
+        .beside_pcx
+        .filter(|_| AssetKind::from_name(&rel) == Some(AssetKind::Gaf))
+        .and_then(|(name, pcx)| {
+            let pal = Palette::from_file_bytes(name, pcx).ok()?;
+            let source = match rel.rsplit_once('/') {
+                Some((d, _)) => format!("{d}/{name}"),
+                None => name.to_string(),
+            };
+            Some((pal, source))
+        });
+    let (palette, palette_source) = match (overrides.palette.clone(), beside) {
+        (Some(p), _) | (None, Some(p)) => p,
+        (None, None) if AssetKind::from_name(&rel) == Some(AssetKind::Tnt) => {
+            game::palette::main_palette(&dir)
+        }
+        (None, None) => game::palette::resolve(&dir, &rel),
+    };
+    ViewOptions {
+        palette,
+        palette_source,
+        asset_path: Some(rel),
+        frame_format: overrides.frame_format,
+        ..ViewOptions::default()
+    }
+}
+
+/// Options that decide the bytes of a view. The CLI and the mount build them with the same
+/// [`options_for`], so the mount serves exactly what `dump`/`unpack` write.
+#[derive(Debug, Clone)]
+pub struct ViewOptions {
+    /// Palette the PNGs are written with.
+    pub palette: Palette,
+    /// Where the palette came from, recorded in metadata.json.
+    pub palette_source: String,
+    /// Decoding budgets.
+    pub limits: crate::formats::Limits,
+    /// The asset's path relative to the game folder, `/`-separated, if known (decides e.g.
+    /// that textures/*.gaf stay raw).
+    pub asset_path: Option<String>,
+    /// Image format of GAF frame files (`<n>.png` or `<n>.gif`); the mount always uses PNG.
+    pub frame_format: FrameFormat,
+}
+
+/// Image format of the frame files of a GAF dump.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum FrameFormat {
+    /// Indexed PNG.
+    #[default]
+    Png,
+    /// GIF (one frame, the palette, the transparent slot as the GIF's transparent index).
+    Gif,
+}
+
+impl FrameFormat {
+    /// File extension.
+    pub fn ext(self) -> &'static str {
+        match self {
+            FrameFormat::Png => "png",
+            FrameFormat::Gif => "gif",
+        }
+    }
+}
+
+impl Default for ViewOptions {
+    fn default() -> Self {
+        ViewOptions {
+            palette: Palette::ta(),
+            palette_source: "built-in TA palette".to_string(),
+            limits: Default::default(),
+            asset_path: None,
+            frame_format: FrameFormat::Png,
+        }
+    }
+}

@@ -1,0 +1,287 @@
+//! The unpack view of a TNT map ([`TntView`]: which files a map becomes, and how they are
+//! rendered) and its inverse, [`pack`]. The submodules hold the parts:
+//!
+//! ```text
+//! map.png         indexed PNG of the full tile mosaic (TA palette), streamed row by row
+//! heightmap.png   8-bit grey, width × height attribute cells, pixel = raw height byte
+//! minimap.png     indexed PNG of the embedded minimap (its stored size, e.g. 252×256)
+//! tiles/<n>.png   indexed 32×32 per stored tile
+//! tilemap.csv     tile index per 32×32 cell; no header; one line per row (rows = y)
+//! features.csv    feature_index,name,attr_x,attr_y: one line per placement
+//! metadata.json   header constants, the feature table, non-placement feature words
+//!                 (void 0xFFFC, 0xFFFD/0xFFFE…), and by default the lossless data: raw
+//!                 name buffers, attribute pad bytes, block offsets and every byte outside
+//!                 the blocks (hex)
+//! ```
+//!
+//! [`pack`] reads those files back. Unedited, it gives the original bytes. `map.png` is
+//! compared (as palette colours) with the checksum of the mosaic it was written from; when it
+//! differs it is re-tiled: a 32×32 cell equal to the tile already there or to any stored tile
+//! reuses it, other cells become new tiles, and the minimap is rebuilt from the new image
+//! (unless `minimap.png` was edited too).
+
+mod inputs;
+pub mod lint;
+mod meta;
+mod pack;
+pub mod preview;
+mod retile;
+
+pub use meta::{Checksums, FeatureMeta, FillerMeta, LayoutMeta, Metadata};
+pub use pack::{pack, pack_with_report, PackOptions, PackReport};
+pub use retile::{canon_table, rebuild_minimap};
+
+use crate::view::csv::hex;
+use meta::runs;
+use retile::{canon_crc, map_checksum};
+
+use crate::formats::palette::Palette;
+use crate::formats::tnt::{self, Tnt, FEATURE_NONE, FIRST_SENTINEL};
+use crate::view::image::{indexed_encoder, write_gray_png, write_indexed_png};
+use crate::view::{Entry, View, ViewError, ViewOptions};
+use std::io::Write;
+
+/// `format` value of metadata.json.
+pub const FORMAT: &str = "tafs-tnt-unpack";
+pub(super) const MAP_PNG: &str = "map.png";
+pub(super) const HEIGHT_PNG: &str = "heightmap.png";
+pub(super) const MINI_PNG: &str = "minimap.png";
+pub(super) const TILEMAP_CSV: &str = "tilemap.csv";
+pub(super) const FEATURES_CSV: &str = "features.csv";
+pub(super) const METADATA: &str = "metadata.json";
+/// Header line of features.csv.
+pub const FEATURES_HEADER: &str = "feature_index,name,attr_x,attr_y";
+
+/// The exploded view of one TNT map.
+pub struct TntView {
+    tnt: Tnt,
+    palette: Palette,
+    palette_source: String,
+    clean: bool,
+    entries: Vec<Entry>,
+}
+
+impl TntView {
+    /// Decodes `data` and lays out its files (lossless form).
+    pub fn new(data: &[u8], opts: &ViewOptions) -> Result<TntView, ViewError> {
+        TntView::with_form(data, opts, false)
+    }
+
+    /// Like [`TntView::new`]; `clean` leaves the lossless data out of metadata.json (raw name
+    /// buffers, attribute pad bytes, block layout and filler): pack then writes clean tables
+    /// and the canonical layout.
+    pub fn with_form(data: &[u8], opts: &ViewOptions, clean: bool) -> Result<TntView, ViewError> {
+        let tnt = tnt::parse(data, &opts.limits)?;
+        Ok(TntView::from_tnt(tnt, opts, clean))
+    }
+
+    /// The view of an already decoded map.
+    pub fn from_tnt(tnt: Tnt, opts: &ViewOptions, clean: bool) -> TntView {
+        let mut entries = Vec::new();
+        if tnt.pixel_width() > 0 && tnt.pixel_height() > 0 {
+            entries.push(Entry::file(MAP_PNG));
+        }
+        if tnt.width > 0 && tnt.height > 0 {
+            entries.push(Entry::file(HEIGHT_PNG));
+        }
+        if tnt.minimap.width > 0 && tnt.minimap.height > 0 {
+            entries.push(Entry::file(MINI_PNG));
+        }
+        entries.push(Entry::file(TILEMAP_CSV));
+        entries.push(Entry::file(FEATURES_CSV));
+        entries.push(Entry::file(METADATA));
+        entries.push(Entry::dir("tiles"));
+        for i in 0..tnt.tile_count() {
+            entries.push(Entry::file(format!("tiles/{i}.png")));
+        }
+        TntView {
+            tnt,
+            palette: opts.palette.clone(),
+            palette_source: opts.palette_source.clone(),
+            clean,
+            entries,
+        }
+    }
+
+    /// The decoded map.
+    pub fn tnt(&self) -> &Tnt {
+        &self.tnt
+    }
+
+    fn render_map(&self, out: &mut dyn Write) -> Result<(), ViewError> {
+        let t = &self.tnt;
+        let (w, h) = (t.pixel_width(), t.pixel_height());
+        write_map_png(out, t, &self.palette).map_err(|e| png_err(MAP_PNG, e, w, h))
+    }
+
+    /// The metadata.json document.
+    pub fn metadata(&self) -> Metadata {
+        let t = &self.tnt;
+        let clean = self.clean;
+        let w = t.width.max(1) as usize;
+        let words: Vec<u16> = t
+            .attrs
+            .iter()
+            .map(|a| {
+                let keep = !t.places_feature(a.feature)
+                    && a.feature != FEATURE_NONE
+                    && (!clean || a.feature >= FIRST_SENTINEL);
+                if keep {
+                    a.feature
+                } else {
+                    FEATURE_NONE
+                }
+            })
+            .collect();
+        let pads: Vec<u16> = t.attrs.iter().map(|a| u16::from(a.pad)).collect();
+        let canon = canon_table(&self.palette);
+        Metadata {
+            format: FORMAT.to_string(),
+            source_version: t.source_version,
+            width: t.width,
+            height: t.height,
+            tiles_x: t.tiles_x() as u32,
+            tiles_y: t.tiles_y() as u32,
+            tile_count: t.tile_count() as u32,
+            sea_level: t.sea_level,
+            minimap_flags: t.minimap_flags,
+            pads: t.pads,
+            minimap_width: t.minimap.width,
+            minimap_height: t.minimap.height,
+            palette: self.palette_source.clone(),
+            palette_rgb: (self.palette != Palette::ta()).then(|| hex(&self.palette.rgb_bytes())),
+            features: (!clean).then(|| {
+                t.features
+                    .iter()
+                    .map(|f| FeatureMeta {
+                        index: f.index,
+                        name: f.name_str(),
+                        // The exact buffer when the name alone cannot rebuild it.
+                        raw: (!f.is_clean() || std::str::from_utf8(f.name_bytes()).is_err())
+                            .then(|| hex(&f.name)),
+                    })
+                    .collect()
+            }),
+            feature_words: runs(&words, w, FEATURE_NONE),
+            attr_pads: if clean { vec![] } else { runs(&pads, w, 0) },
+            layout: if clean {
+                None
+            } else {
+                t.layout.as_ref().map(LayoutMeta::from)
+            },
+            checksums: Checksums {
+                map: map_checksum(t, &canon),
+                minimap: canon_crc(&t.minimap.pixels, &canon),
+            },
+        }
+    }
+}
+
+impl View for TntView {
+    fn entries(&self) -> &[Entry] {
+        &self.entries
+    }
+
+    fn render(&self, path: &str, out: &mut dyn Write) -> Result<(), ViewError> {
+        let t = &self.tnt;
+        let io = |e: std::io::Error| ViewError::Io {
+            path: path.to_string(),
+            source: e,
+        };
+        match path {
+            MAP_PNG => self.render_map(out),
+            HEIGHT_PNG => {
+                let heights: Vec<u8> = t.attrs.iter().map(|a| a.height).collect();
+                write_gray_png(out, t.width, t.height, &heights)
+                    .map_err(|e| png_err(path, e, t.width as usize, t.height as usize))
+            }
+            MINI_PNG => {
+                let m = &t.minimap;
+                write_indexed_png(out, m.width, m.height, &m.pixels, &self.palette, None)
+                    .map_err(|e| png_err(path, e, m.width as usize, m.height as usize))
+            }
+            TILEMAP_CSV => {
+                let tx = t.tiles_x();
+                let mut s = String::with_capacity(t.tilemap.len() * 4);
+                for y in 0..t.tiles_y() {
+                    let row = t.tilemap.get(y * tx..(y + 1) * tx).unwrap_or_default();
+                    for (x, v) in row.iter().enumerate() {
+                        if x > 0 {
+                            s.push(',');
+                        }
+                        s.push_str(&v.to_string());
+                    }
+                    s.push('\n');
+                }
+                out.write_all(s.as_bytes()).map_err(io)
+            }
+            FEATURES_CSV => {
+                let mut w = csv::WriterBuilder::new()
+                    .terminator(csv::Terminator::Any(b'\n'))
+                    .from_writer(Vec::new());
+                let rec = |w: &mut csv::Writer<Vec<u8>>, r: [&str; 4]| {
+                    w.write_record(r)
+                        .map_err(|e| ViewError::invalid(path, e.to_string()))
+                };
+                rec(&mut w, ["feature_index", "name", "attr_x", "attr_y"])?;
+                for (f, x, y) in t.placements() {
+                    let name = t.features[usize::from(f)].name_str();
+                    rec(
+                        &mut w,
+                        [&f.to_string(), &name, &x.to_string(), &y.to_string()],
+                    )?;
+                }
+                let bytes = w
+                    .into_inner()
+                    .map_err(|e| ViewError::invalid(path, e.to_string()))?;
+                out.write_all(&bytes).map_err(io)
+            }
+            METADATA => {
+                let mut s = serde_json::to_string_pretty(&self.metadata())
+                    .map_err(|e| ViewError::invalid(path, e.to_string()))?;
+                s.push('\n');
+                out.write_all(s.as_bytes()).map_err(io)
+            }
+            _ => {
+                let tile = path
+                    .strip_prefix("tiles/")
+                    .and_then(|r| r.strip_suffix(".png"))
+                    .filter(|n| !n.starts_with('0') || *n == "0")
+                    .and_then(|n| n.parse::<usize>().ok())
+                    .and_then(|n| t.tile(n))
+                    .ok_or_else(|| ViewError::NotFound(path.to_string()))?;
+                write_indexed_png(out, 32, 32, tile, &self.palette, None)
+                    .map_err(|e| png_err(path, e, 32, 32))
+            }
+        }
+    }
+}
+
+pub(super) fn png_err(file: &str, e: png::EncodingError, w: usize, h: usize) -> ViewError {
+    match e {
+        png::EncodingError::IoError(source) => ViewError::Io {
+            path: file.to_string(),
+            source,
+        },
+        e => ViewError::invalid(file, format!("cannot encode {w}×{h} PNG: {e}")),
+    }
+}
+
+/// Streams the full mosaic of `t` as an indexed PNG, one pixel row at a time.
+pub fn write_map_png(
+    out: &mut dyn Write,
+    t: &Tnt,
+    palette: &Palette,
+) -> Result<(), png::EncodingError> {
+    let (w, h) = (t.pixel_width(), t.pixel_height());
+    let enc = indexed_encoder(out, w as u32, h as u32, palette, None);
+    let mut writer = enc.write_header()?;
+    let mut stream = writer.stream_writer_with_size(w.clamp(1, 1 << 20))?;
+    let mut row = vec![0u8; w];
+    for y in 0..h {
+        t.render_row(y, &mut row);
+        stream.write_all(&row)?;
+    }
+    stream.finish()?;
+    writer.finish()
+}

@@ -1,0 +1,236 @@
+//! Re-tiling an edited map.png: palette-colour identity (the canonical index table and the
+//! mosaic checksum that tells map.png was edited), reusing equal tiles, the minimap rebuilt
+//! from the new image, and pruning unused tiles.
+use crate::formats::palette::{NearestCache, Palette, MINIMAP_PAD};
+use crate::formats::tnt::{self, Minimap, Tnt, TILE_BYTES, TILE_SIDE};
+use crate::view::ViewError;
+use std::collections::HashMap;
+
+use super::inputs::stream_png_rows;
+use super::MAP_PNG;
+
+/// For every palette index, the first index holding the same colour.
+pub fn canon_table(p: &Palette) -> [u8; 256] {
+    let mut t = [0u8; 256];
+    for (i, c) in p.colors.iter().enumerate() {
+        t[i] = p.colors.iter().position(|x| x == c).unwrap_or(i) as u8;
+    }
+    t
+}
+
+pub(super) fn canon_crc(px: &[u8], canon: &[u8; 256]) -> u32 {
+    let mut h = crc32fast::Hasher::new();
+    let mut buf = Vec::with_capacity(px.len().min(1 << 16));
+    for chunk in px.chunks(1 << 16) {
+        buf.clear();
+        buf.extend(chunk.iter().map(|&i| canon[usize::from(i)]));
+        h.update(&buf);
+    }
+    h.finalize()
+}
+
+/// CRC-32 of the mosaic's pixels, row-major, folded through `canon`.
+pub(super) fn map_checksum(t: &Tnt, canon: &[u8; 256]) -> u32 {
+    let mut h = crc32fast::Hasher::new();
+    let mut row = vec![0u8; t.pixel_width()];
+    for y in 0..t.pixel_height() {
+        t.render_row(y, &mut row);
+        row.iter_mut().for_each(|i| *i = canon[usize::from(*i)]);
+        h.update(&row);
+    }
+    h.finalize()
+}
+
+/// Rebuilds the minimap pixels of `t` (same size as its current minimap) from its tiles by
+/// the game's visible-region rule: each region pixel is the palette entry nearest (never
+/// 0x64) to the average colour of the map pixels it covers; the rest is 0x64.
+pub fn rebuild_minimap(t: &Tnt, palette: &Palette) -> Vec<u8> {
+    let mut acc = MinimapAccumulator::new(t.width, t.height, &t.minimap);
+    let mut row = vec![0u8; t.pixel_width()];
+    for y in 0..t.pixel_height() {
+        t.render_row(y, &mut row);
+        acc.add_row(y, &row, palette);
+    }
+    acc.finish(palette)
+}
+
+/// Sums map colours per minimap pixel of the visible region.
+pub(super) struct MinimapAccumulator {
+    mw: u32,
+    mh: u32,
+    rw: u32,
+    rh: u32,
+    vw: u64,
+    vh: u64,
+    sums: Vec<[u64; 4]>,
+}
+
+impl MinimapAccumulator {
+    pub(super) fn new(width: u32, height: u32, m: &Minimap) -> Self {
+        let (rw, rh) = tnt::minimap_region(width, height, m.width, m.height);
+        let (vw, vh) = tnt::visible_size(width, height);
+        MinimapAccumulator {
+            mw: m.width,
+            mh: m.height,
+            rw,
+            rh,
+            vw,
+            vh,
+            sums: vec![[0; 4]; (rw as usize) * (rh as usize)],
+        }
+    }
+
+    pub(super) fn add_row(&mut self, y: usize, row: &[u8], palette: &Palette) {
+        if self.rw == 0 || self.rh == 0 || y as u64 >= self.vh {
+            return;
+        }
+        let my = (y as u64 * u64::from(self.rh) / self.vh) as usize;
+        let base = my * self.rw as usize;
+        for (x, &i) in row.iter().enumerate().take(self.vw as usize) {
+            let mx = (x as u64 * u64::from(self.rw) / self.vw) as usize;
+            let c = palette.colors[usize::from(i)];
+            let s = &mut self.sums[base + mx];
+            s[0] += u64::from(c[0]);
+            s[1] += u64::from(c[1]);
+            s[2] += u64::from(c[2]);
+            s[3] += 1;
+        }
+    }
+
+    /// The minimap: region pixels = nearest palette colour (never 0x64) to the average; the
+    /// rest 0x64.
+    pub(super) fn finish(self, palette: &Palette) -> Vec<u8> {
+        let mut px = vec![MINIMAP_PAD; (self.mw as usize) * (self.mh as usize)];
+        let mut cache = NearestCache::new(palette, &[MINIMAP_PAD]);
+        for y in 0..self.rh as usize {
+            for x in 0..self.rw as usize {
+                let s = self.sums[y * self.rw as usize + x];
+                if s[3] == 0 {
+                    continue;
+                }
+                let avg = |v: u64| ((v + s[3] / 2) / s[3]) as u8;
+                px[y * self.mw as usize + x] = cache.get([avg(s[0]), avg(s[1]), avg(s[2])]);
+            }
+        }
+        px
+    }
+}
+
+pub(super) fn canon_hash(cell: &[u8], canon: &[u8; 256]) -> u64 {
+    // FNV-1a over the folded indices.
+    let mut h: u64 = 0xcbf2_9ce4_8422_2325;
+    for &b in cell {
+        h ^= u64::from(canon[usize::from(b)]);
+        h = h.wrapping_mul(0x0000_0100_0000_01b3);
+    }
+    h
+}
+
+pub(super) fn same_colours(a: &[u8], b: &[u8], canon: &[u8; 256]) -> bool {
+    a.len() == b.len()
+        && a.iter()
+            .zip(b)
+            .all(|(&x, &y)| canon[usize::from(x)] == canon[usize::from(y)])
+}
+
+/// Cuts map.png into 32×32 cells: a cell showing the colours of the tile already at that
+/// position keeps it, else the first stored tile with those colours, else it becomes a new
+/// tile. Feeds every row to the minimap accumulator.
+#[allow(clippy::too_many_arguments)]
+pub(super) fn retile(
+    png_bytes: &[u8],
+    palette: &Palette,
+    canon: &[u8; 256],
+    tx: usize,
+    tiles: &mut Vec<u8>,
+    tilemap: &mut [u16],
+    acc: &mut MinimapAccumulator,
+    max_tiles: usize,
+) -> Result<(), ViewError> {
+    let mut index: HashMap<u64, Vec<u32>> = HashMap::new();
+    for (i, t) in tiles.chunks_exact(TILE_BYTES).enumerate() {
+        index
+            .entry(canon_hash(t, canon))
+            .or_default()
+            .push(i as u32);
+    }
+    let pw = tx * TILE_SIDE;
+    let mut band = vec![0u8; pw * TILE_SIDE];
+    let mut cell = vec![0u8; TILE_BYTES];
+    stream_png_rows(png_bytes, MAP_PNG, palette, |y, row| {
+        acc.add_row(y, row, palette);
+        let py = y % TILE_SIDE;
+        band[py * pw..(py + 1) * pw].copy_from_slice(&row[..pw]);
+        if py + 1 < TILE_SIDE {
+            return Ok(());
+        }
+        let ty = y / TILE_SIDE;
+        for cx in 0..tx {
+            for r in 0..TILE_SIDE {
+                let s = r * pw + cx * TILE_SIDE;
+                cell[r * TILE_SIDE..(r + 1) * TILE_SIDE].copy_from_slice(&band[s..s + TILE_SIDE]);
+            }
+            let slot = &mut tilemap[ty * tx + cx];
+            let cur = usize::from(*slot);
+            let cur_tile = tiles.get(cur * TILE_BYTES..(cur + 1) * TILE_BYTES);
+            if cur_tile.is_some_and(|t| same_colours(t, &cell, canon)) {
+                continue;
+            }
+            let h = canon_hash(&cell, canon);
+            let found = index.get(&h).and_then(|c| {
+                c.iter().copied().find(|&i| {
+                    let i = i as usize;
+                    same_colours(&tiles[i * TILE_BYTES..(i + 1) * TILE_BYTES], &cell, canon)
+                })
+            });
+            let i = match found {
+                Some(i) => i as usize,
+                None => {
+                    let n = tiles.len() / TILE_BYTES;
+                    if n >= max_tiles {
+                        return Err(ViewError::invalid(
+                            MAP_PNG,
+                            format!(
+                                "cell at pixel ({}, {}) needs tile {}, past the limit of {max_tiles} tiles",
+                                cx * TILE_SIDE,
+                                ty * TILE_SIDE,
+                                n + 1
+                            ),
+                        ));
+                    }
+                    tiles.extend_from_slice(&cell);
+                    index.entry(h).or_default().push(n as u32);
+                    n
+                }
+            };
+            *slot = i as u16;
+        }
+        Ok(())
+    })?;
+    Ok(())
+}
+
+/// Drops tiles no cell uses, keeping the order of the rest; returns how many were dropped.
+pub(super) fn prune(tiles: &mut Vec<u8>, tilemap: &mut [u16]) -> usize {
+    let n = tiles.len() / TILE_BYTES;
+    let mut used = vec![false; n];
+    for &c in tilemap.iter() {
+        if let Some(u) = used.get_mut(usize::from(c)) {
+            *u = true;
+        }
+    }
+    let mut remap = vec![0u16; n];
+    let mut kept = Vec::with_capacity(tiles.len());
+    for (i, t) in tiles.chunks_exact(TILE_BYTES).enumerate() {
+        if used[i] {
+            remap[i] = (kept.len() / TILE_BYTES) as u16;
+            kept.extend_from_slice(t);
+        }
+    }
+    for c in tilemap.iter_mut() {
+        *c = remap[usize::from(*c)];
+    }
+    let dropped = n - kept.len() / TILE_BYTES;
+    *tiles = kept;
+    dropped
+}
