@@ -1,5 +1,6 @@
 //! Reading the files of an unpacked map for [`super::pack`]: features.csv, tilemap.csv,
 //! heightmap.png, tiles/*.png, and map.png/minimap.png streamed row by row.
+
 use crate::formats::palette::{NearestCache, Palette};
 use crate::formats::tnt::{FeatureEntry, FIRST_SENTINEL};
 use crate::view::image::{decode_png, to_indices};

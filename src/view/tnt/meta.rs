@@ -1,5 +1,6 @@
 //! metadata.json of an unpacked map: the header constants, the feature table, the
 //! non-placement feature words and the lossless data (raw name buffers, pads, layout, filler).
+
 use crate::formats::tnt::{self, Block, Filler, Layout};
 use crate::view::ViewError;
 use serde::{Deserialize, Serialize};

@@ -1,5 +1,6 @@
 //! [`pack`]: an unpacked directory back to a map (header and lossless data from
 //! metadata.json, the grids from the CSVs and PNGs, re-tiling when map.png was edited).
+
 use crate::formats::palette::{Palette, MINIMAP_PAD};
 use crate::formats::tnt::{
     self, Attr, FeatureEntry, Minimap, Tnt, FEATURE_NONE, FIRST_SENTINEL, MAX_TILES, NAME_LEN,

@@ -1,6 +1,7 @@
 //! Re-tiling an edited map.png: palette-colour identity (the canonical index table and the
 //! mosaic checksum that tells map.png was edited), reusing equal tiles, the minimap rebuilt
 //! from the new image, and pruning unused tiles.
+
 use crate::formats::palette::{NearestCache, Palette, MINIMAP_PAD};
 use crate::formats::tnt::{self, Minimap, Tnt, TILE_BYTES, TILE_SIDE};
 use crate::view::ViewError;

@@ -1,0 +1,568 @@
+//! [`build`]: a dump folder back to a GAF (sequence.csv, frames.csv, layers.csv and the
+//! frame images, with metadata.json for what the CSVs cannot hold).
+
+use crate::formats::gaf::{self, Content, Frame, FrameEntry, Gaf, Pixels, Sequence};
+use crate::formats::palette::Palette;
+use crate::view::image::{decode_gif, decode_png, to_indices};
+use crate::view::{FileSet, ViewError};
+use std::collections::HashMap;
+
+use super::meta::{FrameExtras, Metadata};
+use super::render::image_fingerprint;
+use super::reuse::reuse_payloads;
+use crate::view::csv::{csv_err, unhex};
+
+/// How frames are stored when built.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, clap::ValueEnum)]
+pub enum Storage {
+    /// As frames.csv says; frames without a value are compressed, except in textures/*.gaf
+    /// and anims/vismasks.gaf, which are always raw.
+    #[default]
+    Auto,
+    /// Every frame raw.
+    Raw,
+    /// Every frame RLE.
+    Compressed,
+}
+
+/// Options of [`build`].
+#[derive(Debug, Clone, Default)]
+pub struct BuildOptions {
+    /// Palette images are mapped to (must be the one the dump used for indexed PNGs to be
+    /// copied as they are).
+    pub palette: Palette,
+    /// Storage policy.
+    pub storage: Storage,
+    /// Path of the GAF being built relative to the game folder (textures/*.gaf rule).
+    pub asset_path: Option<String>,
+    /// Frames equal (pixels and fields) to a frame of this GAF reuse its stored bytes.
+    pub base: Option<Gaf>,
+}
+
+/// Result of [`build`]: the GAF and warnings (skipped folders).
+#[derive(Debug)]
+pub struct Built {
+    /// The rebuilt GAF.
+    pub gaf: Gaf,
+    /// Non-fatal findings.
+    pub warnings: Vec<String>,
+}
+
+/// True for paths the game reads as plain pixel arrays (frames must stay raw).
+pub fn always_raw(asset_path: &str) -> bool {
+    let p = asset_path.replace('\\', "/").to_ascii_lowercase();
+    let in_textures = p.starts_with("textures/") || p.contains("/textures/");
+    in_textures || p.ends_with("vismasks.gaf")
+}
+
+/// Rebuilds a GAF from a dump. Errors name the file and row/column; nothing is partially
+/// built.
+pub fn build(files: &dyn FileSet, opts: &BuildOptions) -> Result<Built, ViewError> {
+    let meta: Metadata = match files.read("metadata.json")? {
+        Some(b) => serde_json::from_slice(&b)
+            .map_err(|e| ViewError::invalid("metadata.json", format!("not valid metadata: {e}")))?,
+        None => Metadata {
+            version: gaf::VERSION_STANDARD,
+            ..Default::default()
+        },
+    };
+    let trailing = unhex(&meta.trailing_hex)
+        .ok_or_else(|| ViewError::invalid("metadata.json", "trailing_hex is not hex"))?;
+    let mut warnings = Vec::new();
+    let root = files.list("")?.unwrap_or_default();
+    let order: HashMap<&str, usize> = meta
+        .sequences
+        .iter()
+        .enumerate()
+        .map(|(i, s)| (s.dir.as_str(), i))
+        .collect();
+    let mut seqs: Vec<(u64, usize, String, Sequence)> = Vec::new();
+    for (dir, is_dir) in root {
+        if !is_dir {
+            continue;
+        }
+        let has_frames = files.read(&format!("{dir}/frames.csv"))?;
+        let has_seq = files.read(&format!("{dir}/sequence.csv"))?;
+        if has_frames.is_none() && has_seq.is_none() {
+            warnings.push(format!("{dir}/: no frames.csv or sequence.csv; skipped"));
+            continue;
+        }
+        let raw_name = meta
+            .sequences
+            .iter()
+            .find(|s| s.dir == dir)
+            .and_then(|s| unhex(&s.name_raw_hex))
+            .and_then(|v| <[u8; 32]>::try_from(v).ok());
+        let (index, seq) = build_sequence(files, &dir, has_seq, has_frames, raw_name, &meta, opts)?;
+        let pos = order.get(dir.as_str()).copied().unwrap_or(usize::MAX);
+        seqs.push((index.unwrap_or(u64::MAX), pos, dir, seq));
+    }
+    seqs.sort_by(|a, b| (a.0, a.1, &a.2).cmp(&(b.0, b.1, &b.2)));
+    let mut gaf = Gaf {
+        version: meta.version,
+        header_word8: meta.header_word8,
+        sequences: seqs.into_iter().map(|s| s.3).collect(),
+        trailing,
+        warnings: vec![],
+    };
+    if let Some(base) = &opts.base {
+        reuse_payloads(&mut gaf, base);
+    }
+    Ok(Built { gaf, warnings })
+}
+
+pub(super) struct CsvTable {
+    file: String,
+    headers: Vec<String>,
+    rows: Vec<(u64, Vec<String>)>,
+}
+
+impl CsvTable {
+    fn parse(file: &str, data: &[u8]) -> Result<CsvTable, ViewError> {
+        let mut rd = csv::ReaderBuilder::new()
+            .has_headers(true)
+            .trim(csv::Trim::All)
+            .from_reader(data);
+        let headers: Vec<String> = rd
+            .headers()
+            .map_err(|e| csv_err(file, 1, "-", e.to_string()))?
+            .iter()
+            .map(|h| h.trim_start_matches('\u{feff}').to_ascii_lowercase())
+            .collect();
+        let mut rows = Vec::new();
+        for rec in rd.records() {
+            let rec = rec.map_err(|e| {
+                let line = e.position().map(|p| p.line()).unwrap_or(0);
+                csv_err(file, line, "-", e.to_string())
+            })?;
+            let line = rec.position().map(|p| p.line()).unwrap_or(0);
+            if rec.iter().all(|f| f.is_empty()) {
+                continue;
+            }
+            rows.push((line, rec.iter().map(str::to_string).collect()));
+        }
+        Ok(CsvTable {
+            file: file.to_string(),
+            headers,
+            rows,
+        })
+    }
+
+    fn require(&self, cols: &[&str]) -> Result<(), ViewError> {
+        for c in cols {
+            if !self.headers.iter().any(|h| h == c) {
+                return Err(csv_err(
+                    &self.file,
+                    1,
+                    *c,
+                    format!("missing column (expected {})", cols.join(",")),
+                ));
+            }
+        }
+        Ok(())
+    }
+
+    fn get<'r>(&self, row: &'r [String], col: &str) -> Option<&'r str> {
+        let i = self.headers.iter().position(|h| h == col)?;
+        row.get(i).map(String::as_str)
+    }
+
+    fn num<T: std::str::FromStr>(
+        &self,
+        line: u64,
+        row: &[String],
+        col: &str,
+        what: &str,
+    ) -> Result<T, ViewError> {
+        let v = self.get(row, col).unwrap_or("");
+        v.parse::<T>()
+            .map_err(|_| csv_err(&self.file, line, col, format!("{v:?} is not {what}")))
+    }
+
+    fn opt_num<T: std::str::FromStr>(
+        &self,
+        line: u64,
+        row: &[String],
+        col: &str,
+        what: &str,
+    ) -> Result<Option<T>, ViewError> {
+        match self.get(row, col) {
+            None | Some("") => Ok(None),
+            Some(_) => self.num(line, row, col, what).map(Some),
+        }
+    }
+}
+
+/// Header fields of one frames.csv / layers.csv row.
+pub(super) struct RowFields {
+    line: u64,
+    index: usize,
+    width: u16,
+    height: u16,
+    origin_x: i16,
+    origin_y: i16,
+    key: u8,
+    duration: u32,
+    storage: Option<bool>,
+    blend: u8,
+}
+
+pub(super) fn row_fields(
+    t: &CsvTable,
+    line: u64,
+    row: &[String],
+    with_duration: bool,
+) -> Result<RowFields, ViewError> {
+    let first = if with_duration { "frame" } else { "layer" };
+    let storage = match t
+        .get(row, "storage")
+        .unwrap_or("")
+        .to_ascii_lowercase()
+        .as_str()
+    {
+        "" => None,
+        "raw" => Some(false),
+        "compressed" | "rle" => Some(true),
+        other => {
+            return Err(csv_err(
+                &t.file,
+                line,
+                "storage",
+                format!("{other:?} is not raw or compressed"),
+            ))
+        }
+    };
+    Ok(RowFields {
+        line,
+        index: t.num(line, row, first, "a frame number")?,
+        width: t.num(line, row, "width", "a width 0..65535")?,
+        height: t.num(line, row, "height", "a height 0..65535")?,
+        origin_x: t.num(line, row, "origin_x", "an origin -32768..32767")?,
+        origin_y: t.num(line, row, "origin_y", "an origin -32768..32767")?,
+        key: t.num(line, row, "transparency", "a palette index 0..255")?,
+        duration: if with_duration {
+            t.num(line, row, "duration_ticks", "a tick count 0..4294967295")?
+        } else {
+            0
+        },
+        storage,
+        blend: t.opt_num(line, row, "blend", "a byte 0..255")?.unwrap_or(0),
+    })
+}
+
+pub(super) fn build_sequence(
+    files: &dyn FileSet,
+    dir: &str,
+    seq_csv: Option<Vec<u8>>,
+    frames_csv: Option<Vec<u8>>,
+    raw_name: Option<[u8; 32]>,
+    meta: &Metadata,
+    opts: &BuildOptions,
+) -> Result<(Option<u64>, Sequence), ViewError> {
+    let mut index = None;
+    let mut name: Vec<u8> = dir.as_bytes().to_vec();
+    let (mut loop_word, mut word4) = (1u16, 0u32);
+    if let Some(b) = seq_csv {
+        let file = format!("{dir}/sequence.csv");
+        let t = CsvTable::parse(&file, &b)?;
+        t.require(&["name"])?;
+        let (line, row) = t
+            .rows
+            .first()
+            .ok_or_else(|| csv_err(&file, 2, "-", "no data row"))?;
+        index = t.opt_num(*line, row, "index", "a sequence number")?;
+        name = t.get(row, "name").unwrap_or("").as_bytes().to_vec();
+        loop_word = t
+            .opt_num(*line, row, "loop_flags", "a number 0..65535")?
+            .unwrap_or(1);
+        word4 = t
+            .opt_num(*line, row, "unknown4", "a number 0..4294967295")?
+            .unwrap_or(0);
+    }
+    let name_buf = match raw_name {
+        // unchanged name: keep the raw bytes (garbage after the NUL too)
+        Some(raw)
+            if String::from_utf8_lossy(&raw[..raw.iter().position(|&b| b == 0).unwrap_or(32)])
+                == String::from_utf8_lossy(&name) =>
+        {
+            raw
+        }
+        _ => Sequence::name_buffer(&name).ok_or_else(|| {
+            csv_err(
+                &format!("{dir}/sequence.csv"),
+                2,
+                "name",
+                format!("name is {} bytes, at most 32", name.len()),
+            )
+        })?,
+    };
+    let file = format!("{dir}/frames.csv");
+    let data = frames_csv.ok_or_else(|| ViewError::Missing {
+        file: file.clone(),
+        why: "a sequence folder needs its frame list".into(),
+    })?;
+    let rows = read_rows(&file, &data, true)?;
+    let mut frames = Vec::with_capacity(rows.len());
+    for rf in &rows {
+        let key = format!("{dir}/{}", rf.index);
+        let frame = build_frame(files, &key, &file, rf, meta, opts, 0)?;
+        frames.push(FrameEntry {
+            duration: rf.duration,
+            frame,
+        });
+    }
+    if frames.len() > usize::from(u16::MAX) {
+        return Err(csv_err(
+            &file,
+            1,
+            "frame",
+            format!("{} frames, at most 65535", frames.len()),
+        ));
+    }
+    Ok((
+        index,
+        Sequence {
+            name: name_buf,
+            loop_word,
+            word4,
+            frames,
+        },
+    ))
+}
+
+/// Reads a frames.csv (`frames` = true) or layers.csv: required columns, every row's fields,
+/// numbering 0, 1, 2… in order.
+pub(super) fn read_rows(
+    file: &str,
+    data: &[u8],
+    frames: bool,
+) -> Result<Vec<RowFields>, ViewError> {
+    let t = CsvTable::parse(file, data)?;
+    let first = if frames { "frame" } else { "layer" };
+    let mut cols = vec![
+        first,
+        "width",
+        "height",
+        "origin_x",
+        "origin_y",
+        "transparency",
+    ];
+    if frames {
+        cols.push("duration_ticks");
+    }
+    t.require(&cols)?;
+    let rows = t
+        .rows
+        .iter()
+        .map(|(line, row)| row_fields(&t, *line, row, frames))
+        .collect::<Result<Vec<_>, _>>()?;
+    check_numbering(file, &rows)?;
+    Ok(rows)
+}
+
+pub(super) fn check_numbering(file: &str, rows: &[RowFields]) -> Result<(), ViewError> {
+    for (i, r) in rows.iter().enumerate() {
+        if r.index != i {
+            return Err(csv_err(
+                file,
+                r.line,
+                "frame",
+                format!(
+                    "frames must be numbered 0, 1, 2… in order; expected {i}, found {}",
+                    r.index
+                ),
+            ));
+        }
+    }
+    Ok(())
+}
+
+pub(super) fn storage_for(rf: &RowFields, extras: Option<&FrameExtras>, opts: &BuildOptions) -> u8 {
+    let compressed = match opts.storage {
+        Storage::Raw => false,
+        Storage::Compressed => true,
+        Storage::Auto => rf
+            .storage
+            .unwrap_or_else(|| !opts.asset_path.as_deref().is_some_and(always_raw)),
+    };
+    if compressed {
+        extras.and_then(|x| x.compressed_byte).unwrap_or(1)
+    } else {
+        0
+    }
+}
+
+pub(super) const MAX_BUILD_DEPTH: usize = 16;
+
+pub(super) fn build_frame(
+    files: &dyn FileSet,
+    key: &str,
+    csv_file: &str,
+    rf: &RowFields,
+    meta: &Metadata,
+    opts: &BuildOptions,
+    depth: usize,
+) -> Result<Frame, ViewError> {
+    let extras = meta.frames.get(key);
+    let compressed = storage_for(rf, extras, opts);
+    let mut frame = Frame {
+        width: rf.width,
+        height: rf.height,
+        origin_x: rf.origin_x,
+        origin_y: rf.origin_y,
+        key: rf.key,
+        compressed,
+        blend: rf.blend,
+        word12: extras.map_or(0, |x| x.word12),
+        word20: extras.map_or(0, |x| x.word20),
+        content: Content::Pixels(Pixels {
+            indices: vec![],
+            opaque: vec![],
+            payload: None,
+        }),
+    };
+    // Layers first: a composite whose flattening still equals <n>.png stays a composite.
+    let ldir = format!("{key}.layers");
+    let layers = if files.list(&ldir)?.is_some() {
+        if depth >= MAX_BUILD_DEPTH {
+            return Err(ViewError::invalid(
+                &ldir,
+                format!("layers nested deeper than {MAX_BUILD_DEPTH}"),
+            ));
+        }
+        let lfile = format!("{ldir}/layers.csv");
+        let data = files.read(&lfile)?.ok_or_else(|| ViewError::Missing {
+            file: lfile.clone(),
+            why: "a .layers folder needs its layer list".into(),
+        })?;
+        let rows = read_rows(&lfile, &data, false)?;
+        if rows.is_empty() || rows.len() > 255 {
+            return Err(csv_err(
+                &lfile,
+                1,
+                "layer",
+                format!("{} layers; a composite holds 1 to 255", rows.len()),
+            ));
+        }
+        let mut v = Vec::new();
+        for lr in &rows {
+            v.push(build_frame(
+                files,
+                &format!("{ldir}/{}", lr.index),
+                &lfile,
+                lr,
+                meta,
+                opts,
+                depth + 1,
+            )?);
+        }
+        Some(v)
+    } else {
+        None
+    };
+    let empty = rf.width == 0 || rf.height == 0;
+    let mut png_name = format!("{key}.png");
+    let image = if empty {
+        None
+    } else {
+        let data = match files.read(&png_name)? {
+            Some(d) => d,
+            None => {
+                let gif_name = format!("{key}.gif");
+                match files.read(&gif_name)? {
+                    Some(d) => {
+                        png_name = gif_name;
+                        d
+                    }
+                    None => {
+                        return Err(ViewError::Missing {
+                            file: png_name,
+                            why: format!(
+                                "{csv_file} row {} lists a {}×{} frame",
+                                rf.line, rf.width, rf.height
+                            ),
+                        })
+                    }
+                }
+            }
+        };
+        let img = if png_name.ends_with(".gif") {
+            decode_gif(&data)
+        } else {
+            decode_png(&data)
+        }
+        .map_err(|m| ViewError::invalid(&png_name, m))?;
+        if img.width != u32::from(rf.width) || img.height != u32::from(rf.height) {
+            return Err(ViewError::invalid(
+                &png_name,
+                format!(
+                    "image is {}×{} but {csv_file} row {} says {}×{}",
+                    img.width, img.height, rf.line, rf.width, rf.height
+                ),
+            ));
+        }
+        Some(to_indices(&img, &opts.palette, &[rf.key], rf.key))
+    };
+    if let Some(layers) = layers {
+        let comp = extras.and_then(|x| x.composite);
+        let mut c = frame.clone();
+        if let Some(h) = comp {
+            c.width = h.width;
+            c.height = h.height;
+            c.origin_x = h.origin_x;
+            c.origin_y = h.origin_y;
+        }
+        c.content = Content::Layers(layers);
+        let flat = c.flatten().ok_or_else(|| {
+            ViewError::invalid(
+                &ldir,
+                format!("layers span more than {} pixels", gaf::MAX_FLAT_PIXELS),
+            )
+        })?;
+        // <n>.png unchanged since the dump: the layers decide (they may have been edited).
+        let png_unedited = match (&image, extras.map(|x| x.flat_fnv.as_str())) {
+            (Some(img), Some(fp)) if !fp.is_empty() => {
+                let opaque: Vec<bool> = img.transparent.iter().map(|t| !t).collect();
+                image_fingerprint(img.width, img.height, &img.indices, &opaque) == fp
+            }
+            _ => false,
+        };
+        let same = png_unedited
+            || match &image {
+                None => flat.width == 0 || flat.height == 0,
+                Some(img) => {
+                    flat.width == img.width
+                        && flat.height == img.height
+                        && flat.origin_x == i32::from(rf.origin_x)
+                        && flat.origin_y == i32::from(rf.origin_y)
+                        && flat
+                            .opaque
+                            .iter()
+                            .zip(&img.transparent)
+                            .all(|(o, t)| *o != *t)
+                        && flat
+                            .indices
+                            .iter()
+                            .zip(&img.indices)
+                            .zip(&flat.opaque)
+                            .all(|((a, b), o)| !*o || a == b)
+                }
+            };
+        if same {
+            return Ok(c);
+        }
+    }
+    let (indices, opaque) = match image {
+        Some(img) => {
+            let opaque: Vec<bool> = img.transparent.iter().map(|t| !t).collect();
+            (img.indices, opaque)
+        }
+        None => (vec![], vec![]),
+    };
+    frame.content = Content::Pixels(Pixels {
+        indices,
+        opaque,
+        payload: None,
+    });
+    Ok(frame)
+}

@@ -1,0 +1,279 @@
+//! The dump view of a GAF ([`GafView`]: which files a GAF becomes) and its inverse,
+//! [`build`]. The submodules hold the parts: [`meta`] (metadata.json), `render` (frames laid
+//! out as files), [`anim`] (animations and APNG), `build` (files → GAF), `reuse` (stored
+//! bytes of unchanged frames, and the comparison of two GAFs).
+//!
+//! ```text
+//! metadata.json              what the CSVs cannot hold (version, order, raw names, trailing
+//!                            bytes, header words, composite parents, palette, transparency)
+//! <sequence>/sequence.csv    index,name,loop_flags,unknown4
+//! <sequence>/frames.csv      frame,width,height,origin_x,origin_y,transparency,
+//!                            duration_ticks,duration_sec,storage,blend
+//! <sequence>/<n>.png         indexed PNG, one transparent slot (none for 0-size frames)
+//! <sequence>/<n>.layers/     composite frames only: layers.csv + <k>.png (+ <k>.layers/)
+//! <sequence>/animated.png    APNG preview (not read back)
+//! ```
+//!
+//! A composite frame's `<n>.png` is the flattened frame on the union box of its layers and
+//! its frames.csv row describes that image (size and origin); the composite's own header
+//! (`width`, `height`, `origin_x`, `origin_y`) is kept in metadata.json. Build keeps the
+//! composite when `<n>.png` still equals the flattening of the (possibly edited) layers, and
+//! makes it a simple frame from `<n>.png` otherwise.
+
+pub mod anim;
+mod build;
+pub mod meta;
+mod render;
+mod reuse;
+
+pub use anim::{animation, write_apng, Animation, Transparency};
+pub use build::{always_raw, build, BuildOptions, Built, Storage};
+pub use meta::{metadata_value, CompositeHeader, FrameExtras, Metadata, SequenceMeta};
+pub use render::{image_fingerprint, transparent_slot};
+pub use reuse::{first_difference, reuse_payloads};
+
+use crate::formats::gaf::{self, Content, Frame, Gaf, Sequence};
+use crate::formats::palette::Palette;
+use crate::view::{unique_names, Entry, View, ViewError, ViewOptions};
+use std::collections::HashMap;
+use std::io::Write;
+
+use crate::view::csv::hex;
+use render::{
+    area, csv_bytes, frame_is_empty, frame_row, lay_out_frame, plain_name, sequence_bounds,
+    write_flat_image, LayoutCtx,
+};
+/// Columns of frames.csv (kbot's).
+pub const FRAMES_CSV_HEADER: [&str; 10] = [
+    "frame",
+    "width",
+    "height",
+    "origin_x",
+    "origin_y",
+    "transparency",
+    "duration_ticks",
+    "duration_sec",
+    "storage",
+    "blend",
+];
+/// Columns of sequence.csv (kbot's).
+pub const SEQUENCE_CSV_HEADER: [&str; 4] = ["index", "name", "loop_flags", "unknown4"];
+/// Columns of a composite's layers.csv.
+pub const LAYERS_CSV_HEADER: [&str; 8] = [
+    "layer",
+    "width",
+    "height",
+    "origin_x",
+    "origin_y",
+    "transparency",
+    "storage",
+    "blend",
+];
+
+/// Names at the top of a dump that sequence folders must not take.
+pub(super) const RESERVED: &[&str] = &["metadata.json", ".tafs-status"];
+
+/// What one file of the view shows.
+#[derive(Debug, Clone)]
+pub(super) enum Node {
+    Metadata,
+    SequenceCsv(usize),
+    FramesCsv(usize),
+    /// Frame PNG: sequence, path of indices (frame, layer, sublayer…).
+    FramePng(usize, Vec<usize>),
+    LayersCsv(usize, Vec<usize>),
+    Animated(usize),
+}
+
+/// The exploded view of one GAF.
+pub struct GafView {
+    gaf: Gaf,
+    palette: Palette,
+    metadata: Vec<u8>,
+    entries: Vec<Entry>,
+    nodes: HashMap<String, Node>,
+    format: crate::view::FrameFormat,
+}
+
+impl GafView {
+    /// Decodes `data` and lays out its files.
+    pub fn new(data: &[u8], opts: &ViewOptions) -> Result<GafView, ViewError> {
+        let gaf = gaf::parse(data, &opts.limits)?;
+        GafView::from_gaf(gaf, opts)
+    }
+
+    /// Lays out the files of an already decoded GAF. Refuses a GAF whose composite frames
+    /// span more than [`gaf::MAX_FLAT_PIXELS`] (their flattened PNG could not be made).
+    pub fn from_gaf(gaf: Gaf, opts: &ViewOptions) -> Result<GafView, ViewError> {
+        for (si, s) in gaf.sequences.iter().enumerate() {
+            for (fi, fe) in s.frames.iter().enumerate() {
+                if area(fe.frame.bounds()) > gaf::MAX_FLAT_PIXELS {
+                    return Err(ViewError::invalid(
+                        "",
+                        format!(
+                            "sequence {si} frame {fi}: its layers span more than {} pixels",
+                            gaf::MAX_FLAT_PIXELS
+                        ),
+                    ));
+                }
+            }
+        }
+        let dirs = unique_names(gaf.sequences.iter().map(|s| s.name_bytes()), RESERVED);
+        let mut entries = vec![Entry::file("metadata.json")];
+        let mut nodes = HashMap::new();
+        nodes.insert("metadata.json".to_string(), Node::Metadata);
+        let mut meta = Metadata {
+            kind: "gaf".into(),
+            version: gaf.version,
+            header_word8: gaf.header_word8,
+            palette: opts.palette_source.clone(),
+            transparency: "game".into(),
+            trailing_hex: hex(&gaf.trailing),
+            warnings: gaf.warnings.iter().map(|w| w.to_string()).collect(),
+            ..Default::default()
+        };
+        for (si, (seq, dir)) in gaf.sequences.iter().zip(&dirs).enumerate() {
+            meta.sequences.push(SequenceMeta {
+                dir: dir.clone(),
+                name_raw_hex: if plain_name(&seq.name) {
+                    String::new()
+                } else {
+                    hex(&seq.name)
+                },
+            });
+            entries.push(Entry::dir(dir.clone()));
+            let mut add = |path: String, node: Node, kind_dir: bool| {
+                if kind_dir {
+                    entries.push(Entry::dir(path));
+                } else {
+                    nodes.insert(path.clone(), node);
+                    entries.push(Entry::file(path));
+                }
+            };
+            add(format!("{dir}/sequence.csv"), Node::SequenceCsv(si), false);
+            add(format!("{dir}/frames.csv"), Node::FramesCsv(si), false);
+            let mut any_pixels = false;
+            for (fi, fe) in seq.frames.iter().enumerate() {
+                let key = format!("{dir}/{fi}");
+                let mut cx = LayoutCtx {
+                    add: &mut add,
+                    extras: &mut meta.frames,
+                    ext: opts.frame_format.ext(),
+                };
+                lay_out_frame(&fe.frame, &key, si, vec![fi], &mut cx, 0);
+                any_pixels |= !frame_is_empty(&fe.frame);
+            }
+            if any_pixels && area(sequence_bounds(seq)) <= gaf::MAX_FLAT_PIXELS {
+                add(format!("{dir}/animated.png"), Node::Animated(si), false);
+            }
+        }
+        let metadata = serde_json::to_vec_pretty(&meta).unwrap_or_default();
+        Ok(GafView {
+            gaf,
+            palette: opts.palette.clone(),
+            metadata,
+            entries,
+            nodes,
+            format: opts.frame_format,
+        })
+    }
+
+    /// The decoded GAF.
+    pub fn gaf(&self) -> &Gaf {
+        &self.gaf
+    }
+
+    fn frame_at(&self, si: usize, path: &[usize]) -> Option<&Frame> {
+        let seq = self.gaf.sequences.get(si)?;
+        let (first, rest) = path.split_first()?;
+        let mut f = &seq.frames.get(*first)?.frame;
+        for &k in rest {
+            match &f.content {
+                Content::Layers(l) => f = l.get(k)?,
+                Content::Pixels(_) => return None,
+            }
+        }
+        Some(f)
+    }
+}
+
+impl View for GafView {
+    fn entries(&self) -> &[Entry] {
+        &self.entries
+    }
+
+    fn render(&self, path: &str, out: &mut dyn Write) -> Result<(), ViewError> {
+        let node = self
+            .nodes
+            .get(path)
+            .ok_or_else(|| ViewError::NotFound(path.to_string()))?;
+        let io = |e: std::io::Error| ViewError::Io {
+            path: path.to_string(),
+            source: e,
+        };
+        let missing = || ViewError::NotFound(path.to_string());
+        match node {
+            Node::Metadata => out.write_all(&self.metadata).map_err(io),
+            Node::SequenceCsv(si) => {
+                let s = self.gaf.sequences.get(*si).ok_or_else(missing)?;
+                let row = vec![
+                    si.to_string(),
+                    s.name_str(),
+                    s.loop_word.to_string(),
+                    s.word4.to_string(),
+                ];
+                out.write_all(&csv_bytes(&SEQUENCE_CSV_HEADER, &[row]))
+                    .map_err(io)
+            }
+            Node::FramesCsv(si) => {
+                let s = self.gaf.sequences.get(*si).ok_or_else(missing)?;
+                let rows: Vec<Vec<String>> = s
+                    .frames
+                    .iter()
+                    .enumerate()
+                    .map(|(i, fe)| frame_row(i.to_string(), &fe.frame, Some(fe.duration)))
+                    .collect();
+                out.write_all(&csv_bytes(&FRAMES_CSV_HEADER, &rows))
+                    .map_err(io)
+            }
+            Node::LayersCsv(si, p) => {
+                let f = self.frame_at(*si, p).ok_or_else(missing)?;
+                let Content::Layers(layers) = &f.content else {
+                    return Err(missing());
+                };
+                let rows: Vec<Vec<String>> = layers
+                    .iter()
+                    .enumerate()
+                    .map(|(k, l)| frame_row(k.to_string(), l, None))
+                    .collect();
+                out.write_all(&csv_bytes(&LAYERS_CSV_HEADER, &rows))
+                    .map_err(io)
+            }
+            Node::FramePng(si, p) => {
+                let f = self.frame_at(*si, p).ok_or_else(missing)?;
+                let flat = f
+                    .flatten()
+                    .ok_or_else(|| ViewError::invalid(path, "layers span too many pixels"))?;
+                write_flat_image(out, &flat, f.key, &self.palette, self.format)
+                    .map_err(|m| ViewError::invalid(path, m))
+            }
+            Node::Animated(si) => {
+                let s = self.gaf.sequences.get(*si).ok_or_else(missing)?;
+                let anim =
+                    animation(s, Transparency::Game).map_err(|m| ViewError::invalid(path, m))?;
+                write_apng(out, &anim, &self.palette, s.loops())
+                    .map_err(|m| ViewError::invalid(path, m))
+            }
+        }
+    }
+}
+
+/// Summary values for `tafs gaf list`.
+pub fn sequence_summary(s: &Sequence) -> (usize, bool, u64) {
+    let ticks = s
+        .frames
+        .iter()
+        .map(|f| u64::from((f.duration & 0xFFFF).max(1)))
+        .sum();
+    (s.frames.len(), s.loops(), ticks)
+}

@@ -1,0 +1,148 @@
+//! Stored bytes of unchanged frames kept from the original GAF ([`reuse_payloads`]), and
+//! where two GAFs differ ([`first_difference`]).
+
+use crate::formats::gaf::{Content, Frame, Gaf};
+use std::collections::HashMap;
+
+/// Gives every frame that equals a frame of `base` (header fields and pixels) the stored bytes
+/// of that frame, so unchanged frames are written exactly as they were.
+pub fn reuse_payloads(gaf: &mut Gaf, base: &Gaf) {
+    let mut index: HashMap<u64, Vec<&Frame>> = HashMap::new();
+    fn collect<'a>(f: &'a Frame, index: &mut HashMap<u64, Vec<&'a Frame>>) {
+        match &f.content {
+            Content::Pixels(p) if p.payload.is_some() => {
+                index.entry(frame_hash(f)).or_default().push(f);
+            }
+            Content::Pixels(_) => {}
+            Content::Layers(l) => l.iter().for_each(|x| collect(x, index)),
+        }
+    }
+    for s in &base.sequences {
+        for fe in &s.frames {
+            collect(&fe.frame, &mut index);
+        }
+    }
+    fn apply(f: &mut Frame, index: &HashMap<u64, Vec<&Frame>>) {
+        let h = frame_hash(f);
+        match &mut f.content {
+            Content::Layers(l) => l.iter_mut().for_each(|x| apply(x, index)),
+            Content::Pixels(_) => {
+                let found = index.get(&h).and_then(|cands| {
+                    cands
+                        .iter()
+                        .find(|b| same_pixels_and_fields(b, f))
+                        .and_then(|b| b.pixels())
+                        .and_then(|p| p.payload.clone())
+                });
+                if let (Some(payload), Content::Pixels(p)) = (found, &mut f.content) {
+                    p.payload = Some(payload);
+                }
+            }
+        }
+    }
+    for s in &mut gaf.sequences {
+        for fe in &mut s.frames {
+            apply(&mut fe.frame, &index);
+        }
+    }
+}
+
+/// Equality of what a stored payload encodes: size, key, storage and drawn pixels.
+pub(super) fn same_pixels_and_fields(a: &Frame, b: &Frame) -> bool {
+    let (Some(pa), Some(pb)) = (a.pixels(), b.pixels()) else {
+        return false;
+    };
+    a.width == b.width
+        && a.height == b.height
+        && a.key == b.key
+        && a.compressed == b.compressed
+        && pa.opaque == pb.opaque
+        && pa
+            .indices
+            .iter()
+            .zip(&pb.indices)
+            .zip(&pa.opaque)
+            .all(|((x, y), o)| !*o || x == y)
+        && (a.is_compressed() || pa.indices == pb.indices)
+}
+
+pub(super) fn frame_hash(f: &Frame) -> u64 {
+    use std::hash::{Hash, Hasher};
+    let mut h = std::collections::hash_map::DefaultHasher::new();
+    (f.width, f.height, f.key, f.compressed).hash(&mut h);
+    if let Some(p) = f.pixels() {
+        p.opaque.hash(&mut h);
+        for (i, o) in p.indices.iter().zip(&p.opaque) {
+            if *o {
+                i.hash(&mut h);
+            }
+        }
+    }
+    h.finish()
+}
+
+/// Compares two GAFs as the game reads them: every header field, every drawn pixel, every
+/// duration, name, loop word and the trailing bytes. Returns the first difference.
+pub fn first_difference(a: &Gaf, b: &Gaf) -> Option<String> {
+    if a.version != b.version || a.header_word8 != b.header_word8 {
+        return Some("file header".into());
+    }
+    if a.sequences.len() != b.sequences.len() {
+        return Some(format!(
+            "{} vs {} sequences",
+            a.sequences.len(),
+            b.sequences.len()
+        ));
+    }
+    for (i, (x, y)) in a.sequences.iter().zip(&b.sequences).enumerate() {
+        if x.name != y.name || x.loop_word != y.loop_word || x.word4 != y.word4 {
+            return Some(format!("sequence {i} header"));
+        }
+        if x.frames.len() != y.frames.len() {
+            return Some(format!("sequence {i}: frame count"));
+        }
+        for (j, (f, g)) in x.frames.iter().zip(&y.frames).enumerate() {
+            if f.duration != g.duration {
+                return Some(format!("sequence {i} frame {j}: duration"));
+            }
+            if let Some(d) = frame_difference(&f.frame, &g.frame) {
+                return Some(format!("sequence {i} frame {j}: {d}"));
+            }
+        }
+    }
+    if a.trailing != b.trailing {
+        return Some("trailing bytes".into());
+    }
+    None
+}
+
+pub(super) fn frame_difference(a: &Frame, b: &Frame) -> Option<String> {
+    let fields = |f: &Frame| {
+        (
+            f.width,
+            f.height,
+            f.origin_x,
+            f.origin_y,
+            f.key,
+            f.compressed,
+            f.blend,
+            f.word12,
+            f.word20,
+            f.layer_count(),
+        )
+    };
+    if fields(a) != fields(b) {
+        return Some("header fields".into());
+    }
+    match (&a.content, &b.content) {
+        (Content::Layers(x), Content::Layers(y)) => x
+            .iter()
+            .zip(y)
+            .enumerate()
+            .find_map(|(k, (p, q))| frame_difference(p, q).map(|d| format!("layer {k}: {d}"))),
+        (Content::Pixels(_), Content::Pixels(_)) => {
+            (!same_pixels_and_fields(a, b)).then(|| "pixels".to_string())
+        }
+        _ => Some("structure".into()),
+    }
+}
