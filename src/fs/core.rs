@@ -94,7 +94,7 @@ impl Default for MountOptions {
             max_asset_bytes: 1 << 30,
             opener: Arc::new(view::open),
             state_dir: None,
-            packer: Arc::new(super::stage::pack),
+            packer: Arc::new(view::rebuild),
         }
     }
 }

@@ -21,51 +21,12 @@ use std::sync::Arc;
 pub const HISTORY_KEEP: usize = 10;
 
 /// Rebuilds a binary of `kind` from a file set; `base` is the current binary (unchanged parts
-/// keep its stored bytes). The mount uses [`pack`]; tests can substitute their own.
+/// keep its stored bytes). The mount uses [`crate::view::rebuild`]; tests can substitute their own.
 pub type Packer = Arc<
     dyn Fn(AssetKind, &dyn FileSet, Option<&[u8]>, &ViewOptions) -> Result<Vec<u8>, ViewError>
         + Send
         + Sync,
 >;
-
-/// The build of `tafs gaf build --base` (GAF) / `tafs tnt pack` (TNT) over a file set.
-pub fn pack(
-    kind: AssetKind,
-    files: &dyn FileSet,
-    base: Option<&[u8]>,
-    opts: &ViewOptions,
-) -> Result<Vec<u8>, ViewError> {
-    match kind {
-        AssetKind::Gaf => {
-            use crate::view::gaf::{build, BuildOptions, Storage};
-            let base = match base {
-                Some(b) => Some(crate::formats::gaf::parse(b, &opts.limits)?),
-                None => None,
-            };
-            let built = build(
-                files,
-                &BuildOptions {
-                    palette: opts.palette.clone(),
-                    storage: Storage::Auto,
-                    asset_path: opts.asset_path.clone(),
-                    base,
-                },
-            )?;
-            for w in &built.warnings {
-                log::debug!("build: {w}");
-            }
-            Ok(crate::formats::gaf::write(&built.gaf)?)
-        }
-        // maps carry everything pack needs in their unpacked files (no base needed)
-        AssetKind::Tnt => crate::view::tnt::pack(
-            files,
-            &crate::view::tnt::PackOptions {
-                prune: false,
-                limits: opts.limits,
-            },
-        ),
-    }
-}
 
 /// Whether `vpath` (relative to the asset directory) is a layout file: no component starts
 /// with `.`, and the name ends in `.png`, `.gif`, `.csv` or `.json` (any case). Other names

@@ -3,8 +3,11 @@
 //! A [`View`] lists its [`Entry`]s (directories and files, relative `/`-separated paths,
 //! parents before children) and renders any file on demand. `tafs gaf dump` / `tafs tnt unpack`
 //! write every entry to disk with [`write_tree`]; the mount serves the same entries from
-//! memory, so the two cannot drift. The inverse direction reads a [`FileSet`] (a real
+//! memory, so the two cannot drift. [`open`] decodes a binary into its view with the
+//! [`ViewOptions`] of [`options_for`]; the inverse, [`rebuild`], reads a [`FileSet`] (a real
 //! directory, or the mount's staged overlay) and rebuilds the binary.
+//!
+//! May import [`crate::formats`] and [`crate::game`]; never `fs` or `cli`.
 
 pub mod archive;
 pub mod csv;
@@ -423,5 +426,46 @@ pub fn open(kind: AssetKind, data: &[u8], opts: &ViewOptions) -> Result<Box<dyn 
     match kind {
         AssetKind::Gaf => Ok(Box::new(gaf::GafView::new(data, opts)?)),
         AssetKind::Tnt => Ok(Box::new(tnt::TntView::new(data, opts)?)),
+    }
+}
+
+/// The inverse of [`open`]: rebuilds the binary of `kind` from a file set, as `tafs gaf build
+/// --base` (GAF) / `tafs tnt pack` (TNT) do; `base` is the current binary (unchanged GAF
+/// frames keep its stored bytes). The mount commits with it.
+pub fn rebuild(
+    kind: AssetKind,
+    files: &dyn FileSet,
+    base: Option<&[u8]>,
+    opts: &ViewOptions,
+) -> Result<Vec<u8>, ViewError> {
+    match kind {
+        AssetKind::Gaf => {
+            use gaf::{build, BuildOptions, Storage};
+            let base = match base {
+                Some(b) => Some(crate::formats::gaf::parse(b, &opts.limits)?),
+                None => None,
+            };
+            let built = build(
+                files,
+                &BuildOptions {
+                    palette: opts.palette.clone(),
+                    storage: Storage::Auto,
+                    asset_path: opts.asset_path.clone(),
+                    base,
+                },
+            )?;
+            for w in &built.warnings {
+                log::debug!("build: {w}");
+            }
+            Ok(crate::formats::gaf::write(&built.gaf)?)
+        }
+        // maps carry everything pack needs in their unpacked files (no base needed)
+        AssetKind::Tnt => tnt::pack(
+            files,
+            &tnt::PackOptions {
+                prune: false,
+                limits: opts.limits,
+            },
+        ),
     }
 }
