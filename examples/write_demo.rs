@@ -6,7 +6,7 @@ fn main() {
         eprintln!("usage: write_demo DIR");
         std::process::exit(2);
     };
-    if let Err(e) = tafs::fs::demo::write_demo(std::path::Path::new(&dir)) {
+    if let Err(e) = tafs::cli::demo::write_demo(std::path::Path::new(&dir)) {
         eprintln!("write_demo: {e}");
         std::process::exit(1);
     }

@@ -103,7 +103,7 @@ fn diff_every_asset(game: &Path, mnt: &Path) -> usize {
 
 fn sample_game() -> tempfile::TempDir {
     let d = tempfile::tempdir().unwrap();
-    tafs::fs::demo::write_demo(d.path()).unwrap();
+    tafs::cli::demo::write_demo(d.path()).unwrap();
     let g = tafs::formats::gaf::write(&tafs::sample::animated_gaf()).unwrap();
     put(&d.path().join("anims/UPPER.GAF"), &g);
     let mut bad = g.clone();

@@ -367,7 +367,7 @@ struct Mounted {
 
 fn mount(extra: &[&str]) -> Mounted {
     let game = tempfile::tempdir().unwrap();
-    tafs::fs::demo::write_demo(game.path()).unwrap();
+    tafs::cli::demo::write_demo(game.path()).unwrap();
     let game_plain = game.path().join("plain");
     std::fs::create_dir(&game_plain).unwrap();
     let dir = tempfile::tempdir().unwrap();

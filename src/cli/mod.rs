@@ -1,5 +1,6 @@
 //! Command-line glue: parses arguments and calls the library.
 
+pub mod demo;
 mod gaf;
 mod hpi;
 mod mount;

@@ -1,8 +1,9 @@
 //! `tafs mount` / `tafs umount`.
 
+use super::demo;
 use super::CliError;
 use crate::fs::fuse::{mount, mount_merged, MountConfig};
-use crate::fs::{demo, sys, MountOptions};
+use crate::fs::{sys, MountOptions};
 use std::io::{Read, Write};
 use std::os::fd::{FromRawFd, OwnedFd};
 use std::path::{Path, PathBuf};

@@ -11,7 +11,6 @@
 
 mod cache;
 pub mod core;
-pub mod demo;
 
 pub mod fuse;
 mod layout;

@@ -1,4 +1,5 @@
-//! The embedded demo: a small game folder the crate writes itself, for `tafs mount --demo`.
+//! The embedded demo: a small game folder the crate writes itself, for `tafs mount --demo`
+//! (and the fuzzing seeds of `examples/write_demo.rs`).
 
 use crate::formats::gaf;
 use crate::formats::palette::Palette;
