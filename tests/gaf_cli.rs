@@ -6,14 +6,32 @@ use std::path::Path;
 use std::process::{Command, Output};
 
 fn tafs(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_tafs"))
-        .args(args)
-        .output()
-        .unwrap()
+    tafs_umask(None, args)
+}
+
+/// Runs `tafs args…`, under umask `mask` when given (set in the child before it starts).
+fn tafs_umask(mask: Option<libc::mode_t>, args: &[&str]) -> Output {
+    let mut cmd = Command::new(env!("CARGO_BIN_EXE_tafs"));
+    cmd.args(args);
+    if let Some(mask) = mask {
+        use std::os::unix::process::CommandExt;
+        // SAFETY: umask is async-signal-safe and touches no memory of the parent.
+        unsafe {
+            cmd.pre_exec(move || {
+                libc::umask(mask);
+                Ok(())
+            });
+        }
+    }
+    cmd.output().unwrap()
 }
 
 fn ok(args: &[&str]) -> String {
-    let o = tafs(args);
+    ok_umask(None, args)
+}
+
+fn ok_umask(mask: Option<libc::mode_t>, args: &[&str]) -> String {
+    let o = tafs_umask(mask, args);
     assert!(
         o.status.success(),
         "tafs {args:?} failed: {}",
@@ -162,22 +180,6 @@ fn truecolor_gaf_is_refused_clearly() {
     assert!(String::from_utf8_lossy(&o.stderr).contains("not a Cavedog GAF"));
 }
 
-/// Runs `tafs args…` under umask `mask` (set by the shell that starts it).
-fn ok_with_umask(mask: &str, args: &[&str]) {
-    let o = Command::new("sh")
-        .arg("-c")
-        .arg(format!("umask {mask} && exec \"$0\" \"$@\""))
-        .arg(env!("CARGO_BIN_EXE_tafs"))
-        .args(args)
-        .output()
-        .unwrap();
-    assert!(
-        o.status.success(),
-        "tafs {args:?} failed: {}",
-        String::from_utf8_lossy(&o.stderr)
-    );
-}
-
 #[test]
 fn written_files_get_the_modes_of_an_ordinary_write() {
     use std::os::unix::fs::PermissionsExt;
@@ -190,22 +192,22 @@ fn written_files_get_the_modes_of_an_ordinary_write() {
 
     // a new file: 0666 & ~umask
     let out = t.path().join("new.gaf");
-    ok_with_umask("022", &["gaf", "build", p(&dir), "-t", p(&out)]);
+    ok_umask(Some(0o022), &["gaf", "build", p(&dir), "-t", p(&out)]);
     assert_eq!(mode(&out), 0o644);
     let out2 = t.path().join("new2.gaf");
-    ok_with_umask("002", &["gaf", "build", p(&dir), "-t", p(&out2)]);
+    ok_umask(Some(0o002), &["gaf", "build", p(&dir), "-t", p(&out2)]);
     assert_eq!(mode(&out2), 0o664);
 
     // a replaced file keeps its mode
     std::fs::set_permissions(&out, std::fs::Permissions::from_mode(0o644)).unwrap();
-    ok_with_umask("077", &["gaf", "build", p(&dir), "-t", p(&out)]);
+    ok_umask(Some(0o077), &["gaf", "build", p(&dir), "-t", p(&out)]);
     assert_eq!(mode(&out), 0o644);
     std::fs::set_permissions(&out, std::fs::Permissions::from_mode(0o604)).unwrap();
-    ok_with_umask("022", &["gaf", "sample", "-t", p(&out)]);
+    ok_umask(Some(0o022), &["gaf", "sample", "-t", p(&out)]);
     assert_eq!(mode(&out), 0o604);
 
     // `hpi pack` goes through the same helper
     let hpi = t.path().join("x.hpi");
-    ok_with_umask("022", &["hpi", "pack", p(&dir), "-t", p(&hpi)]);
+    ok_umask(Some(0o022), &["hpi", "pack", p(&dir), "-t", p(&hpi)]);
     assert_eq!(mode(&hpi), 0o644);
 }

@@ -92,6 +92,25 @@ pub enum PngPixels {
     Gray(Vec<u8>),
 }
 
+/// A PNG reader over `data` within `limits`, past the header: samples as stored
+/// (`identity`, for 8-bit indexed or grey images) or expanded to 8-bit RGBA.
+pub fn png_reader(
+    data: &[u8],
+    limits: png::Limits,
+    identity: bool,
+) -> Result<png::Reader<Cursor<&[u8]>>, String> {
+    let mut dec = png::Decoder::new_with_limits(Cursor::new(data), limits);
+    if identity {
+        dec.set_transformations(png::Transformations::IDENTITY);
+    } else {
+        dec.set_transformations(
+            png::Transformations::normalize_to_color8() | png::Transformations::ALPHA,
+        );
+    }
+    dec.read_info()
+        .map_err(|e| format!("not a readable PNG: {e}"))
+}
+
 /// Decodes a PNG (any colour type) with a bound on the decoded size.
 pub fn decode_png(data: &[u8]) -> Result<DecodedPng, String> {
     let limits = png::Limits {
@@ -108,17 +127,7 @@ pub fn decode_png(data: &[u8]) -> Result<DecodedPng, String> {
     let plain_gray =
         ct == png::ColorType::Grayscale && depth == png::BitDepth::Eight && info.trns.is_none();
     drop(head);
-    let mut dec = png::Decoder::new_with_limits(Cursor::new(data), limits);
-    if plain_indexed || plain_gray {
-        dec.set_transformations(png::Transformations::IDENTITY);
-    } else {
-        dec.set_transformations(
-            png::Transformations::normalize_to_color8() | png::Transformations::ALPHA,
-        );
-    }
-    let mut reader = dec
-        .read_info()
-        .map_err(|e| format!("not a readable PNG: {e}"))?;
+    let mut reader = png_reader(data, limits, plain_indexed || plain_gray)?;
     let size = reader
         .output_buffer_size()
         .ok_or_else(|| "PNG too large to decode".to_string())?;

@@ -358,17 +358,7 @@ pub(super) fn stream_png_rows(
         }
         return Ok((w, h));
     }
-    let mut dec = png::Decoder::new_with_limits(std::io::Cursor::new(data), limits);
-    if indexed8 {
-        dec.set_transformations(png::Transformations::IDENTITY);
-    } else {
-        dec.set_transformations(
-            png::Transformations::normalize_to_color8() | png::Transformations::ALPHA,
-        );
-    }
-    let mut reader = dec
-        .read_info()
-        .map_err(|e| bad(format!("not a readable PNG: {e}")))?;
+    let mut reader = crate::view::image::png_reader(data, limits, indexed8).map_err(bad)?;
     let (ct, _) = reader.output_color_type();
     let same = plte.len() <= 768
         && plte
