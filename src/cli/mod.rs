@@ -1,4 +1,5 @@
-//! Command-line glue: parses arguments and calls the library.
+//! Command-line glue: parses arguments and calls the library ([`crate::view`] for dumps and
+//! builds, [`crate::fs`] for mounts); writes every output file through [`crate::atomic`].
 
 pub mod demo;
 mod gaf;

@@ -1,4 +1,6 @@
 //! `tafs tnt …`: describe, minimap, heightmap, image, features, lint, unpack, pack, preview.
+//! Arguments and output only: the map rules are [`crate::view::tnt::lint`], the renderer
+//! [`crate::view::tnt::preview`], the game folder's files [`crate::game`].
 
 use super::{read_file, write_bytes, write_file, CliError};
 use crate::formats::palette::Palette;

@@ -21,7 +21,8 @@ use std::sync::Arc;
 pub const HISTORY_KEEP: usize = 10;
 
 /// Rebuilds a binary of `kind` from a file set; `base` is the current binary (unchanged parts
-/// keep its stored bytes). The mount uses [`crate::view::rebuild`]; tests can substitute their own.
+/// keep its stored bytes). The mount uses [`crate::view::rebuild`]; tests can substitute
+/// their own.
 pub type Packer = Arc<
     dyn Fn(AssetKind, &dyn FileSet, Option<&[u8]>, &ViewOptions) -> Result<Vec<u8>, ViewError>
         + Send

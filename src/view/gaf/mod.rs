@@ -1,7 +1,5 @@
 //! The dump view of a GAF ([`GafView`]: which files a GAF becomes) and its inverse,
-//! [`build`]. The submodules hold the parts: [`meta`] (metadata.json), `render` (frames laid
-//! out as files), [`anim`] (animations and APNG), `build` (files → GAF), `reuse` (stored
-//! bytes of unchanged frames, and the comparison of two GAFs).
+//! [`build`].
 //!
 //! ```text
 //! metadata.json              what the CSVs cannot hold (version, order, raw names, trailing
@@ -19,10 +17,14 @@
 //! (`width`, `height`, `origin_x`, `origin_y`) is kept in metadata.json. Build keeps the
 //! composite when `<n>.png` still equals the flattening of the (possibly edited) layers, and
 //! makes it a simple frame from `<n>.png` otherwise.
+//!
+//! The parts: `meta` (metadata.json), `render` (frames laid out as files), `anim`
+//! (animations and APNG), `build` (files → GAF), `reuse` (stored bytes of unchanged frames,
+//! and where two GAFs differ).
 
-pub mod anim;
+mod anim;
 mod build;
-pub mod meta;
+mod meta;
 mod render;
 mod reuse;
 
@@ -34,15 +36,15 @@ pub use reuse::{first_difference, reuse_payloads};
 
 use crate::formats::gaf::{self, Content, Frame, Gaf, Sequence};
 use crate::formats::palette::Palette;
-use crate::view::{unique_names, Entry, View, ViewError, ViewOptions};
-use std::collections::HashMap;
-use std::io::Write;
-
 use crate::view::csv::hex;
+use crate::view::{unique_names, Entry, View, ViewError, ViewOptions};
 use render::{
     area, csv_bytes, frame_is_empty, frame_row, lay_out_frame, plain_name, sequence_bounds,
     write_flat_image, LayoutCtx,
 };
+use std::collections::HashMap;
+use std::io::Write;
+
 /// Columns of frames.csv (kbot's).
 pub const FRAMES_CSV_HEADER: [&str; 10] = [
     "frame",

@@ -1,5 +1,5 @@
 //! The unpack view of a TNT map ([`TntView`]: which files a map becomes, and how they are
-//! rendered) and its inverse, [`pack`]. The submodules hold the parts:
+//! rendered) and its inverse, [`pack`].
 //!
 //! ```text
 //! map.png         indexed PNG of the full tile mosaic (TA palette), streamed row by row
@@ -19,6 +19,10 @@
 //! differs it is re-tiled: a 32×32 cell equal to the tile already there or to any stored tile
 //! reuses it, other cells become new tiles, and the minimap is rebuilt from the new image
 //! (unless `minimap.png` was edited too).
+//!
+//! The parts: `meta` (metadata.json), `pack` (files → map), `inputs` (reading the files),
+//! `retile` (an edited map.png, the minimap rebuild), [`lint`] (rules over a decoded map),
+//! [`preview`] (the map drawn with its features and start positions).
 
 mod inputs;
 pub mod lint;
@@ -31,14 +35,13 @@ pub use meta::{Checksums, FeatureMeta, FillerMeta, LayoutMeta, Metadata};
 pub use pack::{pack, pack_with_report, PackOptions, PackReport};
 pub use retile::{canon_table, rebuild_minimap};
 
-use crate::view::csv::hex;
-use meta::runs;
-use retile::{canon_crc, map_checksum};
-
 use crate::formats::palette::Palette;
 use crate::formats::tnt::{self, Tnt, FEATURE_NONE, FIRST_SENTINEL};
+use crate::view::csv::hex;
 use crate::view::image::{indexed_encoder, write_gray_png, write_indexed_png};
 use crate::view::{Entry, View, ViewError, ViewOptions};
+use meta::runs;
+use retile::{canon_crc, map_checksum};
 use std::io::Write;
 
 /// `format` value of metadata.json.

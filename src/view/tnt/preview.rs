@@ -4,6 +4,7 @@
 //! the start positions of the `.ota` beside the map. The result is RGB pixels; the caller
 //! encodes them.
 
+use crate::formats::gaf::Flat;
 use crate::formats::palette::Palette;
 use crate::formats::tdf;
 use crate::formats::tnt::Tnt;
@@ -73,7 +74,7 @@ pub fn render(t: &Tnt, file: &Path, game_dir: Option<&Path>, max_size: u32) -> P
     };
     let mut notes = problems;
     let mut missing: BTreeMap<String, (String, usize)> = BTreeMap::new();
-    let mut sprites: HashMap<u16, Result<Sprite, String>> = HashMap::new();
+    let mut sprites: HashMap<u16, Result<Flat, String>> = HashMap::new();
     let mut gaf_cache = HashMap::new();
     let mut drawn = 0usize;
     let placements: Vec<(u16, u32, u32)> = t.placements().collect();
@@ -110,10 +111,11 @@ pub fn render(t: &Tnt, file: &Path, game_dir: Option<&Path>, max_size: u32) -> P
         });
         match sprite {
             Ok(sp) => {
-                let (sx, sy) = (cx - sp.origin_x, cy - sp.origin_y);
-                for yy in 0..sp.height {
-                    for xx in 0..sp.width {
-                        let i = yy * sp.width + xx;
+                let (sx, sy) = (cx - i64::from(sp.origin_x), cy - i64::from(sp.origin_y));
+                let (sw, sh) = (sp.width as usize, sp.height as usize);
+                for yy in 0..sh {
+                    for xx in 0..sw {
+                        let i = yy * sw + xx;
                         if sp.opaque[i] {
                             let c = pal.colors[usize::from(sp.indices[i])];
                             canvas.put_map(sx + xx as i64, sy + yy as i64, c);
@@ -157,29 +159,13 @@ pub fn render(t: &Tnt, file: &Path, game_dir: Option<&Path>, max_size: u32) -> P
     }
 }
 
-/// A flattened sprite frame in palette indices.
-pub struct Sprite {
-    /// Width.
-    pub width: usize,
-    /// Height.
-    pub height: usize,
-    /// The pixel that sits on the anchor point.
-    pub origin_x: i64,
-    /// The pixel that sits on the anchor point.
-    pub origin_y: i64,
-    /// Palette indices.
-    pub indices: Vec<u8>,
-    /// Opaque pixels.
-    pub opaque: Vec<bool>,
-}
-
 /// Loads the first frame of GAF sequence `seqname` from `anims/<filename>.gaf`.
 fn load_feature_sprite(
     game_dir: &Path,
     filename: &str,
     seqname: &str,
     cache: &mut HashMap<PathBuf, Result<Vec<u8>, String>>,
-) -> Result<Sprite, String> {
+) -> Result<Flat, String> {
     let anims = find_dir_ci(game_dir, "anims").ok_or("no anims/ folder")?;
     let gaf_path = find_ci(&anims, &format!("{filename}.gaf"))
         .ok_or_else(|| format!("anims/{filename}.gaf not found"))?;
@@ -191,7 +177,7 @@ fn load_feature_sprite(
 }
 
 /// The first frame of sequence `seqname` (any letter case) of a GAF, flattened.
-fn decode_sprite(gaf: &[u8], seqname: &str) -> Result<Sprite, String> {
+fn decode_sprite(gaf: &[u8], seqname: &str) -> Result<Flat, String> {
     let g = crate::formats::gaf::parse(gaf, &Limits::default()).map_err(|e| e.to_string())?;
     let seq = g
         .sequences
@@ -202,18 +188,10 @@ fn decode_sprite(gaf: &[u8], seqname: &str) -> Result<Sprite, String> {
         .frames
         .first()
         .ok_or_else(|| format!("sequence {seqname:?} has no frames"))?;
-    let f = first
+    first
         .frame
         .flatten()
-        .ok_or_else(|| format!("sequence {seqname:?}: its layers span too many pixels"))?;
-    Ok(Sprite {
-        width: f.width as usize,
-        height: f.height as usize,
-        origin_x: i64::from(f.origin_x),
-        origin_y: i64::from(f.origin_y),
-        indices: f.indices,
-        opaque: f.opaque,
-    })
+        .ok_or_else(|| format!("sequence {seqname:?}: its layers span too many pixels"))
 }
 
 struct Canvas {
