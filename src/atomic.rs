@@ -37,7 +37,7 @@ pub fn replace_with<E: From<io::Error>>(
     write_with(target, like.as_ref(), f)
 }
 
-/// Replaces `target` with what `f` writes (buffered); `like` as in [`write`].
+/// Replaces `target` with what `f` writes (buffered); `like` as in [`write()`].
 pub fn write_with<E: From<io::Error>>(
     target: &Path,
     like: Option<&Metadata>,
@@ -73,7 +73,7 @@ pub fn write_with<E: From<io::Error>>(
     Ok(())
 }
 
-/// Removes temporary files [`write`] left next to `target` (a process killed before the
+/// Removes temporary files [`write()`] left next to `target` (a process killed before the
 /// rename). Returns how many were removed.
 pub fn remove_leftovers(target: &Path) -> usize {
     let (Some(dir), Some(_)) = (target.parent(), target.file_name()) else {

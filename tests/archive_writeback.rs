@@ -48,6 +48,15 @@ fn packed_and_mounted() -> (Mount, PathBuf, tempfile::TempDir) {
     std::fs::create_dir_all(&game).unwrap();
     let arch = game.join("x.hpi");
     pack(w, &arch, &[]);
+    // A private archive (0600), unlike the dumps copied into it (0644): `rsync -a` of a dump
+    // into a member folder then sets the mode of every file, so every file of the dump is
+    // staged, also one whose size and time (to the second) equal the generated file's. With
+    // equal modes, whether an unchanged `animated.png` is staged would depend on whether the
+    // dump and the pack fell in the same second.
+    {
+        use std::os::unix::fs::PermissionsExt;
+        std::fs::set_permissions(&arch, std::fs::Permissions::from_mode(0o600)).unwrap();
+    }
     let m = mount(&game, &w.join("mnt"), &w.join("state"), &[]);
     (m, arch, work)
 }

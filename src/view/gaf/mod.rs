@@ -1,5 +1,5 @@
 //! The dump view of a GAF ([`GafView`]: which files a GAF becomes) and its inverse,
-//! [`build`].
+//! [`build()`].
 //!
 //! ```text
 //! metadata.json              what the CSVs cannot hold (version, order, raw names, trailing

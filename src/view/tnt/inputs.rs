@@ -1,4 +1,4 @@
-//! Reading the files of an unpacked map for [`super::pack`]: features.csv, tilemap.csv,
+//! Reading the files of an unpacked map for [`super::pack()`]: features.csv, tilemap.csv,
 //! heightmap.png, tiles/*.png, and map.png/minimap.png streamed row by row.
 
 use crate::formats::palette::{NearestCache, Palette};

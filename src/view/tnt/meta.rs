@@ -11,7 +11,7 @@ use crate::view::csv::{hex, unhex};
 /// metadata.json.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Metadata {
-    /// Always [`FORMAT`].
+    /// Always [`FORMAT`](super::FORMAT).
     pub format: String,
     /// IDVersion of the file unpacked (8192 = 0x2000; 4128 = 0x1020, packed as 0x2000).
     pub source_version: u32,

@@ -1,5 +1,5 @@
 //! The unpack view of a TNT map ([`TntView`]: which files a map becomes, and how they are
-//! rendered) and its inverse, [`pack`].
+//! rendered) and its inverse, [`pack()`].
 //!
 //! ```text
 //! map.png         indexed PNG of the full tile mosaic (TA palette), streamed row by row
@@ -14,7 +14,7 @@
 //!                 the blocks (hex)
 //! ```
 //!
-//! [`pack`] reads those files back. Unedited, it gives the original bytes. `map.png` is
+//! [`pack()`] reads those files back. Unedited, it gives the original bytes. `map.png` is
 //! compared (as palette colours) with the checksum of the mosaic it was written from; when it
 //! differs it is re-tiled: a 32×32 cell equal to the tile already there or to any stored tile
 //! reuses it, other cells become new tiles, and the minimap is rebuilt from the new image
