@@ -107,3 +107,113 @@ impl Default for ViewOptions {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn pal_with(color0: [u8; 3]) -> Vec<u8> {
+        let mut v = vec![0u8; 1024];
+        v[..3].copy_from_slice(&color0);
+        v
+    }
+
+    fn pcx_with(color0: [u8; 3]) -> Vec<u8> {
+        let mut v = vec![0u8; 130];
+        v.push(0x0C);
+        v.extend_from_slice(&color0);
+        v.extend_from_slice(&[0u8; 765]);
+        v
+    }
+
+    /// What decides the bytes of a view, comparable.
+    fn key(o: &ViewOptions) -> ([u8; 3], String, Option<String>, FrameFormat) {
+        (
+            o.palette.colors[0],
+            o.palette_source.clone(),
+            o.asset_path.clone(),
+            o.frame_format,
+        )
+    }
+
+    #[test]
+    fn mount_and_cli_derive_the_same_options() {
+        let t = tempfile::tempdir().unwrap();
+        let g = t.path();
+        std::fs::create_dir_all(g.join("anims")).unwrap();
+        std::fs::create_dir_all(g.join("maps")).unwrap();
+        std::fs::create_dir_all(g.join("palettes")).unwrap();
+        std::fs::write(g.join("palettes/PALETTE.PAL"), pal_with([1, 0, 0])).unwrap();
+        std::fs::write(g.join("anims/x.pcx"), pcx_with([2, 0, 0])).unwrap();
+        // a .pcx beside a map is its loading picture, not its palette
+        std::fs::write(g.join("maps/m.pcx"), pcx_with([3, 0, 0])).unwrap();
+        let none = Overrides::default();
+        for (rel, color, source) in [
+            ("anims/x.gaf", [2, 0, 0], "anims/x.pcx"),
+            ("anims/y.gaf", [1, 0, 0], "palettes/PALETTE.PAL"),
+            ("maps/m.tnt", [1, 0, 0], "palettes/PALETTE.PAL"),
+        ] {
+            let mount = options_for(Path::new(rel), Some(g), &none);
+            let cli = options_for(&g.join(rel), None, &none);
+            assert_eq!(key(&mount), key(&cli), "{rel}");
+            assert_eq!(
+                key(&mount),
+                (
+                    color,
+                    source.to_string(),
+                    Some(rel.to_string()),
+                    FrameFormat::Png
+                ),
+                "{rel}"
+            );
+        }
+    }
+
+    #[test]
+    fn overrides_come_first() {
+        let t = tempfile::tempdir().unwrap();
+        let g = t.path();
+        std::fs::create_dir_all(g.join("anims")).unwrap();
+        std::fs::create_dir_all(g.join("palettes")).unwrap();
+        std::fs::write(g.join("anims/x.pcx"), pcx_with([2, 0, 0])).unwrap();
+        let pcx = pcx_with([5, 0, 0]);
+        // a member's .pcx beside it (an archive) is the first link of the chain
+        let beside = Overrides {
+            beside_pcx: Some(("X.PCX", &pcx)),
+            ..Default::default()
+        };
+        let o = options_for(Path::new("anims/x.gaf"), Some(g), &beside);
+        assert_eq!(
+            (o.palette.colors[0], o.palette_source.as_str()),
+            ([5, 0, 0], "anims/X.PCX")
+        );
+        // one that does not read is skipped; a map never takes one
+        let bad = Overrides {
+            beside_pcx: Some(("x.pcx", b"short")),
+            ..Default::default()
+        };
+        let o = options_for(Path::new("anims/x.gaf"), Some(g), &bad);
+        assert_eq!(o.palette_source, "anims/x.pcx");
+        let o = options_for(Path::new("anims/x.tnt"), Some(g), &beside);
+        assert_eq!(o.palette_source, game::palette::BUILTIN);
+        // --palette beats everything; the frame format is the caller's
+        let given = Overrides {
+            palette: Some((
+                Palette::from_pal(&pal_with([7, 0, 0])).unwrap(),
+                "p.pal".into(),
+            )),
+            beside_pcx: Some(("X.PCX", &pcx)),
+            frame_format: FrameFormat::Gif,
+        };
+        let o = options_for(Path::new("anims/x.gaf"), Some(g), &given);
+        assert_eq!(
+            key(&o),
+            (
+                [7, 0, 0],
+                "p.pal".into(),
+                Some("anims/x.gaf".into()),
+                FrameFormat::Gif
+            )
+        );
+    }
+}
