@@ -84,10 +84,11 @@ pub fn main_palette(game_dir: &Path) -> (Palette, String) {
 }
 
 #[cfg(test)]
-mod tests {
+pub(crate) mod tests {
     use super::*;
 
-    fn pcx_with(color0: [u8; 3]) -> Vec<u8> {
+    /// A readable PCX whose palette starts with `color0` (the rest black).
+    pub(crate) fn pcx_with(color0: [u8; 3]) -> Vec<u8> {
         let mut v = vec![0u8; 130];
         v.push(0x0C);
         v.extend_from_slice(&color0);

@@ -111,18 +111,11 @@ impl Default for ViewOptions {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::game::palette::tests::pcx_with;
 
     fn pal_with(color0: [u8; 3]) -> Vec<u8> {
         let mut v = vec![0u8; 1024];
         v[..3].copy_from_slice(&color0);
-        v
-    }
-
-    fn pcx_with(color0: [u8; 3]) -> Vec<u8> {
-        let mut v = vec![0u8; 130];
-        v.push(0x0C);
-        v.extend_from_slice(&color0);
-        v.extend_from_slice(&[0u8; 765]);
         v
     }
 
@@ -136,13 +129,19 @@ mod tests {
         )
     }
 
+    /// A game folder with the given sub-folders.
+    fn game_with(dirs: &[&str]) -> tempfile::TempDir {
+        let t = tempfile::tempdir().unwrap();
+        for d in dirs {
+            std::fs::create_dir_all(t.path().join(d)).unwrap();
+        }
+        t
+    }
+
     #[test]
     fn mount_and_cli_derive_the_same_options() {
-        let t = tempfile::tempdir().unwrap();
+        let t = game_with(&["anims", "maps", "palettes"]);
         let g = t.path();
-        std::fs::create_dir_all(g.join("anims")).unwrap();
-        std::fs::create_dir_all(g.join("maps")).unwrap();
-        std::fs::create_dir_all(g.join("palettes")).unwrap();
         std::fs::write(g.join("palettes/PALETTE.PAL"), pal_with([1, 0, 0])).unwrap();
         std::fs::write(g.join("anims/x.pcx"), pcx_with([2, 0, 0])).unwrap();
         // a .pcx beside a map is its loading picture, not its palette
@@ -171,10 +170,8 @@ mod tests {
 
     #[test]
     fn overrides_come_first() {
-        let t = tempfile::tempdir().unwrap();
+        let t = game_with(&["anims", "palettes"]);
         let g = t.path();
-        std::fs::create_dir_all(g.join("anims")).unwrap();
-        std::fs::create_dir_all(g.join("palettes")).unwrap();
         std::fs::write(g.join("anims/x.pcx"), pcx_with([2, 0, 0])).unwrap();
         let pcx = pcx_with([5, 0, 0]);
         // a member's .pcx beside it (an archive) is the first link of the chain
