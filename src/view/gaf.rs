@@ -87,6 +87,9 @@ pub struct Metadata {
     /// Reader warnings (short RLE rows …), informational.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub warnings: Vec<String>,
+    /// Where the blocks sat in the dumped file (build puts them back there).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub layout: Option<super::gaf_layout::LayoutMeta>,
 }
 
 /// Per-sequence data of metadata.json.
@@ -196,6 +199,10 @@ impl GafView {
             transparency: "game".into(),
             trailing_hex: hex(&gaf.trailing),
             warnings: gaf.warnings.iter().map(|w| w.to_string()).collect(),
+            layout: gaf
+                .layout
+                .as_deref()
+                .map(super::gaf_layout::LayoutMeta::from),
             ..Default::default()
         };
         for (si, (seq, dir)) in gaf.sequences.iter().zip(&dirs).enumerate() {
@@ -826,8 +833,10 @@ pub fn build(files: &dyn FileSet, opts: &BuildOptions) -> Result<Built, ViewErro
         sequences: seqs.into_iter().map(|s| s.3).collect(),
         trailing,
         warnings: vec![],
+        layout: super::gaf_layout::build_layout(meta.layout.as_ref(), opts.base.as_ref())?,
     };
     if let Some(base) = &opts.base {
+        super::gaf_layout::keep_base_indices(&mut gaf, base, &opts.palette);
         reuse_payloads(&mut gaf, base);
     }
     Ok(Built { gaf, warnings })
@@ -1228,7 +1237,8 @@ fn build_frame(
                 ),
             ));
         }
-        Some(to_indices(&img, &opts.palette, &[rf.key], rf.key))
+        let avoid = super::gaf_layout::avoid_for(compressed, rf.key);
+        Some(to_indices(&img, &opts.palette, &avoid, rf.key))
     };
     if let Some(layers) = layers {
         let comp = extras.and_then(|x| x.composite);

@@ -8,6 +8,7 @@
 
 pub mod archive;
 pub mod gaf;
+pub mod gaf_layout;
 pub mod image;
 pub mod merged;
 pub mod palette;

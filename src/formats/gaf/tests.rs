@@ -327,6 +327,7 @@ fn one_frame_gaf(frame: Frame, frames: usize) -> Gaf {
         }],
         trailing: vec![],
         warnings: vec![],
+        layout: None,
     }
 }
 
