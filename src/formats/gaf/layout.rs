@@ -276,15 +276,71 @@ impl Builder<'_> {
         Ok(self.add(s, header, vec![(16, data)]))
     }
 
-    /// The node's bytes with every pointer set to its child's recorded place, if all have one.
-    fn as_recorded(&self, n: &Node) -> Option<Vec<u8>> {
+    /// The node's bytes with every pointer set to its child's recorded place, if every child
+    /// keeps its recorded place (`decided`).
+    fn as_recorded(
+        &self,
+        n: &Node,
+        decided: &HashMap<(u32, u64), Option<(usize, bool)>>,
+    ) -> Option<Vec<u8>> {
         let mut b = n.bytes.clone();
         for &(at, child) in &n.ptrs {
-            let off = self.nodes.get(child)?.slot?.0;
-            b.get_mut(at..at + 4)?.copy_from_slice(&off.to_le_bytes());
+            let slot = self.nodes.get(child)?.slot?;
+            if decided.get(&slot).copied().flatten()?.0 != child {
+                return None;
+            }
+            b.get_mut(at..at + 4)?.copy_from_slice(&slot.0.to_le_bytes());
         }
         Some(b)
     }
+}
+
+/// Decides which claimant keeps the recorded place `slot` (and whether it holds the original
+/// bytes), deciding the places of the claimants' children first. A shared or overlapping
+/// place goes only to a claimant whose bytes, with its children in their places, match the
+/// recorded CRC; any other place to the first claimant that fits.
+fn decide(
+    slot: (u32, u64),
+    b: &Builder,
+    claimants: &HashMap<(u32, u64), Vec<usize>>,
+    decided: &mut HashMap<(u32, u64), Option<(usize, bool)>>,
+    depth: usize,
+) {
+    if decided.contains_key(&slot) {
+        return;
+    }
+    let cands = claimants.get(&slot).map(Vec::as_slice).unwrap_or_default();
+    let pick = match b.layout.check(slot.0, slot.1) {
+        Some(crc) => {
+            // children first (depth is bounded by the model's nesting)
+            if depth < 4 * MAX_DEPTH {
+                for &id in cands {
+                    let Some(n) = b.nodes.get(id) else { continue };
+                    for &(_, child) in &n.ptrs {
+                        if let Some(cs) = b.nodes.get(child).and_then(|c| c.slot) {
+                            decide(cs, b, claimants, decided, depth + 1);
+                        }
+                    }
+                }
+            }
+            cands
+                .iter()
+                .copied()
+                .find(|&id| {
+                    b.nodes
+                        .get(id)
+                        .and_then(|n| b.as_recorded(n, decided))
+                        .is_some_and(|bytes| crc32fast::hash(&bytes) == crc)
+                })
+                .map(|id| (id, true))
+        }
+        None => cands
+            .iter()
+            .copied()
+            .find(|&id| b.nodes.get(id).is_some_and(|n| n.bytes.len() as u64 <= slot.1))
+            .map(|id| (id, false)),
+    };
+    decided.insert(slot, pick);
 }
 
 fn unwritable(structure: impl Into<String>, message: impl Into<String>) -> GafError {
@@ -381,36 +437,20 @@ pub fn write_with_layout(gaf: &Gaf, layout: &Layout) -> Result<Vec<u8>, GafError
             v.push(id);
         }
     }
+    let mut decided: HashMap<(u32, u64), Option<(usize, bool)>> = HashMap::new();
+    for s in &order {
+        decide(*s, &b, &claimants, &mut decided, 0);
+    }
     let mut winner: Vec<bool> = vec![false; b.nodes.len()];
     // (start, end, original content, node) of every kept place; the header and table first
     let mut kept: Vec<(u64, u64, bool, usize)> = vec![(0, table_end, true, usize::MAX)];
     for s in order {
         let (off, len) = (u64::from(s.0), s.1);
-        let Some(cands) = claimants.get(&s) else {
-            continue;
-        };
-        let pick = match layout.check(s.0, s.1) {
-            Some(crc) => cands
-                .iter()
-                .copied()
-                .find(|&id| {
-                    b.nodes
-                        .get(id)
-                        .and_then(|n| b.as_recorded(n))
-                        .is_some_and(|bytes| crc32fast::hash(&bytes) == crc)
-                })
-                .map(|id| (id, true)),
-            None => cands
-                .iter()
-                .copied()
-                .find(|&id| b.nodes.get(id).is_some_and(|n| n.bytes.len() as u64 <= len))
-                .map(|id| (id, false)),
-        };
-        let Some((id, matched)) = pick else {
+        let Some(Some((id, matched))) = decided.get(&s).copied() else {
             continue;
         };
         let in_new_table = len > 0 && off < reserved.1 && off + len > reserved.0;
-        if in_new_table || off + len > u64::from(u32::MAX) {
+        if in_new_table || off + len > layout.end {
             continue;
         }
         winner[id] = true;
