@@ -224,7 +224,10 @@ fn rgba_edit_maps_to_palette_and_others_keep_payloads() {
     // an RLE frame: its transparency is the skips, so the key's colour is the key's index
     assert!(f.is_compressed());
     assert_eq!(pal.nearest(c, &[]), 9);
-    assert_eq!(got, 9, "drawn pixels of the key's colour keep the key index");
+    assert_eq!(
+        got, 9,
+        "drawn pixels of the key's colour keep the key index"
+    );
     // every other frame keeps its stored bytes
     for (si, s) in g.sequences.iter().enumerate() {
         for (fi, fe) in s.frames.iter().enumerate() {

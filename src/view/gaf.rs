@@ -199,10 +199,7 @@ impl GafView {
             transparency: "game".into(),
             trailing_hex: hex(&gaf.trailing),
             warnings: gaf.warnings.iter().map(|w| w.to_string()).collect(),
-            layout: gaf
-                .layout
-                .as_deref()
-                .map(super::gaf_layout::LayoutMeta::from),
+            layout: super::gaf_layout::layout_meta(&gaf),
             ..Default::default()
         };
         for (si, (seq, dir)) in gaf.sequences.iter().zip(&dirs).enumerate() {
@@ -839,6 +836,7 @@ pub fn build(files: &dyn FileSet, opts: &BuildOptions) -> Result<Built, ViewErro
         super::gaf_layout::keep_base_indices(&mut gaf, base, &opts.palette);
         reuse_payloads(&mut gaf, base);
     }
+    super::gaf_layout::apply_rle_rows(&mut gaf, meta.layout.as_ref());
     Ok(Built { gaf, warnings })
 }
 

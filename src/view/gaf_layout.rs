@@ -17,10 +17,11 @@
 use super::tnt::FillerMeta;
 use super::ViewError;
 use crate::formats::gaf::{
-    Check, Content, Filler, Frame, FrameSlot, Gaf, Layout, SequenceSlot, SlotBody,
+    rle, Check, Content, Filler, Frame, FrameSlot, Gaf, Layout, SequenceSlot, SlotBody,
 };
 use crate::formats::palette::Palette;
 use serde::{Deserialize, Serialize};
+use std::collections::BTreeMap;
 use std::fmt::Write as _;
 use std::sync::Arc;
 
@@ -43,13 +44,19 @@ pub struct LayoutMeta {
     /// `OFFSET+LEN:CRC32` of every block referenced more than once or overlapping another.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub checks: Vec<String>,
+    /// Stored RLE rows that tafs's encoder would write differently, keyed by frame position
+    /// (`SEQUENCE.FRAME`, then `.LAYER` per nesting level, 0-based): `ROW:HEX` (the row with
+    /// its byte count). Build uses a row only while its pixels are unchanged.
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub rle_rows: BTreeMap<String, Vec<String>>,
 }
 
 fn hex(b: &[u8]) -> String {
-    b.iter().fold(String::with_capacity(2 * b.len()), |mut s, x| {
-        let _ = write!(s, "{x:02x}");
-        s
-    })
+    b.iter()
+        .fold(String::with_capacity(2 * b.len()), |mut s, x| {
+            let _ = write!(s, "{x:02x}");
+            s
+        })
 }
 
 fn unhex(s: &str) -> Option<Vec<u8>> {
@@ -120,7 +127,10 @@ impl Cursor<'_> {
         while self.s.get(self.i).is_some_and(u8::is_ascii_digit) {
             self.i += 1;
         }
-        std::str::from_utf8(self.s.get(start..self.i)?).ok()?.parse().ok()
+        std::str::from_utf8(self.s.get(start..self.i)?)
+            .ok()?
+            .parse()
+            .ok()
     }
 
     fn frames(&mut self, depth: usize) -> Option<Vec<FrameSlot>> {
@@ -183,8 +193,152 @@ impl From<&Layout> for LayoutMeta {
                 .iter()
                 .map(|c| format!("{}+{}:{:08x}", c.offset, c.len, c.crc))
                 .collect(),
+            rle_rows: BTreeMap::new(),
         }
     }
+}
+
+/// The `layout` object for a dump of `g` (`None` when `g` has no recorded layout): the
+/// layout, and every stored RLE row that re-encoding its pixels would not reproduce.
+pub fn layout_meta(g: &Gaf) -> Option<LayoutMeta> {
+    let mut meta = LayoutMeta::from(g.layout.as_deref()?);
+    for (si, s) in g.sequences.iter().enumerate() {
+        for (fi, fe) in s.frames.iter().enumerate() {
+            odd_rows(&fe.frame, format!("{si}.{fi}"), &mut meta.rle_rows, 0);
+        }
+    }
+    Some(meta)
+}
+
+/// The stored rows of an RLE payload (each with its 2-byte count); `None` if it does not
+/// split into exactly `height` rows.
+fn split_rows(payload: &[u8], height: usize) -> Option<Vec<&[u8]>> {
+    let mut rows = Vec::with_capacity(height);
+    let mut pos = 0usize;
+    for _ in 0..height {
+        let n = usize::from(u16::from_le_bytes([
+            *payload.get(pos)?,
+            *payload.get(pos + 1)?,
+        ]));
+        rows.push(payload.get(pos..pos + 2 + n)?);
+        pos += 2 + n;
+    }
+    (pos == payload.len()).then_some(rows)
+}
+
+fn odd_rows(f: &Frame, key: String, out: &mut BTreeMap<String, Vec<String>>, depth: usize) {
+    match &f.content {
+        Content::Layers(l) if depth < MAX_DEPTH => {
+            for (k, layer) in l.iter().enumerate() {
+                odd_rows(layer, format!("{key}.{k}"), out, depth + 1);
+            }
+        }
+        Content::Pixels(px) if f.is_compressed() => {
+            let (w, h) = (usize::from(f.width), usize::from(f.height));
+            let Some(rows) = px.payload.as_deref().and_then(|p| split_rows(p, h)) else {
+                return;
+            };
+            let mut odd = Vec::new();
+            let mut mine = Vec::new();
+            for (y, stored) in rows.iter().enumerate() {
+                let (Some(i), Some(o)) = (
+                    px.indices.get(y * w..(y + 1) * w),
+                    px.opaque.get(y * w..(y + 1) * w),
+                ) else {
+                    return;
+                };
+                mine.clear();
+                if !rle::encode_row(i, o, &mut mine) || mine != *stored {
+                    odd.push(format!("{y}:{}", hex(stored)));
+                }
+            }
+            if !odd.is_empty() {
+                out.insert(key, odd);
+            }
+        }
+        _ => {}
+    }
+}
+
+/// Gives every RLE frame without stored bytes the rows `meta.rle_rows` records for its
+/// position, where they still decode to its pixels, and tafs's encoding for the others.
+pub fn apply_rle_rows(g: &mut Gaf, meta: Option<&LayoutMeta>) {
+    let Some(meta) = meta.filter(|m| !m.rle_rows.is_empty()) else {
+        return;
+    };
+    for (si, s) in g.sequences.iter_mut().enumerate() {
+        for (fi, fe) in s.frames.iter_mut().enumerate() {
+            apply_frame(&mut fe.frame, format!("{si}.{fi}"), &meta.rle_rows, 0);
+        }
+    }
+}
+
+fn apply_frame(f: &mut Frame, key: String, rows: &BTreeMap<String, Vec<String>>, depth: usize) {
+    let (w, h, compressed) = (
+        usize::from(f.width),
+        usize::from(f.height),
+        f.is_compressed(),
+    );
+    match &mut f.content {
+        Content::Layers(l) if depth < MAX_DEPTH => {
+            for (k, layer) in l.iter_mut().enumerate() {
+                apply_frame(layer, format!("{key}.{k}"), rows, depth + 1);
+            }
+        }
+        Content::Pixels(px) if compressed && px.payload.is_none() => {
+            let Some(recorded) = rows.get(&key) else {
+                return;
+            };
+            if px.indices.len() != w * h || px.opaque.len() != w * h {
+                return;
+            }
+            let mut given: BTreeMap<usize, Vec<u8>> = BTreeMap::new();
+            for r in recorded {
+                if let Some((y, b)) = r
+                    .split_once(':')
+                    .and_then(|(y, x)| Some((y.parse().ok()?, unhex(x)?)))
+                {
+                    given.insert(y, b);
+                }
+            }
+            let mut out = Vec::new();
+            for y in 0..h {
+                let (i, o) = (
+                    &px.indices[y * w..(y + 1) * w],
+                    &px.opaque[y * w..(y + 1) * w],
+                );
+                if let Some(stored) = given.get(&y).filter(|b| decodes_to(b, i, o)) {
+                    out.extend_from_slice(stored);
+                } else if !rle::encode_row(i, o, &mut out) {
+                    return; // the writer reports the row
+                }
+            }
+            px.payload = Some(out.into());
+        }
+        _ => {}
+    }
+}
+
+/// True when the stored row (count + commands) draws exactly `indices`/`opaque`.
+fn decodes_to(stored: &[u8], indices: &[u8], opaque: &[bool]) -> bool {
+    let Some(cmds) = stored.get(2..) else {
+        return false;
+    };
+    if usize::from(u16::from_le_bytes([stored[0], stored[1]])) != cmds.len() {
+        return false;
+    }
+    let key = 0;
+    let mut i2 = vec![key; indices.len()];
+    let mut o2 = vec![false; opaque.len()];
+    if rle::decode_row(cmds, &mut i2, &mut o2).is_err() {
+        return false;
+    }
+    o2 == opaque
+        && i2
+            .iter()
+            .zip(indices)
+            .zip(opaque)
+            .all(|((a, b), o)| !*o || a == b)
 }
 
 impl LayoutMeta {
@@ -228,9 +382,10 @@ impl LayoutMeta {
                     crc: u32::from_str_radix(crc.trim(), 16).ok()?,
                 })
             });
-            checks.push(parsed.ok_or_else(|| {
-                bad(format!("layout.checks[{i}]: not \"OFFSET+LEN:CRC32\""))
-            })?);
+            checks.push(
+                parsed
+                    .ok_or_else(|| bad(format!("layout.checks[{i}]: not \"OFFSET+LEN:CRC32\"")))?,
+            );
         }
         checks.sort_unstable_by_key(|c| (c.offset, c.len));
         let layout = Layout {
@@ -346,8 +501,22 @@ mod tests {
         let t = sequence_text(&s);
         assert_eq!(t, "12166: 52>76+3416 3492>3516[3524>3548+0]");
         assert_eq!(parse_sequence_text(&t), Some(s));
-        assert_eq!(parse_sequence_text("7:"), Some(SequenceSlot { offset: 7, frames: vec![] }));
-        for bad in ["", "x:", "1: 2>3", "1: 2>3+", "1: 2>3[4>5+1", "1: 2>3+4 junk", "1: 99999999999>1+1"] {
+        assert_eq!(
+            parse_sequence_text("7:"),
+            Some(SequenceSlot {
+                offset: 7,
+                frames: vec![]
+            })
+        );
+        for bad in [
+            "",
+            "x:",
+            "1: 2>3",
+            "1: 2>3+",
+            "1: 2>3[4>5+1",
+            "1: 2>3+4 junk",
+            "1: 99999999999>1+1",
+        ] {
             assert_eq!(parse_sequence_text(bad), None, "{bad:?}");
         }
     }

@@ -213,7 +213,12 @@ struct Builder<'l> {
 }
 
 impl Builder<'_> {
-    fn add(&mut self, slot: Option<(u32, u64)>, bytes: Vec<u8>, ptrs: Vec<(usize, usize)>) -> usize {
+    fn add(
+        &mut self,
+        slot: Option<(u32, u64)>,
+        bytes: Vec<u8>,
+        ptrs: Vec<(usize, usize)>,
+    ) -> usize {
         let Some(s) = slot else {
             self.nodes.push(Node { slot, bytes, ptrs });
             return self.nodes.len() - 1;
@@ -264,7 +269,8 @@ impl Builder<'_> {
                 let mut ptrs = Vec::with_capacity(layers.len());
                 for (k, layer) in layers.iter().enumerate() {
                     let child_slot = slots.and_then(|(_, l)| l.get(k));
-                    let child = self.frame(layer, child_slot, &format!("{what} layer {k}"), depth + 1)?;
+                    let child =
+                        self.frame(layer, child_slot, &format!("{what} layer {k}"), depth + 1)?;
                     ptrs.push((4 * k, child));
                 }
                 let s = slots.map(|(at, l)| (at, 4 * l.len() as u64));
@@ -289,7 +295,8 @@ impl Builder<'_> {
             if decided.get(&slot).copied().flatten()?.0 != child {
                 return None;
             }
-            b.get_mut(at..at + 4)?.copy_from_slice(&slot.0.to_le_bytes());
+            b.get_mut(at..at + 4)?
+                .copy_from_slice(&slot.0.to_le_bytes());
         }
         Some(b)
     }
@@ -337,7 +344,11 @@ fn decide(
         None => cands
             .iter()
             .copied()
-            .find(|&id| b.nodes.get(id).is_some_and(|n| n.bytes.len() as u64 <= slot.1))
+            .find(|&id| {
+                b.nodes
+                    .get(id)
+                    .is_some_and(|n| n.bytes.len() as u64 <= slot.1)
+            })
             .map(|id| (id, false)),
     };
     decided.insert(slot, pick);

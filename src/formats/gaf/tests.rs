@@ -441,7 +441,11 @@ pub(super) fn odd_layout_fixture() -> Vec<u8> {
     put(&mut f, 300, &frame_header(2, 1, 0, 0, 9, 0, 0, 0, 324));
     put(&mut f, 324, &[1, 2]);
     put(&mut f, 326, &[0x5A; 274]);
-    put(&mut f, 600, &seq_header(&[(40, 1), (80, 2), (40, 3), (150, 4)], b"odd"));
+    put(
+        &mut f,
+        600,
+        &seq_header(&[(40, 1), (80, 2), (40, 3), (150, 4)], b"odd"),
+    );
     put(&mut f, 700, &seq_header(&[(120, 1)], b"other"));
     f.extend_from_slice(b"TRAIL");
     f
@@ -496,7 +500,11 @@ fn odd_layouts_are_recorded_and_written_back_exactly() {
     let checked: Vec<(u32, u64)> = l.checks.iter().map(|c| (c.offset, c.len)).collect();
     assert_eq!(checked, [(40, 24), (64, 12), (104, 8)]);
     assert_eq!(write(&g).unwrap(), f, "unedited: byte for byte");
-    assert_ne!(write_canonical(&g).unwrap(), f, "the fixture is not canonical");
+    assert_ne!(
+        write_canonical(&g).unwrap(),
+        f,
+        "the fixture is not canonical"
+    );
     // a model that lost its layout is written canonically and reads the same
     let again = parse(&write_canonical(&g).unwrap(), &Limits::default()).unwrap();
     assert_eq!(again.sequences, g.sequences);
@@ -531,7 +539,12 @@ fn an_edit_of_one_reference_of_a_shared_header_leaves_the_other_in_place() {
     let f = odd_layout_fixture();
     let mut g = parse(&f, &Limits::default()).unwrap();
     // entry 0 (A) edited in place-size; entry 2 still lists the original A
-    let mut px = g.sequences[0].frames[0].frame.pixels().unwrap().indices.clone();
+    let mut px = g.sequences[0].frames[0]
+        .frame
+        .pixels()
+        .unwrap()
+        .indices
+        .clone();
     px[1] = 7;
     set_pixels(&mut g.sequences[0].frames[0].frame, px);
     let out = write(&g).unwrap();
@@ -540,8 +553,15 @@ fn an_edit_of_one_reference_of_a_shared_header_leaves_the_other_in_place() {
     let again = parse(&out, &Limits::default()).unwrap();
     let l = again.layout.as_deref().unwrap();
     assert_eq!(l.sequences[0].frames[2].header, 40);
-    assert_eq!(l.sequences[0].frames[0].header, 748 + 12, "payload first, then header");
-    assert_eq!(again.sequences[0].frames[0].frame.pixels().unwrap().indices[1], 7);
+    assert_eq!(
+        l.sequences[0].frames[0].header,
+        748 + 12,
+        "payload first, then header"
+    );
+    assert_eq!(
+        again.sequences[0].frames[0].frame.pixels().unwrap().indices[1],
+        7
+    );
     assert_eq!(again.sequences[0].frames[2], g.sequences[0].frames[2]);
     assert!(out.ends_with(b"TRAIL"));
 }
