@@ -528,6 +528,7 @@ mod tests {
             sequences: vec!["16: 56>80+20".into()],
             filler: vec![],
             checks: vec![],
+            rle_rows: BTreeMap::new(),
         };
         assert!(ok.to_layout().is_ok());
         let past = LayoutMeta {

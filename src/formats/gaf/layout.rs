@@ -133,7 +133,7 @@ impl Layout {
                     marked.insert(m);
                 }
             }
-            if furthest.is_none_or(|m| r.0 + r.1 > m.0 + m.1) {
+            if furthest.map_or(true, |m| r.0 + r.1 > m.0 + m.1) {
                 furthest = Some(r);
             }
             if r.0 > covered {
@@ -144,9 +144,11 @@ impl Layout {
         if end > covered {
             filler.push(gap(data, covered, end));
         }
+        // the file header with the table is always written in place
+        let head = blocks.first().copied();
         let mut checks: Vec<Check> = marked
             .into_iter()
-            .filter(|r| r.0 >= HEADER_LEN && r.0 > 0 && r.0 <= u64::from(u32::MAX))
+            .filter(|r| Some(*r) != head && r.0 <= u64::from(u32::MAX))
             .filter_map(|(o, l)| {
                 let bytes = data.get(usize::try_from(o).ok()?..usize::try_from(o + l).ok()?)?;
                 Some(Check {
