@@ -521,3 +521,157 @@ fn raw_frames_never_draw_the_key_but_rle_frames_keep_it() {
         assert_ne!(want == 9, comp == 0);
     }
 }
+
+// ---------------------------------------------------------------------------------------
+// The mount's write-back (through the core, no FUSE)
+// ---------------------------------------------------------------------------------------
+
+mod mount {
+    use super::*;
+    use std::ffi::OsStr;
+    use tafs::fs::core::ROOT;
+    use tafs::fs::{Core, MountOptions};
+
+    fn ino(core: &Core, path: &str) -> u64 {
+        path.split('/').fold(ROOT, |i, c| {
+            core.lookup(i, OsStr::new(c))
+                .unwrap_or_else(|e| panic!("{path}: {e}"))
+                .ino
+        })
+    }
+
+    /// cp onto an existing file: open O_WRONLY, truncate, write, close.
+    fn cp_onto(core: &Core, path: &str, bytes: &[u8]) {
+        let i = ino(core, path);
+        let o = core.open(i, libc::O_WRONLY).unwrap();
+        core.setattr(
+            i,
+            tafs::fs::SetAttr {
+                size: Some(0),
+                ..Default::default()
+            },
+            Some(o.fh),
+        )
+        .unwrap();
+        core.write(o.fh, 0, bytes).unwrap();
+        core.flush(o.fh).unwrap();
+        core.release(o.fh).unwrap();
+    }
+
+    #[test]
+    fn rewriting_every_file_of_an_unedited_dump_leaves_the_binary_untouched() {
+        let mut cases = vec![("odd.gaf".to_string(), odd_fixture())];
+        if let Some(c) = common::corpus() {
+            let p = c.join("game/anims/ARMAMEX_gadget.GAF");
+            cases.push(("ARMAMEX_gadget.GAF".into(), std::fs::read(p).unwrap()));
+        }
+        for (name, data) in cases {
+            let game = tempfile::tempdir().unwrap();
+            let state = tempfile::tempdir().unwrap();
+            std::fs::create_dir_all(game.path().join("anims")).unwrap();
+            let bin = game.path().join("anims").join(&name);
+            std::fs::write(&bin, &data).unwrap();
+            let mtime = std::fs::metadata(&bin).unwrap().modified().unwrap();
+            let opts = MountOptions {
+                state_dir: Some(state.path().to_path_buf()),
+                ..MountOptions::default()
+            };
+            let core = Core::new(game.path(), opts, None).unwrap();
+            let g = parse(&data);
+            let files = dump(&g);
+            // every file written back as it is (what an rsync of an unedited dump does) …
+            for (path, bytes) in &files.files {
+                cp_onto(&core, &format!("anims/{name}/{path}"), bytes);
+            }
+            // … and every frame re-saved as RGBA, as image editors do
+            for path in files.files.keys().filter(|p| p.ends_with(".png")) {
+                if path.ends_with("animated.png") {
+                    continue;
+                }
+                let d = decode_png(&files.files[path]).unwrap();
+                let PngPixels::Indexed {
+                    indices,
+                    plte,
+                    trns,
+                } = d.pixels
+                else {
+                    panic!("{path} is not indexed")
+                };
+                let mut rgba = Vec::new();
+                for &i in &indices {
+                    let c = &plte[3 * usize::from(i)..3 * usize::from(i) + 3];
+                    let a = trns.get(usize::from(i)).copied().unwrap_or(255);
+                    rgba.extend_from_slice(&[c[0], c[1], c[2], a]);
+                }
+                let mut png = Vec::new();
+                {
+                    let mut e = png::Encoder::new(&mut png, d.width, d.height);
+                    e.set_color(png::ColorType::Rgba);
+                    let mut w = e.write_header().unwrap();
+                    w.write_image_data(&rgba).unwrap();
+                }
+                cp_onto(&core, &format!("anims/{name}/{path}"), &png);
+            }
+            assert!(std::fs::read(&bin).unwrap() == data, "{name} was rewritten");
+            assert_eq!(
+                std::fs::metadata(&bin).unwrap().modified().unwrap(),
+                mtime,
+                "{name} was replaced"
+            );
+        }
+    }
+}
+
+#[test]
+fn duplicate_palette_colours_keep_the_original_index_with_base() {
+    let pal = Palette::ta();
+    let (first, dup) = (0..256usize)
+        .flat_map(|j| (0..j).map(move |i| (i, j)))
+        .find(|&(i, j)| pal.colors[i] == pal.colors[j] && i != 9 && j != 9)
+        .map(|(i, j)| (i as u8, j as u8))
+        .expect("the TA palette has duplicate colours");
+    // one raw frame and one RLE frame, each drawing the second copy of a colour
+    let mut f = Vec::new();
+    put(&mut f, 0, &gaf::VERSION_STANDARD.to_le_bytes());
+    put(&mut f, 4, &1u32.to_le_bytes());
+    put(&mut f, 12, &16u32.to_le_bytes());
+    put(&mut f, 16, &seq_header(&[(100, 1), (140, 1)], b"dup"));
+    put(&mut f, 100, &frame_header(2, 1, 9, 0, 0, 0, 124));
+    put(&mut f, 124, &[dup, 1]);
+    put(&mut f, 140, &frame_header(2, 1, 9, 1, 0, 0, 164));
+    put(&mut f, 164, &[3, 0, 4, dup, 1]);
+    let g = parse(&f);
+    let mut files = dump(&g);
+    for k in 0..2 {
+        let path = format!("dup/{k}.png");
+        let d = decode_png(&files.files[&path]).unwrap();
+        let PngPixels::Indexed { indices, plte, .. } = d.pixels else {
+            panic!()
+        };
+        let rgba: Vec<u8> = indices
+            .iter()
+            .flat_map(|&i| {
+                let c = &plte[3 * usize::from(i)..3 * usize::from(i) + 3];
+                [c[0], c[1], c[2], 255]
+            })
+            .collect();
+        let mut png = Vec::new();
+        {
+            let mut e = png::Encoder::new(&mut png, d.width, d.height);
+            e.set_color(png::ColorType::Rgba);
+            let mut w = e.write_header().unwrap();
+            w.write_image_data(&rgba).unwrap();
+        }
+        files.files.insert(path, png);
+    }
+    assert!(
+        rebuild(&files, Some(&g)) == f,
+        "with the base: the same bytes"
+    );
+    // without it, a colour goes to its first index
+    let plain = parse(&rebuild(&files, None));
+    for k in 0..2 {
+        let px = plain.sequences[0].frames[k].frame.pixels().unwrap();
+        assert_eq!(px.indices[0], first, "frame {k}");
+    }
+}
