@@ -675,3 +675,39 @@ fn duplicate_palette_colours_keep_the_original_index_with_base() {
         assert_eq!(px.indices[0], first, "frame {k}");
     }
 }
+
+#[test]
+fn removing_a_sequence_moves_no_other_block() {
+    let mut cases = vec![scattered(&parse(
+        &gaf::write_canonical(&tafs::sample::animated_gaf()).unwrap(),
+    ))];
+    if let Some(c) = common::corpus() {
+        cases.push(std::fs::read(c.join("game/textures/Alien.gaf")).unwrap());
+    }
+    for data in cases {
+        let g = parse(&data);
+        assert!(g.sequences.len() > 2);
+        let mut files = dump(&g);
+        let first = sequence_dir(&files, 0);
+        files
+            .files
+            .retain(|p, _| !p.starts_with(&format!("{first}/")));
+        for base in [Some(&g), None] {
+            let out = rebuild(&files, base);
+            let again = parse(&out);
+            assert_eq!(again.sequences.len(), g.sequences.len() - 1);
+            let (l, l2) = (
+                g.layout.as_deref().unwrap(),
+                again.layout.as_deref().unwrap(),
+            );
+            for (k, s) in l2.sequences.iter().enumerate() {
+                assert_eq!(*s, l.sequences[k + 1], "sequence {k} moved");
+                assert_eq!(again.sequences[k], g.sequences[k + 1]);
+                let n = gaf::sequence_len(s.frames.len()) as usize;
+                let at = s.offset as usize;
+                assert_eq!(out[at..at + n], data[at..at + n]);
+            }
+            assert!(out.len() <= data.len());
+        }
+    }
+}

@@ -824,19 +824,28 @@ pub fn build(files: &dyn FileSet, opts: &BuildOptions) -> Result<Built, ViewErro
         seqs.push((index.unwrap_or(u64::MAX), pos, dir, seq));
     }
     seqs.sort_by(|a, b| (a.0, a.1, &a.2).cmp(&(b.0, b.1, &b.2)));
+    let dumped: Vec<&str> = meta.sequences.iter().map(|s| s.dir.as_str()).collect();
+    let built_dirs: Vec<String> = seqs.iter().map(|s| s.2.clone()).collect();
+    let built_dirs: Vec<&str> = built_dirs.iter().map(String::as_str).collect();
+    let layout = super::gaf_layout::build_layout(
+        meta.layout.as_ref(),
+        opts.base.as_ref(),
+        &dumped,
+        &built_dirs,
+    )?;
     let mut gaf = Gaf {
         version: meta.version,
         header_word8: meta.header_word8,
         sequences: seqs.into_iter().map(|s| s.3).collect(),
         trailing,
         warnings: vec![],
-        layout: super::gaf_layout::build_layout(meta.layout.as_ref(), opts.base.as_ref())?,
+        layout,
     };
     if let Some(base) = &opts.base {
         super::gaf_layout::keep_base_indices(&mut gaf, base, &opts.palette);
         reuse_payloads(&mut gaf, base);
     }
-    super::gaf_layout::apply_rle_rows(&mut gaf, meta.layout.as_ref());
+    super::gaf_layout::apply_rle_rows(&mut gaf, meta.layout.as_ref(), &dumped, &built_dirs);
     Ok(Built { gaf, warnings })
 }
 

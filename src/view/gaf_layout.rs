@@ -262,11 +262,22 @@ fn odd_rows(f: &Frame, key: String, out: &mut BTreeMap<String, Vec<String>>, dep
 
 /// Gives every RLE frame without stored bytes the rows `meta.rle_rows` records for its
 /// position, where they still decode to its pixels, and tafs's encoding for the others.
-pub fn apply_rle_rows(g: &mut Gaf, meta: Option<&LayoutMeta>) {
+/// `dumped` and `built` are the sequence folders as for [`build_layout`]: a built sequence
+/// takes the rows recorded for the dumped sequence of its folder.
+pub fn apply_rle_rows(g: &mut Gaf, meta: Option<&LayoutMeta>, dumped: &[&str], built: &[&str]) {
     let Some(meta) = meta.filter(|m| !m.rle_rows.is_empty()) else {
         return;
     };
-    for (si, s) in g.sequences.iter_mut().enumerate() {
+    for (k, s) in g.sequences.iter_mut().enumerate() {
+        let si = match built.get(k) {
+            Some(dir) if dumped.len() == meta.sequences.len() => {
+                match dumped.iter().position(|d| d == dir) {
+                    Some(i) => i,
+                    None => continue,
+                }
+            }
+            _ => k,
+        };
         for (fi, fe) in s.frames.iter_mut().enumerate() {
             apply_frame(&mut fe.frame, format!("{si}.{fi}"), &meta.rle_rows, 0);
         }
@@ -390,6 +401,7 @@ impl LayoutMeta {
         checks.sort_unstable_by_key(|c| (c.offset, c.len));
         let layout = Layout {
             end: self.end,
+            sequence_count: sequences.len(),
             sequences,
             filler,
             checks,
@@ -409,14 +421,46 @@ impl LayoutMeta {
 }
 
 /// The layout a build writes with: the one metadata.json records, else the base file's.
+/// `dumped` are the sequence folders of the dump in file order (metadata.json), `built` the
+/// folders of the built sequences in their new order: each built sequence takes the places of
+/// the dumped sequence of the same folder, so removing, adding or reordering sequences moves
+/// no other sequence's blocks.
 pub fn build_layout(
     recorded: Option<&LayoutMeta>,
     base: Option<&Gaf>,
+    dumped: &[&str],
+    built: &[&str],
 ) -> Result<Option<Arc<Layout>>, ViewError> {
-    match recorded {
-        Some(l) => Ok(Some(Arc::new(l.to_layout()?))),
-        None => Ok(base.and_then(|b| b.layout.clone())),
+    let layout = match recorded {
+        Some(l) => Arc::new(l.to_layout()?),
+        None => match base.and_then(|b| b.layout.clone()) {
+            Some(l) => l,
+            None => return Ok(None),
+        },
+    };
+    if dumped.len() != layout.sequences.len() || dumped == built {
+        return Ok(Some(layout));
     }
+    let mut l = (*layout).clone();
+    let mut taken = vec![false; l.sequences.len()];
+    let mut order = Vec::with_capacity(built.len() + l.sequences.len());
+    for dir in built {
+        match dumped.iter().position(|d| d == dir) {
+            Some(i) if !taken[i] => {
+                taken[i] = true;
+                order.push(l.sequences[i].clone());
+            }
+            _ => order.push(SequenceSlot::none()),
+        }
+    }
+    // the places of removed sequences stay known (room for moved blocks)
+    for (i, t) in taken.iter().enumerate() {
+        if !t {
+            order.push(l.sequences[i].clone());
+        }
+    }
+    l.sequences = order;
+    Ok(Some(Arc::new(l)))
 }
 
 /// The colours to avoid when mapping an image onto the palette for a frame: the key for raw

@@ -24,7 +24,10 @@ use std::hash::{Hash, Hasher};
 pub struct Layout {
     /// End of the furthest block (the trailing bytes start here).
     pub end: u64,
-    /// The sequences in table order.
+    /// Entries of the file's sequence table.
+    pub sequence_count: usize,
+    /// The sequences, matched to the model's by position (in table order as parsed; a caller
+    /// may reorder them to follow reordered, added or removed sequences).
     pub sequences: Vec<SequenceSlot>,
     /// Bytes before `end` that no block covers, in file order.
     pub filler: Vec<Filler>,
@@ -80,6 +83,16 @@ pub struct Check {
     pub len: u64,
     /// CRC-32 (IEEE) of its bytes.
     pub crc: u32,
+}
+
+impl SequenceSlot {
+    /// A slot for a sequence the file did not have: it claims no place.
+    pub fn none() -> SequenceSlot {
+        SequenceSlot {
+            offset: u32::MAX,
+            frames: Vec::new(),
+        }
+    }
 }
 
 impl Layout {
@@ -161,6 +174,7 @@ impl Layout {
         checks.sort_unstable_by_key(|c| (c.offset, c.len));
         Layout {
             end,
+            sequence_count: sequences.len(),
             sequences,
             filler,
             checks,
@@ -437,7 +451,7 @@ pub fn write_with_layout(gaf: &Gaf, layout: &Layout) -> Result<Vec<u8>, GafError
 
     // Which node keeps each recorded place.
     let table_end = HEADER_LEN + 4 * u64::from(count);
-    let old_table_end = HEADER_LEN + 4 * layout.sequences.len() as u64;
+    let old_table_end = HEADER_LEN + 4 * layout.sequence_count as u64;
     let reserved = (old_table_end, table_end.max(old_table_end));
     let mut claimants: HashMap<(u32, u64), Vec<usize>> = HashMap::new();
     let mut order: Vec<(u32, u64)> = Vec::new();
