@@ -68,6 +68,7 @@ fn synthetic(frames: usize, w: u16, h: u16, compressed: bool) -> Gaf {
         }],
         trailing: vec![],
         warnings: vec![],
+        layout: None,
     }
 }
 

@@ -76,6 +76,7 @@ fn synthetic(bytes: usize, raw: bool) -> Gaf {
         sequences,
         trailing: vec![],
         warnings: vec![],
+        layout: None,
     }
 }
 

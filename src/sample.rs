@@ -119,6 +119,7 @@ pub fn animated_gaf() -> Gaf {
         ],
         trailing: vec![],
         warnings: vec![],
+        layout: None,
     }
 }
 
@@ -138,6 +139,7 @@ pub fn texture_gaf() -> Gaf {
         ],
         trailing: vec![],
         warnings: vec![],
+        layout: None,
     }
 }
 

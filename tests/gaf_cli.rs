@@ -164,7 +164,7 @@ fn corpus_roundtrip_passes() {
     let s = ok(&["gaf", "roundtrip", p(&corpus)]);
     assert!(s.contains("10 ok, 0 failed, 2 skipped"), "{s}");
     assert!(
-        s.contains("byte-identical: 9 after decode → encode, 9 after dump → build --base"),
+        s.contains("byte-identical: 10 after decode → encode, 10 after dump → build --base"),
         "{s}"
     );
 }

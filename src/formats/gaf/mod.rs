@@ -1,17 +1,23 @@
 //! GAF sprite banks (and paletted TA: Kingdoms `.taf`).
 //!
 //! [`parse`] follows pointers only (blocks may be in any order), checks every offset and
-//! length, and budgets frames and pixels with [`Limits`]. [`write()`] produces the canonical
-//! layout (header, sequence table, then per sequence its header, frame list and frames, each
-//! frame header immediately followed by its data) and reuses each frame's original payload
-//! bytes, so an unchanged file in canonical layout is rewritten byte for byte.
+//! length, budgets frames and pixels with [`Limits`], and records where every block sat
+//! ([`Layout`]). [`write()`] puts the blocks back where they were (edited blocks that no
+//! longer fit move; see [`write_with_layout`]), so an unchanged file is rewritten byte for
+//! byte whatever its layout; a GAF without a layout gets the canonical one (header, sequence
+//! table, then per sequence its header, frame list and frames, each frame header immediately
+//! followed by its data). Frames keep their original payload bytes.
 
+mod layout;
 mod read;
 pub mod rle;
 mod write;
 
+pub use layout::{
+    sequence_len, write_with_layout, Check, Filler, FrameSlot, Layout, SequenceSlot, SlotBody,
+};
 pub use read::parse;
-pub use write::write;
+pub use write::{write, write_canonical};
 
 use std::fmt;
 use std::sync::Arc;
@@ -42,6 +48,9 @@ pub struct Gaf {
     pub trailing: Vec<u8>,
     /// Non-fatal findings while reading (short RLE rows, clamped rows). Not written.
     pub warnings: Vec<Warning>,
+    /// Where the blocks sat in the file this was read from; [`write()`] puts them back there.
+    /// `None` for a GAF made by code: [`write()`] then uses the canonical layout.
+    pub layout: Option<Arc<Layout>>,
 }
 
 /// One named animation.

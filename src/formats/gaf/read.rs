@@ -17,6 +17,7 @@ pub fn parse(data: &[u8], limits: &Limits) -> Result<Gaf, GafError> {
         refs: HashMap::new(),
         shared: 0,
         warnings: Vec::new(),
+        blocks: Vec::new(),
     };
     let version = r.u32("file header", 0)?;
     if version == VERSION_TA3D_TRUECOLOR {
@@ -27,19 +28,25 @@ pub fn parse(data: &[u8], limits: &Limits) -> Result<Gaf, GafError> {
     r.need("file header", 0, HEADER_LEN)?;
     let table_len = u64::from(count) * 4;
     r.need("sequence table", HEADER_LEN, table_len)?;
+    r.blocks.push((0, HEADER_LEN + table_len));
     let mut sequences = Vec::with_capacity(count as usize);
+    let mut slots = Vec::with_capacity(count as usize);
     for i in 0..u64::from(count) {
-        let off = u64::from(r.u32("sequence table", HEADER_LEN + 4 * i)?);
-        sequences.push(r.sequence(off, i)?);
+        let off = r.u32("sequence table", HEADER_LEN + 4 * i)?;
+        let (seq, slot) = r.sequence(off, i)?;
+        sequences.push(seq);
+        slots.push(slot);
     }
     let end = usize::try_from(r.end).unwrap_or(usize::MAX);
     let trailing = data.get(end..).unwrap_or_default().to_vec();
+    let layout = Layout::record(data, r.end, &r.blocks, slots);
     Ok(Gaf {
         version,
         header_word8,
         sequences,
         trailing,
         warnings: r.warnings,
+        layout: Some(Arc::new(layout)),
     })
 }
 
@@ -55,6 +62,8 @@ struct Reader<'a, 'l> {
     /// References to a header already read once.
     shared: usize,
     warnings: Vec<Warning>,
+    /// Every block range read, once per reference.
+    blocks: Vec<(u64, u64)>,
 }
 
 impl Reader<'_, '_> {
@@ -99,7 +108,8 @@ impl Reader<'_, '_> {
         }
     }
 
-    fn sequence(&mut self, off: u64, index: u64) -> Result<Sequence, GafError> {
+    fn sequence(&mut self, off32: u32, index: u64) -> Result<(Sequence, SequenceSlot), GafError> {
+        let off = u64::from(off32);
         let what = format!("sequence {index} header");
         let head = self.need(&what, off, SEQUENCE_HEADER_LEN)?;
         let frame_count = u16::from_le_bytes([head[0], head[1]]);
@@ -112,25 +122,36 @@ impl Reader<'_, '_> {
         let list = self
             .need(&list_what, list_off, u64::from(frame_count) * 8)?
             .to_vec();
+        self.blocks
+            .push((off, SEQUENCE_HEADER_LEN + u64::from(frame_count) * 8));
         let mut frames = Vec::with_capacity(usize::from(frame_count));
+        let mut slots = Vec::with_capacity(usize::from(frame_count));
         for item in list.chunks_exact(8) {
-            let ptr = u64::from(u32::from_le_bytes([item[0], item[1], item[2], item[3]]));
+            let ptr = u32::from_le_bytes([item[0], item[1], item[2], item[3]]);
             let duration = u32::from_le_bytes([item[4], item[5], item[6], item[7]]);
             let mut stack = Vec::new();
-            let frame = self.frame(ptr, &mut stack)?;
+            let (frame, slot) = self.frame(ptr, &mut stack)?;
             frames.push(FrameEntry { duration, frame });
+            slots.push(slot);
         }
-        Ok(Sequence {
-            name,
-            loop_word,
-            word4,
-            frames,
-        })
+        Ok((
+            Sequence {
+                name,
+                loop_word,
+                word4,
+                frames,
+            },
+            SequenceSlot {
+                offset: off32,
+                frames: slots,
+            },
+        ))
     }
 
     /// Reads the frame header at `off`; `stack` holds the headers of the enclosing
     /// composites (cycle and depth checks).
-    fn frame(&mut self, off: u64, stack: &mut Vec<u64>) -> Result<Frame, GafError> {
+    fn frame(&mut self, off32: u32, stack: &mut Vec<u64>) -> Result<(Frame, FrameSlot), GafError> {
+        let off = u64::from(off32);
         let what = "frame header";
         if stack.contains(&off) {
             return Err(Self::malformed(
@@ -176,22 +197,28 @@ impl Reader<'_, '_> {
         let origin_y = i16::from_le_bytes([h[6], h[7]]);
         let (key, compressed, layer_count, blend) = (h[8], h[9], h[10], h[11]);
         let word12 = u32::from_le_bytes([h[12], h[13], h[14], h[15]]);
-        let data_off = u64::from(u32::from_le_bytes([h[16], h[17], h[18], h[19]]));
+        let data32 = u32::from_le_bytes([h[16], h[17], h[18], h[19]]);
+        let data_off = u64::from(data32);
         let word20 = u32::from_le_bytes([h[20], h[21], h[22], h[23]]);
+        self.blocks.push((off, FRAME_HEADER_LEN));
 
-        let content = if layer_count > 0 {
+        let (content, body) = if layer_count > 0 {
             let table_what = "layer table";
             let table = self
                 .need(table_what, data_off, u64::from(layer_count) * 4)?
                 .to_vec();
+            self.blocks.push((data_off, u64::from(layer_count) * 4));
             stack.push(off);
             let mut layers = Vec::with_capacity(usize::from(layer_count));
+            let mut slots = Vec::with_capacity(usize::from(layer_count));
             for p in table.chunks_exact(4) {
-                let child = u64::from(u32::from_le_bytes([p[0], p[1], p[2], p[3]]));
-                layers.push(self.frame(child, stack)?);
+                let child = u32::from_le_bytes([p[0], p[1], p[2], p[3]]);
+                let (layer, slot) = self.frame(child, stack)?;
+                layers.push(layer);
+                slots.push(slot);
             }
             stack.pop();
-            Content::Layers(layers)
+            (Content::Layers(layers), SlotBody::Layers(slots))
         } else {
             let n = u64::from(width) * u64::from(height);
             if n > self.limits.max_frame_pixels {
@@ -215,13 +242,19 @@ impl Reader<'_, '_> {
                     ),
                 ));
             }
-            if compressed == 0 {
+            let content = if compressed == 0 {
                 self.raw(data_off, width, height, key)?
             } else {
                 self.rle(data_off, width, height, key)?
-            }
+            };
+            let len = match &content {
+                Content::Pixels(p) => p.payload.as_ref().map_or(0, |p| p.len() as u64),
+                Content::Layers(_) => 0,
+            };
+            self.blocks.push((data_off, len));
+            (content, SlotBody::Payload(len))
         };
-        Ok(Frame {
+        let frame = Frame {
             width,
             height,
             origin_x,
@@ -232,7 +265,13 @@ impl Reader<'_, '_> {
             word12,
             word20,
             content,
-        })
+        };
+        let slot = FrameSlot {
+            header: off32,
+            data: data32,
+            body,
+        };
+        Ok((frame, slot))
     }
 
     fn raw(&mut self, off: u64, width: u16, height: u16, key: u8) -> Result<Content, GafError> {

@@ -327,6 +327,7 @@ fn one_frame_gaf(frame: Frame, frames: usize) -> Gaf {
         }],
         trailing: vec![],
         warnings: vec![],
+        layout: None,
     }
 }
 
@@ -398,4 +399,237 @@ proptest! {
     fn parse_never_panics(data in proptest::collection::vec(any::<u8>(), 0..600)) {
         let _ = parse(&data, &Limits::default());
     }
+}
+
+/// A file with the blocks in an odd order: sequence headers after the pixel data, gaps of
+/// garbage between blocks, an RLE payload shared by two frame headers, a frame header listed
+/// twice, a composite with a nested composite layer, and trailing bytes.
+///
+/// ```text
+///   0 header (2 sequences)       12 table → 600, 700     20..40 gap (0xEE)
+///  40 A raw 4×3 → 64 (12 bytes)  76..80 gap (0xAB)
+///  80 B RLE 2×2 → 104 (8 bytes: two rows "repeat 9 ×2")
+/// 120 C RLE 2×2 → 104 (B's payload)
+/// 150 D composite → table 174 [200, 250]
+/// 200 E raw 1×1 → 224 [5]      250 F composite → table 274 [300]   300 G raw 2×1 → 324 [1, 2]
+/// 326..600 gap (0x5A)          600 "odd": A, B, A, D              700 "other": C
+/// 748 trailing "TRAIL"
+/// ```
+pub(super) fn odd_layout_fixture() -> Vec<u8> {
+    let mut f = Vec::new();
+    put(&mut f, 0, &le32(VERSION_STANDARD));
+    put(&mut f, 4, &le32(2));
+    put(&mut f, 8, &le32(0));
+    put(&mut f, 12, &le32(600));
+    put(&mut f, 16, &le32(700));
+    put(&mut f, 20, &[0xEE; 20]);
+    put(&mut f, 40, &frame_header(4, 3, 1, 1, 9, 0, 0, 0, 64));
+    put(&mut f, 64, &[9, 1, 2, 9, 3, 3, 3, 3, 9, 9, 4, 9]);
+    put(&mut f, 76, &[0xAB; 4]);
+    put(&mut f, 80, &frame_header(2, 2, 0, 0, 9, 1, 0, 0, 104));
+    put(&mut f, 104, &[2, 0, 6, 9, 2, 0, 6, 9]);
+    put(&mut f, 112, &[0xCD; 8]);
+    put(&mut f, 120, &frame_header(2, 2, 0, 0, 9, 1, 0, 0, 104));
+    put(&mut f, 144, &[0x11; 6]);
+    put(&mut f, 150, &frame_header(3, 3, 1, 1, 9, 0, 2, 0, 174));
+    put(&mut f, 174, &le32(200));
+    put(&mut f, 178, &le32(250));
+    put(&mut f, 200, &frame_header(1, 1, 0, 0, 9, 0, 0, 0, 224));
+    put(&mut f, 224, &[5]);
+    put(&mut f, 250, &frame_header(2, 1, 0, 0, 9, 0, 1, 1, 274));
+    put(&mut f, 274, &le32(300));
+    put(&mut f, 300, &frame_header(2, 1, 0, 0, 9, 0, 0, 0, 324));
+    put(&mut f, 324, &[1, 2]);
+    put(&mut f, 326, &[0x5A; 274]);
+    put(
+        &mut f,
+        600,
+        &seq_header(&[(40, 1), (80, 2), (40, 3), (150, 4)], b"odd"),
+    );
+    put(&mut f, 700, &seq_header(&[(120, 1)], b"other"));
+    f.extend_from_slice(b"TRAIL");
+    f
+}
+
+fn set_pixels(f: &mut Frame, indices: Vec<u8>) {
+    let raw = !f.is_compressed();
+    let key = f.key;
+    f.content = Content::Pixels(Pixels {
+        opaque: indices.iter().map(|&i| !raw || i != key).collect(),
+        indices,
+        payload: None,
+    });
+}
+
+/// Offsets where `a` and `b` differ within their common length.
+fn diffs(a: &[u8], b: &[u8]) -> Vec<usize> {
+    a.iter()
+        .zip(b)
+        .enumerate()
+        .filter(|(_, (x, y))| x != y)
+        .map(|(i, _)| i)
+        .collect()
+}
+
+#[test]
+fn odd_layouts_are_recorded_and_written_back_exactly() {
+    let f = odd_layout_fixture();
+    let g = parse(&f, &Limits::default()).unwrap();
+    assert_eq!(g.trailing, b"TRAIL");
+    let l = g.layout.as_deref().unwrap();
+    assert_eq!(l.end, 748);
+    assert_eq!(l.sequences[0].offset, 600);
+    assert_eq!(l.sequences[0].frames[1].data, 104);
+    // gaps: 20..40, 76..80, 112..120, 144..150, 182..200, 225..250, 278..300, 326..600, 672..700
+    let gaps: Vec<(u64, usize)> = l.filler.iter().map(|x| (x.offset, x.bytes.len())).collect();
+    assert_eq!(
+        gaps,
+        [
+            (20, 20),
+            (76, 4),
+            (112, 8),
+            (144, 6),
+            (182, 18),
+            (225, 25),
+            (278, 22),
+            (326, 274),
+            (672, 28)
+        ]
+    );
+    // the shared header (A) and its payload, and B's payload shared with C, are checked
+    let checked: Vec<(u32, u64)> = l.checks.iter().map(|c| (c.offset, c.len)).collect();
+    assert_eq!(checked, [(40, 24), (64, 12), (104, 8)]);
+    assert_eq!(write(&g).unwrap(), f, "unedited: byte for byte");
+    assert_ne!(
+        write_canonical(&g).unwrap(),
+        f,
+        "the fixture is not canonical"
+    );
+    // a model that lost its layout is written canonically and reads the same
+    let again = parse(&write_canonical(&g).unwrap(), &Limits::default()).unwrap();
+    assert_eq!(again.sequences, g.sequences);
+}
+
+#[test]
+fn a_grown_shared_payload_moves_to_the_end_and_nothing_else_changes() {
+    let f = odd_layout_fixture();
+    let mut g = parse(&f, &Limits::default()).unwrap();
+    // B (entry 1) gets four different pixels: 2 rows of "literal 2" = 10 bytes (was 8)
+    set_pixels(&mut g.sequences[0].frames[1].frame, vec![1, 2, 3, 4]);
+    let out = write(&g).unwrap();
+    // only B's data pointer changed before the old end; the new payload follows the last
+    // block; then the trailing bytes
+    assert_eq!(diffs(&f[..748], &out[..748]), [96, 97]);
+    assert_eq!(&out[96..100], &le32(748));
+    assert_eq!(&out[748..758], &[3, 0, 4, 1, 2, 3, 0, 4, 3, 4]);
+    assert_eq!(&out[758..], b"TRAIL");
+    let again = parse(&out, &Limits::default()).unwrap();
+    let b = again.sequences[0].frames[1].frame.pixels().unwrap();
+    assert_eq!(b.indices, [1, 2, 3, 4]);
+    // C kept the shared payload in its place
+    assert_eq!(again.sequences[1], g.sequences[1]);
+    assert_eq!(
+        again.layout.as_deref().unwrap().sequences[1].frames[0].data,
+        104
+    );
+}
+
+#[test]
+fn an_edit_of_one_reference_of_a_shared_header_leaves_the_other_in_place() {
+    let f = odd_layout_fixture();
+    let mut g = parse(&f, &Limits::default()).unwrap();
+    // entry 0 (A) edited in place-size; entry 2 still lists the original A
+    let mut px = g.sequences[0].frames[0]
+        .frame
+        .pixels()
+        .unwrap()
+        .indices
+        .clone();
+    px[1] = 7;
+    set_pixels(&mut g.sequences[0].frames[0].frame, px);
+    let out = write(&g).unwrap();
+    // the frame list's first pointer moved; A's header and payload stayed for entry 2
+    assert_eq!(diffs(&f[..748], &out[..748]), [640, 641]);
+    let again = parse(&out, &Limits::default()).unwrap();
+    let l = again.layout.as_deref().unwrap();
+    assert_eq!(l.sequences[0].frames[2].header, 40);
+    assert_eq!(
+        l.sequences[0].frames[0].header,
+        748 + 12,
+        "payload first, then header"
+    );
+    assert_eq!(
+        again.sequences[0].frames[0].frame.pixels().unwrap().indices[1],
+        7
+    );
+    assert_eq!(again.sequences[0].frames[2], g.sequences[0].frames[2]);
+    assert!(out.ends_with(b"TRAIL"));
+}
+
+#[test]
+fn a_nested_layer_edit_changes_only_that_layer() {
+    let f = odd_layout_fixture();
+    let mut g = parse(&f, &Limits::default()).unwrap();
+    let Content::Layers(d) = &mut g.sequences[0].frames[3].frame.content else {
+        panic!("D is a composite")
+    };
+    let Content::Layers(fl) = &mut d[1].content else {
+        panic!("F is a composite")
+    };
+    // G: same size, other pixels → in place
+    set_pixels(&mut fl[0], vec![2, 1]);
+    let out = write(&g).unwrap();
+    assert_eq!(out.len(), f.len());
+    assert_eq!(diffs(&f, &out), [324, 325]);
+    // G grows to 3×1: its header changes in place (width), the payload moves to the end
+    let Content::Layers(d) = &mut g.sequences[0].frames[3].frame.content else {
+        unreachable!()
+    };
+    let Content::Layers(fl) = &mut d[1].content else {
+        unreachable!()
+    };
+    fl[0].width = 3;
+    set_pixels(&mut fl[0], vec![2, 1, 4]);
+    let out = write(&g).unwrap();
+    // (the room G's old payload held is cleared)
+    assert_eq!(diffs(&f[..748], &out[..748]), [300, 316, 317, 324, 325]);
+    assert_eq!(&out[324..326], &[0, 0]);
+    assert_eq!(&out[748..751], &[2, 1, 4]);
+}
+
+#[test]
+fn room_freed_by_a_removed_frame_takes_a_grown_payload() {
+    let f = odd_layout_fixture();
+    let mut g = parse(&f, &Limits::default()).unwrap();
+    g.sequences[0].frames.truncate(3); // D and its layers go
+    set_pixels(&mut g.sequences[0].frames[1].frame, vec![1, 2, 3, 4]);
+    let out = write(&g).unwrap();
+    assert_eq!(out.len(), f.len(), "the payload fits where D's header was");
+    let again = parse(&out, &Limits::default()).unwrap();
+    let l = again.layout.as_deref().unwrap();
+    assert_eq!(l.sequences[0].frames[1].data, 150);
+    assert_eq!(
+        again.sequences[0].frames[1].frame.pixels().unwrap().indices,
+        [1, 2, 3, 4]
+    );
+    assert_eq!(again.sequences[0].frames.len(), 3);
+    assert_eq!(again.sequences[1], g.sequences[1]);
+    // the sequence header shrank in place: its last 8 bytes are zero now
+    assert_eq!(&out[600 + 64..600 + 72], &[0; 8]);
+    // the gaps are kept
+    assert_eq!(&out[326..600], &f[326..600]);
+}
+
+#[test]
+fn a_new_sequence_moves_what_the_longer_table_covers() {
+    let f = odd_layout_fixture();
+    let mut g = parse(&f, &Limits::default()).unwrap();
+    let extra = g.sequences[1].clone();
+    g.sequences.push(extra);
+    let out = write(&g).unwrap();
+    let again = parse(&out, &Limits::default()).unwrap();
+    assert_eq!(again.sequences, g.sequences);
+    // the table grew over the gap at 20..24: nothing else before the old end moved
+    let d = diffs(&f[..748], &out[..748]);
+    assert!(d.iter().all(|&i| (4..24).contains(&i)), "{d:?}");
 }

@@ -1,10 +1,12 @@
-//! The GAF writer: canonical layout, original payloads reused.
+//! The GAF writer: the recorded layout when there is one, else the canonical layout;
+//! original payloads reused.
 
 use super::rle;
 use super::*;
 use crate::formats::bytes::PutLe;
 
-/// Writes `gaf` in canonical layout: header, sequence table, then per sequence its header,
+/// Writes `gaf`: where its [`Layout`](super::Layout) says when it has one (see
+/// [`write_with_layout`](super::write_with_layout)), else in canonical layout: header, sequence table, then per sequence its header,
 /// its frame list and its frames (each frame header immediately followed by its data; a
 /// composite by its layer table and then its layers), then the trailing bytes.
 ///
@@ -12,6 +14,14 @@ use crate::formats::bytes::PutLe;
 /// the command table, or raw). Refuses, returning an error and no bytes, what the format
 /// cannot hold.
 pub fn write(gaf: &Gaf) -> Result<Vec<u8>, GafError> {
+    if let Some(layout) = &gaf.layout {
+        return super::write_with_layout(gaf, layout);
+    }
+    write_canonical(gaf)
+}
+
+/// Writes `gaf` in canonical layout, ignoring any recorded layout.
+pub fn write_canonical(gaf: &Gaf) -> Result<Vec<u8>, GafError> {
     let count = u32::try_from(gaf.sequences.len())
         .map_err(|_| unwritable("file header", "more than 2^32 sequences"))?;
     let mut out = Vec::new();
@@ -62,58 +72,81 @@ fn offset(out: &[u8], what: &str) -> Result<u32, GafError> {
 /// Depth guard for models built by code (parsed ones are already bounded by Limits).
 const MAX_WRITE_DEPTH: usize = 64;
 
+/// The layer count byte of `f` (+10); refuses composites with no or over 255 layers.
+pub(super) fn layer_count(f: &Frame, what: &str) -> Result<u8, GafError> {
+    match &f.content {
+        Content::Pixels(_) => Ok(0),
+        Content::Layers(l) if l.is_empty() => {
+            Err(unwritable(what, "composite frame without layers"))
+        }
+        Content::Layers(l) => u8::try_from(l.len())
+            .map_err(|_| unwritable(what, format!("{} layers, at most 255", l.len()))),
+    }
+}
+
+/// The 24 header bytes of `f` with data pointer `data`.
+pub(super) fn header(f: &Frame, layer_count: u8, data: u32) -> [u8; 24] {
+    let mut h = Vec::with_capacity(24);
+    h.put_u16(f.width);
+    h.put_u16(f.height);
+    h.put_i16(f.origin_x);
+    h.put_i16(f.origin_y);
+    h.extend_from_slice(&[f.key, f.compressed, layer_count, f.blend]);
+    h.put_u32(f.word12);
+    h.put_u32(data);
+    h.put_u32(f.word20);
+    let mut out = [0u8; 24];
+    out.copy_from_slice(&h);
+    out
+}
+
+/// The stored bytes of a simple frame: its original payload, else RLE rows or raw indices.
+pub(super) fn payload<'p>(
+    f: &Frame,
+    px: &'p Pixels,
+    what: &str,
+) -> Result<std::borrow::Cow<'p, [u8]>, GafError> {
+    use std::borrow::Cow;
+    let n = usize::from(f.width) * usize::from(f.height);
+    if px.indices.len() != n || px.opaque.len() != n {
+        return Err(unwritable(
+            what,
+            format!(
+                "{}×{} frame with {} pixels ({} opacity flags)",
+                f.width,
+                f.height,
+                px.indices.len(),
+                px.opaque.len()
+            ),
+        ));
+    }
+    if let Some(p) = &px.payload {
+        Ok(Cow::Borrowed(p))
+    } else if f.is_compressed() {
+        rle::encode(
+            usize::from(f.width),
+            usize::from(f.height),
+            &px.indices,
+            &px.opaque,
+        )
+        .map(Cow::Owned)
+        .map_err(|row| unwritable(what, format!("RLE row {row} longer than 65535 bytes")))
+    } else {
+        Ok(Cow::Borrowed(&px.indices))
+    }
+}
+
 fn write_frame(out: &mut Vec<u8>, f: &Frame, what: &str, depth: usize) -> Result<u32, GafError> {
     if depth > MAX_WRITE_DEPTH {
         return Err(unwritable(what, "layers nested too deep"));
     }
     let at = offset(out, what)?;
-    let layer_count = match &f.content {
-        Content::Pixels(_) => 0u8,
-        Content::Layers(l) if l.is_empty() => {
-            return Err(unwritable(what, "composite frame without layers"))
-        }
-        Content::Layers(l) => u8::try_from(l.len())
-            .map_err(|_| unwritable(what, format!("{} layers, at most 255", l.len())))?,
-    };
-    out.put_u16(f.width);
-    out.put_u16(f.height);
-    out.put_i16(f.origin_x);
-    out.put_i16(f.origin_y);
-    out.extend_from_slice(&[f.key, f.compressed, layer_count, f.blend]);
-    out.put_u32(f.word12);
-    out.put_u32(at + FRAME_HEADER_LEN as u32);
-    out.put_u32(f.word20);
+    let layer_count = layer_count(f, what)?;
+    out.extend_from_slice(&header(f, layer_count, at + FRAME_HEADER_LEN as u32));
     match &f.content {
         Content::Pixels(px) => {
-            let n = usize::from(f.width) * usize::from(f.height);
-            if px.indices.len() != n || px.opaque.len() != n {
-                return Err(unwritable(
-                    what,
-                    format!(
-                        "{}×{} frame with {} pixels ({} opacity flags)",
-                        f.width,
-                        f.height,
-                        px.indices.len(),
-                        px.opaque.len()
-                    ),
-                ));
-            }
-            if let Some(p) = &px.payload {
-                out.extend_from_slice(p);
-            } else if f.is_compressed() {
-                let rows = rle::encode(
-                    usize::from(f.width),
-                    usize::from(f.height),
-                    &px.indices,
-                    &px.opaque,
-                )
-                .map_err(|row| {
-                    unwritable(what, format!("RLE row {row} longer than 65535 bytes"))
-                })?;
-                out.extend_from_slice(&rows);
-            } else {
-                out.extend_from_slice(&px.indices);
-            }
+            let bytes = payload(f, px, what)?;
+            out.extend_from_slice(&bytes);
         }
         Content::Layers(layers) => {
             let table = out.len();

@@ -98,16 +98,28 @@ pub fn build(files: &dyn FileSet, opts: &BuildOptions) -> Result<Built, ViewErro
         seqs.push((index.unwrap_or(u64::MAX), pos, dir, seq));
     }
     seqs.sort_by(|a, b| (a.0, a.1, &a.2).cmp(&(b.0, b.1, &b.2)));
+    let dumped: Vec<&str> = meta.sequences.iter().map(|s| s.dir.as_str()).collect();
+    let built_dirs: Vec<String> = seqs.iter().map(|s| s.2.clone()).collect();
+    let built_dirs: Vec<&str> = built_dirs.iter().map(String::as_str).collect();
+    let layout = super::layout::build_layout(
+        meta.layout.as_ref(),
+        opts.base.as_ref(),
+        &dumped,
+        &built_dirs,
+    )?;
     let mut gaf = Gaf {
         version: meta.version,
         header_word8: meta.header_word8,
         sequences: seqs.into_iter().map(|s| s.3).collect(),
         trailing,
         warnings: vec![],
+        layout,
     };
     if let Some(base) = &opts.base {
+        super::layout::keep_base_indices(&mut gaf, base, &opts.palette);
         reuse_payloads(&mut gaf, base);
     }
+    super::layout::apply_rle_rows(&mut gaf, meta.layout.as_ref(), &dumped, &built_dirs);
     Ok(Built { gaf, warnings })
 }
 
@@ -501,7 +513,8 @@ pub(super) fn build_frame(
                 ),
             ));
         }
-        Some(to_indices(&img, &opts.palette, &[rf.key], rf.key))
+        let avoid = super::layout::avoid_for(compressed, rf.key);
+        Some(to_indices(&img, &opts.palette, &avoid, rf.key))
     };
     if let Some(layers) = layers {
         let comp = extras.and_then(|x| x.composite);

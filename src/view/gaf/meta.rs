@@ -36,6 +36,9 @@ pub struct Metadata {
     /// Reader warnings (short RLE rows …), informational.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub warnings: Vec<String>,
+    /// Where the blocks sat in the dumped file (build puts them back there).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub layout: Option<super::layout::LayoutMeta>,
 }
 
 /// Per-sequence data of metadata.json.

@@ -20,10 +20,12 @@
 //!
 //! The parts: `meta` (metadata.json), `render` (frames laid out as files), `anim`
 //! (animations and APNG), `build` (files → GAF), `reuse` (stored bytes of unchanged frames,
-//! and where two GAFs differ).
+//! and where two GAFs differ), `layout` (the original block layout in metadata.json, the
+//! colour rules of a rebuild).
 
 mod anim;
 mod build;
+pub mod layout;
 mod meta;
 mod render;
 mod reuse;
@@ -131,6 +133,7 @@ impl GafView {
             palette: opts.palette_source.clone(),
             transparency: "game".into(),
             trailing_hex: hex(&gaf.trailing),
+            layout: layout::layout_meta(&gaf),
             warnings: gaf.warnings.iter().map(|w| w.to_string()).collect(),
             ..Default::default()
         };
