@@ -3,6 +3,7 @@
 mod gaf;
 mod hpi;
 mod mount;
+mod runfile;
 mod tnt;
 
 use clap::{Parser, Subcommand};
