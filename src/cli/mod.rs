@@ -4,6 +4,7 @@ mod gaf;
 mod hpi;
 mod mount;
 mod runfile;
+mod statelock;
 mod tnt;
 
 use clap::{Parser, Subcommand};

@@ -499,6 +499,19 @@ fn serve(
     mut status: Option<std::fs::File>,
     demo: bool,
 ) -> Result<i32, CliError> {
+    // One mount at a time edits a game folder's staged files (see `statelock`).
+    let _state_lock = match (&opts.state_dir, merged.is_none() && !opts.read_only) {
+        (Some(state), true) => match super::statelock::lock(state, game_dir) {
+            Ok(l) => Some(l),
+            Err(text) => {
+                if let Some(mut w) = status.take() {
+                    let _ = writeln!(w, "{text}");
+                }
+                return Err(msg(text));
+            }
+        },
+        _ => None,
+    };
     // Every thread started from here on inherits the blocked signals; one thread waits for them.
     let set = block_signals();
     let mounted = match merged {
