@@ -272,3 +272,32 @@ fn clear_errors_not_panics() {
     assert_eq!(o.status.code(), Some(1));
     assert!(String::from_utf8_lossy(&o.stderr).contains("not a mountpoint"));
 }
+
+#[test]
+fn a_second_mount_of_the_same_game_folder_and_state_is_refused() {
+    if !fuse_available() {
+        return;
+    }
+    let game = sample_game();
+    let dir = tempfile::tempdir().unwrap();
+    let state = dir.path().join("state");
+    let s = state.to_str().unwrap();
+    let _d = Daemon::start(game.path(), &dir.path().join("m1"), &["--state-dir", s]);
+    let m2 = dir.path().join("m2");
+    std::fs::create_dir(&m2).unwrap();
+    let _guard = UnmountGuard(m2.clone());
+    let o = tafs(&[
+        "mount",
+        "-d",
+        "--state-dir",
+        s,
+        game.path().to_str().unwrap(),
+        m2.to_str().unwrap(),
+    ]);
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(!o.status.success() && !is_mounted(&m2), "second mount went live: {err}");
+    assert!(err.contains("in use by the mount of"), "{err}");
+    // read-only mounts stage nothing and may share it
+    let m3 = dir.path().join("m3");
+    let _d3 = Daemon::start(game.path(), &m3, &["--state-dir", s, "--ro"]);
+}

@@ -5,6 +5,8 @@ pub mod demo;
 mod gaf;
 mod hpi;
 mod mount;
+mod runfile;
+mod statelock;
 mod tnt;
 
 use clap::{Parser, Subcommand};

@@ -1,7 +1,6 @@
 //! `tafs mount` / `tafs umount`.
 
-use super::demo;
-use super::CliError;
+use super::{demo, runfile, CliError};
 use crate::fs::fuse::{mount, mount_merged, MountConfig};
 use crate::fs::{sys, MountOptions};
 use std::io::{Read, Write};
@@ -500,6 +499,19 @@ fn serve(
     mut status: Option<std::fs::File>,
     demo: bool,
 ) -> Result<i32, CliError> {
+    // One mount at a time edits a game folder's staged files (see `statelock`).
+    let _state_lock = match (&opts.state_dir, merged.is_none() && !opts.read_only) {
+        (Some(state), true) => match super::statelock::lock(state, game_dir) {
+            Ok(l) => Some(l),
+            Err(text) => {
+                if let Some(mut w) = status.take() {
+                    let _ = writeln!(w, "{text}");
+                }
+                return Err(msg(text));
+            }
+        },
+        _ => None,
+    };
     // Every thread started from here on inherits the blocked signals; one thread waits for them.
     let set = block_signals();
     let mounted = match merged {
@@ -547,51 +559,29 @@ fn serve(
             eprint!("{}", demo::hints(mnt));
         }
     }
-    write_pid_file(mnt);
+    runfile::write(mnt);
     let r = session.run();
-    let _ = std::fs::remove_file(pid_file(mnt));
+    runfile::remove(mnt);
     let _ = mounted.invalidator.join();
     log::info!("{}: unmounted", mnt.display());
     r.map(|()| 0)
         .map_err(|e| msg(format!("serving {}: {e}", mnt.display())))
 }
 
-/// Where the serving process of `mnt` records its pid, so `tafs umount` can ask it to
-/// unmount itself. (An unmount from outside makes the ending session try to unmount the
-/// path once more, which could hit a new mount at the same place.)
-fn pid_file(mnt: &Path) -> PathBuf {
-    use std::hash::{Hash, Hasher};
-    let mut h = std::collections::hash_map::DefaultHasher::new();
-    std::path::absolute(mnt)
-        .unwrap_or_else(|_| mnt.to_path_buf())
-        .hash(&mut h);
-    std::env::temp_dir()
-        .join(format!("tafs-run-{}", sys::euid()))
-        .join(format!("{:016x}.pid", h.finish()))
-}
-
-fn write_pid_file(mnt: &Path) {
-    let p = pid_file(mnt);
-    if let Some(d) = p.parent() {
-        let _ = std::fs::create_dir_all(d);
-    }
-    let _ = std::fs::write(&p, format!("{}\n{}\n", std::process::id(), mnt.display()));
-}
-
-/// Asks the process serving `mnt` to unmount (SIGTERM) and waits for it to end.
+/// Asks the process serving `mnt` to unmount (SIGTERM) and waits for it to end; `None` when
+/// no trustworthy run file names a process that really serves `mnt` (see [`runfile`]).
 fn stop_server(mnt: &Path) -> Option<bool> {
-    let text = std::fs::read_to_string(pid_file(mnt)).ok()?;
-    let mut lines = text.lines();
-    let pid: i32 = lines.next()?.trim().parse().ok()?;
-    let abs = std::path::absolute(mnt).ok()?;
-    if lines.next()? != abs.to_str()? || pid <= 1 {
+    let r = runfile::read(mnt)?;
+    if !runfile::serves(&r, mnt) {
+        log::info!(
+            "run file of {} names pid {}, which does not serve it; unmounting directly",
+            mnt.display(),
+            r.pid
+        );
         return None;
     }
-    // SAFETY: signal 0 only checks that the process exists.
-    if unsafe { libc::kill(pid, 0) } != 0 {
-        return None;
-    }
-    // SAFETY: asking the recorded tafs process to unmount.
+    let pid = r.pid;
+    // SAFETY: asking the verified tafs process to unmount.
     if unsafe { libc::kill(pid, libc::SIGTERM) } != 0 {
         return None;
     }
