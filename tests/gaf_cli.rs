@@ -211,3 +211,80 @@ fn written_files_get_the_modes_of_an_ordinary_write() {
     ok_umask(Some(0o022), &["hpi", "pack", p(&dir), "-t", p(&hpi)]);
     assert_eq!(mode(&hpi), 0o644);
 }
+
+/// A PCX carrying only a palette (as TA: Kingdoms' palette `.pcx` files): 128-byte header,
+/// one pixel, 0x0C, 768 bytes of palette.
+fn palette_pcx(colors: &[[u8; 3]; 256]) -> Vec<u8> {
+    let mut v = vec![0u8; 128];
+    v[0] = 0x0A;
+    v[1] = 5;
+    v[2] = 1;
+    v[3] = 8;
+    v[65] = 1; // planes
+    v[66] = 1; // bytes per line
+    v.push(0); // the one pixel
+    v.push(0x0C);
+    for c in colors {
+        v.extend_from_slice(c);
+    }
+    v
+}
+
+#[test]
+fn a_build_away_from_the_game_folder_keeps_the_assets_own_palette() {
+    // a game folder whose GAF has its own palette beside it (the TA: Kingdoms rule): the
+    // built-in palette reversed, so every colour sits at another index than in the default
+    let t = tempfile::tempdir().unwrap();
+    let game = t.path().join("game");
+    std::fs::create_dir_all(game.join("anims")).unwrap();
+    std::fs::create_dir_all(game.join("palettes")).unwrap();
+    let gaf = game.join("anims/unit.gaf");
+    ok(&["gaf", "sample", "-t", p(&gaf)]);
+    let ta = tafs::formats::palette::Palette::ta();
+    let mut rev = ta.colors;
+    rev.reverse();
+    std::fs::write(game.join("anims/unit.pcx"), palette_pcx(&rev)).unwrap();
+    let dump = t.path().join("dump");
+    ok(&["gaf", "dump", p(&gaf), "-t", p(&dump)]);
+    let meta = std::fs::read_to_string(dump.join("metadata.json")).unwrap();
+    assert!(meta.contains("\"palette\": \"anims/unit.pcx\""), "{meta}");
+    let original = std::fs::read(&gaf).unwrap();
+    // with --base: the palette comes from the original's place
+    let out = t.path().join("elsewhere/a.gaf");
+    std::fs::create_dir_all(out.parent().unwrap()).unwrap();
+    ok(&["gaf", "build", p(&dump), "-t", p(&out), "--base", p(&gaf)]);
+    assert_eq!(
+        std::fs::read(&out).unwrap(),
+        original,
+        "build --base elsewhere"
+    );
+    // without: the target's place resolves the built-in palette, but the PNGs are indexed
+    // with the dump's palette, so their indices are copied, with a warning
+    let out2 = t.path().join("elsewhere/b.gaf");
+    let o = tafs(&["gaf", "build", p(&dump), "-t", p(&out2)]);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    assert_eq!(std::fs::read(&out2).unwrap(), original, "build elsewhere");
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(err.contains("maps to another one"), "no warning: {err}");
+}
+
+#[test]
+fn corpus_tak_gaf_builds_identically_away_from_its_folder() {
+    let Some(corpus) = common::corpus() else {
+        return;
+    };
+    let gaf = corpus.join("tak/anims/version.gaf");
+    let t = tempfile::tempdir().unwrap();
+    let dump = t.path().join("d");
+    ok(&["gaf", "dump", p(&gaf), "-t", p(&dump)]);
+    let original = std::fs::read(&gaf).unwrap();
+    for base in [true, false] {
+        let out = t.path().join(format!("r-{base}.gaf"));
+        let mut args = vec!["gaf", "build", p(&dump), "-t", p(&out)];
+        if base {
+            args.extend(["--base", p(&gaf)]);
+        }
+        ok(&args);
+        assert_eq!(std::fs::read(&out).unwrap(), original, "--base: {base}");
+    }
+}

@@ -295,7 +295,10 @@ fn a_second_mount_of_the_same_game_folder_and_state_is_refused() {
         m2.to_str().unwrap(),
     ]);
     let err = String::from_utf8_lossy(&o.stderr);
-    assert!(!o.status.success() && !is_mounted(&m2), "second mount went live: {err}");
+    assert!(
+        !o.status.success() && !is_mounted(&m2),
+        "second mount went live: {err}"
+    );
     assert!(err.contains("in use by the mount of"), "{err}");
     // read-only mounts stage nothing and may share it
     let m3 = dir.path().join("m3");

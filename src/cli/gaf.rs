@@ -304,7 +304,9 @@ fn build(
     storage: Storage,
     base: Option<&Path>,
 ) -> Result<i32, CliError> {
-    let opts = view_options_for(target, palette)?;
+    // The original's place decides the palette (a build elsewhere keeps a TA: Kingdoms
+    // asset's own palette), then the target's.
+    let opts = view_options_for(base.unwrap_or(target), palette)?;
     let base = base.map(parse_file).transpose()?;
     let built = gview::build(
         &DirFileSet::new(dir),

@@ -54,7 +54,9 @@ fn fnv64(data: &[u8]) -> u64 {
 
 /// Locks `state` for `game_dir` (both absolute), making `state` (0700) when missing.
 pub fn lock(state: &Path, game_dir: &Path) -> Result<StateLock, String> {
-    let game = game_dir.canonicalize().unwrap_or_else(|_| game_dir.to_path_buf());
+    let game = game_dir
+        .canonicalize()
+        .unwrap_or_else(|_| game_dir.to_path_buf());
     let locks = state.join("locks");
     std::fs::DirBuilder::new()
         .recursive(true)
@@ -72,7 +74,7 @@ pub fn lock(state: &Path, game_dir: &Path) -> Result<StateLock, String> {
     let rd = std::fs::read_dir(&locks).map_err(|e| err(&locks, e))?;
     for e in rd.flatten() {
         let p = e.path();
-        if p.extension().is_none_or(|x| x != "lock") {
+        if p.extension() != Some(std::ffi::OsStr::new("lock")) {
             continue;
         }
         let Ok(mut f) = OpenOptions::new()

@@ -131,6 +131,11 @@ impl Palette {
         self.colors.iter().flatten().copied().collect()
     }
 
+    /// CRC-32 of the 768 RGB bytes (how a dump records which palette its PNGs use).
+    pub fn crc32(&self) -> u32 {
+        crc32fast::hash(self.colors.as_flattened())
+    }
+
     /// The index whose colour is nearest (squared RGB distance) to `rgb`, never one of `avoid`.
     /// Ties go to the lowest index, so duplicated palette entries map to their first copy.
     pub fn nearest(&self, rgb: [u8; 3], avoid: &[u8]) -> u8 {

@@ -191,6 +191,19 @@ pub struct IndexedImage {
 ///
 /// Transparent pixels get index `fill`.
 pub fn to_indices(img: &DecodedPng, palette: &Palette, avoid: &[u8], fill: u8) -> IndexedImage {
+    to_indices_as(img, palette, None, avoid, fill)
+}
+
+/// [`to_indices`], where an indexed image whose PLTE has the CRC-32 `dump_palette` (the
+/// palette its dump was written with, see [`Palette::crc32`]) also keeps its indices, whatever
+/// `palette` is.
+pub fn to_indices_as(
+    img: &DecodedPng,
+    palette: &Palette,
+    dump_palette: Option<u32>,
+    avoid: &[u8],
+    fill: u8,
+) -> IndexedImage {
     let n = (img.width as usize) * (img.height as usize);
     let mut indices = Vec::with_capacity(n);
     let mut transparent = Vec::with_capacity(n);
@@ -205,6 +218,7 @@ pub fn to_indices(img: &DecodedPng, palette: &Palette, avoid: &[u8], fill: u8) -
                     .chunks_exact(3)
                     .zip(palette.colors.iter())
                     .all(|(a, b)| a == b);
+            let same = same || (plte.len() == 768 && dump_palette == Some(crc32fast::hash(plte)));
             let alpha = |i: u8| trns.get(usize::from(i)).copied().unwrap_or(255);
             let mut cache = NearestCache::new(palette, avoid);
             for &i in src.iter().take(n) {

@@ -3,7 +3,7 @@
 
 use crate::formats::gaf::{self, Content, Frame, FrameEntry, Gaf, Pixels, Sequence};
 use crate::formats::palette::Palette;
-use crate::view::image::{decode_gif, decode_png, to_indices};
+use crate::view::image::{decode_gif, decode_png, to_indices_as};
 use crate::view::{FileSet, ViewError};
 use std::collections::HashMap;
 
@@ -69,6 +69,14 @@ pub fn build(files: &dyn FileSet, opts: &BuildOptions) -> Result<Built, ViewErro
     let trailing = unhex(&meta.trailing_hex)
         .ok_or_else(|| ViewError::invalid("metadata.json", "trailing_hex is not hex"))?;
     let mut warnings = Vec::new();
+    let own = format!("{:08x}", opts.palette.crc32());
+    if !meta.palette_crc32.is_empty() && meta.palette_crc32 != own {
+        warnings.push(format!(
+            "the dump's PNGs use the palette {} but this build maps to another one: frames \
+             indexed with the dump's palette keep their indices, other images are remapped",
+            meta.palette
+        ));
+    }
     let root = files.list("")?.unwrap_or_default();
     let order: HashMap<&str, usize> = meta
         .sequences
@@ -514,7 +522,14 @@ pub(super) fn build_frame(
             ));
         }
         let avoid = super::layout::avoid_for(compressed, rf.key);
-        Some(to_indices(&img, &opts.palette, &avoid, rf.key))
+        let dump_palette = u32::from_str_radix(&meta.palette_crc32, 16).ok();
+        Some(to_indices_as(
+            &img,
+            &opts.palette,
+            dump_palette,
+            &avoid,
+            rf.key,
+        ))
     };
     if let Some(layers) = layers {
         let comp = extras.and_then(|x| x.composite);

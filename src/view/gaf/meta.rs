@@ -20,6 +20,10 @@ pub struct Metadata {
     /// Palette the PNGs use and where it came from.
     #[serde(default)]
     pub palette: String,
+    /// CRC-32 of that palette's 768 RGB bytes (hex): a build that resolves another palette
+    /// still copies the indices of frame PNGs indexed with this one.
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    pub palette_crc32: String,
     /// Transparency rule of the PNGs (always "game" in dumps).
     #[serde(default)]
     pub transparency: String,

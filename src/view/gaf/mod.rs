@@ -131,6 +131,7 @@ impl GafView {
             version: gaf.version,
             header_word8: gaf.header_word8,
             palette: opts.palette_source.clone(),
+            palette_crc32: format!("{:08x}", opts.palette.crc32()),
             transparency: "game".into(),
             trailing_hex: hex(&gaf.trailing),
             layout: layout::layout_meta(&gaf),
