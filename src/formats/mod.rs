@@ -7,6 +7,7 @@ pub mod bytes;
 pub mod gaf;
 pub mod hpi;
 pub mod palette;
+pub mod pcx;
 pub mod tdf;
 pub mod tnt;
 
