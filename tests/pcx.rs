@@ -60,7 +60,12 @@ fn same_as_pillow(path: &Path, p: &Pcx) {
         PcxKind::Indexed8 => {
             assert_eq!(v["mode"], "P", "{}", path.display());
             let pal = p.palette.as_ref().unwrap().rgb_bytes();
-            assert_eq!(v["palette"].as_str().unwrap(), hex(&pal), "{}", path.display());
+            assert_eq!(
+                v["palette"].as_str().unwrap(),
+                hex(&pal),
+                "{}",
+                path.display()
+            );
         }
         PcxKind::Rgb24 => assert_eq!(v["mode"], "RGB", "{}", path.display()),
     }
@@ -80,10 +85,19 @@ fn corpus_pcx() -> Vec<PathBuf> {
 
 fn fixtures() -> Vec<(String, Vec<u8>)> {
     let mut v = Vec::new();
-    let idx: Vec<u8> = (0..40 * 7).map(|i| [0u8, 0xC0, 0xFF, 9, 9, 9][i % 6]).collect();
+    let idx: Vec<u8> = (0..40 * 7)
+        .map(|i| [0u8, 0xC0, 0xFF, 9, 9, 9][i % 6])
+        .collect();
     v.push((
         "indexed.pcx".into(),
-        pcx::write(&Pcx::new(PcxKind::Indexed8, 40, 7, idx, Some(Default::default()))).unwrap(),
+        pcx::write(&Pcx::new(
+            PcxKind::Indexed8,
+            40,
+            7,
+            idx,
+            Some(Default::default()),
+        ))
+        .unwrap(),
     ));
     let rgb: Vec<u8> = (0..13 * 5 * 3).map(|i| (i * 37 % 256) as u8).collect();
     v.push((
@@ -167,5 +181,155 @@ fn edited_images_reencode_to_what_pillow_reads() {
             std::fs::write(&f, &out).unwrap();
             same_as_pillow(&f, &p);
         }
+    }
+}
+
+/// Converts `src` (a PNG) to RGBA with Pillow, paints the top-left quarter with colour
+/// `(r,g,b)` and a 3-pixel row with `(1,2,3)`, saves to `dst`.
+const PIL_RGBA_EDIT: &str = r#"
+import sys
+from PIL import Image
+im = Image.open(sys.argv[1]).convert("RGBA")
+r, g, b = (int(x) for x in sys.argv[3].split(","))
+w, h = im.size
+for y in range(h // 2):
+    for x in range(w // 2):
+        im.putpixel((x, y), (r, g, b, 255))
+for x in range(min(3, w)):
+    im.putpixel((x, h - 1), (1, 2, 3, 255))
+im.save(sys.argv[2])
+"#;
+
+fn view_inputs() -> Vec<(String, Vec<u8>)> {
+    let mut v: Vec<(String, Vec<u8>)> = corpus_pcx()
+        .iter()
+        .map(|p| (p.display().to_string(), std::fs::read(p).unwrap()))
+        .collect();
+    v.extend(fixtures());
+    // An image using duplicated palette entries at their second index.
+    let pal = tafs::formats::palette::Palette::ta();
+    let dups: Vec<u8> = (0..=255u8)
+        .filter(|&i| pal.colors[..usize::from(i)].contains(&pal.colors[usize::from(i)]))
+        .collect();
+    assert!(!dups.is_empty());
+    let px: Vec<u8> = (0..16 * 16).map(|i| dups[i % dups.len()]).collect();
+    v.push((
+        "dups.pcx".into(),
+        pcx::write(&Pcx::new(PcxKind::Indexed8, 16, 16, px, Some(pal))).unwrap(),
+    ));
+    v
+}
+
+fn fileset(files: Vec<(String, Vec<u8>)>) -> tafs::view::MemFileSet {
+    tafs::view::MemFileSet {
+        files: files.into_iter().collect(),
+    }
+}
+
+#[test]
+fn view_png_is_the_pcx_and_unedited_view_rebuilds_identically() {
+    use tafs::view::pcx as vp;
+    let lim = Limits::default();
+    let t = tempfile::tempdir().unwrap();
+    let pil = pillow();
+    for (name, bytes) in view_inputs() {
+        let p = pcx::parse(&bytes, &lim).unwrap();
+        let files = vp::files(&bytes, &lim).unwrap();
+        let fs = fileset(files);
+        assert_eq!(vp::build(&fs, Some(&bytes), &lim).unwrap(), bytes, "{name}");
+        assert_eq!(vp::build(&fs, None, &lim).unwrap(), bytes, "{name}");
+        let meta: serde_json::Value = serde_json::from_slice(&fs.files[vp::METADATA]).unwrap();
+        assert_eq!(meta["width"], p.width);
+        if pil {
+            let f = t.path().join("image.png");
+            std::fs::write(&f, &fs.files[vp::IMAGE]).unwrap();
+            let v = pil_read(&f);
+            assert_eq!(v["pixels"].as_str().unwrap(), hex(&p.pixels), "{name}");
+            match p.kind {
+                PcxKind::Indexed8 => {
+                    assert_eq!(v["mode"], "P");
+                    let want = hex(&p.palette.as_ref().unwrap().rgb_bytes());
+                    assert_eq!(v["palette"].as_str().unwrap(), want, "{name}");
+                }
+                PcxKind::Rgb24 => assert_eq!(v["mode"], "RGB", "{name}"),
+            }
+        }
+    }
+}
+
+#[test]
+fn rgba_save_maps_to_the_palette_without_drifting_untouched_pixels() {
+    use tafs::view::pcx as vp;
+    if !pillow() {
+        return;
+    }
+    let lim = Limits::default();
+    let t = tempfile::tempdir().unwrap();
+    for (name, bytes) in view_inputs() {
+        let p = pcx::parse(&bytes, &lim).unwrap();
+        let mut fs = fileset(vp::files(&bytes, &lim).unwrap());
+        let (src, dst) = (t.path().join("in.png"), t.path().join("out.png"));
+        std::fs::write(&src, &fs.files[vp::IMAGE]).unwrap();
+        // Paint with the colour of palette entry 200 (exact) and (1,2,3) (not in the palette).
+        let paint = p
+            .palette
+            .as_ref()
+            .map(|pal| pal.colors[200])
+            .unwrap_or([10, 20, 30]);
+        let o = Command::new("python3")
+            .args(["-c", PIL_RGBA_EDIT])
+            .arg(&src)
+            .arg(&dst)
+            .arg(format!("{},{},{}", paint[0], paint[1], paint[2]))
+            .output()
+            .unwrap();
+        assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+        fs.files
+            .insert(vp::IMAGE.into(), std::fs::read(&dst).unwrap());
+        let out = vp::build(&fs, Some(&bytes), &lim).unwrap();
+        let q = pcx::parse(&out, &lim).unwrap();
+        assert_eq!((q.width, q.height, q.kind), (p.width, p.height, p.kind));
+        let (w, h) = (p.width as usize, p.height as usize);
+        let planes = p.planes();
+        for y in 0..h {
+            for x in 0..w {
+                let i = y * w + x;
+                let painted = y < h / 2 && x < w / 2;
+                let odd = y == h - 1 && x < 3;
+                let got = &q.pixels[i * planes..(i + 1) * planes];
+                let was = &p.pixels[i * planes..(i + 1) * planes];
+                match (p.kind, &p.palette) {
+                    (PcxKind::Indexed8, Some(pal)) => {
+                        let c = pal.colors[usize::from(got[0])];
+                        if odd {
+                            let want = pal.nearest([1, 2, 3], &[]);
+                            assert_eq!(got[0], want, "{name} ({x},{y})");
+                        } else if painted {
+                            assert_eq!(c, paint, "{name} ({x},{y})");
+                            // The original index is kept where it already had this colour.
+                            if pal.colors[usize::from(was[0])] == paint {
+                                assert_eq!(got, was);
+                            }
+                        } else {
+                            assert_eq!(got, was, "untouched pixel drifted: {name} ({x},{y})");
+                        }
+                    }
+                    _ => {
+                        let want: &[u8] = if odd {
+                            &[1, 2, 3]
+                        } else if painted {
+                            &paint
+                        } else {
+                            was
+                        };
+                        assert_eq!(got, want, "{name} ({x},{y})");
+                    }
+                }
+            }
+        }
+        // Pillow reads the rebuilt file as the same picture.
+        let f = t.path().join("rebuilt.pcx");
+        std::fs::write(&f, &out).unwrap();
+        same_as_pillow(&f, &q);
     }
 }

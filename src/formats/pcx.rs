@@ -303,13 +303,13 @@ fn layout(data: &[u8], limits: &Limits) -> Result<Layout, PcxError> {
     let kind = match (f.bits_per_pixel, f.planes) {
         (8, 1) => PcxKind::Indexed8,
         (8, 3) => PcxKind::Rgb24,
-        (b, p) => {
-            return Err(malformed(
-                "header",
-                3,
-                format!("{b} bits per pixel × {p} planes; only 8 × 1 (paletted) and 8 × 3 (RGB) are read"),
-            ))
-        }
+        (b, p) => return Err(malformed(
+            "header",
+            3,
+            format!(
+                "{b} bits per pixel × {p} planes; only 8 × 1 (paletted) and 8 × 3 (RGB) are read"
+            ),
+        )),
     };
     let width = f
         .width()
@@ -410,10 +410,7 @@ fn decode_stream(
             return Err(malformed(
                 "RLE pixel data",
                 base + i,
-                format!(
-                    "data ends after {} of {total} decoded bytes",
-                    out.len()
-                ),
+                format!("data ends after {} of {total} decoded bytes", out.len()),
             ));
         };
         if b >= 0xC0 {
@@ -496,10 +493,7 @@ fn plane_lines(pcx: &Pcx) -> Result<Vec<u8>, PcxError> {
     if pcx.pixels.len() != w * h * planes {
         return Err(PcxError::Unwritable {
             structure: "pixels",
-            message: format!(
-                "{} bytes for {w}×{h} × {planes} planes",
-                pcx.pixels.len()
-            ),
+            message: format!("{} bytes for {w}×{h} × {planes} planes", pcx.pixels.len()),
         });
     }
     if bpl < w {
@@ -619,7 +613,13 @@ mod tests {
     fn sample(kind: PcxKind, w: u32, h: u32) -> Pcx {
         let planes = if kind == PcxKind::Rgb24 { 3 } else { 1 };
         let px: Vec<u8> = (0..w * h * planes)
-            .map(|i| if i % 7 < 3 { 0xC5 } else { (i * 31 % 256) as u8 })
+            .map(|i| {
+                if i % 7 < 3 {
+                    0xC5
+                } else {
+                    (i * 31 % 256) as u8
+                }
+            })
             .collect();
         let pal = (kind == PcxKind::Indexed8).then(Palette::ta);
         Pcx::new(kind, w, h, px, pal)
@@ -687,7 +687,10 @@ mod tests {
         }
         let mut bad = good.clone();
         bad[0] = 0x0B;
-        assert!(matches!(parse(&bad, &lim), Err(PcxError::Malformed { offset: 0, .. })));
+        assert!(matches!(
+            parse(&bad, &lim),
+            Err(PcxError::Malformed { offset: 0, .. })
+        ));
         let mut huge = good.clone();
         huge[8..12].copy_from_slice(&[0xFF, 0xFF, 0xFF, 0xFF]);
         huge[66..68].copy_from_slice(&[0xFF, 0xFF]);
@@ -697,7 +700,10 @@ mod tests {
         assert!(parse(&wide, &lim).is_err());
         let mut inverted = good.clone();
         inverted[4] = 9;
-        assert!(matches!(parse(&inverted, &lim), Err(PcxError::Malformed { offset: 8, .. })));
+        assert!(matches!(
+            parse(&inverted, &lim),
+            Err(PcxError::Malformed { offset: 8, .. })
+        ));
         let mut planes = good;
         planes[65] = 4;
         assert!(parse(&planes, &lim).is_err());
