@@ -13,6 +13,9 @@ pub mod merged;
 pub mod palette;
 pub mod tnt;
 
+pub mod pal;
+pub mod pcx;
+
 use std::collections::{BTreeMap, HashSet};
 use std::fmt;
 use std::io::{self, Write};
