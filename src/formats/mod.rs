@@ -6,6 +6,7 @@
 pub mod bytes;
 pub mod gaf;
 pub mod hpi;
+pub mod o3do;
 pub mod palette;
 pub mod pcx;
 pub mod tdf;
