@@ -397,20 +397,17 @@ pub fn parse(data: &[u8], limits: &ModelLimits) -> Result<Model, O3doError> {
 pub(crate) mod tests {
     use super::*;
 
+    /// A primitive of [`build`]: indices, texture, coloured.
+    pub(crate) type TestPrimitive = (Vec<u16>, Option<&'static str>, bool);
+    /// A piece of [`build`]: name, origin, vertices, primitives.
+    pub(crate) type TestPiece = (&'static str, [i32; 3], Vec<[i32; 3]>, Vec<TestPrimitive>);
+
     /// Builds a 3DO from pieces given as (name, origin, vertices, primitives as (indices,
     /// texture, coloured)), with `children[i]` listing the child pieces of piece `i`.
-    pub(crate) fn build(
-        pieces: &[(
-            &str,
-            [i32; 3],
-            Vec<[i32; 3]>,
-            Vec<(Vec<u16>, Option<&str>, bool)>,
-        )],
-        children: &[Vec<usize>],
-    ) -> Vec<u8> {
+    pub(crate) fn build(pieces: &[TestPiece], children: &[Vec<usize>]) -> Vec<u8> {
         let n = pieces.len();
         let mut out = vec![0u8; n * OBJECT_LEN as usize];
-        let mut put = |out: &mut Vec<u8>, at: usize, v: i32| {
+        let put = |out: &mut Vec<u8>, at: usize, v: i32| {
             out[at..at + 4].copy_from_slice(&v.to_le_bytes());
         };
         let mut next_sibling = vec![0i32; n];

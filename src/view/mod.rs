@@ -13,6 +13,7 @@ pub mod merged;
 pub mod palette;
 pub mod tnt;
 
+pub mod model3d;
 pub mod pal;
 pub mod pcx;
 

@@ -1,0 +1,436 @@
+//! The exploded view of a 3DO model (read-only): `model.obj` + `model.mtl` (one OBJ object
+//! per piece, piece offsets applied along the hierarchy, Y up as stored, coordinates in game
+//! units = fixed point / 65536), the textures the model uses as indexed PNGs under
+//! `textures/`, and `pieces.csv` (the hierarchy COB scripts refer to).
+//!
+//! Texture coordinates follow the engine, which maps a texture's corners to a primitive's
+//! vertices in order: the first vertex gets the top-left corner, then top-right,
+//! bottom-right, bottom-left (vertices past the fourth repeat the last corner). Solid
+//! primitives get a material per palette colour; invisible primitives (neither textured nor
+//! coloured), points and the root's selection primitive are left out of the OBJ.
+
+use super::image::write_indexed_png;
+use super::pcx::FileListView;
+use super::{safe_component, ViewError};
+use crate::formats::gaf::Gaf;
+use crate::formats::o3do::{self, Model, ModelLimits, FIXED_ONE};
+use crate::formats::palette::Palette;
+use std::collections::HashMap;
+use std::fmt::Write as _;
+
+/// The geometry.
+pub const OBJ: &str = "model.obj";
+/// The materials.
+pub const MTL: &str = "model.mtl";
+/// The piece hierarchy.
+pub const PIECES: &str = "pieces.csv";
+/// Folder of the texture PNGs.
+pub const TEXTURE_DIR: &str = "textures";
+
+/// A texture: palette indices of the first frame of a GAF sequence.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Texture {
+    /// Width in pixels.
+    pub width: u32,
+    /// Height in pixels.
+    pub height: u32,
+    /// One palette index per pixel, row-major.
+    pub indices: Vec<u8>,
+}
+
+/// Textures by sequence name, matched ignoring ASCII case (the first one added wins).
+#[derive(Debug, Clone, Default)]
+pub struct Textures {
+    map: HashMap<String, Texture>,
+}
+
+impl Textures {
+    /// No textures.
+    pub fn new() -> Textures {
+        Textures::default()
+    }
+
+    /// Adds `tex` under `name` unless a texture of that name is already known.
+    pub fn insert(&mut self, name: &str, tex: Texture) {
+        self.map.entry(name.to_ascii_lowercase()).or_insert(tex);
+    }
+
+    /// Adds the first frame of every sequence of `gaf` (a `textures/*.gaf`).
+    pub fn add_gaf(&mut self, gaf: &Gaf) {
+        for s in &gaf.sequences {
+            let Some(flat) = s.frames.first().and_then(|f| f.frame.flatten()) else {
+                continue;
+            };
+            if flat.width == 0 || flat.height == 0 {
+                continue;
+            }
+            self.insert(
+                &s.name_str(),
+                Texture {
+                    width: flat.width,
+                    height: flat.height,
+                    indices: flat.indices,
+                },
+            );
+        }
+    }
+
+    /// The texture called `name` (any case).
+    pub fn get(&self, name: &str) -> Option<&Texture> {
+        self.map.get(&name.to_ascii_lowercase())
+    }
+
+    /// Number of textures.
+    pub fn len(&self) -> usize {
+        self.map.len()
+    }
+
+    /// True when there are none.
+    pub fn is_empty(&self) -> bool {
+        self.map.is_empty()
+    }
+}
+
+/// OBJ texture coordinates of the corners in the engine's order (v grows upwards in OBJ).
+const CORNERS: [(u8, u8); 4] = [(0, 1), (1, 1), (1, 0), (0, 0)];
+
+/// A name usable after `o`/`newmtl`/`usemtl` (no whitespace).
+fn obj_name(s: &str) -> String {
+    let t: String = s
+        .chars()
+        .map(|c| {
+            if c.is_whitespace() || c.is_control() {
+                '_'
+            } else {
+                c
+            }
+        })
+        .collect();
+    if t.is_empty() {
+        "_".into()
+    } else {
+        t
+    }
+}
+
+/// Material name of a texture.
+pub fn texture_material(name: &str) -> String {
+    obj_name(name)
+}
+
+/// Material name of a solid colour.
+pub fn color_material(index: i32) -> String {
+    format!("color_{index}")
+}
+
+/// The PNG file name (under [`TEXTURE_DIR`]) of every texture of `model` found in
+/// `textures`: the sanitised name, made unique ignoring case.
+pub fn texture_files(model: &Model, textures: &Textures) -> Vec<(String, String)> {
+    let mut taken = std::collections::HashSet::new();
+    let mut out = Vec::new();
+    for t in model.textures() {
+        if textures.get(&t).is_none() {
+            continue;
+        }
+        let stem = safe_component(t.as_bytes());
+        let mut file = format!("{stem}.png");
+        let mut n = 1;
+        while !taken.insert(file.to_ascii_lowercase()) {
+            n += 1;
+            file = format!("{stem}~{n}.png");
+        }
+        out.push((t, file));
+    }
+    out
+}
+
+fn coord(v: i64) -> f64 {
+    v as f64 / FIXED_ONE
+}
+
+/// True for the primitives the OBJ draws as faces: visible, three or more vertices, not
+/// the root's selection primitive.
+pub fn is_face(model: &Model, piece: usize, prim: usize) -> bool {
+    let Some(p) = model.pieces.get(piece) else {
+        return false;
+    };
+    let Some(q) = p.primitives.get(prim) else {
+        return false;
+    };
+    let selection = piece == 0 && usize::try_from(p.selection_primitive).ok() == Some(prim);
+    q.visible() && q.indices.len() >= 3 && !selection
+}
+
+/// The OBJ text.
+pub fn obj_text(model: &Model, textures: &Textures) -> String {
+    let mut s = String::new();
+    let _ = writeln!(
+        s,
+        "# {} pieces; game units (16.16 fixed point / 65536), Y up\nmtllib {MTL}",
+        model.pieces.len()
+    );
+    for (u, v) in CORNERS {
+        let _ = writeln!(s, "vt {u} {v}");
+    }
+    let names = model.textures();
+    let mut base = 1usize;
+    for (pi, p) in model.pieces.iter().enumerate() {
+        let o = model.world_origin(pi);
+        let _ = writeln!(s, "o {}", obj_name(&p.name));
+        for v in &p.vertices {
+            let _ = writeln!(
+                s,
+                "v {} {} {}",
+                coord(o[0] + i64::from(v[0])),
+                coord(o[1] + i64::from(v[1])),
+                coord(o[2] + i64::from(v[2]))
+            );
+        }
+        let mut current: Option<String> = None;
+        for (k, q) in p.primitives.iter().enumerate() {
+            let line = q.visible() && q.indices.len() == 2;
+            if !is_face(model, pi, k) && !line {
+                continue;
+            }
+            // One material per texture name ignoring case, spelt as first used.
+            let mat = match &q.texture {
+                Some(t) => texture_material(
+                    names
+                        .iter()
+                        .find(|n| n.eq_ignore_ascii_case(t))
+                        .unwrap_or(t),
+                ),
+                None => color_material(q.color),
+            };
+            if current.as_deref() != Some(mat.as_str()) {
+                let _ = writeln!(s, "usemtl {mat}");
+                current = Some(mat);
+            }
+            let textured = q
+                .texture
+                .as_deref()
+                .is_some_and(|t| textures.get(t).is_some());
+            if line {
+                let _ = writeln!(
+                    s,
+                    "l {} {}",
+                    base + usize::from(q.indices[0]),
+                    base + usize::from(q.indices[1])
+                );
+                continue;
+            }
+            s.push('f');
+            for (c, &i) in q.indices.iter().enumerate() {
+                let v = base + usize::from(i);
+                if textured {
+                    let _ = write!(s, " {v}/{}", c.min(3) + 1);
+                } else {
+                    let _ = write!(s, " {v}");
+                }
+            }
+            s.push('\n');
+        }
+        base += p.vertices.len();
+    }
+    s
+}
+
+/// The MTL text: one material per texture name and per solid colour used.
+pub fn mtl_text(model: &Model, textures: &Textures, palette: &Palette) -> String {
+    let mut s = String::from("# materials of model.obj\n");
+    let files = texture_files(model, textures);
+    for t in model.textures() {
+        let _ = writeln!(s, "\nnewmtl {}", texture_material(&t));
+        if let Some((_, file)) = files.iter().find(|(n, _)| *n == t) {
+            let _ = writeln!(s, "Kd 1 1 1\nmap_Kd {TEXTURE_DIR}/{file}");
+        } else {
+            let _ = writeln!(
+                s,
+                "# texture {t:?} not found in textures/*.gaf\nKd 0.5 0.5 0.5"
+            );
+        }
+    }
+    let mut colors: Vec<i32> = model
+        .pieces
+        .iter()
+        .flat_map(|p| p.primitives.iter())
+        .filter(|q| q.texture.is_none() && q.is_colored)
+        .map(|q| q.color)
+        .collect();
+    colors.sort_unstable();
+    colors.dedup();
+    for c in colors {
+        let rgb = usize::try_from(c)
+            .ok()
+            .and_then(|i| palette.colors.get(i))
+            .copied()
+            .unwrap_or([0, 0, 0]);
+        let f = |v: u8| f64::from(v) / 255.0;
+        let _ = writeln!(
+            s,
+            "\nnewmtl {}\nKd {} {} {}",
+            color_material(c),
+            f(rgb[0]),
+            f(rgb[1]),
+            f(rgb[2])
+        );
+    }
+    s
+}
+
+fn csv_field(s: &str) -> String {
+    if s.contains([',', '"', '\n', '\r']) {
+        format!("\"{}\"", s.replace('"', "\"\""))
+    } else {
+        s.to_string()
+    }
+}
+
+/// `pieces.csv`: `name,parent,x,y,z,vertices,primitives` (offset from the parent in game
+/// units; the root's parent is empty), in depth-first order.
+pub fn pieces_csv(model: &Model) -> String {
+    let mut s = String::from("name,parent,x,y,z,vertices,primitives\n");
+    for p in &model.pieces {
+        let parent = p
+            .parent
+            .and_then(|i| model.pieces.get(i))
+            .map(|q| q.name.as_str())
+            .unwrap_or("");
+        let _ = writeln!(
+            s,
+            "{},{},{},{},{},{},{}",
+            csv_field(&p.name),
+            csv_field(parent),
+            coord(i64::from(p.origin[0])),
+            coord(i64::from(p.origin[1])),
+            coord(i64::from(p.origin[2])),
+            p.vertices.len(),
+            p.primitives.len()
+        );
+    }
+    s
+}
+
+/// The files of the view of the 3DO `data`: `model.obj`, `model.mtl`, `pieces.csv` and a
+/// PNG per texture found in `textures` (drawn with `palette`).
+pub fn files(
+    data: &[u8],
+    textures: &Textures,
+    palette: &Palette,
+    limits: &ModelLimits,
+) -> Result<Vec<(String, Vec<u8>)>, ViewError> {
+    let model = o3do::parse(data, limits).map_err(|e| ViewError::invalid("", e.to_string()))?;
+    let mut out = vec![
+        (OBJ.to_string(), obj_text(&model, textures).into_bytes()),
+        (
+            MTL.to_string(),
+            mtl_text(&model, textures, palette).into_bytes(),
+        ),
+        (PIECES.to_string(), pieces_csv(&model).into_bytes()),
+    ];
+    for (t, file) in texture_files(&model, textures) {
+        let Some(tex) = textures.get(&t) else {
+            continue;
+        };
+        let path = format!("{TEXTURE_DIR}/{file}");
+        let mut png = Vec::new();
+        write_indexed_png(&mut png, tex.width, tex.height, &tex.indices, palette, None)
+            .map_err(|e| ViewError::invalid(path.clone(), format!("cannot encode PNG: {e}")))?;
+        out.push((path, png));
+    }
+    Ok(out)
+}
+
+/// The view of the 3DO `data`.
+pub fn open(
+    data: &[u8],
+    textures: &Textures,
+    palette: &Palette,
+    limits: &ModelLimits,
+) -> Result<FileListView, ViewError> {
+    Ok(FileListView::new(files(data, textures, palette, limits)?))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::formats::o3do::tests::cube_tree;
+    use crate::view::View;
+
+    fn textures() -> Textures {
+        let mut t = Textures::new();
+        t.insert(
+            "TEX1",
+            Texture {
+                width: 2,
+                height: 1,
+                indices: vec![1, 2],
+            },
+        );
+        t
+    }
+
+    #[test]
+    fn obj_places_pieces_and_maps_texture_corners_in_order() {
+        let m = o3do::parse(&cube_tree(), &ModelLimits::default()).unwrap();
+        let obj = obj_text(&m, &textures());
+        let lines: Vec<&str> = obj.lines().collect();
+        // Root selection quad is left out: "base" has its vertices and no face.
+        let base = lines.iter().position(|l| *l == "o base").unwrap();
+        assert_eq!(
+            lines[base + 1..base + 5],
+            ["v 0 0 0", "v 1 0 0", "v 1 1 0", "v 0 1 0"]
+        );
+        assert_eq!(lines[base + 5], "o arm");
+        // arm at (1,0,0): its quad uses the found texture with corners 1..4, the triangle
+        // the first three corners.
+        assert_eq!(lines[base + 6], "v 1 0 0");
+        let arm_faces: Vec<&str> = lines
+            .iter()
+            .filter(|l| l.starts_with("f 5/"))
+            .copied()
+            .collect();
+        assert_eq!(arm_faces, ["f 5/1 6/2 7/3 8/4", "f 5/1 6/2 7/3"]);
+        // hand at arm + (0,2,0) = (1,2,0); its texture is unknown: no texture coordinates.
+        let hand = lines.iter().position(|l| *l == "o hand").unwrap();
+        assert_eq!(lines[hand + 1], "v 1 2 0");
+        assert!(obj.contains("usemtl Other\nf 9 10 11 12\n"));
+        // leg at (-1,0,0) has a coloured line.
+        assert!(obj.contains("usemtl color_1\nl 13 14\n"));
+        assert_eq!(lines.iter().filter(|l| l.starts_with("vt ")).count(), 4);
+
+        let mtl = mtl_text(&m, &textures(), &Palette::ta());
+        assert!(mtl.contains("newmtl Tex1\nKd 1 1 1\nmap_Kd textures/Tex1.png\n"));
+        assert!(mtl.contains("newmtl Other\n# texture \"Other\" not found"));
+        let c1 = Palette::ta().colors[1];
+        assert!(mtl.contains(&format!(
+            "newmtl color_1\nKd {} {} {}\n",
+            f64::from(c1[0]) / 255.0,
+            f64::from(c1[1]) / 255.0,
+            f64::from(c1[2]) / 255.0
+        )));
+    }
+
+    #[test]
+    fn pieces_csv_and_files() {
+        let data = cube_tree();
+        let m = o3do::parse(&data, &ModelLimits::default()).unwrap();
+        assert_eq!(
+            pieces_csv(&m),
+            "name,parent,x,y,z,vertices,primitives\nbase,,0,0,0,4,1\narm,base,1,0,0,4,2\n\
+             hand,arm,0,2,0,4,1\nleg,base,-1,0,0,4,1\n"
+        );
+        let f = files(&data, &textures(), &Palette::ta(), &ModelLimits::default()).unwrap();
+        let names: Vec<&str> = f.iter().map(|(n, _)| n.as_str()).collect();
+        assert_eq!(names, [OBJ, MTL, PIECES, "textures/Tex1.png"]);
+        let v = open(&data, &textures(), &Palette::ta(), &ModelLimits::default()).unwrap();
+        assert_eq!(v.entries()[3], super::super::Entry::dir(TEXTURE_DIR));
+        assert!(files(
+            &data[..60],
+            &textures(),
+            &Palette::ta(),
+            &ModelLimits::default()
+        )
+        .is_err());
+    }
+}
