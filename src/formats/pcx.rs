@@ -303,13 +303,15 @@ fn layout(data: &[u8], limits: &Limits) -> Result<Layout, PcxError> {
     let kind = match (f.bits_per_pixel, f.planes) {
         (8, 1) => PcxKind::Indexed8,
         (8, 3) => PcxKind::Rgb24,
-        (b, p) => return Err(malformed(
-            "header",
-            3,
-            format!(
+        (b, p) => {
+            return Err(malformed(
+                "header",
+                3,
+                format!(
                 "{b} bits per pixel × {p} planes; only 8 × 1 (paletted) and 8 × 3 (RGB) are read"
             ),
-        )),
+            ))
+        }
     };
     let width = f
         .width()
