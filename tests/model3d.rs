@@ -320,3 +320,110 @@ fn python_made_fixture_matches_and_malformed_models_are_refused() {
         Err(o3do::O3doError::Truncated { .. })
     ));
 }
+
+/// Reference coverage of the preview, from the 3DO bytes alone: the faces (visible, three or
+/// more vertices, not the root's selection primitive) projected as documented (x, z − y/2),
+/// fitted into 128 px with a 4 px margin, and a pixel counted when its centre lies in a
+/// triangle of a face's fan. argv: the .3do, the preview PNG. Prints both counts.
+const PY_COVERAGE: &str = r#"
+import sys, struct, json
+import numpy as np
+from PIL import Image
+data = open(sys.argv[1], "rb").read()
+tris = []
+def walk(o, root, origin):
+    while True:
+        (ver, nv, np_, sel, x, y, z, no, _a, vo, po, sib, ch) = struct.unpack_from("<13i", data, o)
+        w = (origin[0] + x, origin[1] + y, origin[2] + z)
+        verts = [struct.unpack_from("<3i", data, vo + 12 * k) for k in range(nv)]
+        for k in range(np_):
+            (col, n, _z, io, to, _u1, _u2, isc) = struct.unpack_from("<8i", data, po + 32 * k)
+            if (root and k == sel) or n < 3 or not (to or isc):
+                continue
+            idx = struct.unpack_from("<%dH" % n, data, io)
+            pts = []
+            for i in idx:
+                v = verts[i]
+                X, Y, Z = [(w[j] + v[j]) / 65536 for j in range(3)]
+                pts.append((X, Z - Y / 2))
+            for t in range(1, n - 1):
+                tris.append((pts[0], pts[t], pts[t + 1]))
+        if ch:
+            walk(ch, False, w)
+        if not sib:
+            break
+        o = sib
+walk(0, True, (0, 0, 0))
+xs = [p[0] for t in tris for p in t]
+ys = [p[1] for t in tris for p in t]
+inner = 128 - 8
+span = max(max(xs) - min(xs), max(ys) - min(ys))
+s = inner / span
+ox = 4 + (inner - (max(xs) - min(xs)) * s) / 2
+oy = 4 + (inner - (max(ys) - min(ys)) * s) / 2
+cx, cy = np.meshgrid(np.arange(128) + 0.5, np.arange(128) + 0.5)
+mask = np.zeros((128, 128), bool)
+for t in tris:
+    (ax, ay), (bx, by), (qx, qy) = [(ox + (p[0] - min(xs)) * s, oy + (p[1] - min(ys)) * s) for p in t]
+    area = (bx - ax) * (qy - ay) - (by - ay) * (qx - ax)
+    if abs(area) < 1e-12:
+        continue
+    w0 = ((bx - cx) * (qy - cy) - (by - cy) * (qx - cx)) / area
+    w1 = ((qx - cx) * (ay - cy) - (qy - cy) * (ax - cx)) / area
+    w2 = 1 - w0 - w1
+    mask |= (w0 >= 0) & (w1 >= 0) & (w2 >= 0)
+im = np.array(Image.open(sys.argv[2]).convert("RGBA"))
+assert im.shape == (128, 128, 4), im.shape
+drawn = im[:, :, 3] > 0
+print(json.dumps({"reference": int(mask.sum()), "preview": int(drawn.sum()),
+                  "disagree": int((mask ^ drawn).sum())}))
+"#;
+
+#[test]
+fn previews_cover_the_reference_pixels() {
+    let ok = Command::new("python3")
+        .args(["-c", "import numpy, PIL"])
+        .output()
+        .map(|o| o.status.success())
+        .unwrap_or(false);
+    let Some(c) = common::corpus() else {
+        return;
+    };
+    if !ok {
+        println!("SKIPPED: python3 with numpy and Pillow is missing");
+        return;
+    }
+    let textures = corpus_textures();
+    let t = tempfile::tempdir().unwrap();
+    for m in common::files_with_ext(&c, &[".3do"]) {
+        let data = std::fs::read(&m).unwrap();
+        let view =
+            model3d::open(&data, &textures, &Palette::ta(), &ModelLimits::default()).unwrap();
+        use tafs::view::View;
+        let started = std::time::Instant::now();
+        let png = view.render_vec(model3d::PREVIEW).unwrap();
+        let took = started.elapsed();
+        let p = t.path().join("preview.png");
+        std::fs::write(&p, &png).unwrap();
+        let o = Command::new("python3")
+            .args(["-c", PY_COVERAGE])
+            .arg(&m)
+            .arg(&p)
+            .output()
+            .unwrap();
+        assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+        let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+        eprintln!("{}: {v}, rendered in {took:?}", m.display());
+        let (r, d) = (
+            v["reference"].as_u64().unwrap(),
+            v["disagree"].as_u64().unwrap(),
+        );
+        assert!(
+            r > 500,
+            "{}: the model covers a fair part of the square",
+            m.display()
+        );
+        // Only pixels whose centre lies on an edge may be decided differently.
+        assert!(d * 100 <= r, "{}: {v}", m.display());
+    }
+}

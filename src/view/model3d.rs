@@ -1,7 +1,8 @@
 //! The exploded view of a 3DO model (read-only): `model.obj` + `model.mtl` (one OBJ object
 //! per piece, piece offsets applied along the hierarchy, Y up as stored, coordinates in game
 //! units = fixed point / 65536), the textures the model uses as indexed PNGs under
-//! `textures/`, and `pieces.csv` (the hierarchy COB scripts refer to).
+//! `textures/`, `pieces.csv` (the hierarchy COB scripts refer to) and `preview.png`, a
+//! software rendering from the game's camera angle, made when it is read ([`ModelView`]).
 //!
 //! Texture coordinates follow the engine, which maps a texture's corners to a primitive's
 //! vertices in order: the first vertex gets the top-left corner, then top-right,
@@ -11,7 +12,7 @@
 
 use super::image::write_indexed_png;
 use super::pcx::FileListView;
-use super::{safe_component, ViewError};
+use super::{safe_component, Entry, View, ViewError};
 use crate::formats::gaf::Gaf;
 use crate::formats::o3do::{self, Model, ModelLimits, FIXED_ONE};
 use crate::formats::palette::Palette;
@@ -341,21 +342,290 @@ pub fn files(
     Ok(out)
 }
 
-/// The view of the 3DO `data`.
+/// The rendered preview.
+pub const PREVIEW: &str = "preview.png";
+/// Side of the preview in pixels.
+pub const PREVIEW_SIZE: u32 = 128;
+/// Empty border around the model in the preview, in pixels.
+pub const PREVIEW_MARGIN: f64 = 4.0;
+
+/// Screen position of a model-space point (game units) in the game's oblique view: x to the
+/// right, +z (the way units face when built) down the screen, height up the screen at half
+/// scale, as the game draws heights on its maps.
+pub fn project(p: [f64; 3]) -> (f64, f64) {
+    (p[0], p[2] - p[1] / 2.0)
+}
+
+/// Nearness to the game's camera (which looks along −(0, 2, 1)): larger is in front.
+fn depth(p: [f64; 3]) -> f64 {
+    2.0 * p[1] + p[2]
+}
+
+/// The faces the preview draws: (piece, primitive) pairs of [`is_face`], with their
+/// model-space vertices in the primitive's order.
+fn faces(model: &Model) -> Vec<(usize, usize, Vec<[f64; 3]>)> {
+    let mut out = Vec::new();
+    for (pi, p) in model.pieces.iter().enumerate() {
+        let o = model.world_origin(pi);
+        for (k, q) in p.primitives.iter().enumerate() {
+            if !is_face(model, pi, k) {
+                continue;
+            }
+            let pts = q
+                .indices
+                .iter()
+                .filter_map(|&i| p.vertices.get(usize::from(i)))
+                .map(|v| {
+                    [
+                        coord(o[0] + i64::from(v[0])),
+                        coord(o[1] + i64::from(v[1])),
+                        coord(o[2] + i64::from(v[2])),
+                    ]
+                })
+                .collect();
+            out.push((pi, k, pts));
+        }
+    }
+    out
+}
+
+/// Renders the model as the game's camera sees it, `PREVIEW_SIZE` square, RGBA (alpha 0
+/// where nothing is drawn): orthographic oblique projection ([`project`]) fitted into the
+/// square, a depth buffer, textures mapped corner by corner, a simple two-sided light.
+/// A pixel is covered when its centre lies in a face's triangle (fan from the first vertex).
+pub fn render_preview(model: &Model, textures: &Textures, palette: &Palette) -> Vec<u8> {
+    let size = PREVIEW_SIZE as usize;
+    let mut rgba = vec![0u8; size * size * 4];
+    let mut zbuf = vec![f64::NEG_INFINITY; size * size];
+    let faces = faces(model);
+    let (mut x0, mut y0, mut x1, mut y1) = (f64::MAX, f64::MAX, f64::MIN, f64::MIN);
+    for (_, _, pts) in &faces {
+        for &p in pts {
+            let (x, y) = project(p);
+            (x0, y0, x1, y1) = (x0.min(x), y0.min(y), x1.max(x), y1.max(y));
+        }
+    }
+    if faces.is_empty() {
+        return rgba;
+    }
+    let inner = f64::from(PREVIEW_SIZE) - 2.0 * PREVIEW_MARGIN;
+    let span = (x1 - x0).max(y1 - y0).max(1e-9);
+    let s = inner / span;
+    let (ox, oy) = (
+        PREVIEW_MARGIN + (inner - (x1 - x0) * s) / 2.0,
+        PREVIEW_MARGIN + (inner - (y1 - y0) * s) / 2.0,
+    );
+    let light = {
+        let l = [-1.0f64, 2.0, 1.0];
+        let n = (l[0] * l[0] + l[1] * l[1] + l[2] * l[2]).sqrt();
+        [l[0] / n, l[1] / n, l[2] / n]
+    };
+    for (pi, k, pts) in &faces {
+        let q = &model.pieces[*pi].primitives[*k];
+        if pts.len() < 3 {
+            continue;
+        }
+        let tex = q.texture.as_deref().and_then(|t| textures.get(t));
+        let solid = usize::try_from(q.color)
+            .ok()
+            .and_then(|i| palette.colors.get(i))
+            .copied()
+            .unwrap_or([0, 0, 0]);
+        let shade = {
+            let (a, b, c) = (pts[0], pts[1], pts[2]);
+            let u = [b[0] - a[0], b[1] - a[1], b[2] - a[2]];
+            let v = [c[0] - a[0], c[1] - a[1], c[2] - a[2]];
+            let n = [
+                u[1] * v[2] - u[2] * v[1],
+                u[2] * v[0] - u[0] * v[2],
+                u[0] * v[1] - u[1] * v[0],
+            ];
+            let len = (n[0] * n[0] + n[1] * n[1] + n[2] * n[2]).sqrt();
+            let d = if len > 0.0 {
+                (n[0] * light[0] + n[1] * light[1] + n[2] * light[2]).abs() / len
+            } else {
+                1.0
+            };
+            0.55 + 0.45 * d
+        };
+        let screen: Vec<(f64, f64, f64)> = pts
+            .iter()
+            .map(|&p| {
+                let (x, y) = project(p);
+                (ox + (x - x0) * s, oy + (y - y0) * s, depth(p))
+            })
+            .collect();
+        let corner = |c: usize| -> (f64, f64) {
+            // Image-space corners: top-left, top-right, bottom-right, bottom-left.
+            [(0.0, 0.0), (1.0, 0.0), (1.0, 1.0), (0.0, 1.0)][c.min(3)]
+        };
+        for t in 1..screen.len() - 1 {
+            let tri = [
+                (screen[0], corner(0)),
+                (screen[t], corner(t)),
+                (screen[t + 1], corner(t + 1)),
+            ];
+            let ((ax, ay, az), ta) = tri[0];
+            let ((bx, by, bz), tb) = tri[1];
+            let ((cx, cy, cz), tc) = tri[2];
+            let area = (bx - ax) * (cy - ay) - (by - ay) * (cx - ax);
+            if area.abs() < 1e-12 {
+                continue;
+            }
+            let clampi = |v: f64| (v.max(0.0) as usize).min(size);
+            let (px0, px1) = (
+                clampi(ax.min(bx).min(cx).floor()),
+                clampi(ax.max(bx).max(cx).ceil() + 1.0),
+            );
+            let (py0, py1) = (
+                clampi(ay.min(by).min(cy).floor()),
+                clampi(ay.max(by).max(cy).ceil() + 1.0),
+            );
+            for py in py0..py1 {
+                for px in px0..px1 {
+                    let (x, y) = (px as f64 + 0.5, py as f64 + 0.5);
+                    let w0 = ((bx - x) * (cy - y) - (by - y) * (cx - x)) / area;
+                    let w1 = ((cx - x) * (ay - y) - (cy - y) * (ax - x)) / area;
+                    let w2 = 1.0 - w0 - w1;
+                    if w0 < 0.0 || w1 < 0.0 || w2 < 0.0 {
+                        continue;
+                    }
+                    let z = w0 * az + w1 * bz + w2 * cz;
+                    let at = py * size + px;
+                    if z < zbuf[at] {
+                        continue;
+                    }
+                    zbuf[at] = z;
+                    let rgb = match tex {
+                        Some(tx) if tx.width > 0 && tx.height > 0 => {
+                            let u = w0 * ta.0 + w1 * tb.0 + w2 * tc.0;
+                            let v = w0 * ta.1 + w1 * tb.1 + w2 * tc.1;
+                            let sx =
+                                ((u * f64::from(tx.width)) as usize).min(tx.width as usize - 1);
+                            let sy =
+                                ((v * f64::from(tx.height)) as usize).min(tx.height as usize - 1);
+                            let i = tx
+                                .indices
+                                .get(sy * tx.width as usize + sx)
+                                .copied()
+                                .unwrap_or(0);
+                            palette.colors[usize::from(i)]
+                        }
+                        None if q.texture.is_some() => [128, 128, 128],
+                        _ => solid,
+                    };
+                    let px_out = &mut rgba[at * 4..at * 4 + 4];
+                    for (o, c) in px_out.iter_mut().zip(rgb) {
+                        *o = (f64::from(c) * shade).round().min(255.0) as u8;
+                    }
+                    px_out[3] = 255;
+                }
+            }
+        }
+    }
+    rgba
+}
+
+/// [`render_preview`] as a PNG.
+pub fn preview_png(
+    model: &Model,
+    textures: &Textures,
+    palette: &Palette,
+) -> Result<Vec<u8>, ViewError> {
+    let rgba = render_preview(model, textures, palette);
+    let mut out = Vec::new();
+    let mut enc = png::Encoder::new(&mut out, PREVIEW_SIZE, PREVIEW_SIZE);
+    enc.set_color(png::ColorType::Rgba);
+    enc.set_depth(png::BitDepth::Eight);
+    enc.set_compression(png::Compression::Fast);
+    let res = enc
+        .write_header()
+        .and_then(|mut w| w.write_image_data(&rgba).and_then(|_| w.finish()));
+    res.map_err(|e| ViewError::invalid(PREVIEW, format!("cannot encode PNG: {e}")))?;
+    Ok(out)
+}
+
+/// The view of a 3DO: the files of [`files`] plus `preview.png`, rendered when it is read.
+pub struct ModelView {
+    list: FileListView,
+    entries: Vec<Entry>,
+    model: Model,
+    textures: Textures,
+    palette: Palette,
+}
+
+impl ModelView {
+    /// Decodes `data` and lays out its view (the preview is rendered on demand).
+    pub fn new(
+        data: &[u8],
+        textures: &Textures,
+        palette: &Palette,
+        limits: &ModelLimits,
+    ) -> Result<ModelView, ViewError> {
+        let model = o3do::parse(data, limits).map_err(|e| ViewError::invalid("", e.to_string()))?;
+        let list = FileListView::new(files(data, textures, palette, limits)?);
+        let mut used = Textures::new();
+        for t in model.textures() {
+            if let Some(x) = textures.get(&t) {
+                used.insert(&t, x.clone());
+            }
+        }
+        let mut entries = list.entries().to_vec();
+        let at = entries
+            .iter()
+            .position(|e| e.path == PIECES)
+            .map_or(entries.len(), |i| i + 1);
+        entries.insert(at, Entry::file(PREVIEW));
+        Ok(ModelView {
+            list,
+            entries,
+            model,
+            textures: used,
+            palette: palette.clone(),
+        })
+    }
+
+    /// The decoded model.
+    pub fn model(&self) -> &Model {
+        &self.model
+    }
+}
+
+impl View for ModelView {
+    fn entries(&self) -> &[Entry] {
+        &self.entries
+    }
+
+    fn render(&self, path: &str, out: &mut dyn std::io::Write) -> Result<(), ViewError> {
+        if path == PREVIEW {
+            let png = preview_png(&self.model, &self.textures, &self.palette)?;
+            return out.write_all(&png).map_err(|source| ViewError::Io {
+                path: path.to_string(),
+                source,
+            });
+        }
+        self.list.render(path, out)
+    }
+
+    fn size_hint(&self, path: &str) -> Option<u64> {
+        self.list.size_hint(path)
+    }
+}
+
+/// The view of the 3DO `data` (see [`ModelView`]).
 pub fn open(
     data: &[u8],
     textures: &Textures,
     palette: &Palette,
     limits: &ModelLimits,
-) -> Result<FileListView, ViewError> {
-    Ok(FileListView::new(files(data, textures, palette, limits)?))
+) -> Result<ModelView, ViewError> {
+    ModelView::new(data, textures, palette, limits)
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
     use crate::formats::o3do::tests::cube_tree;
-    use crate::view::View;
 
     fn textures() -> Textures {
         let mut t = Textures::new();
@@ -424,7 +694,10 @@ mod tests {
         let names: Vec<&str> = f.iter().map(|(n, _)| n.as_str()).collect();
         assert_eq!(names, [OBJ, MTL, PIECES, "textures/Tex1.png"]);
         let v = open(&data, &textures(), &Palette::ta(), &ModelLimits::default()).unwrap();
-        assert_eq!(v.entries()[3], super::super::Entry::dir(TEXTURE_DIR));
+        assert_eq!(v.entries()[3], Entry::file(PREVIEW));
+        assert_eq!(v.entries()[4], Entry::dir(TEXTURE_DIR));
+        let png = v.render_vec(PREVIEW).unwrap();
+        assert!(png.starts_with(b"\x89PNG"));
         assert!(files(
             &data[..60],
             &textures(),
@@ -432,5 +705,49 @@ mod tests {
             &ModelLimits::default()
         )
         .is_err());
+    }
+
+    #[test]
+    fn preview_maps_texture_corners_in_vertex_order() {
+        use crate::formats::o3do::tests::build;
+        // A ground quad (y = 0) seen from above: z grows down the screen.
+        let quad = vec![[0, 0, 0], [65536, 0, 0], [65536, 0, 65536], [0, 0, 65536]];
+        let data = build(
+            &[
+                ("root", [0, 0, 0], vec![], vec![]),
+                (
+                    "floor",
+                    [0, 0, 0],
+                    quad,
+                    vec![(vec![0, 1, 2, 3], Some("T"), false)],
+                ),
+            ],
+            &[vec![1], vec![]],
+        );
+        let m = o3do::parse(&data, &ModelLimits::default()).unwrap();
+        let mut t = Textures::new();
+        t.insert(
+            "t",
+            Texture {
+                width: 2,
+                height: 2,
+                indices: vec![1, 2, 3, 4],
+            },
+        );
+        let pal = Palette::ta();
+        let img = render_preview(&m, &t, &pal);
+        let shade = 0.55 + 0.45 * (2.0 / 6f64.sqrt());
+        let at = |x: usize, y: usize| &img[(y * PREVIEW_SIZE as usize + x) * 4..][..4];
+        let want = |i: usize| {
+            let c = pal.colors[i];
+            c.map(|v| (f64::from(v) * shade).round() as u8)
+        };
+        // Corners: vertex 0 top-left, 1 top-right, 2 bottom-right, 3 bottom-left.
+        for (x, y, i) in [(30, 30, 1), (98, 30, 2), (30, 98, 3), (98, 98, 4)] {
+            assert_eq!(at(x, y)[..3], want(i), "({x},{y})");
+            assert_eq!(at(x, y)[3], 255);
+        }
+        assert_eq!(at(1, 1)[3], 0);
+        assert_eq!(at(126, 126)[3], 0);
     }
 }
