@@ -46,7 +46,7 @@ def walk(o, parent, origin, depth):
         me = len(pieces)
         pieces.append({"name": cstr(no), "parent": parent, "offset": [x, y, z], "nv": nv, "np": np_,
                        "faces": faces, "lines": lines, "tris": tris,
-                       "world": [[(wx + v[0]) / 65536, (wy + v[1]) / 65536, (wz + v[2]) / 65536] for v in verts]})
+                       "world": [[(wx + v[0]) / 65536, (wy + v[1]) / 65536, -(wz + v[2]) / 65536] for v in verts]})
         if ch:
             walk(ch, me, (wx, wy, wz), depth + 1)
         if not sib:
@@ -291,8 +291,9 @@ fn python_made_fixture_matches_and_malformed_models_are_refused() {
     assert_eq!(names, ["root", "turret", "gun", "flare"]);
     let obj = model3d::obj_text(&m, &textures);
     // gun: world origin (0.5, 3, -1); its quad takes the texture corners in index order.
-    assert!(obj.contains("o gun\nv 0.5 3 -1\n"));
-    assert!(obj.contains("f 8/1 9/2 11/3 10/4\n"));
+    // (OBJ z is the 3DO's negated, faces reversed.)
+    assert!(obj.contains("o gun\nv 0.5 3 1\n"));
+    assert!(obj.contains("f 10/4 11/3 9/2 8/1\n"));
 
     // Malformed: every truncation, a cycle (flare's sibling back to turret), huge counts.
     let lim = ModelLimits::default();
@@ -322,7 +323,7 @@ fn python_made_fixture_matches_and_malformed_models_are_refused() {
 }
 
 /// Reference coverage of the preview, from the 3DO bytes alone: the faces (visible, three or
-/// more vertices, not the root's selection primitive) projected as documented (x, z − y/2),
+/// more vertices, not the root's selection primitive) projected as documented (x, −z − y/2),
 /// fitted into 128 px with a 4 px margin, and a pixel counted when its centre lies in a
 /// triangle of a face's fan. argv: the .3do, the preview PNG. Prints both counts.
 const PY_COVERAGE: &str = r#"
@@ -345,7 +346,7 @@ def walk(o, root, origin):
             for i in idx:
                 v = verts[i]
                 X, Y, Z = [(w[j] + v[j]) / 65536 for j in range(3)]
-                pts.append((X, Z - Y / 2))
+                pts.append((X, -Z - Y / 2))
             for t in range(1, n - 1):
                 tris.append((pts[0], pts[t], pts[t + 1]))
         if ch:

@@ -1,8 +1,14 @@
 //! The exploded view of a 3DO model (read-only): `model.obj` + `model.mtl` (one OBJ object
-//! per piece, piece offsets applied along the hierarchy, Y up as stored, coordinates in game
-//! units = fixed point / 65536), the textures the model uses as indexed PNGs under
-//! `textures/`, `pieces.csv` (the hierarchy COB scripts refer to) and `preview.png`, a
-//! software rendering from the game's camera angle, made when it is read ([`ModelView`]).
+//! per piece, piece offsets applied along the hierarchy), the textures the model uses as
+//! indexed PNGs under `textures/`, `pieces.csv` (the hierarchy COB scripts refer to) and
+//! `preview.png`, a software rendering from the game's camera angle, made when it is read
+//! ([`ModelView`]).
+//!
+//! Axes: 3DO files are left-handed (x right, y up, z away from the game's camera; units
+//! face −z, towards the camera). OBJ is right-handed, so the OBJ has z negated and each
+//! face's vertex order reversed (outward faces stay outward): y is up, the model faces +z
+//! and is not mirrored. Coordinates are game units (16.16 fixed point / 65536).
+//! `pieces.csv` keeps the file's own axes, as COB scripts use them.
 //!
 //! Texture coordinates follow the engine, which maps a texture's corners to a primitive's
 //! vertices in order: the first vertex gets the top-left corner, then top-right,
@@ -167,7 +173,7 @@ pub fn obj_text(model: &Model, textures: &Textures) -> String {
     let mut s = String::new();
     let _ = writeln!(
         s,
-        "# {} pieces; game units (16.16 fixed point / 65536), Y up\nmtllib {MTL}",
+        "# {} pieces; game units (16.16 fixed point / 65536), y up, 3DO z negated\nmtllib {MTL}",
         model.pieces.len()
     );
     for (u, v) in CORNERS {
@@ -184,7 +190,7 @@ pub fn obj_text(model: &Model, textures: &Textures) -> String {
                 "v {} {} {}",
                 coord(o[0] + i64::from(v[0])),
                 coord(o[1] + i64::from(v[1])),
-                coord(o[2] + i64::from(v[2]))
+                coord(-(o[2] + i64::from(v[2])))
             );
         }
         let mut current: Option<String> = None;
@@ -221,7 +227,8 @@ pub fn obj_text(model: &Model, textures: &Textures) -> String {
                 continue;
             }
             s.push('f');
-            for (c, &i) in q.indices.iter().enumerate() {
+            // Reversed: negating z mirrors the winding.
+            for (c, &i) in q.indices.iter().enumerate().rev() {
                 let v = base + usize::from(i);
                 if textured {
                     let _ = write!(s, " {v}/{}", c.min(3) + 1);
@@ -349,16 +356,16 @@ pub const PREVIEW_SIZE: u32 = 128;
 /// Empty border around the model in the preview, in pixels.
 pub const PREVIEW_MARGIN: f64 = 4.0;
 
-/// Screen position of a model-space point (game units) in the game's oblique view: x to the
-/// right, +z (the way units face when built) down the screen, height up the screen at half
-/// scale, as the game draws heights on its maps.
+/// Screen position of a model-space point (3DO axes, game units) in the game's oblique
+/// view: x to the right, +z up the screen (units face −z, down the screen, towards the
+/// camera), height up the screen at half scale, as the game draws heights on its maps.
 pub fn project(p: [f64; 3]) -> (f64, f64) {
-    (p[0], p[2] - p[1] / 2.0)
+    (p[0], -p[2] - p[1] / 2.0)
 }
 
-/// Nearness to the game's camera (which looks along −(0, 2, 1)): larger is in front.
+/// Nearness to the game's camera (which looks along −(0, 2, −1)): larger is in front.
 fn depth(p: [f64; 3]) -> f64 {
-    2.0 * p[1] + p[2]
+    2.0 * p[1] - p[2]
 }
 
 /// The faces the preview draws: (piece, primitive) pairs of [`is_face`], with their
@@ -652,19 +659,24 @@ mod tests {
             ["v 0 0 0", "v 1 0 0", "v 1 1 0", "v 0 1 0"]
         );
         assert_eq!(lines[base + 5], "o arm");
+        assert!(
+            !obj.contains("-0 ") && !obj.contains("-0\n"),
+            "no negative zeros"
+        );
         // arm at (1,0,0): its quad uses the found texture with corners 1..4, the triangle
         // the first three corners.
         assert_eq!(lines[base + 6], "v 1 0 0");
         let arm_faces: Vec<&str> = lines
             .iter()
-            .filter(|l| l.starts_with("f 5/"))
+            .filter(|l| l.starts_with("f 8/") || l.starts_with("f 7/"))
             .copied()
             .collect();
-        assert_eq!(arm_faces, ["f 5/1 6/2 7/3 8/4", "f 5/1 6/2 7/3"]);
+        // Written in reverse (z is negated), each vertex keeping its corner.
+        assert_eq!(arm_faces, ["f 8/4 7/3 6/2 5/1", "f 7/3 6/2 5/1"]);
         // hand at arm + (0,2,0) = (1,2,0); its texture is unknown: no texture coordinates.
         let hand = lines.iter().position(|l| *l == "o hand").unwrap();
         assert_eq!(lines[hand + 1], "v 1 2 0");
-        assert!(obj.contains("usemtl Other\nf 9 10 11 12\n"));
+        assert!(obj.contains("usemtl Other\nf 12 11 10 9\n"));
         // leg at (-1,0,0) has a coloured line.
         assert!(obj.contains("usemtl color_1\nl 13 14\n"));
         assert_eq!(lines.iter().filter(|l| l.starts_with("vt ")).count(), 4);
@@ -710,7 +722,7 @@ mod tests {
     #[test]
     fn preview_maps_texture_corners_in_vertex_order() {
         use crate::formats::o3do::tests::build;
-        // A ground quad (y = 0) seen from above: z grows down the screen.
+        // A ground quad (y = 0) seen from above: z grows up the screen.
         let quad = vec![[0, 0, 0], [65536, 0, 0], [65536, 0, 65536], [0, 0, 65536]];
         let data = build(
             &[
@@ -742,8 +754,9 @@ mod tests {
             let c = pal.colors[i];
             c.map(|v| (f64::from(v) * shade).round() as u8)
         };
-        // Corners: vertex 0 top-left, 1 top-right, 2 bottom-right, 3 bottom-left.
-        for (x, y, i) in [(30, 30, 1), (98, 30, 2), (30, 98, 3), (98, 98, 4)] {
+        // Vertex 0 (screen bottom-left) takes the texture's top-left corner, vertex 1 (bottom
+        // right) its top-right, vertex 2 (top right) bottom-right, vertex 3 bottom-left.
+        for (x, y, i) in [(30, 98, 1), (98, 98, 2), (98, 30, 4), (30, 30, 3)] {
             assert_eq!(at(x, y)[..3], want(i), "({x},{y})");
             assert_eq!(at(x, y)[3], 255);
         }
