@@ -333,3 +333,46 @@ fn rgba_save_maps_to_the_palette_without_drifting_untouched_pixels() {
         same_as_pillow(&f, &q);
     }
 }
+
+#[test]
+fn malformed_pcx_fixtures_are_clean_errors() {
+    use tafs::view::pcx as vp;
+    let lim = Limits::default();
+    let good = fixtures().remove(0).1;
+    let mut cases: Vec<(&str, Vec<u8>)> = vec![
+        ("empty", vec![]),
+        ("header only", good[..128].to_vec()),
+        ("truncated data", {
+            let mut v = good[..140].to_vec();
+            v.extend_from_slice(&good[good.len() - 769..]);
+            v
+        }),
+        ("no palette marker", {
+            let mut v = good.clone();
+            let n = v.len();
+            v[n - 769] = 0;
+            v
+        }),
+    ];
+    let mut huge = good.clone();
+    huge[8..12].copy_from_slice(&[0xff, 0xff, 0xff, 0xff]);
+    huge[66..68].copy_from_slice(&[0xff, 0xff]);
+    cases.push(("65536×65536", huge));
+    let mut wide_lines = good.clone();
+    wide_lines[66..68].copy_from_slice(&[0xff, 0xff]);
+    cases.push(("65535 bytes per line", wide_lines));
+    let mut four_bit = good.clone();
+    four_bit[3] = 4;
+    cases.push(("4 bits per pixel", four_bit));
+    let mut not_pcx = good;
+    not_pcx[0] = b'G';
+    cases.push(("not a PCX", not_pcx));
+    for (what, data) in cases {
+        let e = pcx::parse(&data, &lim).expect_err(what).to_string();
+        assert!(
+            e.starts_with("pcx: ") && e.contains("offset 0x"),
+            "{what}: {e}"
+        );
+        assert!(vp::files(&data, &lim).is_err(), "{what}");
+    }
+}
