@@ -6,7 +6,9 @@
 pub mod bytes;
 pub mod gaf;
 pub mod hpi;
+pub mod o3do;
 pub mod palette;
+pub mod pcx;
 pub mod tdf;
 pub mod tnt;
 

@@ -17,6 +17,10 @@ pub mod merged;
 pub mod options;
 pub mod tnt;
 
+pub mod model3d;
+pub mod pal;
+pub mod pcx;
+
 use std::collections::{BTreeMap, HashSet};
 use std::fmt;
 use std::io::{self, Write};

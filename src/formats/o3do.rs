@@ -1,0 +1,575 @@
+//! 3DO models (`objects3d/*.3do`): a tree of 52-byte object headers (first child / next
+//! sibling offsets, root at offset 0), each with its vertices (three i32, 16.16 fixed point),
+//! its 32-byte primitives (colour index, vertex-index list, texture name) and its name.
+//!
+//! The reader walks the tree without recursion, refuses an object reached twice (cyclic or
+//! shared offsets) and bounds depth, object count, vertices, primitives and index lists by
+//! [`ModelLimits`]. Read-only: nothing writes 3DO files.
+
+use super::bytes::{Bytes, OutOfBounds};
+
+/// Length of an object header.
+pub const OBJECT_LEN: u64 = 52;
+/// Length of a primitive.
+pub const PRIMITIVE_LEN: u64 = 32;
+/// Fixed-point scale of offsets and vertices (16.16).
+pub const FIXED_ONE: f64 = 65536.0;
+
+/// Budgets applied while reading a 3DO. The defaults are far above stock models (at most ~80
+/// pieces and ~1,000 vertices) and far below what would exhaust memory.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct ModelLimits {
+    /// Objects (pieces) in one file.
+    pub max_objects: usize,
+    /// Depth of the piece tree (the root is depth 0).
+    pub max_depth: usize,
+    /// Vertices summed over all pieces.
+    pub max_vertices: usize,
+    /// Primitives summed over all pieces.
+    pub max_primitives: usize,
+    /// Vertex indices of one primitive.
+    pub max_primitive_indices: usize,
+    /// Bytes of one name (piece or texture), without the NUL.
+    pub max_name_len: usize,
+}
+
+impl Default for ModelLimits {
+    fn default() -> Self {
+        ModelLimits {
+            max_objects: 4096,
+            max_depth: 64,
+            max_vertices: 1 << 20,
+            max_primitives: 1 << 20,
+            max_primitive_indices: 1024,
+            max_name_len: 256,
+        }
+    }
+}
+
+/// Why a 3DO could not be read.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum O3doError {
+    /// A structure reaches past the end of the file.
+    #[error("3do: {structure} at offset {offset:#x}: {len} bytes needed, file has {file_len}")]
+    Truncated {
+        /// What was being read.
+        structure: String,
+        /// Its offset.
+        offset: u64,
+        /// Bytes it needs.
+        len: u64,
+        /// File length.
+        file_len: u64,
+    },
+    /// A structure holds an impossible value.
+    #[error("3do: {structure} at offset {offset:#x}: {message}")]
+    Malformed {
+        /// What was being read.
+        structure: String,
+        /// Its offset.
+        offset: u64,
+        /// What is wrong.
+        message: String,
+    },
+    /// A budget of [`ModelLimits`] was exceeded.
+    #[error("3do: {structure} at offset {offset:#x}: over the limit: {message}")]
+    Limit {
+        /// What was being read.
+        structure: String,
+        /// Its offset.
+        offset: u64,
+        /// Which budget.
+        message: String,
+    },
+}
+
+/// One face (or line, or point) of a piece.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Primitive {
+    /// File offset of the primitive.
+    pub offset: u32,
+    /// Palette index of a solid-coloured primitive.
+    pub color: i32,
+    /// Indices into the piece's own vertices, in the order the texture corners follow.
+    pub indices: Vec<u16>,
+    /// Texture (a sequence name of `textures/*.gaf`, any case), if any.
+    pub texture: Option<String>,
+    /// The is-coloured flag: drawn in `color` when there is no texture.
+    pub is_colored: bool,
+}
+
+impl Primitive {
+    /// Drawn at all: textured or solid-coloured (neither = collision-only, invisible).
+    pub fn visible(&self) -> bool {
+        self.texture.is_some() || self.is_colored
+    }
+}
+
+/// One piece (object) of the model.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Piece {
+    /// File offset of the object header.
+    pub offset: u32,
+    /// Name (NUL-terminated in the file; read as Latin-1).
+    pub name: String,
+    /// Index of the parent piece in [`Model::pieces`].
+    pub parent: Option<usize>,
+    /// 0 for the root.
+    pub depth: usize,
+    /// Index of the selection primitive (meaningful on the root; −1 elsewhere).
+    pub selection_primitive: i32,
+    /// Offset from the parent piece, 16.16 fixed point.
+    pub origin: [i32; 3],
+    /// Vertices in the piece's own frame, 16.16 fixed point.
+    pub vertices: Vec<[i32; 3]>,
+    /// Primitives.
+    pub primitives: Vec<Primitive>,
+}
+
+/// A decoded model: pieces in depth-first pre-order (a piece, its children, then its next
+/// sibling), the root first.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Model {
+    /// The pieces.
+    pub pieces: Vec<Piece>,
+}
+
+impl Model {
+    /// Every texture name, in first-use order, without repeats (compared ignoring case).
+    pub fn textures(&self) -> Vec<String> {
+        let mut out: Vec<String> = Vec::new();
+        for p in &self.pieces {
+            for t in p.primitives.iter().filter_map(|q| q.texture.as_ref()) {
+                if !out.iter().any(|o| o.eq_ignore_ascii_case(t)) {
+                    out.push(t.clone());
+                }
+            }
+        }
+        out
+    }
+
+    /// The piece's origin in model space: its offset summed along its ancestors (fixed
+    /// point, widened so no sum overflows).
+    pub fn world_origin(&self, piece: usize) -> [i64; 3] {
+        let mut acc = [0i64; 3];
+        let mut cur = Some(piece);
+        // Parents precede children, so the walk ends; the bound guards models built by code.
+        for _ in 0..=self.pieces.len() {
+            let Some(i) = cur else { break };
+            let Some(p) = self.pieces.get(i) else { break };
+            for (a, o) in acc.iter_mut().zip(p.origin) {
+                *a += i64::from(o);
+            }
+            cur = p.parent.filter(|&q| q < i);
+        }
+        acc
+    }
+}
+
+fn oob(structure: impl Into<String>, e: OutOfBounds) -> O3doError {
+    O3doError::Truncated {
+        structure: structure.into(),
+        offset: e.offset,
+        len: e.len,
+        file_len: e.input_len,
+    }
+}
+
+fn malformed(structure: impl Into<String>, offset: u64, message: impl Into<String>) -> O3doError {
+    O3doError::Malformed {
+        structure: structure.into(),
+        offset,
+        message: message.into(),
+    }
+}
+
+fn limit(structure: impl Into<String>, offset: u64, message: impl Into<String>) -> O3doError {
+    O3doError::Limit {
+        structure: structure.into(),
+        offset,
+        message: message.into(),
+    }
+}
+
+fn i32_at(b: &Bytes, offset: u64, structure: &str) -> Result<i32, O3doError> {
+    b.u32(offset)
+        .map(|v| v as i32)
+        .map_err(|e| oob(structure, e))
+}
+
+/// A file offset field: non-negative.
+fn offset_field(v: i32, at: u64, structure: &str, field: &str) -> Result<u64, O3doError> {
+    u64::try_from(v)
+        .map_err(|_| malformed(structure, at, format!("{field} offset {v} is negative")))
+}
+
+fn name_at(b: &Bytes, offset: u64, max: usize, structure: &str) -> Result<String, O3doError> {
+    let start = usize::try_from(offset).unwrap_or(usize::MAX);
+    let rest = b
+        .data()
+        .get(start..)
+        .filter(|_| offset < b.len() as u64)
+        .ok_or_else(|| {
+            oob(
+                structure,
+                OutOfBounds {
+                    offset,
+                    len: 1,
+                    input_len: b.len() as u64,
+                },
+            )
+        })?;
+    let window = &rest[..rest.len().min(max + 1)];
+    let end = window.iter().position(|&c| c == 0).ok_or_else(|| {
+        if rest.len() <= max {
+            malformed(structure, offset, "no NUL before the end of the file")
+        } else {
+            limit(structure, offset, format!("longer than {max} bytes"))
+        }
+    })?;
+    Ok(window[..end].iter().map(|&c| char::from(c)).collect())
+}
+
+/// Reads a 3DO.
+pub fn parse(data: &[u8], limits: &ModelLimits) -> Result<Model, O3doError> {
+    let b = Bytes::new(data);
+    let mut pieces: Vec<Piece> = Vec::new();
+    let mut visited = std::collections::HashSet::new();
+    let (mut total_v, mut total_p) = (0usize, 0usize);
+    // (header offset, parent, depth)
+    let mut stack: Vec<(u64, Option<usize>, usize)> = vec![(0, None, 0)];
+    while let Some((at, parent, depth)) = stack.pop() {
+        let what = format!("object header #{}", pieces.len());
+        if !visited.insert(at) {
+            return Err(malformed(
+                what,
+                at,
+                "reached twice through sibling/child offsets (a cycle or shared object)",
+            ));
+        }
+        if pieces.len() >= limits.max_objects {
+            return Err(limit(
+                what,
+                at,
+                format!("more than {} objects", limits.max_objects),
+            ));
+        }
+        if depth > limits.max_depth {
+            return Err(limit(
+                what,
+                at,
+                format!("tree deeper than {}", limits.max_depth),
+            ));
+        }
+        let h = b.slice(at, OBJECT_LEN).map_err(|e| oob(what.clone(), e))?;
+        let hb = Bytes::new(h);
+        let f = |k: u64| i32_at(&hb, k * 4, &what);
+        let (version, nv, np, sel) = (f(0)?, f(1)?, f(2)?, f(3)?);
+        let origin = [f(4)?, f(5)?, f(6)?];
+        let (name_off, vert_off, prim_off, sib_off, child_off) =
+            (f(7)?, f(9)?, f(10)?, f(11)?, f(12)?);
+        if version != 1 {
+            return Err(malformed(
+                what,
+                at,
+                format!("version {version}, expected 1"),
+            ));
+        }
+        let nv = usize::try_from(nv)
+            .map_err(|_| malformed(&what, at + 4, format!("vertex count {nv} is negative")))?;
+        let np = usize::try_from(np)
+            .map_err(|_| malformed(&what, at + 8, format!("primitive count {np} is negative")))?;
+        total_v = total_v.saturating_add(nv);
+        total_p = total_p.saturating_add(np);
+        if total_v > limits.max_vertices {
+            return Err(limit(
+                what,
+                at + 4,
+                format!("more than {} vertices", limits.max_vertices),
+            ));
+        }
+        if total_p > limits.max_primitives {
+            return Err(limit(
+                what,
+                at + 8,
+                format!("more than {} primitives", limits.max_primitives),
+            ));
+        }
+        let name = name_at(
+            &b,
+            offset_field(name_off, at + 28, &what, "name")?,
+            limits.max_name_len,
+            &format!("name of {what}"),
+        )?;
+        let vo = offset_field(vert_off, at + 36, &what, "vertex array")?;
+        let varr = b
+            .slice(vo, nv as u64 * 12)
+            .map_err(|e| oob(format!("vertex array of {name:?}"), e))?;
+        let vertices: Vec<[i32; 3]> = varr
+            .chunks_exact(12)
+            .map(|c| {
+                let w = |k: usize| i32::from_le_bytes([c[k], c[k + 1], c[k + 2], c[k + 3]]);
+                [w(0), w(4), w(8)]
+            })
+            .collect();
+        let po = offset_field(prim_off, at + 40, &what, "primitive array")?;
+        b.slice(po, np as u64 * PRIMITIVE_LEN)
+            .map_err(|e| oob(format!("primitive array of {name:?}"), e))?;
+        let mut primitives = Vec::with_capacity(np);
+        for k in 0..np as u64 {
+            let pat = po + k * PRIMITIVE_LEN;
+            let pwhat = format!("primitive #{k} of {name:?}");
+            let g = |j: u64| i32_at(&b, pat + j * 4, &pwhat);
+            let (color, n, idx_off, tex_off, colored) = (g(0)?, g(1)?, g(3)?, g(4)?, g(7)?);
+            let n = usize::try_from(n)
+                .map_err(|_| malformed(&pwhat, pat + 4, format!("index count {n} is negative")))?;
+            if n > limits.max_primitive_indices {
+                return Err(limit(&pwhat, pat + 4, format!("{n} vertex indices")));
+            }
+            let io = offset_field(idx_off, pat + 12, &pwhat, "index array")?;
+            let raw = b
+                .slice(io, n as u64 * 2)
+                .map_err(|e| oob(format!("index array of {pwhat}"), e))?;
+            let indices: Vec<u16> = raw
+                .chunks_exact(2)
+                .map(|c| u16::from_le_bytes([c[0], c[1]]))
+                .collect();
+            if let Some(bad) = indices.iter().find(|&&i| usize::from(i) >= nv) {
+                return Err(malformed(
+                    &pwhat,
+                    io,
+                    format!("vertex index {bad}, the piece has {nv} vertices"),
+                ));
+            }
+            let texture = if tex_off == 0 {
+                None
+            } else {
+                let to = offset_field(tex_off, pat + 16, &pwhat, "texture name")?;
+                Some(name_at(
+                    &b,
+                    to,
+                    limits.max_name_len,
+                    &format!("texture name of {pwhat}"),
+                )?)
+                .filter(|t| !t.is_empty())
+            };
+            primitives.push(Primitive {
+                offset: pat as u32,
+                color,
+                indices,
+                texture,
+                is_colored: colored != 0,
+            });
+        }
+        let me = pieces.len();
+        pieces.push(Piece {
+            offset: at as u32,
+            name,
+            parent,
+            depth,
+            selection_primitive: sel,
+            origin,
+            vertices,
+            primitives,
+        });
+        if sib_off != 0 {
+            if parent.is_none() {
+                return Err(malformed(&what, at + 44, "the root object has a sibling"));
+            }
+            stack.push((
+                offset_field(sib_off, at + 44, &what, "sibling")?,
+                parent,
+                depth,
+            ));
+        }
+        if child_off != 0 {
+            stack.push((
+                offset_field(child_off, at + 48, &what, "child")?,
+                Some(me),
+                depth + 1,
+            ));
+        }
+    }
+    Ok(Model { pieces })
+}
+
+#[cfg(test)]
+pub(crate) mod tests {
+    use super::*;
+
+    /// A primitive of [`build`]: indices, texture, coloured.
+    pub(crate) type TestPrimitive = (Vec<u16>, Option<&'static str>, bool);
+    /// A piece of [`build`]: name, origin, vertices, primitives.
+    pub(crate) type TestPiece = (&'static str, [i32; 3], Vec<[i32; 3]>, Vec<TestPrimitive>);
+
+    /// Builds a 3DO from pieces given as (name, origin, vertices, primitives as (indices,
+    /// texture, coloured)), with `children[i]` listing the child pieces of piece `i`.
+    pub(crate) fn build(pieces: &[TestPiece], children: &[Vec<usize>]) -> Vec<u8> {
+        let n = pieces.len();
+        let mut out = vec![0u8; n * OBJECT_LEN as usize];
+        let put = |out: &mut Vec<u8>, at: usize, v: i32| {
+            out[at..at + 4].copy_from_slice(&v.to_le_bytes());
+        };
+        let mut next_sibling = vec![0i32; n];
+        let mut first_child = vec![0i32; n];
+        for (p, kids) in children.iter().enumerate() {
+            for (k, &c) in kids.iter().enumerate() {
+                if k == 0 {
+                    first_child[p] = (c * OBJECT_LEN as usize) as i32;
+                }
+                if let Some(&nx) = kids.get(k + 1) {
+                    next_sibling[c] = (nx * OBJECT_LEN as usize) as i32;
+                }
+            }
+        }
+        for (i, (name, origin, verts, prims)) in pieces.iter().enumerate() {
+            let h = i * OBJECT_LEN as usize;
+            let name_at = out.len();
+            out.extend_from_slice(name.as_bytes());
+            out.push(0);
+            let vert_at = out.len();
+            for v in verts {
+                for c in v {
+                    out.extend_from_slice(&c.to_le_bytes());
+                }
+            }
+            let mut idx_at = Vec::new();
+            let mut tex_at = Vec::new();
+            for (idx, tex, _) in prims {
+                idx_at.push(out.len());
+                for i in idx {
+                    out.extend_from_slice(&i.to_le_bytes());
+                }
+                tex_at.push(tex.map(|t| {
+                    let a = out.len();
+                    out.extend_from_slice(t.as_bytes());
+                    out.push(0);
+                    a
+                }));
+            }
+            let prim_at = out.len();
+            for (k, (idx, _, colored)) in prims.iter().enumerate() {
+                let mut p = [0i32; 8];
+                p[0] = k as i32 + 1;
+                p[1] = idx.len() as i32;
+                p[3] = idx_at[k] as i32;
+                p[4] = tex_at[k].unwrap_or(0) as i32;
+                p[7] = i32::from(*colored);
+                for w in p {
+                    out.extend_from_slice(&w.to_le_bytes());
+                }
+            }
+            let words = [
+                1,
+                verts.len() as i32,
+                prims.len() as i32,
+                if i == 0 { 0 } else { -1 },
+                origin[0],
+                origin[1],
+                origin[2],
+                name_at as i32,
+                0,
+                vert_at as i32,
+                prim_at as i32,
+                next_sibling[i],
+                first_child[i],
+            ];
+            for (k, w) in words.iter().enumerate() {
+                put(&mut out, h + k * 4, *w);
+            }
+        }
+        out
+    }
+
+    pub(crate) fn cube_tree() -> Vec<u8> {
+        let quad = |t: Option<&'static str>| (vec![0u16, 1, 2, 3], t, t.is_none());
+        let sq = vec![[0, 0, 0], [65536, 0, 0], [65536, 65536, 0], [0, 65536, 0]];
+        build(
+            &[
+                ("base", [0, 0, 0], sq.clone(), vec![quad(None)]),
+                (
+                    "arm",
+                    [65536, 0, 0],
+                    sq.clone(),
+                    vec![quad(Some("Tex1")), (vec![0, 1, 2], Some("tex1"), false)],
+                ),
+                (
+                    "hand",
+                    [0, 131072, 0],
+                    sq.clone(),
+                    vec![quad(Some("Other"))],
+                ),
+                ("leg", [-65536, 0, 0], sq, vec![(vec![0, 1], None, true)]),
+            ],
+            &[vec![1, 3], vec![2], vec![], vec![]],
+        )
+    }
+
+    #[test]
+    fn reads_a_tree_in_pre_order() {
+        let m = parse(&cube_tree(), &ModelLimits::default()).unwrap();
+        let names: Vec<&str> = m.pieces.iter().map(|p| p.name.as_str()).collect();
+        assert_eq!(names, ["base", "arm", "hand", "leg"]);
+        let parents: Vec<Option<usize>> = m.pieces.iter().map(|p| p.parent).collect();
+        assert_eq!(parents, [None, Some(0), Some(1), Some(0)]);
+        assert_eq!(m.world_origin(2), [65536, 131072, 0]);
+        assert_eq!(m.textures(), ["Tex1", "Other"]);
+        assert_eq!(m.pieces[1].primitives[1].indices, [0, 1, 2]);
+        assert!(m.pieces[3].primitives[0].is_colored);
+    }
+
+    #[test]
+    fn malformed_models_are_clean_errors() {
+        let lim = ModelLimits::default();
+        let good = cube_tree();
+        for n in 0..good.len() {
+            assert!(parse(&good[..n], &lim).is_err(), "prefix {n}");
+        }
+        // A child pointing back at the root: a cycle.
+        let mut cyc = good.clone();
+        cyc[2 * 52 + 48..2 * 52 + 52].copy_from_slice(&0i32.to_le_bytes());
+        cyc[2 * 52 + 48..2 * 52 + 52].copy_from_slice(&52i32.to_le_bytes());
+        assert!(matches!(
+            parse(&cyc, &lim),
+            Err(O3doError::Malformed { offset: 52, .. })
+        ));
+        // A sibling pointing at itself.
+        let mut me = good.clone();
+        me[3 * 52 + 44..3 * 52 + 48].copy_from_slice(&(3 * 52i32).to_le_bytes());
+        assert!(parse(&me, &lim).is_err());
+        // Huge counts.
+        let mut huge = good.clone();
+        huge[4..8].copy_from_slice(&i32::MAX.to_le_bytes());
+        assert!(matches!(parse(&huge, &lim), Err(O3doError::Limit { .. })));
+        let mut neg = good.clone();
+        neg[8..12].copy_from_slice(&(-1i32).to_le_bytes());
+        assert!(matches!(
+            parse(&neg, &lim),
+            Err(O3doError::Malformed { .. })
+        ));
+        // Depth over the budget.
+        let shallow = ModelLimits {
+            max_depth: 1,
+            ..lim
+        };
+        assert!(matches!(
+            parse(&good, &shallow),
+            Err(O3doError::Limit { .. })
+        ));
+        let few = ModelLimits {
+            max_objects: 3,
+            ..lim
+        };
+        assert!(matches!(parse(&good, &few), Err(O3doError::Limit { .. })));
+        // A vertex index past the piece's vertices.
+        let mut idx = good;
+        let m = parse(&idx, &lim).unwrap();
+        let first = m.pieces[0].primitives[0].offset as usize;
+        let io = i32::from_le_bytes(idx[first + 12..first + 16].try_into().unwrap()) as usize;
+        idx[io..io + 2].copy_from_slice(&9u16.to_le_bytes());
+        assert!(matches!(
+            parse(&idx, &lim),
+            Err(O3doError::Malformed { .. })
+        ));
+    }
+}

@@ -1,0 +1,766 @@
+//! The exploded view of a 3DO model (read-only): `model.obj` + `model.mtl` (one OBJ object
+//! per piece, piece offsets applied along the hierarchy), the textures the model uses as
+//! indexed PNGs under `textures/`, `pieces.csv` (the hierarchy COB scripts refer to) and
+//! `preview.png`, a software rendering from the game's camera angle, made when it is read
+//! ([`ModelView`]).
+//!
+//! Axes: 3DO files are left-handed (x right, y up, z away from the game's camera; units
+//! face −z, towards the camera). OBJ is right-handed, so the OBJ has z negated and each
+//! face's vertex order reversed (outward faces stay outward): y is up, the model faces +z
+//! and is not mirrored. Coordinates are game units (16.16 fixed point / 65536).
+//! `pieces.csv` keeps the file's own axes, as COB scripts use them.
+//!
+//! Texture coordinates follow the engine, which maps a texture's corners to a primitive's
+//! vertices in order: the first vertex gets the top-left corner, then top-right,
+//! bottom-right, bottom-left (vertices past the fourth repeat the last corner). Solid
+//! primitives get a material per palette colour; invisible primitives (neither textured nor
+//! coloured), points and the root's selection primitive are left out of the OBJ.
+
+use super::image::write_indexed_png;
+use super::pcx::FileListView;
+use super::{safe_component, Entry, View, ViewError};
+use crate::formats::gaf::Gaf;
+use crate::formats::o3do::{self, Model, ModelLimits, FIXED_ONE};
+use crate::formats::palette::Palette;
+use std::collections::HashMap;
+use std::fmt::Write as _;
+
+/// The geometry.
+pub const OBJ: &str = "model.obj";
+/// The materials.
+pub const MTL: &str = "model.mtl";
+/// The piece hierarchy.
+pub const PIECES: &str = "pieces.csv";
+/// Folder of the texture PNGs.
+pub const TEXTURE_DIR: &str = "textures";
+
+/// A texture: palette indices of the first frame of a GAF sequence.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Texture {
+    /// Width in pixels.
+    pub width: u32,
+    /// Height in pixels.
+    pub height: u32,
+    /// One palette index per pixel, row-major.
+    pub indices: Vec<u8>,
+}
+
+/// Textures by sequence name, matched ignoring ASCII case (the first one added wins).
+#[derive(Debug, Clone, Default)]
+pub struct Textures {
+    map: HashMap<String, Texture>,
+}
+
+impl Textures {
+    /// No textures.
+    pub fn new() -> Textures {
+        Textures::default()
+    }
+
+    /// Adds `tex` under `name` unless a texture of that name is already known.
+    pub fn insert(&mut self, name: &str, tex: Texture) {
+        self.map.entry(name.to_ascii_lowercase()).or_insert(tex);
+    }
+
+    /// Adds the first frame of every sequence of `gaf` (a `textures/*.gaf`).
+    pub fn add_gaf(&mut self, gaf: &Gaf) {
+        for s in &gaf.sequences {
+            let Some(flat) = s.frames.first().and_then(|f| f.frame.flatten()) else {
+                continue;
+            };
+            if flat.width == 0 || flat.height == 0 {
+                continue;
+            }
+            self.insert(
+                &s.name_str(),
+                Texture {
+                    width: flat.width,
+                    height: flat.height,
+                    indices: flat.indices,
+                },
+            );
+        }
+    }
+
+    /// The texture called `name` (any case).
+    pub fn get(&self, name: &str) -> Option<&Texture> {
+        self.map.get(&name.to_ascii_lowercase())
+    }
+
+    /// Number of textures.
+    pub fn len(&self) -> usize {
+        self.map.len()
+    }
+
+    /// True when there are none.
+    pub fn is_empty(&self) -> bool {
+        self.map.is_empty()
+    }
+}
+
+/// OBJ texture coordinates of the corners in the engine's order (v grows upwards in OBJ).
+const CORNERS: [(u8, u8); 4] = [(0, 1), (1, 1), (1, 0), (0, 0)];
+
+/// A name usable after `o`/`newmtl`/`usemtl` (no whitespace).
+fn obj_name(s: &str) -> String {
+    let t: String = s
+        .chars()
+        .map(|c| {
+            if c.is_whitespace() || c.is_control() {
+                '_'
+            } else {
+                c
+            }
+        })
+        .collect();
+    if t.is_empty() {
+        "_".into()
+    } else {
+        t
+    }
+}
+
+/// Material name of a texture.
+pub fn texture_material(name: &str) -> String {
+    obj_name(name)
+}
+
+/// Material name of a solid colour.
+pub fn color_material(index: i32) -> String {
+    format!("color_{index}")
+}
+
+/// The PNG file name (under [`TEXTURE_DIR`]) of every texture of `model` found in
+/// `textures`: the sanitised name, made unique ignoring case.
+pub fn texture_files(model: &Model, textures: &Textures) -> Vec<(String, String)> {
+    let mut taken = std::collections::HashSet::new();
+    let mut out = Vec::new();
+    for t in model.textures() {
+        if textures.get(&t).is_none() {
+            continue;
+        }
+        let stem = safe_component(t.as_bytes());
+        let mut file = format!("{stem}.png");
+        let mut n = 1;
+        while !taken.insert(file.to_ascii_lowercase()) {
+            n += 1;
+            file = format!("{stem}~{n}.png");
+        }
+        out.push((t, file));
+    }
+    out
+}
+
+fn coord(v: i64) -> f64 {
+    v as f64 / FIXED_ONE
+}
+
+/// True for the primitives the OBJ draws as faces: visible, three or more vertices, not
+/// the root's selection primitive.
+pub fn is_face(model: &Model, piece: usize, prim: usize) -> bool {
+    let Some(p) = model.pieces.get(piece) else {
+        return false;
+    };
+    let Some(q) = p.primitives.get(prim) else {
+        return false;
+    };
+    let selection = piece == 0 && usize::try_from(p.selection_primitive).ok() == Some(prim);
+    q.visible() && q.indices.len() >= 3 && !selection
+}
+
+/// The OBJ text.
+pub fn obj_text(model: &Model, textures: &Textures) -> String {
+    let mut s = String::new();
+    let _ = writeln!(
+        s,
+        "# {} pieces; game units (16.16 fixed point / 65536), y up, 3DO z negated\nmtllib {MTL}",
+        model.pieces.len()
+    );
+    for (u, v) in CORNERS {
+        let _ = writeln!(s, "vt {u} {v}");
+    }
+    let names = model.textures();
+    let mut base = 1usize;
+    for (pi, p) in model.pieces.iter().enumerate() {
+        let o = model.world_origin(pi);
+        let _ = writeln!(s, "o {}", obj_name(&p.name));
+        for v in &p.vertices {
+            let _ = writeln!(
+                s,
+                "v {} {} {}",
+                coord(o[0] + i64::from(v[0])),
+                coord(o[1] + i64::from(v[1])),
+                coord(-(o[2] + i64::from(v[2])))
+            );
+        }
+        let mut current: Option<String> = None;
+        for (k, q) in p.primitives.iter().enumerate() {
+            let line = q.visible() && q.indices.len() == 2;
+            if !is_face(model, pi, k) && !line {
+                continue;
+            }
+            // One material per texture name ignoring case, spelt as first used.
+            let mat = match &q.texture {
+                Some(t) => texture_material(
+                    names
+                        .iter()
+                        .find(|n| n.eq_ignore_ascii_case(t))
+                        .unwrap_or(t),
+                ),
+                None => color_material(q.color),
+            };
+            if current.as_deref() != Some(mat.as_str()) {
+                let _ = writeln!(s, "usemtl {mat}");
+                current = Some(mat);
+            }
+            let textured = q
+                .texture
+                .as_deref()
+                .is_some_and(|t| textures.get(t).is_some());
+            if line {
+                let _ = writeln!(
+                    s,
+                    "l {} {}",
+                    base + usize::from(q.indices[0]),
+                    base + usize::from(q.indices[1])
+                );
+                continue;
+            }
+            s.push('f');
+            // Reversed: negating z mirrors the winding.
+            for (c, &i) in q.indices.iter().enumerate().rev() {
+                let v = base + usize::from(i);
+                if textured {
+                    let _ = write!(s, " {v}/{}", c.min(3) + 1);
+                } else {
+                    let _ = write!(s, " {v}");
+                }
+            }
+            s.push('\n');
+        }
+        base += p.vertices.len();
+    }
+    s
+}
+
+/// The MTL text: one material per texture name and per solid colour used.
+pub fn mtl_text(model: &Model, textures: &Textures, palette: &Palette) -> String {
+    let mut s = String::from("# materials of model.obj\n");
+    let files = texture_files(model, textures);
+    for t in model.textures() {
+        let _ = writeln!(s, "\nnewmtl {}", texture_material(&t));
+        if let Some((_, file)) = files.iter().find(|(n, _)| *n == t) {
+            let _ = writeln!(s, "Kd 1 1 1\nmap_Kd {TEXTURE_DIR}/{file}");
+        } else {
+            let _ = writeln!(
+                s,
+                "# texture {t:?} not found in textures/*.gaf\nKd 0.5 0.5 0.5"
+            );
+        }
+    }
+    let mut colors: Vec<i32> = model
+        .pieces
+        .iter()
+        .flat_map(|p| p.primitives.iter())
+        .filter(|q| q.texture.is_none() && q.is_colored)
+        .map(|q| q.color)
+        .collect();
+    colors.sort_unstable();
+    colors.dedup();
+    for c in colors {
+        let rgb = usize::try_from(c)
+            .ok()
+            .and_then(|i| palette.colors.get(i))
+            .copied()
+            .unwrap_or([0, 0, 0]);
+        let f = |v: u8| f64::from(v) / 255.0;
+        let _ = writeln!(
+            s,
+            "\nnewmtl {}\nKd {} {} {}",
+            color_material(c),
+            f(rgb[0]),
+            f(rgb[1]),
+            f(rgb[2])
+        );
+    }
+    s
+}
+
+fn csv_field(s: &str) -> String {
+    if s.contains([',', '"', '\n', '\r']) {
+        format!("\"{}\"", s.replace('"', "\"\""))
+    } else {
+        s.to_string()
+    }
+}
+
+/// `pieces.csv`: `name,parent,x,y,z,vertices,primitives` (offset from the parent in game
+/// units; the root's parent is empty), in depth-first order.
+pub fn pieces_csv(model: &Model) -> String {
+    let mut s = String::from("name,parent,x,y,z,vertices,primitives\n");
+    for p in &model.pieces {
+        let parent = p
+            .parent
+            .and_then(|i| model.pieces.get(i))
+            .map(|q| q.name.as_str())
+            .unwrap_or("");
+        let _ = writeln!(
+            s,
+            "{},{},{},{},{},{},{}",
+            csv_field(&p.name),
+            csv_field(parent),
+            coord(i64::from(p.origin[0])),
+            coord(i64::from(p.origin[1])),
+            coord(i64::from(p.origin[2])),
+            p.vertices.len(),
+            p.primitives.len()
+        );
+    }
+    s
+}
+
+/// The files of the view of the 3DO `data`: `model.obj`, `model.mtl`, `pieces.csv` and a
+/// PNG per texture found in `textures` (drawn with `palette`).
+pub fn files(
+    data: &[u8],
+    textures: &Textures,
+    palette: &Palette,
+    limits: &ModelLimits,
+) -> Result<Vec<(String, Vec<u8>)>, ViewError> {
+    let model = o3do::parse(data, limits).map_err(|e| ViewError::invalid("", e.to_string()))?;
+    let mut out = vec![
+        (OBJ.to_string(), obj_text(&model, textures).into_bytes()),
+        (
+            MTL.to_string(),
+            mtl_text(&model, textures, palette).into_bytes(),
+        ),
+        (PIECES.to_string(), pieces_csv(&model).into_bytes()),
+    ];
+    for (t, file) in texture_files(&model, textures) {
+        let Some(tex) = textures.get(&t) else {
+            continue;
+        };
+        let path = format!("{TEXTURE_DIR}/{file}");
+        let mut png = Vec::new();
+        write_indexed_png(&mut png, tex.width, tex.height, &tex.indices, palette, None)
+            .map_err(|e| ViewError::invalid(path.clone(), format!("cannot encode PNG: {e}")))?;
+        out.push((path, png));
+    }
+    Ok(out)
+}
+
+/// The rendered preview.
+pub const PREVIEW: &str = "preview.png";
+/// Side of the preview in pixels.
+pub const PREVIEW_SIZE: u32 = 128;
+/// Empty border around the model in the preview, in pixels.
+pub const PREVIEW_MARGIN: f64 = 4.0;
+
+/// Screen position of a model-space point (3DO axes, game units) in the game's oblique
+/// view: x to the right, +z up the screen (units face −z, down the screen, towards the
+/// camera), height up the screen at half scale, as the game draws heights on its maps.
+pub fn project(p: [f64; 3]) -> (f64, f64) {
+    (p[0], -p[2] - p[1] / 2.0)
+}
+
+/// Nearness to the game's camera (which looks along −(0, 2, −1)): larger is in front.
+fn depth(p: [f64; 3]) -> f64 {
+    2.0 * p[1] - p[2]
+}
+
+/// The faces the preview draws: (piece, primitive) pairs of [`is_face`], with their
+/// model-space vertices in the primitive's order.
+fn faces(model: &Model) -> Vec<(usize, usize, Vec<[f64; 3]>)> {
+    let mut out = Vec::new();
+    for (pi, p) in model.pieces.iter().enumerate() {
+        let o = model.world_origin(pi);
+        for (k, q) in p.primitives.iter().enumerate() {
+            if !is_face(model, pi, k) {
+                continue;
+            }
+            let pts = q
+                .indices
+                .iter()
+                .filter_map(|&i| p.vertices.get(usize::from(i)))
+                .map(|v| {
+                    [
+                        coord(o[0] + i64::from(v[0])),
+                        coord(o[1] + i64::from(v[1])),
+                        coord(o[2] + i64::from(v[2])),
+                    ]
+                })
+                .collect();
+            out.push((pi, k, pts));
+        }
+    }
+    out
+}
+
+/// Renders the model as the game's camera sees it, `PREVIEW_SIZE` square, RGBA (alpha 0
+/// where nothing is drawn): orthographic oblique projection ([`project`]) fitted into the
+/// square, a depth buffer, textures mapped corner by corner, a simple two-sided light.
+/// A pixel is covered when its centre lies in a face's triangle (fan from the first vertex).
+pub fn render_preview(model: &Model, textures: &Textures, palette: &Palette) -> Vec<u8> {
+    let size = PREVIEW_SIZE as usize;
+    let mut rgba = vec![0u8; size * size * 4];
+    let mut zbuf = vec![f64::NEG_INFINITY; size * size];
+    let faces = faces(model);
+    let (mut x0, mut y0, mut x1, mut y1) = (f64::MAX, f64::MAX, f64::MIN, f64::MIN);
+    for (_, _, pts) in &faces {
+        for &p in pts {
+            let (x, y) = project(p);
+            (x0, y0, x1, y1) = (x0.min(x), y0.min(y), x1.max(x), y1.max(y));
+        }
+    }
+    if faces.is_empty() {
+        return rgba;
+    }
+    let inner = f64::from(PREVIEW_SIZE) - 2.0 * PREVIEW_MARGIN;
+    let span = (x1 - x0).max(y1 - y0).max(1e-9);
+    let s = inner / span;
+    let (ox, oy) = (
+        PREVIEW_MARGIN + (inner - (x1 - x0) * s) / 2.0,
+        PREVIEW_MARGIN + (inner - (y1 - y0) * s) / 2.0,
+    );
+    let light = {
+        let l = [-1.0f64, 2.0, 1.0];
+        let n = (l[0] * l[0] + l[1] * l[1] + l[2] * l[2]).sqrt();
+        [l[0] / n, l[1] / n, l[2] / n]
+    };
+    for (pi, k, pts) in &faces {
+        let q = &model.pieces[*pi].primitives[*k];
+        if pts.len() < 3 {
+            continue;
+        }
+        let tex = q.texture.as_deref().and_then(|t| textures.get(t));
+        let solid = usize::try_from(q.color)
+            .ok()
+            .and_then(|i| palette.colors.get(i))
+            .copied()
+            .unwrap_or([0, 0, 0]);
+        let shade = {
+            let (a, b, c) = (pts[0], pts[1], pts[2]);
+            let u = [b[0] - a[0], b[1] - a[1], b[2] - a[2]];
+            let v = [c[0] - a[0], c[1] - a[1], c[2] - a[2]];
+            let n = [
+                u[1] * v[2] - u[2] * v[1],
+                u[2] * v[0] - u[0] * v[2],
+                u[0] * v[1] - u[1] * v[0],
+            ];
+            let len = (n[0] * n[0] + n[1] * n[1] + n[2] * n[2]).sqrt();
+            let d = if len > 0.0 {
+                (n[0] * light[0] + n[1] * light[1] + n[2] * light[2]).abs() / len
+            } else {
+                1.0
+            };
+            0.55 + 0.45 * d
+        };
+        let screen: Vec<(f64, f64, f64)> = pts
+            .iter()
+            .map(|&p| {
+                let (x, y) = project(p);
+                (ox + (x - x0) * s, oy + (y - y0) * s, depth(p))
+            })
+            .collect();
+        let corner = |c: usize| -> (f64, f64) {
+            // Image-space corners: top-left, top-right, bottom-right, bottom-left.
+            [(0.0, 0.0), (1.0, 0.0), (1.0, 1.0), (0.0, 1.0)][c.min(3)]
+        };
+        for t in 1..screen.len() - 1 {
+            let tri = [
+                (screen[0], corner(0)),
+                (screen[t], corner(t)),
+                (screen[t + 1], corner(t + 1)),
+            ];
+            let ((ax, ay, az), ta) = tri[0];
+            let ((bx, by, bz), tb) = tri[1];
+            let ((cx, cy, cz), tc) = tri[2];
+            let area = (bx - ax) * (cy - ay) - (by - ay) * (cx - ax);
+            if area.abs() < 1e-12 {
+                continue;
+            }
+            let clampi = |v: f64| (v.max(0.0) as usize).min(size);
+            let (px0, px1) = (
+                clampi(ax.min(bx).min(cx).floor()),
+                clampi(ax.max(bx).max(cx).ceil() + 1.0),
+            );
+            let (py0, py1) = (
+                clampi(ay.min(by).min(cy).floor()),
+                clampi(ay.max(by).max(cy).ceil() + 1.0),
+            );
+            for py in py0..py1 {
+                for px in px0..px1 {
+                    let (x, y) = (px as f64 + 0.5, py as f64 + 0.5);
+                    let w0 = ((bx - x) * (cy - y) - (by - y) * (cx - x)) / area;
+                    let w1 = ((cx - x) * (ay - y) - (cy - y) * (ax - x)) / area;
+                    let w2 = 1.0 - w0 - w1;
+                    if w0 < 0.0 || w1 < 0.0 || w2 < 0.0 {
+                        continue;
+                    }
+                    let z = w0 * az + w1 * bz + w2 * cz;
+                    let at = py * size + px;
+                    if z < zbuf[at] {
+                        continue;
+                    }
+                    zbuf[at] = z;
+                    let rgb = match tex {
+                        Some(tx) if tx.width > 0 && tx.height > 0 => {
+                            let u = w0 * ta.0 + w1 * tb.0 + w2 * tc.0;
+                            let v = w0 * ta.1 + w1 * tb.1 + w2 * tc.1;
+                            let sx =
+                                ((u * f64::from(tx.width)) as usize).min(tx.width as usize - 1);
+                            let sy =
+                                ((v * f64::from(tx.height)) as usize).min(tx.height as usize - 1);
+                            let i = tx
+                                .indices
+                                .get(sy * tx.width as usize + sx)
+                                .copied()
+                                .unwrap_or(0);
+                            palette.colors[usize::from(i)]
+                        }
+                        None if q.texture.is_some() => [128, 128, 128],
+                        _ => solid,
+                    };
+                    let px_out = &mut rgba[at * 4..at * 4 + 4];
+                    for (o, c) in px_out.iter_mut().zip(rgb) {
+                        *o = (f64::from(c) * shade).round().min(255.0) as u8;
+                    }
+                    px_out[3] = 255;
+                }
+            }
+        }
+    }
+    rgba
+}
+
+/// [`render_preview`] as a PNG.
+pub fn preview_png(
+    model: &Model,
+    textures: &Textures,
+    palette: &Palette,
+) -> Result<Vec<u8>, ViewError> {
+    let rgba = render_preview(model, textures, palette);
+    let mut out = Vec::new();
+    let mut enc = png::Encoder::new(&mut out, PREVIEW_SIZE, PREVIEW_SIZE);
+    enc.set_color(png::ColorType::Rgba);
+    enc.set_depth(png::BitDepth::Eight);
+    enc.set_compression(png::Compression::Fast);
+    let res = enc
+        .write_header()
+        .and_then(|mut w| w.write_image_data(&rgba).and_then(|_| w.finish()));
+    res.map_err(|e| ViewError::invalid(PREVIEW, format!("cannot encode PNG: {e}")))?;
+    Ok(out)
+}
+
+/// The view of a 3DO: the files of [`files`] plus `preview.png`, rendered when it is read.
+pub struct ModelView {
+    list: FileListView,
+    entries: Vec<Entry>,
+    model: Model,
+    textures: Textures,
+    palette: Palette,
+}
+
+impl ModelView {
+    /// Decodes `data` and lays out its view (the preview is rendered on demand).
+    pub fn new(
+        data: &[u8],
+        textures: &Textures,
+        palette: &Palette,
+        limits: &ModelLimits,
+    ) -> Result<ModelView, ViewError> {
+        let model = o3do::parse(data, limits).map_err(|e| ViewError::invalid("", e.to_string()))?;
+        let list = FileListView::new(files(data, textures, palette, limits)?);
+        let mut used = Textures::new();
+        for t in model.textures() {
+            if let Some(x) = textures.get(&t) {
+                used.insert(&t, x.clone());
+            }
+        }
+        let mut entries = list.entries().to_vec();
+        let at = entries
+            .iter()
+            .position(|e| e.path == PIECES)
+            .map_or(entries.len(), |i| i + 1);
+        entries.insert(at, Entry::file(PREVIEW));
+        Ok(ModelView {
+            list,
+            entries,
+            model,
+            textures: used,
+            palette: palette.clone(),
+        })
+    }
+
+    /// The decoded model.
+    pub fn model(&self) -> &Model {
+        &self.model
+    }
+}
+
+impl View for ModelView {
+    fn entries(&self) -> &[Entry] {
+        &self.entries
+    }
+
+    fn render(&self, path: &str, out: &mut dyn std::io::Write) -> Result<(), ViewError> {
+        if path == PREVIEW {
+            let png = preview_png(&self.model, &self.textures, &self.palette)?;
+            return out.write_all(&png).map_err(|source| ViewError::Io {
+                path: path.to_string(),
+                source,
+            });
+        }
+        self.list.render(path, out)
+    }
+
+    fn size_hint(&self, path: &str) -> Option<u64> {
+        self.list.size_hint(path)
+    }
+}
+
+/// The view of the 3DO `data` (see [`ModelView`]).
+pub fn open(
+    data: &[u8],
+    textures: &Textures,
+    palette: &Palette,
+    limits: &ModelLimits,
+) -> Result<ModelView, ViewError> {
+    ModelView::new(data, textures, palette, limits)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::formats::o3do::tests::cube_tree;
+
+    fn textures() -> Textures {
+        let mut t = Textures::new();
+        t.insert(
+            "TEX1",
+            Texture {
+                width: 2,
+                height: 1,
+                indices: vec![1, 2],
+            },
+        );
+        t
+    }
+
+    #[test]
+    fn obj_places_pieces_and_maps_texture_corners_in_order() {
+        let m = o3do::parse(&cube_tree(), &ModelLimits::default()).unwrap();
+        let obj = obj_text(&m, &textures());
+        let lines: Vec<&str> = obj.lines().collect();
+        // Root selection quad is left out: "base" has its vertices and no face.
+        let base = lines.iter().position(|l| *l == "o base").unwrap();
+        assert_eq!(
+            lines[base + 1..base + 5],
+            ["v 0 0 0", "v 1 0 0", "v 1 1 0", "v 0 1 0"]
+        );
+        assert_eq!(lines[base + 5], "o arm");
+        assert!(
+            !obj.contains("-0 ") && !obj.contains("-0\n"),
+            "no negative zeros"
+        );
+        // arm at (1,0,0): its quad uses the found texture with corners 1..4, the triangle
+        // the first three corners.
+        assert_eq!(lines[base + 6], "v 1 0 0");
+        let arm_faces: Vec<&str> = lines
+            .iter()
+            .filter(|l| l.starts_with("f 8/") || l.starts_with("f 7/"))
+            .copied()
+            .collect();
+        // Written in reverse (z is negated), each vertex keeping its corner.
+        assert_eq!(arm_faces, ["f 8/4 7/3 6/2 5/1", "f 7/3 6/2 5/1"]);
+        // hand at arm + (0,2,0) = (1,2,0); its texture is unknown: no texture coordinates.
+        let hand = lines.iter().position(|l| *l == "o hand").unwrap();
+        assert_eq!(lines[hand + 1], "v 1 2 0");
+        assert!(obj.contains("usemtl Other\nf 12 11 10 9\n"));
+        // leg at (-1,0,0) has a coloured line.
+        assert!(obj.contains("usemtl color_1\nl 13 14\n"));
+        assert_eq!(lines.iter().filter(|l| l.starts_with("vt ")).count(), 4);
+
+        let mtl = mtl_text(&m, &textures(), &Palette::ta());
+        assert!(mtl.contains("newmtl Tex1\nKd 1 1 1\nmap_Kd textures/Tex1.png\n"));
+        assert!(mtl.contains("newmtl Other\n# texture \"Other\" not found"));
+        let c1 = Palette::ta().colors[1];
+        assert!(mtl.contains(&format!(
+            "newmtl color_1\nKd {} {} {}\n",
+            f64::from(c1[0]) / 255.0,
+            f64::from(c1[1]) / 255.0,
+            f64::from(c1[2]) / 255.0
+        )));
+    }
+
+    #[test]
+    fn pieces_csv_and_files() {
+        let data = cube_tree();
+        let m = o3do::parse(&data, &ModelLimits::default()).unwrap();
+        assert_eq!(
+            pieces_csv(&m),
+            "name,parent,x,y,z,vertices,primitives\nbase,,0,0,0,4,1\narm,base,1,0,0,4,2\n\
+             hand,arm,0,2,0,4,1\nleg,base,-1,0,0,4,1\n"
+        );
+        let f = files(&data, &textures(), &Palette::ta(), &ModelLimits::default()).unwrap();
+        let names: Vec<&str> = f.iter().map(|(n, _)| n.as_str()).collect();
+        assert_eq!(names, [OBJ, MTL, PIECES, "textures/Tex1.png"]);
+        let v = open(&data, &textures(), &Palette::ta(), &ModelLimits::default()).unwrap();
+        assert_eq!(v.entries()[3], Entry::file(PREVIEW));
+        assert_eq!(v.entries()[4], Entry::dir(TEXTURE_DIR));
+        let png = v.render_vec(PREVIEW).unwrap();
+        assert!(png.starts_with(b"\x89PNG"));
+        assert!(files(
+            &data[..60],
+            &textures(),
+            &Palette::ta(),
+            &ModelLimits::default()
+        )
+        .is_err());
+    }
+
+    #[test]
+    fn preview_maps_texture_corners_in_vertex_order() {
+        use crate::formats::o3do::tests::build;
+        // A ground quad (y = 0) seen from above: z grows up the screen.
+        let quad = vec![[0, 0, 0], [65536, 0, 0], [65536, 0, 65536], [0, 0, 65536]];
+        let data = build(
+            &[
+                ("root", [0, 0, 0], vec![], vec![]),
+                (
+                    "floor",
+                    [0, 0, 0],
+                    quad,
+                    vec![(vec![0, 1, 2, 3], Some("T"), false)],
+                ),
+            ],
+            &[vec![1], vec![]],
+        );
+        let m = o3do::parse(&data, &ModelLimits::default()).unwrap();
+        let mut t = Textures::new();
+        t.insert(
+            "t",
+            Texture {
+                width: 2,
+                height: 2,
+                indices: vec![1, 2, 3, 4],
+            },
+        );
+        let pal = Palette::ta();
+        let img = render_preview(&m, &t, &pal);
+        let shade = 0.55 + 0.45 * (2.0 / 6f64.sqrt());
+        let at = |x: usize, y: usize| &img[(y * PREVIEW_SIZE as usize + x) * 4..][..4];
+        let want = |i: usize| {
+            let c = pal.colors[i];
+            c.map(|v| (f64::from(v) * shade).round() as u8)
+        };
+        // Vertex 0 (screen bottom-left) takes the texture's top-left corner, vertex 1 (bottom
+        // right) its top-right, vertex 2 (top right) bottom-right, vertex 3 bottom-left.
+        for (x, y, i) in [(30, 98, 1), (98, 98, 2), (98, 30, 4), (30, 30, 3)] {
+            assert_eq!(at(x, y)[..3], want(i), "({x},{y})");
+            assert_eq!(at(x, y)[3], 255);
+        }
+        assert_eq!(at(1, 1)[3], 0);
+        assert_eq!(at(126, 126)[3], 0);
+    }
+}
