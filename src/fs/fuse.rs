@@ -123,6 +123,11 @@ impl Filesystem for TafsFs {
         }
     }
 
+    // `batch_forget` is fuser's default: one `forget` per inode.
+    fn forget(&self, _req: &Request, ino: INodeNo, nlookup: u64) {
+        self.core.forget(ino.0, nlookup);
+    }
+
     fn getattr(&self, _req: &Request, ino: INodeNo, fh: Option<FileHandle>, reply: ReplyAttr) {
         match self.core.getattr(ino.0, fh.map(|f| f.0)) {
             Ok(a) => reply.attr(&self.ttl, &fattr(&a)),
@@ -394,7 +399,8 @@ impl Filesystem for TafsFs {
     ) {
         match self.core.readdirplus(fh.0, offset) {
             Ok(items) => {
-                for (next, it) in items {
+                let mut items = items.into_iter();
+                for (next, it) in items.by_ref() {
                     let Some(a) = it.attr else { continue };
                     if reply.add(
                         INodeNo(it.ino),
@@ -404,8 +410,16 @@ impl Filesystem for TafsFs {
                         &fattr(&a),
                         Generation(0),
                     ) {
+                        // not sent: the lookup the core counted for it is not the kernel's
+                        if it.name != "." && it.name != ".." {
+                            self.core.forget(it.ino, 1);
+                        }
                         break;
                     }
+                }
+                // entries after a full reply are not sent either
+                for (_, it) in items.filter(|(_, it)| it.name != "." && it.name != "..") {
+                    self.core.forget(it.ino, 1);
                 }
                 reply.ok()
             }
@@ -560,6 +574,8 @@ pub struct Mounted {
     pub session: Session<TafsFs>,
     /// The thread sending kernel cache invalidations; it ends with the session.
     pub invalidator: JoinHandle<()>,
+    /// The file system served (its inode count is what tests of `forget` read).
+    pub ops: Arc<dyn FsOps>,
 }
 
 /// Mounts `game_dir` at `mountpoint`. When this returns, the kernel has completed the
@@ -623,7 +639,7 @@ fn mount_ops(
         SessionACL::Owner
     };
     config.n_threads = Some(cfg.threads.max(2));
-    let session = Session::new(TafsFs::new(core), mountpoint, &config)?;
+    let session = Session::new(TafsFs::new(core.clone()), mountpoint, &config)?;
     let notifier = session.notifier();
     let invalidator = std::thread::Builder::new()
         .name("tafs-invalidate".into())
@@ -631,6 +647,7 @@ fn mount_ops(
     Ok(Mounted {
         session,
         invalidator,
+        ops: core,
     })
 }
 
