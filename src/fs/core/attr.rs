@@ -6,7 +6,7 @@
 use super::assets::Outcome;
 use super::handles::Handle;
 use super::inode::{NodeKind, DETACHED};
-use super::{is_asset_name, lock, time, Core};
+use super::{is_asset_name, lock, time, Core, MountOptions};
 use crate::fs::layout::Layout;
 use crate::fs::sys::SetTime;
 use crate::fs::writeback::merged_children;
@@ -89,6 +89,54 @@ pub struct Attr {
 }
 
 impl Attr {
+    /// The attributes of a file as `m` describes it (size, blocks, times, device), shown as
+    /// `kind` with `perm`, `nlink` and `owner`.
+    pub(in crate::fs) fn of_meta(
+        ino: u64,
+        m: &Metadata,
+        kind: FileKind,
+        perm: u32,
+        nlink: u32,
+        (uid, gid): (u32, u32),
+    ) -> Attr {
+        Attr {
+            ino,
+            size: m.len(),
+            blocks: m.blocks(),
+            atime: time(m.atime(), m.atime_nsec()),
+            mtime: time(m.mtime(), m.mtime_nsec()),
+            ctime: time(m.ctime(), m.ctime_nsec()),
+            kind,
+            perm: perm as u16,
+            nlink,
+            uid,
+            gid,
+            rdev: m.rdev() as u32,
+            blksize: m.blksize() as u32,
+        }
+    }
+
+    /// The attributes of a generated file or folder (`dir`) of `size` bytes, with the times
+    /// of `m` (the binary or source it is generated from), `perm`, `nlink` and `owner`.
+    pub(in crate::fs) fn generated(
+        ino: u64,
+        m: &Metadata,
+        dir: bool,
+        size: u64,
+        perm: u32,
+        nlink: u32,
+        owner: (u32, u32),
+    ) -> Attr {
+        let kind = if dir { FileKind::Dir } else { FileKind::File };
+        Attr {
+            size,
+            blocks: size.div_ceil(512),
+            rdev: 0,
+            blksize: 4096,
+            ..Attr::of_meta(ino, m, kind, perm, nlink, owner)
+        }
+    }
+
     /// The placeholder attributes of a `.` or `..` entry in a `readdirplus` reply, which the
     /// kernel does not use: a folder, inode `ino`, all else zero.
     pub(crate) fn dot(ino: u64) -> Attr {
@@ -127,12 +175,14 @@ pub struct SetAttr {
     pub mtime: Option<SetTime>,
 }
 
+/// The owner shown for a file described by `m`: the mount's `uid`/`gid` options, else its own.
+pub(in crate::fs) fn owner_of(opts: &MountOptions, m: &Metadata) -> (u32, u32) {
+    (opts.uid.unwrap_or(m.uid()), opts.gid.unwrap_or(m.gid()))
+}
+
 impl Core {
     pub(in crate::fs) fn owner(&self, m: &Metadata) -> (u32, u32) {
-        (
-            self.opts.uid.unwrap_or(m.uid()),
-            self.opts.gid.unwrap_or(m.gid()),
-        )
+        owner_of(&self.opts, m)
     }
 
     pub(in crate::fs) fn write_bits(&self, mode: u32) -> u32 {
@@ -149,26 +199,11 @@ impl Core {
         if kind == FileKind::Dir {
             nlink = nlink.saturating_add(self.asset_children(rel));
         }
-        let (uid, gid) = self.owner(m);
-        let mut perm = (m.mode() & 0o7777) as u16;
+        let mut perm = m.mode() & 0o7777;
         if self.opts.read_only {
             perm &= !0o222;
         }
-        Attr {
-            ino,
-            size: m.len(),
-            blocks: m.blocks(),
-            atime: time(m.atime(), m.atime_nsec()),
-            mtime: time(m.mtime(), m.mtime_nsec()),
-            ctime: time(m.ctime(), m.ctime_nsec()),
-            kind,
-            perm,
-            nlink,
-            uid,
-            gid,
-            rdev: m.rdev() as u32,
-            blksize: m.blksize() as u32,
-        }
+        Attr::of_meta(ino, m, kind, perm, nlink, self.owner(m))
     }
 
     /// How many entries of real directory `rel` are shown as directories although they are
@@ -207,25 +242,11 @@ impl Core {
         size: u64,
         subdirs: u32,
     ) -> Attr {
-        let (uid, gid) = self.owner(m);
         let r = m.mode() & 0o444;
         let w = self.write_bits(m.mode());
         let perm = if dir { r | w | (r >> 2) } else { r | w };
-        Attr {
-            ino,
-            size,
-            blocks: size.div_ceil(512),
-            atime: time(m.atime(), m.atime_nsec()),
-            mtime: time(m.mtime(), m.mtime_nsec()),
-            ctime: time(m.ctime(), m.ctime_nsec()),
-            kind: if dir { FileKind::Dir } else { FileKind::File },
-            perm: perm as u16,
-            nlink: if dir { 2 + subdirs } else { 1 },
-            uid,
-            gid,
-            rdev: 0,
-            blksize: 4096,
-        }
+        let nlink = if dir { 2 + subdirs } else { 1 };
+        Attr::generated(ino, m, dir, size, perm, nlink, self.owner(m))
     }
 
     /// Attributes of a view node (or asset root when `vpath` is empty).
@@ -249,21 +270,12 @@ impl Core {
     }
     pub(in crate::fs) fn staged_attr(&self, ino: u64, m: &Metadata, subdirs: u32) -> Attr {
         let dir = m.is_dir();
-        let (uid, gid) = self.owner(m);
+        let kind = if dir { FileKind::Dir } else { FileKind::File };
+        let nlink = if dir { 2 + subdirs } else { 1 };
         Attr {
-            ino,
-            size: m.len(),
-            blocks: m.blocks(),
-            atime: time(m.atime(), m.atime_nsec()),
-            mtime: time(m.mtime(), m.mtime_nsec()),
-            ctime: time(m.ctime(), m.ctime_nsec()),
-            kind: if dir { FileKind::Dir } else { FileKind::File },
-            perm: (m.mode() & 0o777) as u16,
-            nlink: if dir { 2 + subdirs } else { 1 },
-            uid,
-            gid,
             rdev: 0,
             blksize: 4096,
+            ..Attr::of_meta(ino, m, kind, m.mode() & 0o777, nlink, self.owner(m))
         }
     }
 

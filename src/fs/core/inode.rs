@@ -40,6 +40,16 @@ pub(in crate::fs) enum NodeKind {
 }
 
 impl NodeKind {
+    /// A view folder (`dir`) or view file of generation `gen` at `vpath` of asset `root`.
+    pub(in crate::fs) fn of_view(root: u64, gen: u64, vpath: &str, dir: bool) -> NodeKind {
+        let vpath = vpath.to_string();
+        if dir {
+            NodeKind::ViewDir { root, vpath }
+        } else {
+            NodeKind::ViewFile { root, gen, vpath }
+        }
+    }
+
     /// The asset root and path in the view of a view node.
     pub(in crate::fs) fn view(&self) -> Option<(u64, &str)> {
         match self {
@@ -486,18 +496,7 @@ impl Core {
         vpath: &str,
         dir: bool,
     ) -> u64 {
-        let kind = if dir {
-            NodeKind::ViewDir {
-                root,
-                vpath: vpath.to_string(),
-            }
-        } else {
-            NodeKind::ViewFile {
-                root,
-                gen,
-                vpath: vpath.to_string(),
-            }
-        };
+        let kind = NodeKind::of_view(root, gen, vpath, dir);
         self.table_mut()
             .replace(parent, OsStr::new(name), kind, Some(gen))
     }
@@ -520,18 +519,7 @@ impl Core {
             } => !is_dir && *g == gen && v == vpath,
             _ => false,
         };
-        let kind = if is_dir {
-            NodeKind::ViewDir {
-                root,
-                vpath: vpath.to_string(),
-            }
-        } else {
-            NodeKind::ViewFile {
-                root,
-                gen,
-                vpath: vpath.to_string(),
-            }
-        };
+        let kind = NodeKind::of_view(root, gen, vpath, is_dir);
         t.child(parent, OsStr::new(name), ok, kind, Some(gen))
     }
 

@@ -31,6 +31,7 @@ mod passthrough;
 pub(in crate::fs) use passthrough::apply_setattr;
 mod readdir;
 
+pub(in crate::fs) use attr::owner_of;
 pub use attr::{Attr, FileKind, SetAttr};
 pub use handles::Opened;
 pub use readdir::DirItem;

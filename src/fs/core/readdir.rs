@@ -28,6 +28,32 @@ pub struct DirItem {
     pub attr: Option<Attr>,
 }
 
+impl DirItem {
+    /// The `.` (`ino`) and `..` (`parent`) entries of a listing.
+    pub(in crate::fs) fn dots(ino: u64, parent: u64) -> Vec<DirItem> {
+        [(ino, "."), (parent, "..")]
+            .into_iter()
+            .map(|(ino, name)| DirItem {
+                ino,
+                name: name.into(),
+                kind: FileKind::Dir,
+                attr: None,
+            })
+            .collect()
+    }
+
+    /// The entries of `items` from index `offset` on, each with the offset of the entry
+    /// after it.
+    pub(in crate::fs) fn numbered_from(items: &[DirItem], offset: u64) -> Vec<(u64, DirItem)> {
+        items
+            .iter()
+            .enumerate()
+            .skip(offset as usize)
+            .map(|(i, it)| (i as u64 + 1, it.clone()))
+            .collect()
+    }
+}
+
 pub(in crate::fs) struct DirHandle {
     /// The directory listed (a rewind to offset 0 lists it again, as POSIX `rewinddir` asks).
     ino: u64,
@@ -79,20 +105,7 @@ impl Core {
         } else {
             node.parent
         };
-        let mut items = vec![
-            DirItem {
-                ino,
-                name: ".".into(),
-                kind: FileKind::Dir,
-                attr: None,
-            },
-            DirItem {
-                ino: dotdot,
-                name: "..".into(),
-                kind: FileKind::Dir,
-                attr: None,
-            },
-        ];
+        let mut items = DirItem::dots(ino, dotdot);
         match node.kind {
             NodeKind::Status { .. } => return Err(FsError::NotDir),
             NodeKind::Real { kind } => {
@@ -234,12 +247,7 @@ impl Core {
     ) -> Result<Vec<(u64, DirItem)>, FsError> {
         let d = self.dir_handle_at(fh, offset)?;
         let items = lock(&d.items);
-        Ok(items
-            .iter()
-            .enumerate()
-            .skip(offset as usize)
-            .map(|(i, it)| (i as u64 + 1, it.clone()))
-            .collect())
+        Ok(DirItem::numbered_from(&items, offset))
     }
 
     /// Entries from index `offset` on, with attributes (generated files are rendered, in
@@ -268,18 +276,13 @@ impl Core {
             }
             d.with_attrs.store(true, Ordering::Release);
         }
-        let items: Vec<(u64, DirItem)> = lock(&d.items)
-            .iter()
-            .enumerate()
-            .skip(offset as usize)
-            .filter(|(_, it)| it.attr.is_some())
-            .map(|(i, it)| (i as u64 + 1, it.clone()))
-            .collect();
+        let items = DirItem::numbered_from(&lock(&d.items), offset);
         // every entry but `.` and `..` counts as a lookup (the adapter forgets those that do
         // not fit in the reply); one forgotten meanwhile is left out
         let mut t = self.table_mut();
         Ok(items
             .into_iter()
+            .filter(|(_, it)| it.attr.is_some())
             .filter(|(_, it)| it.name == "." || it.name == ".." || t.remember(it.ino))
             .collect())
     }

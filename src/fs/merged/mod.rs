@@ -18,7 +18,7 @@ pub use scan::{scan_once, ArchiveSource, Snapshot, Source};
 
 use crate::formats::hpi::{self, FileInfo, HpiLimits};
 use crate::fs::core::assets::{AssetCache, Outcome};
-use crate::fs::core::{lock, time};
+use crate::fs::core::{lock, owner_of};
 use crate::fs::core::{view_options_for, Attr, DirItem, FileKind, MountOptions, Opened};
 use crate::fs::layout::Layout;
 use crate::fs::ops::FsOps;

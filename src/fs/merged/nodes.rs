@@ -2,34 +2,14 @@
 //! is shown as (its id and attributes), and folder listings.
 
 use super::*;
+use crate::fs::layout::join;
 
 impl MergedCore {
-    pub(super) fn owner(&self, m: &Metadata) -> (u32, u32) {
-        (
-            self.opts.uid.unwrap_or(m.uid()),
-            self.opts.gid.unwrap_or(m.gid()),
-        )
-    }
-
+    /// Attributes of an entry (read-only) with the times of `m`, its source.
     pub(super) fn attr(&self, ino: u64, m: &Metadata, dir: bool, size: u64, nlink: u32) -> Attr {
-        let (uid, gid) = self.owner(m);
         let r = m.mode() & 0o444;
         let perm = if dir { r | (r >> 2) } else { r };
-        Attr {
-            ino,
-            size,
-            blocks: size.div_ceil(512),
-            atime: time(m.atime(), m.atime_nsec()),
-            mtime: time(m.mtime(), m.mtime_nsec()),
-            ctime: time(m.ctime(), m.ctime_nsec()),
-            kind: if dir { FileKind::Dir } else { FileKind::File },
-            perm: perm as u16,
-            nlink,
-            uid,
-            gid,
-            rdev: 0,
-            blksize: 4096,
-        }
+        Attr::generated(ino, m, dir, size, perm, nlink, owner_of(&self.opts, m))
     }
 
     /// Metadata shown for folder `n`: the winning source's folder (loose) or archive file.
@@ -175,20 +155,7 @@ impl MergedCore {
     pub(super) fn list(&self, ino: u64, id: &NodeId) -> Result<Vec<DirItem>, FsError> {
         let snap = self.snapshot();
         let parent = self.ino(id.parent());
-        let mut items = vec![
-            DirItem {
-                ino,
-                name: ".".into(),
-                kind: FileKind::Dir,
-                attr: None,
-            },
-            DirItem {
-                ino: if ino == ROOT_INO { ROOT_INO } else { parent },
-                name: "..".into(),
-                kind: FileKind::Dir,
-                attr: None,
-            },
-        ];
+        let mut items = DirItem::dots(ino, if ino == ROOT_INO { ROOT_INO } else { parent });
         match id {
             NodeId::Dir(key) => {
                 let n = Self::node(&snap, key)?;
@@ -227,11 +194,7 @@ impl MergedCore {
                 }
                 let ((layout, _), _) = self.current_asset(&snap, key, *ver)?;
                 for (name, d) in layout.children(vpath).unwrap_or_default() {
-                    let vp = if vpath.is_empty() {
-                        name.clone()
-                    } else {
-                        format!("{vpath}/{name}")
-                    };
+                    let vp = join(vpath, &name);
                     let ino = self.ino(NodeId::Asset {
                         key: key.clone(),
                         ver: *ver,

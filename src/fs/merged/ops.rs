@@ -38,11 +38,7 @@ impl FsOps for MergedCore {
                 }
                 let snap = self.snapshot();
                 let ((layout, _), _) = self.current_asset(&snap, key, *ver)?;
-                let vp = if vpath.is_empty() {
-                    name.to_string()
-                } else {
-                    format!("{vpath}/{name}")
-                };
+                let vp = crate::fs::layout::join(vpath, name);
                 let d = layout.is_dir(&vp).ok_or(FsError::NotFound)?;
                 let id = NodeId::Asset {
                     key: key.clone(),
@@ -152,12 +148,7 @@ impl FsOps for MergedCore {
             .get(&fh)
             .cloned()
             .ok_or(FsError::BadHandle(fh))?;
-        Ok(items
-            .iter()
-            .enumerate()
-            .skip(offset as usize)
-            .map(|(i, it)| (i as u64 + 1, it.clone()))
-            .collect())
+        Ok(DirItem::numbered_from(&items, offset))
     }
 
     fn readdirplus(&self, fh: u64, offset: u64) -> Result<Vec<(u64, DirItem)>, FsError> {

@@ -46,14 +46,7 @@ pub(in crate::fs) enum Loc {
     Gen,
 }
 
-/// `dir/name` (`name` in the top folder when `dir` is empty).
-pub(in crate::fs) fn join(dir: &str, name: &str) -> String {
-    if dir.is_empty() {
-        name.to_string()
-    } else {
-        format!("{dir}/{name}")
-    }
-}
+pub(in crate::fs) use crate::fs::layout::join;
 
 /// The file named by a view error, if any.
 pub(in crate::fs) fn error_file(e: &ViewError) -> Option<&str> {
