@@ -9,7 +9,7 @@
 //! * `attr`: attributes, `getattr`, `access`;
 //! * `passthrough`: operations on the real files of the game folder;
 //! * `handles`: open files; `readdir`: directory listings;
-//! * [`crate::fs::writeback`]: everything inside asset directories that writes.
+//! * `fs::writeback`: everything inside asset directories that writes.
 //!
 //! View nodes carry the generation they were looked up in; when the binary changes the
 //! generation changes, old view inodes answer `ESTALE` (the kernel then looks the path up
@@ -20,7 +20,7 @@
 //! Threads: the codecs and views use rayon's global pool for pure computation, sometimes while
 //! the calling thread holds an asset's lock (a commit packs a map under its stage lock). So no
 //! work that may wait for a lock of this module ever runs on that pool: the parallel parts of
-//! readdir and readdirplus use plain scoped threads ([`super::fan_out`]), never rayon tasks (a
+//! readdir and readdirplus use plain scoped threads (`fs::fan_out`), never rayon tasks (a
 //! rayon worker blocked on a lock held by a thread waiting for the pool deadlocks both).
 
 pub(in crate::fs) mod assets;
@@ -273,8 +273,8 @@ impl Core {
 }
 
 /// Each operation, sent to the room that does it: inside asset directories with write-back
-/// on, to [`crate::fs::writeback`]; elsewhere to pass-through, handles, listings or
-/// attributes. Replies that give the kernel an entry count a lookup ([`Core::entry`]).
+/// on, to `fs::writeback`; elsewhere to pass-through, handles, listings or
+/// attributes. Replies that give the kernel an entry count a lookup (`Core::entry`).
 #[allow(clippy::too_many_arguments)]
 impl FsOps for Core {
     fn ttl(&self) -> Duration {

@@ -24,7 +24,7 @@ pub struct DirItem {
     pub name: OsString,
     /// Kind.
     pub kind: FileKind,
-    /// Attributes, filled by [`Core::readdirplus`].
+    /// Attributes, filled by `readdirplus` ([`crate::fs::FsOps::readdirplus`]).
     pub attr: Option<Attr>,
 }
 

@@ -1,9 +1,9 @@
 //! The merged game view (`tafs mount --merged`): one read-only tree as the game sees it,
 //! loose files and the members of every archive of the game folder overlaid.
 //!
-//! [`scan`] lists the sources (the loose files of the game folder and every archive at its
-//! top level that parses) and overlays them with [`MergedIndex`] in the order of a
-//! [`Priority`]; [`MergedCore`] serves that index as a file system ([`FsOps`]): folders of the
+//! `scan` lists the sources (the loose files of the game folder and every archive at its
+//! top level that parses) and overlays them with [`crate::view::merged::MergedIndex`] in the order of a
+//! [`Priority`]; [`MergedCore`] serves that index as a file system ([`FsOps`](crate::fs::FsOps)): folders of the
 //! index, plain files read from the winning source, and GAF/TNT files (loose or members)
 //! exploded exactly as in the normal mount (same [`view_options_for`], same opener). Every
 //! entry carries the extended attributes `user.tafs.source` (the winner) and
@@ -18,20 +18,18 @@ pub use scan::{scan_once, ArchiveSource, Snapshot, Source};
 
 use crate::formats::hpi::{self, FileInfo, HpiLimits};
 use crate::fs::core::assets::{AssetCache, Outcome};
-use crate::fs::core::{lock, owner_of};
-use crate::fs::core::{view_options_for, Attr, DirItem, FileKind, MountOptions, Opened};
+use crate::fs::core::lock;
+use crate::fs::core::{view_options_for, Attr, DirItem, MountOptions};
 use crate::fs::layout::Layout;
-use crate::fs::ops::FsOps;
 use crate::fs::stage::Ident;
-use crate::fs::{FsError, StatFs};
+use crate::fs::FsError;
 use crate::view::merged::Priority;
 use crate::view::{self, AssetKind, View, ViewError};
 use scan::scan;
 use std::collections::HashMap;
-use std::ffi::OsStr;
 use std::fs::{self, File, Metadata};
 use std::io::Read;
-use std::os::unix::fs::{FileExt, MetadataExt};
+use std::os::unix::fs::FileExt;
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};

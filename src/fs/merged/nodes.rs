@@ -1,7 +1,15 @@
 //! The nodes of the merged view: what an index node or a path inside an exploded GAF/TNT
 //! is shown as (its id and attributes), and folder listings.
 
-use super::*;
+use super::{Content, Decoded, MergedCore, NodeId, Snapshot, ROOT_INO};
+use crate::fs::core::{owner_of, Attr, DirItem, FileKind};
+use crate::fs::layout::Layout;
+use crate::fs::FsError;
+use crate::view::{AssetKind, View};
+use std::fs::{self, Metadata};
+use std::os::unix::fs::MetadataExt;
+use std::sync::Arc;
+
 use crate::fs::layout::join;
 
 impl MergedCore {

@@ -1,7 +1,16 @@
 //! [`FsOps`] for the merged view: read-only, every entry versioned (a changed source makes
 //! the old inodes answer `ESTALE`), extended attributes naming each entry's sources.
 
-use super::*;
+use super::{lock, Content, Handle, MergedCore, NodeId, SOURCES_XATTR, SOURCE_XATTR};
+use crate::fs::core::{Attr, DirItem, Opened};
+use crate::fs::ops::FsOps;
+use crate::fs::stage::Ident;
+use crate::fs::{FsError, StatFs};
+use std::ffi::OsStr;
+use std::fs::File;
+use std::sync::atomic::Ordering;
+use std::sync::Arc;
+use std::time::Duration;
 
 impl FsOps for MergedCore {
     fn ttl(&self) -> Duration {

@@ -40,7 +40,7 @@ pub enum Source {
 }
 
 impl Source {
-    /// How a path of this source is named in [`SOURCE_XATTR`]: `loose:PATH` or
+    /// How a path of this source is named in [`super::SOURCE_XATTR`]: `loose:PATH` or
     /// `archive:NAME:PATH`.
     pub fn describe(&self, path: &str) -> String {
         match self {
@@ -50,7 +50,7 @@ impl Source {
     }
 }
 
-/// The sources of a game folder overlaid: what [`scan`] finds.
+/// The sources of a game folder overlaid: what `scan` finds.
 pub struct Snapshot {
     /// The overlay; hit `source` numbers index `sources`.
     pub index: MergedIndex,
