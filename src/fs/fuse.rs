@@ -20,7 +20,7 @@ use std::ffi::OsStr;
 use std::io;
 use std::path::Path;
 use std::sync::mpsc::{self, Receiver};
-use std::sync::Arc;
+use std::sync::{Arc, Weak};
 use std::thread::JoinHandle;
 use std::time::{Duration, SystemTime};
 
@@ -574,8 +574,9 @@ pub struct Mounted {
     pub session: Session<TafsFs>,
     /// The thread sending kernel cache invalidations; it ends with the session.
     pub invalidator: JoinHandle<()>,
-    /// The file system served (its inode count is what tests of `forget` read).
-    pub ops: Arc<dyn FsOps>,
+    /// The file system served (tests of `forget` read its inode count). Weak: the core,
+    /// and with it the invalidation channel, ends with the session.
+    pub ops: Weak<dyn FsOps>,
 }
 
 /// Mounts `game_dir` at `mountpoint`. When this returns, the kernel has completed the
@@ -647,7 +648,7 @@ fn mount_ops(
     Ok(Mounted {
         session,
         invalidator,
-        ops: core,
+        ops: Arc::downgrade(&core),
     })
 }
 
