@@ -611,3 +611,27 @@ fn forgotten_inodes_leave_the_table() {
     let frame2 = core.lookup(seq2.ino, OsStr::new("0.png")).unwrap();
     assert_eq!(read_all(&core, frame2.ino), b"AAAA");
 }
+
+#[test]
+fn an_entry_forgotten_after_opendir_is_still_listed() {
+    let g = game();
+    let (core, _rx) = core_with(g.path(), opts());
+    let anims = core.lookup(ROOT, OsStr::new("anims")).unwrap();
+    let fire = core.lookup(anims.ino, OsStr::new("fire.gaf")).unwrap();
+    let fh = core.opendir(anims.ino).unwrap();
+    core.forget(fire.ino, 1); // the kernel evicts it while the folder is being read
+    assert!(core.name_of(fire.ino).is_none());
+    let listed: Vec<(String, u64)> = core
+        .readdirplus(fh, 0)
+        .unwrap()
+        .into_iter()
+        .map(|(_, it)| (it.name.to_string_lossy().into_owned(), it.ino))
+        .collect();
+    core.releasedir(fh).unwrap();
+    let again = listed
+        .iter()
+        .find(|(n, _)| n == "fire.gaf")
+        .expect("listed");
+    assert_ne!(again.1, fire.ino);
+    assert_eq!(core.getattr(again.1, None).unwrap().kind, FileKind::Dir);
+}

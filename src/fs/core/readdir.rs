@@ -268,23 +268,45 @@ impl Core {
                     // of a thousand subfolders is the same big folder)
                     return Some(Attr::dot(it.ino));
                 }
-                self.attr_of(it.ino, None).ok()
+                match self.attr_of(it.ino, None) {
+                    // forgotten since the listing was taken: looked up again
+                    Err(FsError::UnknownInode(_)) => self.lookup_node(d.ino, &it.name).ok(),
+                    r => r.ok(),
+                }
             });
             let mut items = lock(&d.items);
             for (it, a) in items.iter_mut().zip(attrs) {
+                if let Some(a) = &a {
+                    it.ino = a.ino;
+                }
                 it.attr = a;
             }
             d.with_attrs.store(true, Ordering::Release);
         }
         let items = DirItem::numbered_from(&lock(&d.items), offset);
         // every entry but `.` and `..` counts as a lookup (the adapter forgets those that do
-        // not fit in the reply); one forgotten meanwhile is left out
-        let mut t = self.table_mut();
-        Ok(items
-            .into_iter()
-            .filter(|(_, it)| it.attr.is_some())
-            .filter(|(_, it)| it.name == "." || it.name == ".." || t.remember(it.ino))
-            .collect())
+        // not fit in the reply)
+        let mut out = Vec::with_capacity(items.len());
+        for (next, mut it) in items {
+            if it.attr.is_none() {
+                continue;
+            }
+            if it.name != "." && it.name != ".." && !self.table_mut().remember(it.ino) {
+                // forgotten since its attributes were taken: looked up again
+                match self
+                    .lookup_node(d.ino, &it.name)
+                    .and_then(|a| self.entry(a))
+                {
+                    Ok(a) => {
+                        it.ino = a.ino;
+                        it.attr = Some(a);
+                    }
+                    Err(_) => continue,
+                }
+            }
+            out.push((next, it));
+        }
+        Ok(out)
     }
 
     /// Closes a directory handle.

@@ -90,9 +90,14 @@ impl NodeId {
     }
 }
 
+/// The inodes given out: each [`NodeId`] has one while the kernel holds it (lookups it was
+/// given and has not forgotten); a forgotten one is dropped, and the id gets a new number at
+/// its next lookup (numbers are never reused). Handles need no inode: they serve their own
+/// bytes or file.
 struct Inodes {
     by_id: HashMap<NodeId, u64>,
     by_ino: HashMap<u64, NodeId>,
+    lookups: HashMap<u64, u64>,
     next: u64,
 }
 
@@ -106,6 +111,34 @@ impl Inodes {
         self.by_ino.insert(i, id.clone());
         self.by_id.insert(id, i);
         i
+    }
+
+    /// The kernel was given an entry of `ino`; false when it is gone (forgotten meanwhile).
+    fn remember(&mut self, ino: u64) -> bool {
+        if !self.by_ino.contains_key(&ino) {
+            return false;
+        }
+        *self.lookups.entry(ino).or_default() += 1;
+        true
+    }
+
+    /// The kernel forgot `n` of the entries of `ino` it was given.
+    fn forget(&mut self, ino: u64, n: u64) {
+        if ino == ROOT_INO {
+            return;
+        }
+        let Some(count) = self.lookups.get_mut(&ino) else {
+            return;
+        };
+        *count = count.saturating_sub(n);
+        if *count == 0 {
+            self.lookups.remove(&ino);
+            if let Some(id) = self.by_ino.remove(&ino) {
+                if self.by_id.get(&id) == Some(&ino) {
+                    self.by_id.remove(&id);
+                }
+            }
+        }
     }
 }
 
@@ -193,6 +226,7 @@ impl MergedCore {
         let mut inodes = Inodes {
             by_id: HashMap::new(),
             by_ino: HashMap::new(),
+            lookups: HashMap::new(),
             next: ROOT_INO,
         };
         inodes.ino(NodeId::Dir(String::new()));

@@ -12,12 +12,9 @@ use std::sync::atomic::Ordering;
 use std::sync::Arc;
 use std::time::Duration;
 
-impl FsOps for MergedCore {
-    fn ttl(&self) -> Duration {
-        self.opts.ttl
-    }
-
-    fn lookup(&self, parent: u64, name: &OsStr) -> Result<Attr, FsError> {
+impl MergedCore {
+    /// Looks `name` up in `parent` (not counted).
+    fn lookup_entry(&self, parent: u64, name: &OsStr) -> Result<Attr, FsError> {
         let pid = self.id(parent)?;
         let name = name.to_str().ok_or(FsError::NotFound)?;
         match &pid {
@@ -59,6 +56,27 @@ impl FsOps for MergedCore {
                 self.attr_of(ino, &id)
             }
         }
+    }
+}
+
+impl FsOps for MergedCore {
+    fn ttl(&self) -> Duration {
+        self.opts.ttl
+    }
+
+    fn lookup(&self, parent: u64, name: &OsStr) -> Result<Attr, FsError> {
+        // an inode forgotten between being found and being counted is looked up again
+        for _ in 0..3 {
+            let a = self.lookup_entry(parent, name)?;
+            if lock(&self.inodes).remember(a.ino) {
+                return Ok(a);
+            }
+        }
+        Err(FsError::Stale)
+    }
+
+    fn forget(&self, ino: u64, n: u64) {
+        lock(&self.inodes).forget(ino, n);
     }
 
     fn inodes(&self) -> usize {
@@ -162,6 +180,11 @@ impl FsOps for MergedCore {
 
     fn readdirplus(&self, fh: u64, offset: u64) -> Result<Vec<(u64, DirItem)>, FsError> {
         let items = self.readdir(fh, offset)?;
+        // the folder listed: the inode of its `.` (the kernel holds it while it is open)
+        let dir = lock(&self.dirs)
+            .get(&fh)
+            .and_then(|v| v.first().map(|d| d.ino))
+            .ok_or(FsError::BadHandle(fh))?;
         let with_attrs = crate::fs::fan_out(&items, |(next, it)| {
             let mut it = it.clone();
             if it.name == "." || it.name == ".." {
@@ -169,12 +192,34 @@ impl FsOps for MergedCore {
                 // children once per subfolder
                 it.attr = Some(Attr::dot(it.ino));
             } else if it.attr.is_none() {
-                let id = self.id(it.ino).ok()?;
-                it.attr = Some(self.attr_of(it.ino, &id).ok()?);
+                match self.id(it.ino) {
+                    Ok(id) => it.attr = Some(self.attr_of(it.ino, &id).ok()?),
+                    // forgotten since the listing was taken: looked up again
+                    Err(_) => {
+                        let a = self.lookup_entry(dir, &it.name).ok()?;
+                        it.ino = a.ino;
+                        it.attr = Some(a);
+                    }
+                }
             }
             Some((*next, it))
         });
-        Ok(with_attrs.into_iter().flatten().collect())
+        // every entry but `.` and `..` counts as a lookup (see `FsOps::forget`)
+        let mut out = Vec::with_capacity(with_attrs.len());
+        for (next, mut it) in with_attrs.into_iter().flatten() {
+            if it.name != "." && it.name != ".." && !lock(&self.inodes).remember(it.ino) {
+                // forgotten since its attributes were taken: looked up again
+                match self.lookup(dir, &it.name) {
+                    Ok(a) => {
+                        it.ino = a.ino;
+                        it.attr = Some(a);
+                    }
+                    Err(_) => continue,
+                }
+            }
+            out.push((next, it));
+        }
+        Ok(out)
     }
 
     fn releasedir(&self, fh: u64) -> Result<(), FsError> {
