@@ -9,7 +9,7 @@ use super::{Attr, FileKind};
 use crate::fs::layout::Layout;
 use crate::fs::writeback::{join, merged_children};
 use crate::fs::{fan_out, FsError};
-use std::ffi::OsString;
+use std::ffi::{OsStr, OsString};
 use std::fs;
 use std::path::Path;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -40,6 +40,30 @@ impl DirItem {
                 attr: None,
             })
             .collect()
+    }
+
+    /// The entries of a `readdirplus` reply, each but `.` and `..` counted as a lookup by
+    /// `remember`; one whose inode is gone (forgotten since its attributes were taken) is
+    /// looked up again by name with `again` (which counts it), or left out when that fails.
+    pub(in crate::fs) fn counted(
+        items: impl IntoIterator<Item = (u64, DirItem)>,
+        mut remember: impl FnMut(u64) -> bool,
+        again: impl Fn(&OsStr) -> Result<Attr, FsError>,
+    ) -> Vec<(u64, DirItem)> {
+        let mut out = Vec::new();
+        for (next, mut it) in items {
+            if it.name != "." && it.name != ".." && !remember(it.ino) {
+                match again(&it.name) {
+                    Ok(a) => {
+                        it.ino = a.ino;
+                        it.attr = Some(a);
+                    }
+                    Err(_) => continue,
+                }
+            }
+            out.push((next, it));
+        }
+        out
     }
 
     /// The entries of `items` from index `offset` on, each with the offset of the entry
@@ -286,27 +310,12 @@ impl Core {
         let items = DirItem::numbered_from(&lock(&d.items), offset);
         // every entry but `.` and `..` counts as a lookup (the adapter forgets those that do
         // not fit in the reply)
-        let mut out = Vec::with_capacity(items.len());
-        for (next, mut it) in items {
-            if it.attr.is_none() {
-                continue;
-            }
-            if it.name != "." && it.name != ".." && !self.table_mut().remember(it.ino) {
-                // forgotten since its attributes were taken: looked up again
-                match self
-                    .lookup_node(d.ino, &it.name)
-                    .and_then(|a| self.entry(a))
-                {
-                    Ok(a) => {
-                        it.ino = a.ino;
-                        it.attr = Some(a);
-                    }
-                    Err(_) => continue,
-                }
-            }
-            out.push((next, it));
-        }
-        Ok(out)
+        let items = items.into_iter().filter(|(_, it)| it.attr.is_some());
+        Ok(DirItem::counted(
+            items,
+            |ino| self.table_mut().remember(ino),
+            |name| self.lookup_node(d.ino, name).and_then(|a| self.entry(a)),
+        ))
     }
 
     /// Closes a directory handle.

@@ -205,21 +205,11 @@ impl FsOps for MergedCore {
             Some((*next, it))
         });
         // every entry but `.` and `..` counts as a lookup (see `FsOps::forget`)
-        let mut out = Vec::with_capacity(with_attrs.len());
-        for (next, mut it) in with_attrs.into_iter().flatten() {
-            if it.name != "." && it.name != ".." && !lock(&self.inodes).remember(it.ino) {
-                // forgotten since its attributes were taken: looked up again
-                match self.lookup(dir, &it.name) {
-                    Ok(a) => {
-                        it.ino = a.ino;
-                        it.attr = Some(a);
-                    }
-                    Err(_) => continue,
-                }
-            }
-            out.push((next, it));
-        }
-        Ok(out)
+        Ok(DirItem::counted(
+            with_attrs.into_iter().flatten(),
+            |ino| lock(&self.inodes).remember(ino),
+            |name| self.lookup(dir, name),
+        ))
     }
 
     fn releasedir(&self, fh: u64) -> Result<(), FsError> {
