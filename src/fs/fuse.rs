@@ -44,7 +44,7 @@ fn reply_xattr(size: u32, data: &[u8], reply: ReplyXattr) {
     if size == 0 {
         reply.size(data.len() as u32);
     } else if data.len() > size as usize {
-        reply.error(Errno::from_i32(libc::ERANGE));
+        reply.error(errno("xattr", &FsError::TooSmall));
     } else {
         reply.data(data);
     }
@@ -458,7 +458,10 @@ impl Filesystem for TafsFs {
     // core's answer, every time.
     fn getxattr(&self, _req: &Request, ino: INodeNo, n: &OsStr, size: u32, reply: ReplyXattr) {
         if !self.core.has_xattrs() {
-            return reply.error(Errno::ENOSYS);
+            return reply.error(errno(
+                "getxattr",
+                &FsError::Unimplemented("extended attributes"),
+            ));
         }
         match self.core.getxattr(ino.0, n) {
             Ok(v) => reply_xattr(size, &v, reply),
@@ -468,7 +471,10 @@ impl Filesystem for TafsFs {
 
     fn listxattr(&self, _req: &Request, ino: INodeNo, size: u32, reply: ReplyXattr) {
         if !self.core.has_xattrs() {
-            return reply.error(Errno::ENOSYS);
+            return reply.error(errno(
+                "listxattr",
+                &FsError::Unimplemented("extended attributes"),
+            ));
         }
         match self.core.listxattr(ino.0) {
             Ok(v) => reply_xattr(size, &v, reply),

@@ -76,6 +76,12 @@ pub enum FsError {
     /// A folder that is not empty.
     #[error("directory not empty")]
     NotEmpty,
+    /// A reply that does not fit the caller's buffer.
+    #[error("the reply does not fit the buffer")]
+    TooSmall,
+    /// An operation this file system does not implement at all (the kernel stops asking).
+    #[error("not implemented: {0}")]
+    Unimplemented(&'static str),
     /// Uncommitted edits stand in the way.
     #[error("busy: {0}")]
     Busy(&'static str),
@@ -107,6 +113,8 @@ impl FsError {
             FsError::CrossDevice(_) => libc::EXDEV,
             FsError::NotEmpty => libc::ENOTEMPTY,
             FsError::Busy(_) => libc::EBUSY,
+            FsError::TooSmall => libc::ERANGE,
+            FsError::Unimplemented(_) => libc::ENOSYS,
             FsError::View(_) | FsError::Commit(_) => libc::EIO,
             FsError::Io(e) => e.raw_os_error().unwrap_or(libc::EIO),
         }
@@ -194,6 +202,8 @@ mod tests {
         assert_eq!(FsError::CrossDevice("x").errno(), libc::EXDEV);
         assert_eq!(FsError::NotEmpty.errno(), libc::ENOTEMPTY);
         assert_eq!(FsError::Busy("x").errno(), libc::EBUSY);
+        assert_eq!(FsError::TooSmall.errno(), libc::ERANGE);
+        assert_eq!(FsError::Unimplemented("x").errno(), libc::ENOSYS);
         let e = io::Error::from_raw_os_error(libc::ENOTEMPTY);
         assert_eq!(FsError::from(e).errno(), libc::ENOTEMPTY);
         let e = io::Error::other("no os code");
