@@ -1,5 +1,6 @@
 //! [`FsOps`] for the merged view: read-only, every entry versioned (a changed source makes
-//! the old inodes answer `ESTALE`), extended attributes naming each entry's sources.
+//! the old inodes answer `ESTALE`), extended attributes naming each entry's sources, and
+//! the kernel's lookup counts (a forgotten inode leaves the map of inodes).
 
 use super::{lock, Content, Handle, MergedCore, NodeId, SOURCES_XATTR, SOURCE_XATTR};
 use crate::fs::core::{Attr, DirItem, Opened};
