@@ -1,10 +1,11 @@
 //! The few system calls std does not offer, each a small safe wrapper.
 
-use std::ffi::{CString, OsStr};
+use std::ffi::{CString, OsStr, OsString};
 use std::fs::{self, File};
 use std::io;
 use std::os::fd::{AsFd, AsRawFd, BorrowedFd, FromRawFd, OwnedFd, RawFd};
 use std::os::unix::ffi::OsStrExt;
+use std::os::unix::fs::MetadataExt;
 use std::path::Path;
 use std::time::{SystemTime, UNIX_EPOCH};
 
@@ -419,4 +420,46 @@ pub(crate) fn set_times_at(
             libc::AT_SYMLINK_NOFOLLOW,
         )
     })
+}
+
+/// The parent directory of `rel` beneath `root` (see [`open_dir_beneath`]) and the last
+/// component of `rel` (`.` for `root` itself).
+pub(crate) fn parent_beneath(root: BorrowedFd, rel: &Path) -> io::Result<(OwnedFd, OsString)> {
+    match (rel.parent(), rel.file_name()) {
+        (Some(p), Some(n)) => Ok((open_dir_beneath(root, p)?, n.to_os_string())),
+        _ => Ok((open_dir_beneath(root, Path::new(""))?, OsString::from("."))),
+    }
+}
+
+/// Opens `name` in `dir` for reading, following it when it is a symlink only if `follow`
+/// allows that symlink's owner and the owner of the file it leads to (`follow(link_uid,
+/// file_uid)`); `EACCES` otherwise. The link is read through a descriptor of the link itself,
+/// so the file opened is the target of the very link whose owner was checked.
+pub(crate) fn open_read_at(
+    dir: BorrowedFd,
+    name: &OsStr,
+    follow: impl Fn(u32, u32) -> bool,
+) -> io::Result<File> {
+    match open_at(dir, name, libc::O_RDONLY | libc::O_NONBLOCK, 0) {
+        Err(e) if e.raw_os_error() == Some(libc::ELOOP) => {}
+        r => return r,
+    }
+    let link = open_at(dir, name, libc::O_PATH, 0)?;
+    let link_uid = link.metadata()?.uid();
+    let target = readlink_at(link.as_fd(), OsStr::new(""))?;
+    let t = CString::new(target).map_err(|_| io::Error::from_raw_os_error(libc::EINVAL))?;
+    // SAFETY: valid NUL-terminated string; `dir` is an open descriptor.
+    let fd = unsafe {
+        libc::openat(
+            dir.as_raw_fd(),
+            t.as_ptr(),
+            libc::O_RDONLY | libc::O_NONBLOCK | libc::O_CLOEXEC,
+        )
+    };
+    let file = File::from(fd_of(fd as libc::c_long)?);
+    if follow(link_uid, file.metadata()?.uid()) {
+        Ok(file)
+    } else {
+        Err(io::Error::from_raw_os_error(libc::EACCES))
+    }
 }

@@ -66,10 +66,7 @@ impl Core {
     /// The parent directory of `rel` (opened as [`Core::dir_fd`]) and its last component
     /// (`.` for the game folder itself).
     pub(in crate::fs) fn parent_fd(&self, rel: &Path) -> io::Result<(OwnedFd, OsString)> {
-        match (rel.parent(), rel.file_name()) {
-            (Some(p), Some(n)) => Ok((self.dir_fd(p)?, n.to_os_string())),
-            _ => Ok((self.dir_fd(Path::new(""))?, OsString::from("."))),
-        }
+        sys::parent_beneath(self.root_fd.as_fd(), rel)
     }
 
     /// `lstat` of game-folder path `rel` (no symlink followed, also not on the way).
