@@ -410,3 +410,25 @@ fn the_merged_view_never_reads_a_planted_symlink_for_anyone() {
     );
     umount(&mnt, &xdg);
 }
+
+#[test]
+fn creations_get_the_callers_umask_and_owner() {
+    if !fuse_available() || !second_user() {
+        return;
+    }
+    let (_t, game, mnt, xdg) = setup();
+    std::fs::set_permissions(&game, std::fs::Permissions::from_mode(0o777)).unwrap();
+    let _m = mount_shared(&game, &mnt, &xdg, &[]);
+    let (ok, out) = evil_sh(&format!(
+        "cd '{}' && umask 002 && touch f && mkdir d && mkfifo p && umask 077 && touch q",
+        mnt.display()
+    ));
+    assert!(ok, "{out}");
+    use std::os::unix::fs::MetadataExt;
+    for (name, mode) in [("f", 0o664), ("d", 0o775), ("p", 0o664), ("q", 0o600)] {
+        let m = std::fs::symlink_metadata(game.join(name)).unwrap();
+        assert_eq!(m.mode() & 0o7777, mode, "{name}");
+        assert_eq!(m.uid(), evil_uid(), "{name}");
+    }
+    umount(&mnt, &xdg);
+}

@@ -97,13 +97,15 @@ impl Core {
 
     /// Opens a file.
     pub(in crate::fs) fn open_node(&self, ino: u64, flags: i32) -> Result<Opened, FsError> {
-        if flags & libc::O_ACCMODE == libc::O_ACCMODE {
-            // O_WRONLY|O_RDWR: no such access mode
+        let node = self.node(ino)?;
+        let real = matches!(node.kind, NodeKind::Real { .. });
+        if flags & libc::O_ACCMODE == libc::O_ACCMODE && !real {
+            // O_WRONLY|O_RDWR (access mode 3, for ioctls): a real file opens as Linux opens
+            // it; generated and staged files have no use for it
             return Err(FsError::Invalid(
                 "open: O_WRONLY and O_RDWR together".into(),
             ));
         }
-        let node = self.node(ino)?;
         match node.kind {
             NodeKind::Real { .. } => {
                 if Self::wants_write(flags) && self.opts.read_only {

@@ -272,10 +272,7 @@ impl Core {
     pub(in crate::fs) fn new_real(&self, parent: u64, name: &OsStr) -> Result<Attr, FsError> {
         let rel = self.rel_path(parent)?.join(name);
         let meta = self.lstat_rel(&rel)?;
-        let kind = FileKind::of(meta.file_type());
-        let ino = self
-            .table_mut()
-            .replace(parent, name, NodeKind::Real { kind }, None);
+        let ino = self.real_node(parent, name, &meta, true);
         Ok(self.real_attr(ino, &rel, &meta))
     }
 
