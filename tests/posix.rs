@@ -51,8 +51,6 @@ enum Op {
     /// opendir, read the first entry, apply `Op`, rewinddir, read all: must see the change.
     ListAround(&'static str, Box<Op>),
     Access(&'static str, i32),
-    /// Wait past the mount's attribute TTL (1 s).
-    Settle,
 }
 
 struct Runner {
@@ -296,10 +294,6 @@ impl Runner {
                     format!("{first} {r} [{}]", names.join(","))
                 }
                 Op::Access(p, m) => res(i64::from(libc::access(self.c(p).as_ptr(), *m))),
-                Op::Settle => {
-                    std::thread::sleep(std::time::Duration::from_millis(1200));
-                    "ok".into()
-                }
             }
         }
     }

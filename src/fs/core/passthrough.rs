@@ -55,7 +55,7 @@ pub(in crate::fs) fn apply_setattr(
 }
 
 /// The set-user-id and set-group-id bits.
-const SET_ID: u32 = (libc::S_ISUID | libc::S_ISGID) as u32;
+const SET_ID: u32 = libc::S_ISUID | libc::S_ISGID;
 
 impl Core {
     /// The directory `rel` of the game folder, opened beneath it without following symlinks.
