@@ -326,7 +326,9 @@ impl Table {
     /// Detaches the child `name` of `parent`, if any.
     pub(in crate::fs) fn detach_child(&mut self, parent: u64, name: &OsStr) {
         if let Some(ino) = self.child_of(parent, name) {
-            self.detach(ino);
+            if !self.drop_name(ino, parent, name) {
+                self.detach(ino);
+            }
         }
     }
 
@@ -821,5 +823,34 @@ mod tests {
         t.closed(b);
         assert!(t.get(b).is_none());
         assert_eq!(t.child_of(ROOT, OsStr::new("b")), None);
+    }
+
+    #[test]
+    fn hard_links_are_names_of_one_node() {
+        let mut t = Table::new();
+        let d = real(&mut t, ROOT, "d");
+        let f = real(&mut t, ROOT, "f");
+        t.set_file(f, (1, 42));
+        assert_eq!(t.file_node((1, 42)), Some(f));
+        assert!(t.add_name(f, d, OsStr::new("g")));
+        assert_eq!(t.child_of(d, OsStr::new("g")), Some(f));
+        // renaming one name moves only that name; renaming onto another name of the same
+        // file does nothing (as rename(2))
+        t.move_child(d, OsStr::new("g"), ROOT, OsStr::new("h"));
+        assert_eq!(t.child_of(ROOT, OsStr::new("h")), Some(f));
+        assert_eq!(t.child_of(d, OsStr::new("g")), None);
+        t.move_child(ROOT, OsStr::new("h"), ROOT, OsStr::new("f"));
+        assert_eq!(t.child_of(ROOT, OsStr::new("h")), Some(f));
+        assert_eq!(t.child_of(ROOT, OsStr::new("f")), Some(f));
+        // unlinking the node's path leaves it at its other name
+        t.detach_child(ROOT, OsStr::new("f"));
+        assert_eq!(t.child_of(ROOT, OsStr::new("f")), None);
+        assert_eq!(t.rel_path(f), Some(PathBuf::from("h")));
+        t.detach_child(ROOT, OsStr::new("h"));
+        assert_eq!(t.rel_path(f), None);
+        assert_eq!(t.file_node((1, 42)), None);
+        t.remember(f);
+        t.forget(f, 1);
+        assert!(t.get(f).is_none() && t.by_file.is_empty() && t.aliases.is_empty());
     }
 }
