@@ -357,7 +357,15 @@ impl Core {
                     (FileKind::of(m.file_type()) == kind).then_some((rel, m))
                 });
                 match found {
-                    Some((rel, m)) => Ok(self.real_attr(ino, &rel, &m)),
+                    Some((rel, m)) => {
+                        // a node first given by a listing: known for its backing file from
+                        // now on, so a later `link` names the same inode
+                        let id = (m.dev(), m.ino());
+                        if kind != FileKind::Dir && self.table().file_node(id).is_none() {
+                            self.table_mut().set_file(ino, id);
+                        }
+                        Ok(self.real_attr(ino, &rel, &m))
+                    }
                     // unlinked or replaced: fstat of a file still open answers from it
                     None => self.open_file_attr(ino),
                 }
