@@ -97,6 +97,17 @@ impl Core {
         let Some(Handle::Real { file, written, .. }) = handle.as_deref() else {
             return Err(FsError::Stale);
         };
+        let mut set = *set;
+        if let Some(caller) = set.caller.filter(|&c| c != 0) {
+            // the rule of `real_setattr`: the file may have other names on disk
+            let real = file.metadata()?;
+            if set.uid.is_some_and(|u| u != caller && u != real.uid()) {
+                return Err(io::Error::from_raw_os_error(libc::EPERM).into());
+            }
+            if real.uid() != caller {
+                set.mode = set.mode.map(|m| m & !SET_ID);
+            }
+        }
         if let Some(mode) = set.mode {
             file.set_permissions(fs::Permissions::from_mode(mode & 0o7777))?;
         }
