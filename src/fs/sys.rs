@@ -385,7 +385,19 @@ pub(crate) fn chmod_at(dir: BorrowedFd, name: &OsStr, mode: u32) -> io::Result<(
             libc::AT_SYMLINK_NOFOLLOW,
         )
     };
-    check(rc as libc::c_int)
+    match check(rc as libc::c_int) {
+        // before Linux 6.6: through the file's own /proc entry (an O_PATH descriptor of the
+        // entry itself, so a symlink is never followed)
+        Err(e) if e.raw_os_error() == Some(libc::ENOSYS) => {
+            let f = open_at(dir, name, libc::O_PATH, 0)?;
+            if f.metadata()?.file_type().is_symlink() {
+                return Err(io::Error::from_raw_os_error(libc::EOPNOTSUPP));
+            }
+            let proc = format!("/proc/self/fd/{}", f.as_raw_fd());
+            fs::set_permissions(proc, std::os::unix::fs::PermissionsExt::from_mode(mode))
+        }
+        r => r,
+    }
 }
 
 /// `fchownat(dir, name, uid, gid, AT_SYMLINK_NOFOLLOW)` (`None`: unchanged).
