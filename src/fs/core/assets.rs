@@ -27,7 +27,7 @@ use crate::fs::FsError;
 use crate::view::archive::ArchiveView;
 use crate::view::{self, AssetKind, View, ViewError, ViewOptions};
 use lru::LruCache;
-use std::fs::{File, Metadata};
+use std::fs::Metadata;
 use std::hash::Hash;
 use std::io::Read;
 use std::num::NonZeroUsize;
@@ -218,8 +218,10 @@ impl Core {
             .clone()
     }
 
-    fn read_binary(&self, abs: &Path) -> Result<(Vec<u8>, Metadata), FsError> {
-        let mut f = File::open(abs)?;
+    /// The bytes of game-folder binary `rel`, opened beneath the game folder without
+    /// following a symlink (one swapped in after the `lstat` is refused, never decoded).
+    fn read_binary(&self, rel: &Path) -> Result<(Vec<u8>, Metadata), FsError> {
+        let mut f = self.open_rel(rel, libc::O_RDONLY | libc::O_CLOEXEC, 0)?;
         let meta = f.metadata()?;
         if meta.len() > self.opts.max_asset_bytes {
             return Err(FsError::Invalid("binary too large".into()));
@@ -246,7 +248,6 @@ impl Core {
     /// Decides what the game-folder path `rel` is shown as, decoding the binary if it is an
     /// asset whose identity is not the one decoded last.
     pub(in crate::fs) fn resolve(&self, rel: &Path) -> Result<Resolved, FsError> {
-        let abs = self.abs(rel);
         let meta = match self.lstat_rel(rel) {
             Ok(m) => m,
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
@@ -271,7 +272,7 @@ impl Core {
                 _ => Resolved::Plain(meta),
             });
         }
-        let (bytes, meta) = match self.read_binary(&abs) {
+        let (bytes, meta) = match self.read_binary(rel) {
             Ok(x) => x,
             Err(e) if is_not_found(&e) => return Err(e),
             Err(e) => {
@@ -361,7 +362,7 @@ impl Core {
         if let Some(v) = self.cache.view(&key) {
             return Ok((v, ident));
         }
-        let (bytes, meta) = self.read_binary(&self.abs(rel))?;
+        let (bytes, meta) = self.read_binary(rel)?;
         if Ident::of(&meta) != ident {
             return Err(FsError::Stale);
         }
