@@ -44,7 +44,7 @@ use super::FsError;
 use crate::view::{self, AssetKind, View, ViewError, ViewOptions};
 use assets::{Asset, AssetCache};
 use handles::Handle;
-use inode::Table;
+use inode::{NodeKind, Table};
 use readdir::DirHandle;
 use std::collections::HashMap;
 use std::ffi::{OsStr, OsString};
@@ -157,7 +157,7 @@ pub(in crate::fs) fn time(sec: i64, nsec: i64) -> SystemTime {
     }
 }
 
-/// Binaries shown as directories: GAF/TNT assets and archives.
+/// Binaries shown as directories: assets of every [`AssetKind`] and archives.
 pub(in crate::fs) fn is_asset_name(name: &str) -> bool {
     AssetKind::from_name(name).is_some() || view::archive::is_archive_name(name)
 }
@@ -254,9 +254,28 @@ impl Core {
     }
 
     /// True when write-back applies to node `ino`: write-back is on and `ino` is an asset
-    /// directory (also an archive's) or inside one.
+    /// directory (also an archive's) or inside one, of a kind that can be written back (a
+    /// 3DO model's directory answers `EROFS` like every asset directory without write-back).
     pub(in crate::fs) fn wb_node(&self, ino: u64) -> bool {
-        self.writeback() && self.is_asset_node(ino)
+        self.writeback() && self.is_asset_node(ino) && !self.read_only_asset(ino)
+    }
+
+    /// True when `ino` is the directory of an asset kind that cannot be written back, or
+    /// inside one ([`AssetKind::writable`]).
+    fn read_only_asset(&self, ino: u64) -> bool {
+        let t = self.table();
+        let root = match t.get(ino).map(|n| &n.kind) {
+            Some(NodeKind::AssetRoot) => ino,
+            Some(k) => match k.view() {
+                Some((root, _)) => root,
+                None => return false,
+            },
+            None => return false,
+        };
+        t.get(root)
+            .and_then(|n| n.name.to_str())
+            .and_then(AssetKind::from_name)
+            .is_some_and(|k| !k.writable())
     }
 }
 
