@@ -2,11 +2,11 @@
 //! [`options_for`], called by the CLI (`dump`, `unpack`, `build`, …) and the mount alike
 //! (tenet 1: an asset directory is exactly the dump).
 
+use super::model3d::Textures;
 use super::AssetKind;
+use crate::formats::o3do::ModelLimits;
 use crate::formats::palette::Palette;
 use crate::game;
-use super::model3d::Textures;
-use crate::formats::o3do::ModelLimits;
 use std::path::Path;
 use std::sync::Arc;
 
