@@ -66,7 +66,8 @@ pub enum PalCmd {
         #[arg(short, long)]
         target: PathBuf,
     },
-    /// Rebuild a palette file from a dump folder (palette.csv, or an edited swatch.png).
+    /// Rebuild a palette file from a dump folder: palette.csv decides; an edited swatch.png
+    /// is taken with --base (which tells which of the two was edited).
     Build {
         /// The dump folder.
         dir: PathBuf,
