@@ -267,7 +267,45 @@ fn model_directories_are_read_only() {
         return;
     }
     let e = env();
+    // an archive holding the model too
+    let src = e.dir.path().join("pack");
+    std::fs::create_dir_all(src.join("objects3d")).unwrap();
+    std::fs::copy(
+        e.game.join("objects3d/demo.3do"),
+        src.join("objects3d/demo.3do"),
+    )
+    .unwrap();
+    tafs(&[
+        "hpi",
+        "pack",
+        src.to_str().unwrap(),
+        "-t",
+        e.game.join("pack.ufo").to_str().unwrap(),
+    ]);
     let _m = mount(&e);
+    let member = e.mnt.join("pack.ufo/objects3d/demo.3do");
+    assert!(member.join("pieces.csv").is_file());
+    for cmd in [
+        format!("echo x > {}/pieces.csv", member.display()),
+        format!("touch {}/new.csv", member.display()),
+    ] {
+        let o = Command::new("sh").arg("-c").arg(&cmd).output().unwrap();
+        let err = String::from_utf8_lossy(&o.stderr);
+        assert!(err.contains("Read-only file system"), "{cmd}: {err}");
+    }
+    // a new model member is a member file like any other: the archive takes it
+    let archive = e.game.join("pack.ufo");
+    let before = std::fs::read(&archive).unwrap();
+    sh(&format!(
+        "cp {} {}",
+        e.game.join("objects3d/demo.3do").display(),
+        e.mnt.join("pack.ufo/objects3d/copy.3do").display()
+    ));
+    wait_change(&archive, &before);
+    assert!(e
+        .mnt
+        .join("pack.ufo/objects3d/copy.3do/model.obj")
+        .is_file());
     let bin = e.game.join("objects3d/demo.3do");
     let before = std::fs::read(&bin).unwrap();
     let dir = e.mnt.join("objects3d/demo.3do");

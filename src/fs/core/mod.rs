@@ -261,21 +261,23 @@ impl Core {
     }
 
     /// True when `ino` is the directory of an asset kind that cannot be written back, or
-    /// inside one ([`AssetKind::writable`]).
+    /// inside one ([`AssetKind::writable`]), also an archive member's exploded directory (a
+    /// member file of such a name stays writable: it is a member, not its view).
     fn read_only_asset(&self, ino: u64) -> bool {
+        let read_only = |name: &str| AssetKind::from_name(name).is_some_and(|k| !k.writable());
         let t = self.table();
-        let root = match t.get(ino).map(|n| &n.kind) {
-            Some(NodeKind::AssetRoot) => ino,
-            Some(k) => match k.view() {
-                Some((root, _)) => root,
-                None => return false,
-            },
-            None => return false,
+        let (root, folders) = match t.get(ino).map(|n| &n.kind) {
+            Some(NodeKind::AssetRoot) => (ino, ""),
+            Some(NodeKind::ViewDir { root, vpath }) => (*root, vpath.as_str()),
+            Some(NodeKind::ViewFile { root, vpath, .. }) => {
+                (*root, vpath.rsplit_once('/').map_or("", |(d, _)| d))
+            }
+            _ => return false,
         };
-        t.get(root)
-            .and_then(|n| n.name.to_str())
-            .and_then(AssetKind::from_name)
-            .is_some_and(|k| !k.writable())
+        folders.split('/').any(read_only)
+            || t.get(root)
+                .and_then(|n| n.name.to_str())
+                .is_some_and(read_only)
     }
 }
 
