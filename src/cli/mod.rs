@@ -48,7 +48,7 @@ enum Command {
     /// HPI archives (.hpi .ufo .ccx .gp3 .gpf, TA: Kingdoms .hpi): list, info, extract, pack.
     #[command(subcommand)]
     Hpi(hpi::HpiCmd),
-    /// Mount a game folder: every .gaf/.tnt appears as a directory of editable files.
+    /// Mount a game folder: every .gaf/.tnt/.pcx/.pal/.3do appears as a directory of editable files.
     Mount(mount::MountArgs),
     /// Unmount a tafs mount.
     Umount(mount::UmountArgs),
