@@ -1,4 +1,4 @@
-//! `tafs gaf …`: list, export, dump, build, roundtrip.
+//! `tafs gaf …`: list, export, dump, build, palette, roundtrip.
 
 use super::{err, read_file, write_bytes, CliError};
 use crate::formats::gaf::{self, Content, Gaf};
@@ -78,6 +78,18 @@ pub enum GafCmd {
         #[arg(long)]
         texture: bool,
     },
+    /// The GIMP palette (.gpl) of the palette the GAF resolves to (the one its frames are
+    /// drawn with), printed or written to --target.
+    Palette {
+        /// The GAF file.
+        file: PathBuf,
+        /// Output .gpl (default: standard output).
+        #[arg(short, long)]
+        target: Option<PathBuf>,
+        /// Palette file (.pal or .pcx) instead of the one resolved from the game folder.
+        #[arg(long)]
+        palette: Option<PathBuf>,
+    },
     /// Check that decode → encode and dump → build keep what the game reads, for every GAF
     /// under the given paths.
     Roundtrip {
@@ -129,6 +141,15 @@ pub fn run(cmd: GafCmd) -> Result<i32, CliError> {
             base,
         } => build(&dir, &target, palette.as_deref(), storage, base.as_deref()),
         GafCmd::Roundtrip { paths } => roundtrip(&paths),
+        GafCmd::Palette {
+            file,
+            target,
+            palette,
+        } => {
+            let opts = view_options_for(&file, palette.as_deref())?;
+            // the same text as palette.gpl of the dump
+            super::pcx::write_gpl(&opts.palette, &opts.palette_source, target.as_deref())
+        }
         GafCmd::Sample { target, texture } => {
             let g = if texture {
                 crate::sample::texture_gaf()
@@ -327,18 +348,20 @@ fn build(
 }
 
 /// Result of checking one file.
-struct Check {
-    file: String,
-    sequences: usize,
-    frames: usize,
-    composites: usize,
-    write_identical: bool,
-    build_identical: bool,
-    problem: Option<String>,
-    skipped: Option<String>,
+pub(super) struct Check {
+    pub(super) file: String,
+    pub(super) sequences: usize,
+    pub(super) frames: usize,
+    pub(super) composites: usize,
+    pub(super) write_identical: bool,
+    pub(super) build_identical: bool,
+    pub(super) problem: Option<String>,
+    pub(super) skipped: Option<String>,
 }
 
-fn check_one(path: &Path) -> Check {
+/// Checks one GAF: decode → encode and dump → build --base (`tafs gaf roundtrip`, and the
+/// GAF rows of `tafs roundtrip`).
+pub(super) fn check_one(path: &Path) -> Check {
     let mut c = Check {
         file: path.display().to_string(),
         sequences: 0,

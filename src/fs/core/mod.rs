@@ -44,7 +44,7 @@ use super::FsError;
 use crate::view::{self, AssetKind, View, ViewError, ViewOptions};
 use assets::{Asset, AssetCache};
 use handles::Handle;
-use inode::Table;
+use inode::{NodeKind, Table};
 use readdir::DirHandle;
 use std::collections::HashMap;
 use std::ffi::{OsStr, OsString};
@@ -157,7 +157,7 @@ pub(in crate::fs) fn time(sec: i64, nsec: i64) -> SystemTime {
     }
 }
 
-/// Binaries shown as directories: GAF/TNT assets and archives.
+/// Binaries shown as directories: assets of every [`AssetKind`] and archives.
 pub(in crate::fs) fn is_asset_name(name: &str) -> bool {
     AssetKind::from_name(name).is_some() || view::archive::is_archive_name(name)
 }
@@ -258,9 +258,30 @@ impl Core {
     }
 
     /// True when write-back applies to node `ino`: write-back is on and `ino` is an asset
-    /// directory (also an archive's) or inside one.
+    /// directory (also an archive's) or inside one, of a kind that can be written back (a
+    /// 3DO model's directory answers `EROFS` like every asset directory without write-back).
     pub(in crate::fs) fn wb_node(&self, ino: u64) -> bool {
-        self.writeback() && self.is_asset_node(ino)
+        self.writeback() && self.is_asset_node(ino) && !self.read_only_asset(ino)
+    }
+
+    /// True when `ino` is the directory of an asset kind that cannot be written back, or
+    /// inside one ([`AssetKind::writable`]), also an archive member's exploded directory (a
+    /// member file of such a name stays writable: it is a member, not its view).
+    fn read_only_asset(&self, ino: u64) -> bool {
+        let read_only = |name: &str| AssetKind::from_name(name).is_some_and(|k| !k.writable());
+        let t = self.table();
+        let (root, folders) = match t.get(ino).map(|n| &n.kind) {
+            Some(NodeKind::AssetRoot) => (ino, ""),
+            Some(NodeKind::ViewDir { root, vpath }) => (*root, vpath.as_str()),
+            Some(NodeKind::ViewFile { root, vpath, .. }) => {
+                (*root, vpath.rsplit_once('/').map_or("", |(d, _)| d))
+            }
+            _ => return false,
+        };
+        folders.split('/').any(read_only)
+            || t.get(root)
+                .and_then(|n| n.name.to_str())
+                .is_some_and(read_only)
     }
 }
 

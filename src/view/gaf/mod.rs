@@ -10,6 +10,8 @@
 //! <sequence>/<n>.png         indexed PNG, one transparent slot (none for 0-size frames)
 //! <sequence>/<n>.layers/     composite frames only: layers.csv + <k>.png (+ <k>.layers/)
 //! <sequence>/animated.png    APNG preview (not read back)
+//! palette.gpl                GIMP palette of the palette the frames are drawn with (not
+//!                            read back)
 //! ```
 //!
 //! A composite frame's `<n>.png` is the flattened frame on the union box of its layers and
@@ -75,12 +77,16 @@ pub const LAYERS_CSV_HEADER: [&str; 8] = [
 ];
 
 /// Names at the top of a dump that sequence folders must not take.
-pub(super) const RESERVED: &[&str] = &["metadata.json", ".tafs-status"];
+pub(super) const RESERVED: &[&str] = &["metadata.json", PALETTE_GPL, ".tafs-status"];
+
+/// The GIMP palette of the palette the frames are drawn with (generated only).
+pub const PALETTE_GPL: &str = "palette.gpl";
 
 /// What one file of the view shows.
 #[derive(Debug, Clone)]
 pub(super) enum Node {
     Metadata,
+    PaletteGpl,
     SequenceCsv(usize),
     FramesCsv(usize),
     /// Frame PNG: sequence, path of indices (frame, layer, sublayer…).
@@ -93,6 +99,7 @@ pub(super) enum Node {
 pub struct GafView {
     gaf: Gaf,
     palette: Palette,
+    palette_source: String,
     metadata: Vec<u8>,
     entries: Vec<Entry>,
     nodes: HashMap<String, Node>,
@@ -126,6 +133,8 @@ impl GafView {
         let mut entries = vec![Entry::file("metadata.json")];
         let mut nodes = HashMap::new();
         nodes.insert("metadata.json".to_string(), Node::Metadata);
+        entries.push(Entry::file(PALETTE_GPL));
+        nodes.insert(PALETTE_GPL.to_string(), Node::PaletteGpl);
         let mut meta = Metadata {
             kind: "gaf".into(),
             version: gaf.version,
@@ -177,6 +186,7 @@ impl GafView {
         Ok(GafView {
             gaf,
             palette: opts.palette.clone(),
+            palette_source: opts.palette_source.clone(),
             metadata,
             entries,
             nodes,
@@ -220,6 +230,9 @@ impl View for GafView {
         let missing = || ViewError::NotFound(path.to_string());
         match node {
             Node::Metadata => out.write_all(&self.metadata).map_err(io),
+            Node::PaletteGpl => out
+                .write_all(crate::view::pal::gpl(&self.palette, &self.palette_source).as_bytes())
+                .map_err(io),
             Node::SequenceCsv(si) => {
                 let s = self.gaf.sequences.get(*si).ok_or_else(missing)?;
                 let row = vec![
