@@ -11,7 +11,7 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
 use tafs::formats::hpi;
 use tafs::fs::core::ROOT;
-use tafs::fs::{Core, FileKind, MountOptions};
+use tafs::fs::{Core, FileKind, FsOps, MountOptions};
 
 fn gaf() -> Vec<u8> {
     tafs::formats::gaf::write(&tafs::sample::animated_gaf()).unwrap()

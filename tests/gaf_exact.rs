@@ -530,6 +530,7 @@ mod mount {
     use super::*;
     use std::ffi::OsStr;
     use tafs::fs::core::ROOT;
+    use tafs::fs::FsOps;
     use tafs::fs::{Core, MountOptions};
 
     fn ino(core: &Core, path: &str) -> u64 {

@@ -10,7 +10,7 @@ use std::sync::mpsc::{self, Receiver};
 use std::sync::Arc;
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 use tafs::fs::core::ROOT;
-use tafs::fs::{Core, FileKind, Inval, MountOptions, SetAttr, SetTime};
+use tafs::fs::{Core, FileKind, FsOps, Inval, MountOptions, SetAttr, SetTime};
 
 const GAF: &str =
     "FAKE\nmetadata.json={\"v\":1}\nfire/0.png=AAAA\nfire/1.png=BBBBBB\nsmoke/0.png=C\n";
@@ -532,4 +532,106 @@ fn unlinked_open_file_keeps_answering_stat() {
         core.release(fh).unwrap();
     }
     assert_eq!(core.getattr(a.ino, None).unwrap_err().errno(), libc::ESTALE);
+}
+
+#[test]
+fn forgotten_inodes_leave_the_table() {
+    let g = game();
+    for i in 0..40 {
+        put(&g.path().join(format!("many/f{i}.txt")), "x");
+    }
+    let (core, _rx) = core_with(g.path(), opts());
+    let start = core.inode_count();
+    let many = core.lookup(ROOT, OsStr::new("many")).unwrap();
+    let mut looked = Vec::new();
+    for i in 0..40 {
+        looked.push(
+            core.lookup(many.ino, OsStr::new(&format!("f{i}.txt")))
+                .unwrap(),
+        );
+    }
+    // twice for one of them: the kernel counts both replies
+    let again = core.lookup(many.ino, OsStr::new("f0.txt")).unwrap();
+    assert_eq!(again.ino, looked[0].ino);
+    // an asset directory and its view: folder, files, through readdirplus as well
+    let anims = core.lookup(ROOT, OsStr::new("anims")).unwrap();
+    let fire = core.lookup(anims.ino, OsStr::new("fire.gaf")).unwrap();
+    let fh = core.opendir(fire.ino).unwrap();
+    let plus = core.readdirplus(fh, 0).unwrap();
+    core.releasedir(fh).unwrap();
+    let seq = core.lookup(fire.ino, OsStr::new("fire")).unwrap();
+    let frame = core.lookup(seq.ino, OsStr::new("0.png")).unwrap();
+    let full = core.inode_count();
+    assert!(full >= start + 41 + 5, "{start} → {full}");
+
+    for a in &looked {
+        core.forget(a.ino, 1);
+    }
+    // f0.txt is still known once; everything else in `many` is gone
+    assert_eq!(
+        core.name_of(looked[0].ino).map(|n| n.1),
+        Some("f0.txt".into())
+    );
+    assert!(looked[1..].iter().all(|a| core.name_of(a.ino).is_none()));
+    core.forget(many.ino, 1); // `many` stays while f0.txt is referenced
+    assert!(core.name_of(many.ino).is_some());
+    core.forget(looked[0].ino, 1);
+    assert!(core.name_of(many.ino).is_none());
+    assert!(
+        core.inode_count() <= full - 41,
+        "{full} → {}",
+        core.inode_count()
+    );
+
+    // the view: an open file keeps its node until it is closed
+    let o = core.open(frame.ino, libc::O_RDONLY).unwrap();
+    core.forget(frame.ino, 1);
+    assert!(core.name_of(frame.ino).is_some());
+    assert_eq!(core.read(o.fh, 0, 100).unwrap(), b"AAAA");
+    core.release(o.fh).unwrap();
+    assert!(core.name_of(frame.ino).is_none());
+    for (_, it) in &plus {
+        if it.name != "." && it.name != ".." {
+            core.forget(it.ino, 1);
+        }
+    }
+    for a in [seq, fire, anims] {
+        core.forget(a.ino, 1);
+    }
+    assert_eq!(core.inode_count(), start, "everything forgotten");
+    // a forgotten inode answers ESTALE, never for another file; the name gets a new one
+    assert_eq!(
+        core.getattr(frame.ino, None).unwrap_err().errno(),
+        libc::ESTALE
+    );
+    let anims2 = core.lookup(ROOT, OsStr::new("anims")).unwrap();
+    assert_ne!(anims2.ino, anims.ino);
+    let fire2 = core.lookup(anims2.ino, OsStr::new("fire.gaf")).unwrap();
+    let seq2 = core.lookup(fire2.ino, OsStr::new("fire")).unwrap();
+    let frame2 = core.lookup(seq2.ino, OsStr::new("0.png")).unwrap();
+    assert_eq!(read_all(&core, frame2.ino), b"AAAA");
+}
+
+#[test]
+fn an_entry_forgotten_after_opendir_is_still_listed() {
+    let g = game();
+    let (core, _rx) = core_with(g.path(), opts());
+    let anims = core.lookup(ROOT, OsStr::new("anims")).unwrap();
+    let fire = core.lookup(anims.ino, OsStr::new("fire.gaf")).unwrap();
+    let fh = core.opendir(anims.ino).unwrap();
+    core.forget(fire.ino, 1); // the kernel evicts it while the folder is being read
+    assert!(core.name_of(fire.ino).is_none());
+    let listed: Vec<(String, u64)> = core
+        .readdirplus(fh, 0)
+        .unwrap()
+        .into_iter()
+        .map(|(_, it)| (it.name.to_string_lossy().into_owned(), it.ino))
+        .collect();
+    core.releasedir(fh).unwrap();
+    let again = listed
+        .iter()
+        .find(|(n, _)| n == "fire.gaf")
+        .expect("listed");
+    assert_ne!(again.1, fire.ino);
+    assert_eq!(core.getattr(again.1, None).unwrap().kind, FileKind::Dir);
 }

@@ -15,6 +15,7 @@ struct Mnt {
     game: tempfile::TempDir,
     mnt: PathBuf,
     bg: Option<fuser::BackgroundSession>,
+    ops: std::sync::Weak<dyn tafs::fs::FsOps>,
     _guard: UnmountGuard,
     _dir: tempfile::TempDir,
 }
@@ -31,14 +32,20 @@ impl Mnt {
             ..opts
         };
         let m = mount(game.path(), &mnt, opts, &MountConfig::default()).unwrap();
+        let ops = m.ops.clone();
         let bg = m.session.spawn().unwrap();
         Mnt {
             game,
             mnt,
             bg: Some(bg),
+            ops,
             _guard: guard,
             _dir: dir,
         }
+    }
+    /// Inodes the served core holds.
+    fn inodes(&self) -> usize {
+        self.ops.upgrade().expect("served while mounted").inodes()
     }
     fn game(&self) -> &Path {
         self.game.path()
@@ -390,4 +397,41 @@ fn parallel_readers_while_a_binary_is_replaced() {
     stop.store(true, std::sync::atomic::Ordering::Relaxed);
     let total: usize = readers.into_iter().map(|r| r.join().unwrap()).sum();
     assert!(total > 8, "readers made progress ({total})");
+}
+
+#[test]
+fn inodes_the_kernel_forgets_leave_the_table() {
+    if !fuse_available() {
+        return;
+    }
+    let game = fake_game();
+    for i in 0..300 {
+        put(&game.path().join(format!("many/d{}/f{i}.txt", i % 10)), "x");
+    }
+    let m = Mnt::new(game, MountOptions::default());
+    let found = sh(&format!("find {} | wc -l", m.mnt.display()));
+    assert!(found.trim().parse::<usize>().unwrap() > 300, "{found}");
+    let seen = m.inodes();
+    assert!(seen > 300, "{seen} inodes after find");
+    // the kernel drops unused dentries and inodes and sends FORGET for each
+    if std::fs::write("/proc/sys/vm/drop_caches", "2").is_err() {
+        println!("SKIPPED: /proc/sys/vm/drop_caches is not writable");
+        return;
+    }
+    let t = std::time::Instant::now();
+    while m.inodes() > seen / 2 && t.elapsed() < Duration::from_secs(20) {
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    let left = m.inodes();
+    assert!(
+        left <= seen / 2,
+        "{seen} inodes before dropping caches, {left} after"
+    );
+    // what was forgotten is found again, with its content
+    let f = m.mnt.join("many/d3/f13.txt");
+    assert_eq!(std::fs::read(&f).unwrap(), b"x");
+    assert_eq!(
+        std::fs::read(m.mnt.join("anims/fire.gaf/fire/1.png")).unwrap(),
+        b"sequence one"
+    );
 }

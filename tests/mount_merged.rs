@@ -574,3 +574,39 @@ fn corpus_game_with_its_archives() {
     );
     assert!(mnt.join("anims/zzz_gadget.gaf/metadata.json").is_file());
 }
+
+/// Inodes the kernel forgot leave the merged view's table; the names get new ones.
+#[test]
+fn forgotten_inodes_leave_the_merged_table() {
+    use tafs::fs::{FsOps, MergedCore, MountOptions};
+    let g = game();
+    let core = MergedCore::new(g.path(), MountOptions::default(), Default::default()).unwrap();
+    let start = core.inodes();
+    let units = core.lookup(1, OsStr::new("units")).unwrap();
+    let cor = core.lookup(units.ino, OsStr::new("corcom.fbi")).unwrap();
+    let fh = core.opendir(units.ino).unwrap();
+    let plus = core.readdirplus(fh, 0).unwrap();
+    core.releasedir(fh).unwrap();
+    assert!(plus.iter().any(|(_, it)| it.ino == cor.ino));
+    let grown = core.inodes();
+    assert!(grown > start + 2, "{start} → {grown}");
+    core.forget(cor.ino, 1); // readdirplus gave it once more
+    assert_eq!(core.inodes(), grown);
+    for (_, it) in &plus {
+        if it.name != "." && it.name != ".." {
+            core.forget(it.ino, 1);
+        }
+    }
+    core.forget(units.ino, 1);
+    assert_eq!(core.inodes(), start);
+    assert_eq!(
+        core.getattr(cor.ino, None).unwrap_err().errno(),
+        libc::ESTALE
+    );
+    let units2 = core.lookup(1, OsStr::new("units")).unwrap();
+    let cor2 = core.lookup(units2.ino, OsStr::new("corcom.fbi")).unwrap();
+    assert_ne!(cor2.ino, cor.ino);
+    let o = core.open(cor2.ino, libc::O_RDONLY).unwrap();
+    assert_eq!(core.read(o.fh, 0, 100).unwrap(), b"gp3 corcom");
+    core.release(o.fh).unwrap();
+}

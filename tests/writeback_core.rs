@@ -7,7 +7,7 @@ mod writeback_common;
 use std::ffi::OsStr;
 use std::path::Path;
 use tafs::fs::core::ROOT;
-use tafs::fs::{Core, MountOptions};
+use tafs::fs::{Core, FsOps, MountOptions};
 use writeback_common::{edit_png, parse, payloads, sample_bytes};
 
 struct Fixture {

@@ -1,14 +1,49 @@
-//! A least-recently-used cache of generated file bytes, bounded in bytes.
+//! A least-recently-used cache of generated file bytes, bounded in bytes, that makes each
+//! missing item once: concurrent requests for the same item wait for one maker
+//! ([`ByteCache::get_or_make`], single-flight).
 
 use lru::LruCache;
+use std::collections::HashMap;
 use std::hash::Hash;
-use std::sync::{Arc, Mutex};
+use std::sync::{Arc, Condvar, Mutex, MutexGuard};
 
 /// Bytes of generated files keyed by `K`; the total stays at or below the budget (one
 /// item larger than the budget is returned to the caller but not kept).
 pub(crate) struct ByteCache<K: Hash + Eq> {
     inner: Mutex<Inner<K>>,
     budget: u64,
+    /// Items being made right now, and what their makers gave.
+    flights: Mutex<HashMap<K, Arc<Flight>>>,
+}
+
+/// One item being made: waiters sleep on `done` until the maker sets `result`.
+#[derive(Default)]
+struct Flight {
+    /// `None` while making; then the bytes, or `Some(None)` when making failed.
+    result: Mutex<Option<Option<Arc<Vec<u8>>>>>,
+    done: Condvar,
+}
+
+fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
+    m.lock().unwrap_or_else(|p| p.into_inner())
+}
+
+/// Ends a flight however its maker returns (also when it panics): waiters wake up.
+struct Landing<'a, K: Hash + Eq> {
+    flights: &'a Mutex<HashMap<K, Arc<Flight>>>,
+    key: Option<K>,
+    flight: Arc<Flight>,
+    result: Option<Arc<Vec<u8>>>,
+}
+
+impl<K: Hash + Eq> Drop for Landing<'_, K> {
+    fn drop(&mut self) {
+        if let Some(k) = self.key.take() {
+            lock(self.flights).remove(&k);
+        }
+        *lock(&self.flight.result) = Some(self.result.take());
+        self.flight.done.notify_all();
+    }
 }
 
 struct Inner<K: Hash + Eq> {
@@ -24,7 +59,58 @@ impl<K: Hash + Eq> ByteCache<K> {
                 total: 0,
             }),
             budget,
+            flights: Mutex::new(HashMap::new()),
         }
+    }
+
+    /// The item `k`, made by `make` if it is not cached. While one caller makes it, others
+    /// asking for the same `k` wait and get its bytes (if making fails, each of them tries
+    /// in turn and gets its own error).
+    pub(crate) fn get_or_make<E>(
+        &self,
+        k: &K,
+        make: impl FnOnce() -> Result<Vec<u8>, E>,
+    ) -> Result<Arc<Vec<u8>>, E>
+    where
+        K: Clone,
+    {
+        let flight = loop {
+            if let Some(b) = self.get(k) {
+                return Ok(b);
+            }
+            let (flight, mine) = {
+                let mut f = lock(&self.flights);
+                match f.get(k) {
+                    Some(fl) => (fl.clone(), false),
+                    None => {
+                        let fl = Arc::new(Flight::default());
+                        f.insert(k.clone(), fl.clone());
+                        (fl, true)
+                    }
+                }
+            };
+            if mine {
+                break flight;
+            }
+            let mut r = lock(&flight.result);
+            while r.is_none() {
+                r = flight.done.wait(r).unwrap_or_else(|p| p.into_inner());
+            }
+            if let Some(Some(b)) = r.as_ref() {
+                return Ok(b.clone());
+            }
+            // the maker failed: try ourselves
+        };
+        let mut landing = Landing {
+            flights: &self.flights,
+            key: Some(k.clone()),
+            flight,
+            result: None,
+        };
+        let bytes = Arc::new(make()?);
+        self.insert(k.clone(), bytes.clone());
+        landing.result = Some(bytes.clone());
+        Ok(bytes)
     }
 
     pub(crate) fn get(&self, k: &K) -> Option<Arc<Vec<u8>>> {
@@ -101,5 +187,44 @@ mod tests {
         assert_eq!(c.total(), 2);
         assert!(c.get(&3).is_none());
         assert!(c.get(&1).is_some());
+    }
+
+    #[test]
+    fn concurrent_requests_for_one_item_make_it_once() {
+        use std::sync::atomic::{AtomicUsize, Ordering};
+        let c = Arc::new(ByteCache::new(1 << 20));
+        let made = Arc::new(AtomicUsize::new(0));
+        let threads: Vec<_> = (0..8)
+            .map(|_| {
+                let (c, made) = (c.clone(), made.clone());
+                std::thread::spawn(move || {
+                    c.get_or_make(&"k", || {
+                        made.fetch_add(1, Ordering::SeqCst);
+                        std::thread::sleep(std::time::Duration::from_millis(200));
+                        Ok::<_, ()>(vec![7; 3])
+                    })
+                })
+            })
+            .collect();
+        for t in threads {
+            assert_eq!(*t.join().unwrap().unwrap(), vec![7; 3]);
+        }
+        assert_eq!(made.load(Ordering::SeqCst), 1);
+        // a failed make is not shared: the next caller makes it again
+        assert_eq!(c.get_or_make(&"e", || Err::<Vec<u8>, _>("no")), Err("no"));
+        assert_eq!(
+            *c.get_or_make(&"e", || Ok::<_, ()>(vec![1])).unwrap(),
+            vec![1]
+        );
+        // larger than the budget: not kept, but every waiter got it
+        let small = ByteCache::new(2);
+        assert_eq!(
+            small
+                .get_or_make(&1, || Ok::<_, ()>(vec![0; 5]))
+                .unwrap()
+                .len(),
+            5
+        );
+        assert_eq!(small.total(), 0);
     }
 }

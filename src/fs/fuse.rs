@@ -20,7 +20,7 @@ use std::ffi::OsStr;
 use std::io;
 use std::path::Path;
 use std::sync::mpsc::{self, Receiver};
-use std::sync::Arc;
+use std::sync::{Arc, Weak};
 use std::thread::JoinHandle;
 use std::time::{Duration, SystemTime};
 
@@ -44,7 +44,7 @@ fn reply_xattr(size: u32, data: &[u8], reply: ReplyXattr) {
     if size == 0 {
         reply.size(data.len() as u32);
     } else if data.len() > size as usize {
-        reply.error(Errno::from_i32(libc::ERANGE));
+        reply.error(errno("xattr", &FsError::TooSmall));
     } else {
         reply.data(data);
     }
@@ -121,6 +121,11 @@ impl Filesystem for TafsFs {
             Ok(a) => reply.entry(&self.ttl, &fattr(&a), Generation(0)),
             Err(e) => reply.error(errno("lookup", &e)),
         }
+    }
+
+    // `batch_forget` is fuser's default: one `forget` per inode.
+    fn forget(&self, _req: &Request, ino: INodeNo, nlookup: u64) {
+        self.core.forget(ino.0, nlookup);
     }
 
     fn getattr(&self, _req: &Request, ino: INodeNo, fh: Option<FileHandle>, reply: ReplyAttr) {
@@ -394,7 +399,8 @@ impl Filesystem for TafsFs {
     ) {
         match self.core.readdirplus(fh.0, offset) {
             Ok(items) => {
-                for (next, it) in items {
+                let mut items = items.into_iter();
+                for (next, it) in items.by_ref() {
                     let Some(a) = it.attr else { continue };
                     if reply.add(
                         INodeNo(it.ino),
@@ -404,8 +410,16 @@ impl Filesystem for TafsFs {
                         &fattr(&a),
                         Generation(0),
                     ) {
+                        // not sent: the lookup the core counted for it is not the kernel's
+                        if it.name != "." && it.name != ".." {
+                            self.core.forget(it.ino, 1);
+                        }
                         break;
                     }
+                }
+                // entries after a full reply are not sent either
+                for (_, it) in items.filter(|(_, it)| it.name != "." && it.name != "..") {
+                    self.core.forget(it.ino, 1);
                 }
                 reply.ok()
             }
@@ -444,7 +458,10 @@ impl Filesystem for TafsFs {
     // core's answer, every time.
     fn getxattr(&self, _req: &Request, ino: INodeNo, n: &OsStr, size: u32, reply: ReplyXattr) {
         if !self.core.has_xattrs() {
-            return reply.error(Errno::ENOSYS);
+            return reply.error(errno(
+                "getxattr",
+                &FsError::Unimplemented("extended attributes"),
+            ));
         }
         match self.core.getxattr(ino.0, n) {
             Ok(v) => reply_xattr(size, &v, reply),
@@ -454,7 +471,10 @@ impl Filesystem for TafsFs {
 
     fn listxattr(&self, _req: &Request, ino: INodeNo, size: u32, reply: ReplyXattr) {
         if !self.core.has_xattrs() {
-            return reply.error(Errno::ENOSYS);
+            return reply.error(errno(
+                "listxattr",
+                &FsError::Unimplemented("extended attributes"),
+            ));
         }
         match self.core.listxattr(ino.0) {
             Ok(v) => reply_xattr(size, &v, reply),
@@ -560,6 +580,9 @@ pub struct Mounted {
     pub session: Session<TafsFs>,
     /// The thread sending kernel cache invalidations; it ends with the session.
     pub invalidator: JoinHandle<()>,
+    /// The file system served (tests of `forget` read its inode count). Weak: the core,
+    /// and with it the invalidation channel, ends with the session.
+    pub ops: Weak<dyn FsOps>,
 }
 
 /// Mounts `game_dir` at `mountpoint`. When this returns, the kernel has completed the
@@ -623,7 +646,7 @@ fn mount_ops(
         SessionACL::Owner
     };
     config.n_threads = Some(cfg.threads.max(2));
-    let session = Session::new(TafsFs::new(core), mountpoint, &config)?;
+    let session = Session::new(TafsFs::new(core.clone()), mountpoint, &config)?;
     let notifier = session.notifier();
     let invalidator = std::thread::Builder::new()
         .name("tafs-invalidate".into())
@@ -631,6 +654,7 @@ fn mount_ops(
     Ok(Mounted {
         session,
         invalidator,
+        ops: Arc::downgrade(&core),
     })
 }
 

@@ -195,6 +195,15 @@ impl Layout {
     }
 }
 
+/// `dir/name` in a view (`name` in the top folder when `dir` is empty).
+pub(super) fn join(dir: &str, name: &str) -> String {
+    if dir.is_empty() {
+        name.to_string()
+    } else {
+        format!("{dir}/{name}")
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

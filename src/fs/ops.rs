@@ -1,7 +1,8 @@
 //! [`FsOps`]: the operations the FUSE adapter forwards, implemented by the game-folder
-//! [`Core`] and by the read-only merged game view ([`super::merged::MergedCore`]).
+//! [`super::Core`] (in `core/mod.rs`) and by the read-only merged game view
+//! ([`super::merged::MergedCore`]).
 
-use super::core::{Attr, Core, DirItem, Opened, SetAttr};
+use super::core::{Attr, DirItem, Opened, SetAttr};
 use super::{FsError, StatFs};
 use std::ffi::OsStr;
 use std::path::Path;
@@ -17,6 +18,11 @@ pub trait FsOps: Send + Sync {
     fn ttl(&self) -> Duration;
     /// Looks `name` up in directory `parent`.
     fn lookup(&self, parent: u64, name: &OsStr) -> Result<Attr, FsError>;
+    /// The kernel dropped `n` of the entries of `ino` it was given (each successful lookup,
+    /// create, mkdir, mknod, symlink, link and readdirplus entry but `.` and `..` is one).
+    fn forget(&self, _ino: u64, _n: u64) {}
+    /// Inodes held (tests and diagnostics).
+    fn inodes(&self) -> usize;
     /// Attributes of `ino` (from the open handle `fh` when given).
     fn getattr(&self, ino: u64, fh: Option<u64>) -> Result<Attr, FsError>;
     /// The target of a symbolic link.
@@ -143,126 +149,5 @@ pub trait FsOps: Send + Sync {
     /// Flushes a file to stable storage.
     fn fsync(&self, _fh: u64, _datasync: bool) -> Result<(), FsError> {
         Ok(())
-    }
-}
-
-impl FsOps for Core {
-    fn ttl(&self) -> Duration {
-        self.options().ttl
-    }
-    fn lookup(&self, parent: u64, name: &OsStr) -> Result<Attr, FsError> {
-        Core::lookup(self, parent, name)
-    }
-    fn getattr(&self, ino: u64, fh: Option<u64>) -> Result<Attr, FsError> {
-        Core::getattr(self, ino, fh)
-    }
-    fn readlink(&self, ino: u64) -> Result<Vec<u8>, FsError> {
-        Core::readlink(self, ino)
-    }
-    fn open(&self, ino: u64, flags: i32) -> Result<Opened, FsError> {
-        Core::open(self, ino, flags)
-    }
-    fn read(&self, fh: u64, offset: u64, size: u32) -> Result<Vec<u8>, FsError> {
-        Core::read(self, fh, offset, size)
-    }
-    fn release(&self, fh: u64) -> Result<(), FsError> {
-        Core::release(self, fh)
-    }
-    fn opendir(&self, ino: u64) -> Result<u64, FsError> {
-        Core::opendir(self, ino)
-    }
-    fn readdir(&self, fh: u64, offset: u64) -> Result<Vec<(u64, DirItem)>, FsError> {
-        Core::readdir(self, fh, offset)
-    }
-    fn readdirplus(&self, fh: u64, offset: u64) -> Result<Vec<(u64, DirItem)>, FsError> {
-        Core::readdirplus(self, fh, offset)
-    }
-    fn releasedir(&self, fh: u64) -> Result<(), FsError> {
-        Core::releasedir(self, fh)
-    }
-    fn statfs(&self) -> Result<StatFs, FsError> {
-        Core::statfs(self)
-    }
-    fn access(&self, ino: u64, mask: i32) -> Result<(), FsError> {
-        Core::access(self, ino, mask)
-    }
-    fn setxattr(&self, ino: u64, name: &OsStr) -> Result<(), FsError> {
-        Core::setxattr(self, ino, name)
-    }
-    fn setattr(&self, ino: u64, set: SetAttr, fh: Option<u64>) -> Result<Attr, FsError> {
-        Core::setattr(self, ino, set, fh)
-    }
-    fn mknod(
-        &self,
-        parent: u64,
-        name: &OsStr,
-        mode: u32,
-        umask: u32,
-        rdev: u32,
-        uid: u32,
-        gid: u32,
-    ) -> Result<Attr, FsError> {
-        Core::mknod(self, parent, name, mode, umask, rdev, uid, gid)
-    }
-    fn mkdir(
-        &self,
-        parent: u64,
-        name: &OsStr,
-        mode: u32,
-        umask: u32,
-        uid: u32,
-        gid: u32,
-    ) -> Result<Attr, FsError> {
-        Core::mkdir(self, parent, name, mode, umask, uid, gid)
-    }
-    fn symlink(
-        &self,
-        parent: u64,
-        name: &OsStr,
-        target: &Path,
-        uid: u32,
-        gid: u32,
-    ) -> Result<Attr, FsError> {
-        Core::symlink(self, parent, name, target, uid, gid)
-    }
-    fn link(&self, ino: u64, newparent: u64, newname: &OsStr) -> Result<Attr, FsError> {
-        Core::link(self, ino, newparent, newname)
-    }
-    fn unlink(&self, parent: u64, name: &OsStr) -> Result<(), FsError> {
-        Core::unlink(self, parent, name)
-    }
-    fn rmdir(&self, parent: u64, name: &OsStr) -> Result<(), FsError> {
-        Core::rmdir(self, parent, name)
-    }
-    fn rename(
-        &self,
-        parent: u64,
-        name: &OsStr,
-        newparent: u64,
-        newname: &OsStr,
-        flags: u32,
-    ) -> Result<(), FsError> {
-        Core::rename(self, parent, name, newparent, newname, flags)
-    }
-    fn create(
-        &self,
-        parent: u64,
-        name: &OsStr,
-        mode: u32,
-        umask: u32,
-        flags: i32,
-        uid: u32,
-        gid: u32,
-    ) -> Result<(Attr, Opened), FsError> {
-        Core::create(self, parent, name, mode, umask, flags, uid, gid)
-    }
-    fn write(&self, fh: u64, offset: u64, data: &[u8]) -> Result<u32, FsError> {
-        Core::write(self, fh, offset, data)
-    }
-    fn flush(&self, fh: u64) -> Result<(), FsError> {
-        Core::flush(self, fh)
-    }
-    fn fsync(&self, fh: u64, datasync: bool) -> Result<(), FsError> {
-        Core::fsync(self, fh, datasync)
     }
 }

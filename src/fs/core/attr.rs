@@ -1,0 +1,422 @@
+//! Attributes: the kinds and attributes of nodes as `stat` reports them, how each kind of
+//! node gets its attributes (real files from the game folder, generated files and folders
+//! from the binary, staged files from the staging area, nodes no longer at their path from a
+//! handle that holds them open), `getattr` and `access`.
+
+use super::assets::Outcome;
+use super::handles::Handle;
+use super::inode::{NodeKind, DETACHED};
+use super::{is_asset_name, lock, time, Core, MountOptions};
+use crate::fs::layout::Layout;
+use crate::fs::sys::SetTime;
+use crate::fs::writeback::merged_children;
+use crate::fs::FsError;
+use std::fs::{self, Metadata};
+use std::os::unix::fs::MetadataExt;
+use std::path::Path;
+use std::sync::Arc;
+use std::time::{SystemTime, UNIX_EPOCH};
+
+/// Kind of a node as `stat` reports it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum FileKind {
+    /// Directory.
+    Dir,
+    /// Regular file.
+    File,
+    /// Symbolic link.
+    Symlink,
+    /// Named pipe.
+    Fifo,
+    /// Unix socket.
+    Socket,
+    /// Character device.
+    CharDevice,
+    /// Block device.
+    BlockDevice,
+}
+
+impl FileKind {
+    pub(in crate::fs) fn of(t: fs::FileType) -> FileKind {
+        use std::os::unix::fs::FileTypeExt;
+        if t.is_dir() {
+            FileKind::Dir
+        } else if t.is_symlink() {
+            FileKind::Symlink
+        } else if t.is_fifo() {
+            FileKind::Fifo
+        } else if t.is_socket() {
+            FileKind::Socket
+        } else if t.is_char_device() {
+            FileKind::CharDevice
+        } else if t.is_block_device() {
+            FileKind::BlockDevice
+        } else {
+            FileKind::File
+        }
+    }
+}
+
+/// Attributes of a node.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Attr {
+    /// Inode number (stable while mounted).
+    pub ino: u64,
+    /// Size in bytes (exact, also for generated files).
+    pub size: u64,
+    /// 512-byte blocks.
+    pub blocks: u64,
+    /// Last access.
+    pub atime: SystemTime,
+    /// Last modification (for generated files: the binary's).
+    pub mtime: SystemTime,
+    /// Last status change.
+    pub ctime: SystemTime,
+    /// Kind.
+    pub kind: FileKind,
+    /// Permission bits.
+    pub perm: u16,
+    /// Hard links (directories: 2 + sub-directories).
+    pub nlink: u32,
+    /// Owner.
+    pub uid: u32,
+    /// Group.
+    pub gid: u32,
+    /// Device number of device files.
+    pub rdev: u32,
+    /// Preferred I/O size.
+    pub blksize: u32,
+}
+
+impl Attr {
+    /// The attributes of a file as `m` describes it (size, blocks, times, device), shown as
+    /// `kind` with `perm`, `nlink` and `owner`.
+    pub(in crate::fs) fn of_meta(
+        ino: u64,
+        m: &Metadata,
+        kind: FileKind,
+        perm: u32,
+        nlink: u32,
+        (uid, gid): (u32, u32),
+    ) -> Attr {
+        Attr {
+            ino,
+            size: m.len(),
+            blocks: m.blocks(),
+            atime: time(m.atime(), m.atime_nsec()),
+            mtime: time(m.mtime(), m.mtime_nsec()),
+            ctime: time(m.ctime(), m.ctime_nsec()),
+            kind,
+            perm: perm as u16,
+            nlink,
+            uid,
+            gid,
+            rdev: m.rdev() as u32,
+            blksize: m.blksize() as u32,
+        }
+    }
+
+    /// The attributes of a generated file or folder (`dir`) of `size` bytes, with the times
+    /// of `m` (the binary or source it is generated from), `perm`, `nlink` and `owner`.
+    pub(in crate::fs) fn generated(
+        ino: u64,
+        m: &Metadata,
+        dir: bool,
+        size: u64,
+        perm: u32,
+        nlink: u32,
+        owner: (u32, u32),
+    ) -> Attr {
+        let kind = if dir { FileKind::Dir } else { FileKind::File };
+        Attr {
+            size,
+            blocks: size.div_ceil(512),
+            rdev: 0,
+            blksize: 4096,
+            ..Attr::of_meta(ino, m, kind, perm, nlink, owner)
+        }
+    }
+
+    /// The placeholder attributes of a `.` or `..` entry in a `readdirplus` reply, which the
+    /// kernel does not use: a folder, inode `ino`, all else zero.
+    pub(crate) fn dot(ino: u64) -> Attr {
+        Attr {
+            ino,
+            size: 0,
+            blocks: 0,
+            atime: UNIX_EPOCH,
+            mtime: UNIX_EPOCH,
+            ctime: UNIX_EPOCH,
+            kind: FileKind::Dir,
+            perm: 0o555,
+            nlink: 2,
+            uid: 0,
+            gid: 0,
+            rdev: 0,
+            blksize: 4096,
+        }
+    }
+}
+
+/// Attribute changes requested by `setattr`.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct SetAttr {
+    /// New permission bits.
+    pub mode: Option<u32>,
+    /// New owner.
+    pub uid: Option<u32>,
+    /// New group.
+    pub gid: Option<u32>,
+    /// New size (truncate or extend).
+    pub size: Option<u64>,
+    /// New access time.
+    pub atime: Option<SetTime>,
+    /// New modification time.
+    pub mtime: Option<SetTime>,
+}
+
+/// The owner shown for a file described by `m`: the mount's `uid`/`gid` options, else its own.
+pub(in crate::fs) fn owner_of(opts: &MountOptions, m: &Metadata) -> (u32, u32) {
+    (opts.uid.unwrap_or(m.uid()), opts.gid.unwrap_or(m.gid()))
+}
+
+impl Core {
+    pub(in crate::fs) fn owner(&self, m: &Metadata) -> (u32, u32) {
+        owner_of(&self.opts, m)
+    }
+
+    pub(in crate::fs) fn write_bits(&self, mode: u32) -> u32 {
+        if self.opts.read_only {
+            0
+        } else {
+            mode & 0o222
+        }
+    }
+
+    pub(in crate::fs) fn real_attr(&self, ino: u64, rel: &Path, m: &Metadata) -> Attr {
+        let kind = FileKind::of(m.file_type());
+        let mut nlink = m.nlink() as u32;
+        if kind == FileKind::Dir {
+            nlink = nlink.saturating_add(self.asset_children(rel));
+        }
+        let mut perm = m.mode() & 0o7777;
+        if self.opts.read_only {
+            perm &= !0o222;
+        }
+        Attr::of_meta(ino, m, kind, perm, nlink, self.owner(m))
+    }
+
+    /// How many entries of real directory `rel` are shown as directories although they are
+    /// files (asset binaries not known to be broken).
+    pub(in crate::fs) fn asset_children(&self, rel: &Path) -> u32 {
+        let Ok(rd) = fs::read_dir(self.abs(rel)) else {
+            return 0;
+        };
+        let mut n = 0u32;
+        for ent in rd.flatten() {
+            let name = ent.file_name();
+            let is_asset = name.to_str().is_some_and(is_asset_name);
+            if !is_asset || !ent.file_type().is_ok_and(|t| t.is_file()) {
+                continue;
+            }
+            let child = rel.join(&name);
+            let slot = lock(&self.assets).get(&child).cloned();
+            // An asset being decoded right now (lock busy) counts as a directory.
+            let broken = slot.is_some_and(|a| {
+                a.state
+                    .try_lock()
+                    .is_ok_and(|st| matches!(st.outcome, Outcome::Broken))
+            });
+            if !broken {
+                n += 1;
+            }
+        }
+        n
+    }
+
+    pub(in crate::fs) fn gen_attr(
+        &self,
+        ino: u64,
+        m: &Metadata,
+        dir: bool,
+        size: u64,
+        subdirs: u32,
+    ) -> Attr {
+        let r = m.mode() & 0o444;
+        let w = self.write_bits(m.mode());
+        let perm = if dir { r | w | (r >> 2) } else { r | w };
+        let nlink = if dir { 2 + subdirs } else { 1 };
+        Attr::generated(ino, m, dir, size, perm, nlink, self.owner(m))
+    }
+
+    /// Attributes of a view node (or asset root when `vpath` is empty).
+    #[allow(clippy::too_many_arguments)]
+    pub(in crate::fs) fn view_attr(
+        &self,
+        ino: u64,
+        rel: &Path,
+        gen: u64,
+        layout: &Layout,
+        meta: &Metadata,
+        vpath: &str,
+        dir: bool,
+    ) -> Result<Attr, FsError> {
+        if dir {
+            Ok(self.asset_dir_attr(ino, rel, layout, meta, vpath))
+        } else {
+            let size = self.size_of(rel, gen, layout, vpath)?;
+            Ok(self.gen_attr(ino, meta, false, size, 0))
+        }
+    }
+    pub(in crate::fs) fn staged_attr(&self, ino: u64, m: &Metadata, subdirs: u32) -> Attr {
+        let dir = m.is_dir();
+        let kind = if dir { FileKind::Dir } else { FileKind::File };
+        let nlink = if dir { 2 + subdirs } else { 1 };
+        Attr {
+            rdev: 0,
+            blksize: 4096,
+            ..Attr::of_meta(ino, m, kind, m.mode() & 0o777, nlink, self.owner(m))
+        }
+    }
+
+    /// Attributes of a folder of an asset directory (staged folder or generated).
+    pub(in crate::fs) fn asset_dir_attr(
+        &self,
+        ino: u64,
+        rel: &Path,
+        layout: &Layout,
+        meta: &Metadata,
+        vpath: &str,
+    ) -> Attr {
+        let asset = self.slot(rel);
+        let (kids, staged) = {
+            let g = lock(&asset.stage);
+            let kids = merged_children(g.as_ref(), Some(layout), vpath).unwrap_or_default();
+            let staged = g
+                .as_ref()
+                .filter(|s| s.active())
+                .and_then(|s| fs::metadata(s.path(vpath)).ok());
+            (kids, staged)
+        };
+        let subdirs = kids.iter().filter(|(_, d)| *d).count() as u32;
+        match staged {
+            Some(m) if m.is_dir() => self.staged_attr(ino, &m, subdirs),
+            _ => {
+                let n = kids.len() as u64;
+                self.gen_attr(ino, meta, true, 4096.max(n * 32), subdirs)
+            }
+        }
+    }
+
+    /// Attributes of inode `ino`, no longer at its path, from a handle that has it open: a
+    /// real or staged file's own file, or the generated bytes it was opened with; `ESTALE`
+    /// when none does.
+    pub(in crate::fs) fn open_file_attr(&self, ino: u64) -> Result<Attr, FsError> {
+        let handles: Vec<Arc<Handle>> = lock(&self.handles).values().cloned().collect();
+        for h in handles {
+            match &*h {
+                Handle::Real { file, ino: i, .. } if *i == ino => {
+                    return Ok(self.real_attr(ino, Path::new(""), &file.metadata()?));
+                }
+                Handle::Staged { file, ino: i, .. } if *i == ino => {
+                    return Ok(self.staged_attr(ino, &file.metadata()?, 0));
+                }
+                Handle::Generated(_, attr) if attr.ino == ino => return Ok(*attr),
+                _ => {}
+            }
+        }
+        Err(FsError::Stale)
+    }
+
+    /// Attributes of `ino` (from the open handle `fh` when given and real).
+    pub(in crate::fs) fn attr_of(&self, ino: u64, fh: Option<u64>) -> Result<Attr, FsError> {
+        if let Some(fh) = fh {
+            let h = lock(&self.handles).get(&fh).cloned();
+            match h.as_deref() {
+                Some(Handle::Real { file, .. }) => {
+                    let m = file.metadata()?;
+                    let rel = self.rel_path(ino).unwrap_or_default();
+                    return Ok(self.real_attr(ino, &rel, &m));
+                }
+                // fstat of an open generated file: the version it was opened with.
+                Some(Handle::Generated(_, attr)) if attr.ino == ino => return Ok(*attr),
+                Some(Handle::Staged { file, .. }) => {
+                    return Ok(self.staged_attr(ino, &file.metadata()?, 0));
+                }
+                _ => {}
+            }
+        }
+        let node = self.node(ino)?;
+        match node.kind {
+            NodeKind::Real { kind } => {
+                let found = self.rel_path(ino).ok().and_then(|rel| {
+                    let m = fs::symlink_metadata(self.abs(&rel)).ok()?;
+                    (FileKind::of(m.file_type()) == kind).then_some((rel, m))
+                });
+                match found {
+                    Some((rel, m)) => Ok(self.real_attr(ino, &rel, &m)),
+                    // unlinked or replaced: fstat of a file still open answers from it
+                    None => self.open_file_attr(ino),
+                }
+            }
+            NodeKind::AssetRoot => {
+                let (rel, gen, layout, meta) = self.root_asset(ino)?;
+                self.view_attr(ino, &rel, gen, &layout, &meta, "", true)
+            }
+            NodeKind::Status { root } => self.status_attr(ino, root),
+            NodeKind::ViewDir { root, vpath } => {
+                // folders follow the asset across generations
+                let (rel, gen, layout, meta) = self.folder(root, &vpath)?;
+                self.view_attr(ino, &rel, gen, &layout, &meta, &vpath, true)
+            }
+            NodeKind::ViewFile { root, gen, vpath } => {
+                if node.parent == DETACHED {
+                    // renamed over or removed: the file it still is for whoever holds it open
+                    // (fstat reaches here without a handle), never the one at its old path
+                    return self.open_file_attr(ino);
+                }
+                let rel = self.rel_path(root)?;
+                {
+                    let asset = self.slot(&rel);
+                    let g = lock(&asset.stage);
+                    // under the stage lock, so the staged file is the one this inode names
+                    if !self.stands_at(ino, &vpath) {
+                        drop(g);
+                        return self.open_file_attr(ino);
+                    }
+                    if let Some(m) = g
+                        .as_ref()
+                        .and_then(|s| fs::symlink_metadata(s.path(&vpath)).ok())
+                    {
+                        return Ok(self.staged_attr(ino, &m, 0));
+                    }
+                }
+                match self.current(root, gen) {
+                    Ok((rel, layout, meta)) => {
+                        self.view_attr(ino, &rel, gen, &layout, &meta, &vpath, false)
+                    }
+                    // the binary changed meanwhile: what an open descriptor still reads
+                    Err(FsError::Stale) => self.open_file_attr(ino),
+                    Err(e) => Err(e),
+                }
+            }
+        }
+    }
+
+    /// `access(2)`: existence, and `EROFS` for write access where writes are refused.
+    pub(in crate::fs) fn check_access(&self, ino: u64, mask: i32) -> Result<(), FsError> {
+        let node = self.node(ino)?;
+        if mask & libc::W_OK != 0 {
+            if self.opts.read_only {
+                return Err(FsError::ReadOnly("mounted read-only"));
+            }
+            match node.kind {
+                NodeKind::Real { .. } => {}
+                NodeKind::AssetRoot | NodeKind::ViewDir { .. } | NodeKind::ViewFile { .. }
+                    if self.wb_node(ino) => {}
+                _ => return Err(FsError::ReadOnly("asset directories are read-only")),
+            }
+        }
+        self.attr_of(ino, None).map(|_| ())
+    }
+}

@@ -1,0 +1,282 @@
+//! Open files: the handles of real, generated and staged files, and the operations on them
+//! (open, read, write, flush, fsync, release).
+
+use super::inode::{NodeKind, DETACHED};
+use super::Attr;
+use super::{is_archive_path, is_asset_name, lock, Core, Inval};
+use crate::fs::FsError;
+use std::fs::{File, OpenOptions};
+use std::os::unix::fs::{FileExt, OpenOptionsExt};
+use std::path::PathBuf;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
+
+/// An open file.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Opened {
+    /// The handle.
+    pub fh: u64,
+    /// Whether the kernel may keep its page cache from earlier opens.
+    pub keep_cache: bool,
+}
+
+pub(in crate::fs) enum Handle {
+    Real {
+        file: File,
+        ino: u64,
+        written: AtomicBool,
+    },
+    /// A generated file: the bytes and attributes of the version that was opened.
+    Generated(Arc<Vec<u8>>, Attr),
+    /// A staged file of an asset directory (write-back).
+    Staged {
+        file: File,
+        ino: u64,
+        rel: PathBuf,
+        writable: bool,
+        written: AtomicBool,
+    },
+}
+
+impl Handle {
+    /// The inode open.
+    pub(in crate::fs) fn ino(&self) -> u64 {
+        match self {
+            Handle::Real { ino, .. } | Handle::Staged { ino, .. } => *ino,
+            Handle::Generated(_, attr) => attr.ino,
+        }
+    }
+}
+
+impl Core {
+    /// Registers an open handle (the node stays in the table while it is open).
+    pub(in crate::fs) fn add_handle(&self, h: Handle) -> u64 {
+        let fh = self.next_fh.fetch_add(1, Ordering::Relaxed);
+        self.table_mut().opened(h.ino());
+        lock(&self.handles).insert(fh, Arc::new(h));
+        fh
+    }
+
+    pub(in crate::fs) fn open_options(flags: i32) -> OpenOptions {
+        let acc = flags & libc::O_ACCMODE;
+        let mut o = OpenOptions::new();
+        o.read(acc == libc::O_RDONLY || acc == libc::O_RDWR);
+        o.write(acc == libc::O_WRONLY || acc == libc::O_RDWR);
+        if flags & libc::O_APPEND != 0 {
+            o.append(true);
+        }
+        if flags & libc::O_TRUNC != 0 && acc != libc::O_RDONLY {
+            o.truncate(true);
+        }
+        let passed = flags
+            & !(libc::O_ACCMODE
+                | libc::O_CREAT
+                | libc::O_EXCL
+                | libc::O_TRUNC
+                | libc::O_APPEND
+                | libc::O_NOCTTY);
+        o.custom_flags(passed);
+        o
+    }
+
+    pub(in crate::fs) fn wants_write(flags: i32) -> bool {
+        let acc = flags & libc::O_ACCMODE;
+        acc != libc::O_RDONLY || flags & libc::O_TRUNC != 0
+    }
+
+    /// Opens a file.
+    pub(in crate::fs) fn open_node(&self, ino: u64, flags: i32) -> Result<Opened, FsError> {
+        let node = self.node(ino)?;
+        match node.kind {
+            NodeKind::Real { .. } => {
+                if Self::wants_write(flags) && self.opts.read_only {
+                    return Err(FsError::ReadOnly("mounted read-only"));
+                }
+                let rel = self.rel_path(ino)?;
+                let file = Self::open_options(flags).open(self.abs(&rel))?;
+                let fh = self.add_handle(Handle::Real {
+                    file,
+                    ino,
+                    written: AtomicBool::new(false),
+                });
+                Ok(Opened {
+                    fh,
+                    keep_cache: false,
+                })
+            }
+            NodeKind::AssetRoot | NodeKind::ViewDir { .. } => Err(FsError::IsDir),
+            NodeKind::Status { root } => {
+                if Self::wants_write(flags) {
+                    return Err(FsError::ReadOnly("the status file is read-only"));
+                }
+                let attr = self.status_attr(ino, root)?;
+                let bytes = Arc::new(self.status_bytes(root)?);
+                let fh = self.add_handle(Handle::Generated(bytes, attr));
+                Ok(Opened {
+                    fh,
+                    keep_cache: false,
+                })
+            }
+            NodeKind::ViewFile { root, gen, vpath } => {
+                // renamed over or removed: its path names another file now, which this inode
+                // (whose attributes the kernel may still hold) must not open; ESTALE makes the
+                // kernel look the path up again
+                if node.parent == DETACHED {
+                    return Err(FsError::Stale);
+                }
+                if self.opts.state_dir.is_some() {
+                    if let Some(o) = self.wb_open(ino, root, gen, &vpath, flags)? {
+                        return Ok(o);
+                    }
+                }
+                if Self::wants_write(flags) {
+                    return Err(FsError::ReadOnly("generated files are read-only"));
+                }
+                let (rel, layout, meta) = self.current(root, gen)?;
+                let bytes = self.render(&rel, gen, &layout, &vpath)?;
+                let attr = self.gen_attr(ino, &meta, false, bytes.len() as u64, 0);
+                let fh = self.add_handle(Handle::Generated(bytes, attr));
+                Ok(Opened {
+                    fh,
+                    keep_cache: true,
+                })
+            }
+        }
+    }
+
+    pub(in crate::fs) fn handle(&self, fh: u64) -> Result<Arc<Handle>, FsError> {
+        lock(&self.handles)
+            .get(&fh)
+            .cloned()
+            .ok_or(FsError::BadHandle(fh))
+    }
+
+    /// Reads up to `size` bytes at `offset`.
+    pub(in crate::fs) fn read_handle(
+        &self,
+        fh: u64,
+        offset: u64,
+        size: u32,
+    ) -> Result<Vec<u8>, FsError> {
+        match &*self.handle(fh)? {
+            Handle::Generated(bytes, _) => Ok(crate::fs::slice_at(bytes, offset, size)),
+            Handle::Real { file, .. } | Handle::Staged { file, .. } => {
+                Ok(crate::fs::read_at(file, offset, size)?)
+            }
+        }
+    }
+
+    /// Writes `data` at `offset` (at the end for files opened with `O_APPEND`).
+    pub(in crate::fs) fn write_handle(
+        &self,
+        fh: u64,
+        offset: u64,
+        data: &[u8],
+    ) -> Result<u32, FsError> {
+        match &*self.handle(fh)? {
+            Handle::Generated(..) => Err(FsError::ReadOnly("generated files are read-only")),
+            Handle::Real { file, written, .. } => {
+                file.write_all_at(data, offset)?;
+                written.store(true, Ordering::Relaxed);
+                Ok(data.len() as u32)
+            }
+            Handle::Staged {
+                file,
+                written,
+                rel,
+                ino,
+                ..
+            } => {
+                file.write_all_at(data, offset)?;
+                if !written.swap(true, Ordering::Relaxed) {
+                    self.staged_written(rel, *ino);
+                }
+                Ok(data.len() as u32)
+            }
+        }
+    }
+
+    /// Called on every `close` of a descriptor.
+    pub(in crate::fs) fn flush_handle(&self, fh: u64) -> Result<(), FsError> {
+        match &*self.handle(fh)? {
+            Handle::Staged {
+                writable: true,
+                written,
+                rel,
+                ino,
+                ..
+            } => {
+                // a descriptor that only truncated (truncate -s 0) does not commit
+                if written.load(Ordering::Relaxed) {
+                    self.staged_written(rel, *ino);
+                    return self.staged_save(rel, *ino);
+                }
+                Ok(())
+            }
+            _ => Ok(()),
+        }
+    }
+
+    /// Flushes a file to stable storage.
+    pub(in crate::fs) fn fsync_handle(&self, fh: u64, datasync: bool) -> Result<(), FsError> {
+        match &*self.handle(fh)? {
+            Handle::Generated(..) => Ok(()),
+            Handle::Staged {
+                file,
+                rel,
+                ino,
+                writable,
+                ..
+            } => {
+                file.sync_all()?;
+                if *writable {
+                    self.staged_save(rel, *ino)?;
+                }
+                Ok(())
+            }
+            Handle::Real { file, .. } => {
+                if datasync {
+                    file.sync_data()?
+                } else {
+                    file.sync_all()?
+                }
+                Ok(())
+            }
+        }
+    }
+
+    /// Closes a handle for good.
+    pub(in crate::fs) fn release_handle(&self, fh: u64) -> Result<(), FsError> {
+        let h = lock(&self.handles)
+            .remove(&fh)
+            .ok_or(FsError::BadHandle(fh))?;
+        self.table_mut().closed(h.ino());
+        if let Handle::Staged {
+            ino,
+            rel,
+            writable: true,
+            ..
+        } = &*h
+        {
+            if is_archive_path(rel) {
+                self.archive_released(rel, *ino);
+            }
+        }
+        if let Handle::Real { ino, written, .. } = &*h {
+            if written.load(Ordering::Relaxed) {
+                // A binary written through the mount becomes a directory once it parses.
+                let node = self.table().get(*ino).cloned();
+                if let Some(n) = node {
+                    let asset = n.name.to_str().is_some_and(is_asset_name);
+                    if asset && n.parent != DETACHED {
+                        self.send(Inval::Entry {
+                            parent: n.parent,
+                            name: n.name,
+                        });
+                    }
+                }
+            }
+        }
+        Ok(())
+    }
+}

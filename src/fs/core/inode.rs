@@ -1,0 +1,686 @@
+//! The inode table: every node the kernel may hold (real files and folders of the game
+//! folder, asset directories, status files, view folders and view files), where each one
+//! stands (parent and name), and the kernel's lookup count of each; plus `lookup`, which
+//! turns a name into a node.
+//!
+//! Lookup counting follows the kernel's: every reply that gives the kernel an entry (lookup,
+//! create, mkdir, mknod, symlink, link, readdirplus entries other than `.` and `..`) adds one
+//! ([`Table::remember`]); `forget` takes the kernel's count away ([`Table::forget`]). A node
+//! the kernel has forgotten, that no handle holds open and under which no node is referenced
+//! any more, leaves the table (and so do the unreferenced nodes under it). [`ROOT`] stays.
+//! Inode numbers are never reused, so a forgotten inode can only answer `ESTALE`, never for
+//! another file.
+
+use super::{is_not_found, lock, Core, FileKind, Resolved, ROOT};
+use crate::fs::layout::Layout;
+use crate::fs::writeback::{self, Loc};
+use crate::fs::FsError;
+use std::collections::{HashMap, HashSet};
+use std::ffi::{OsStr, OsString};
+use std::fs::Metadata;
+use std::path::{Path, PathBuf};
+
+use super::Attr;
+
+/// What a node is.
+#[derive(Debug, Clone)]
+pub(in crate::fs) enum NodeKind {
+    /// A path of the game folder, passed through; `kind` is what it was when looked up.
+    Real { kind: FileKind },
+    /// A binary shown as a directory.
+    AssetRoot,
+    /// The hidden status file of an asset directory (`root`) or of the mount (`ROOT`).
+    Status { root: u64 },
+    /// A folder of a view (generated or staged) of asset root `root`: it follows the asset
+    /// across generations; `vpath` follows renames.
+    ViewDir { root: u64, vpath: String },
+    /// A file of a view (generated or staged), valid for one generation `gen` of the asset;
+    /// `vpath` follows renames.
+    ViewFile { root: u64, gen: u64, vpath: String },
+}
+
+impl NodeKind {
+    /// A view folder (`dir`) or view file of generation `gen` at `vpath` of asset `root`.
+    pub(in crate::fs) fn of_view(root: u64, gen: u64, vpath: &str, dir: bool) -> NodeKind {
+        let vpath = vpath.to_string();
+        if dir {
+            NodeKind::ViewDir { root, vpath }
+        } else {
+            NodeKind::ViewFile { root, gen, vpath }
+        }
+    }
+
+    /// The asset root and path in the view of a view node.
+    pub(in crate::fs) fn view(&self) -> Option<(u64, &str)> {
+        match self {
+            NodeKind::ViewDir { root, vpath } | NodeKind::ViewFile { root, vpath, .. } => {
+                Some((*root, vpath))
+            }
+            _ => None,
+        }
+    }
+}
+
+/// A node as the table holds it.
+#[derive(Debug, Clone)]
+pub(in crate::fs) struct Node {
+    /// Parent inode; [`DETACHED`] once unlinked or replaced.
+    pub(in crate::fs) parent: u64,
+    /// Name in the parent.
+    pub(in crate::fs) name: OsString,
+    /// What it is.
+    pub(in crate::fs) kind: NodeKind,
+    /// Entries the kernel was given for it and has not forgotten.
+    lookups: u64,
+    /// Open file and directory handles of it.
+    opens: u32,
+    /// The kernel forgot it (its count went to zero by `forget`).
+    forgotten: bool,
+    /// The generation it is listed under for invalidation (view nodes).
+    gen: Option<u64>,
+}
+
+/// Parent of a node that has no path any more.
+pub(in crate::fs) const DETACHED: u64 = 0;
+
+/// The inode table. Invariant: a node's `parent` is [`DETACHED`] exactly when it is not
+/// in `children` (ROOT, its own parent, aside).
+pub(in crate::fs) struct Table {
+    nodes: HashMap<u64, Node>,
+    children: HashMap<u64, HashMap<OsString, u64>>,
+    by_gen: HashMap<u64, HashSet<u64>>,
+    next: u64,
+}
+
+impl Table {
+    pub(super) fn new() -> Table {
+        let mut nodes = HashMap::new();
+        nodes.insert(
+            ROOT,
+            Node {
+                parent: ROOT,
+                name: OsString::new(),
+                kind: NodeKind::Real {
+                    kind: FileKind::Dir,
+                },
+                lookups: 0,
+                opens: 0,
+                forgotten: false,
+                gen: None,
+            },
+        );
+        Table {
+            nodes,
+            children: HashMap::new(),
+            by_gen: HashMap::new(),
+            next: ROOT + 1,
+        }
+    }
+
+    /// Nodes held.
+    pub(in crate::fs) fn len(&self) -> usize {
+        self.nodes.len()
+    }
+
+    /// The node `ino`.
+    pub(in crate::fs) fn get(&self, ino: u64) -> Option<&Node> {
+        self.nodes.get(&ino)
+    }
+
+    /// The child `name` of `parent`.
+    pub(in crate::fs) fn child_of(&self, parent: u64, name: &OsStr) -> Option<u64> {
+        self.children.get(&parent)?.get(name).copied()
+    }
+
+    /// Path relative to the game folder of a real node or asset root.
+    pub(in crate::fs) fn rel_path(&self, mut ino: u64) -> Option<PathBuf> {
+        let mut names = Vec::new();
+        while ino != ROOT {
+            let n = self.nodes.get(&ino)?;
+            if n.parent == DETACHED || names.len() > 4096 {
+                return None;
+            }
+            names.push(n.name.clone());
+            ino = n.parent;
+        }
+        Some(names.iter().rev().collect())
+    }
+
+    /// The child `name` of `parent` if it matches `ok`, else a new node replacing it
+    /// (listed under generation `gen` for invalidation).
+    pub(in crate::fs) fn child(
+        &mut self,
+        parent: u64,
+        name: &OsStr,
+        ok: impl Fn(&NodeKind) -> bool,
+        kind: NodeKind,
+        gen: Option<u64>,
+    ) -> u64 {
+        if let Some(ino) = self.child_of(parent, name) {
+            if self.nodes.get(&ino).is_some_and(|n| ok(&n.kind)) {
+                return ino;
+            }
+            self.detach(ino);
+        }
+        let ino = self.next;
+        self.next += 1;
+        if let Some(g) = gen {
+            self.by_gen.entry(g).or_default().insert(ino);
+        }
+        self.nodes.insert(
+            ino,
+            Node {
+                parent,
+                name: name.to_os_string(),
+                kind,
+                lookups: 0,
+                opens: 0,
+                forgotten: false,
+                gen,
+            },
+        );
+        self.attach(parent, name, ino);
+        ino
+    }
+
+    /// A new node `name` in `parent`, replacing whatever stood there.
+    pub(in crate::fs) fn replace(
+        &mut self,
+        parent: u64,
+        name: &OsStr,
+        kind: NodeKind,
+        gen: Option<u64>,
+    ) -> u64 {
+        self.detach_child(parent, name);
+        self.child(parent, name, |_| false, kind, gen)
+    }
+
+    fn attach(&mut self, parent: u64, name: &OsStr, ino: u64) {
+        self.children
+            .entry(parent)
+            .or_default()
+            .insert(name.to_os_string(), ino);
+    }
+
+    fn unattach(&mut self, parent: u64, name: &OsStr) -> Option<u64> {
+        let kids = self.children.get_mut(&parent)?;
+        let ino = kids.remove(name);
+        if kids.is_empty() {
+            self.children.remove(&parent);
+        }
+        ino
+    }
+
+    /// Takes a node out of the tree (it stays known, but has no path any more).
+    pub(in crate::fs) fn detach(&mut self, ino: u64) {
+        let Some(n) = self.nodes.get_mut(&ino) else {
+            return;
+        };
+        let (parent, name) = (n.parent, std::mem::take(&mut n.name));
+        n.parent = DETACHED;
+        if self.child_of(parent, &name) == Some(ino) {
+            self.unattach(parent, &name);
+            self.sweep(parent);
+        }
+        self.sweep(ino);
+    }
+
+    /// Detaches the child `name` of `parent`, if any.
+    pub(in crate::fs) fn detach_child(&mut self, parent: u64, name: &OsStr) {
+        if let Some(ino) = self.child_of(parent, name) {
+            self.detach(ino);
+        }
+    }
+
+    /// Moves the child `name` of `parent` to `newname` in `newparent` (replacing what stood
+    /// there); returns it.
+    pub(in crate::fs) fn move_child(
+        &mut self,
+        parent: u64,
+        name: &OsStr,
+        newparent: u64,
+        newname: &OsStr,
+    ) -> Option<u64> {
+        self.detach_child(newparent, newname);
+        let ino = self.unattach(parent, name)?;
+        if let Some(n) = self.nodes.get_mut(&ino) {
+            n.parent = newparent;
+            n.name = newname.to_os_string();
+        }
+        self.attach(newparent, newname, ino);
+        self.sweep(parent);
+        Some(ino)
+    }
+
+    /// Swaps the children `name` of `parent` and `newname` of `newparent`.
+    pub(in crate::fs) fn exchange(
+        &mut self,
+        parent: u64,
+        name: &OsStr,
+        newparent: u64,
+        newname: &OsStr,
+    ) {
+        let a = self.unattach(parent, name);
+        let b = self.unattach(newparent, newname);
+        if let Some(a) = a {
+            if let Some(n) = self.nodes.get_mut(&a) {
+                n.parent = newparent;
+                n.name = newname.to_os_string();
+            }
+            self.attach(newparent, newname, a);
+        }
+        if let Some(b) = b {
+            if let Some(n) = self.nodes.get_mut(&b) {
+                n.parent = parent;
+                n.name = name.to_os_string();
+            }
+            self.attach(parent, name, b);
+        }
+        self.sweep(parent);
+        self.sweep(newparent);
+    }
+
+    /// The view node `ino` now stands for `vpath` of its asset (renamed).
+    pub(in crate::fs) fn set_vpath(&mut self, ino: u64, to: &str) {
+        if let Some(n) = self.nodes.get_mut(&ino) {
+            if let NodeKind::ViewDir { vpath, .. } | NodeKind::ViewFile { vpath, .. } = &mut n.kind
+            {
+                *vpath = to.to_string();
+            }
+        }
+    }
+
+    /// The nodes listed under generation `gen` (the list is emptied).
+    pub(in crate::fs) fn take_gen(&mut self, gen: u64) -> Vec<u64> {
+        let mut v: Vec<u64> = self
+            .by_gen
+            .remove(&gen)
+            .unwrap_or_default()
+            .into_iter()
+            .collect();
+        v.sort_unstable();
+        for ino in &v {
+            if let Some(n) = self.nodes.get_mut(ino) {
+                n.gen = None;
+            }
+        }
+        v
+    }
+
+    /// The kernel was given an entry of `ino`; false when the node is gone (forgotten
+    /// meanwhile: the caller looks the name up again).
+    pub(in crate::fs) fn remember(&mut self, ino: u64) -> bool {
+        match self.nodes.get_mut(&ino) {
+            Some(n) => {
+                n.lookups += 1;
+                n.forgotten = false;
+                true
+            }
+            None => false,
+        }
+    }
+
+    /// The kernel forgot `n` of the entries it was given of `ino`.
+    pub(in crate::fs) fn forget(&mut self, ino: u64, n: u64) {
+        if ino == ROOT {
+            return;
+        }
+        let Some(node) = self.nodes.get_mut(&ino) else {
+            return;
+        };
+        node.lookups = node.lookups.saturating_sub(n);
+        if node.lookups == 0 {
+            node.forgotten = true;
+            self.sweep(ino);
+        }
+    }
+
+    /// A handle of `ino` was opened.
+    pub(in crate::fs) fn opened(&mut self, ino: u64) {
+        if let Some(n) = self.nodes.get_mut(&ino) {
+            n.opens = n.opens.saturating_add(1);
+        }
+    }
+
+    /// A handle of `ino` was closed.
+    pub(in crate::fs) fn closed(&mut self, ino: u64) {
+        if let Some(n) = self.nodes.get_mut(&ino) {
+            n.opens = n.opens.saturating_sub(1);
+            if n.opens == 0 && n.forgotten {
+                self.sweep(ino);
+            }
+        }
+    }
+
+    fn referenced(n: &Node) -> bool {
+        n.lookups > 0 || n.opens > 0
+    }
+
+    /// Every node under `ino` (attached below it), or `None` when one of them is still
+    /// referenced.
+    fn unreferenced_below(&self, ino: u64) -> Option<Vec<u64>> {
+        let mut out = Vec::new();
+        let mut stack = vec![ino];
+        while let Some(p) = stack.pop() {
+            for &k in self.children.get(&p).into_iter().flat_map(|m| m.values()) {
+                if self.nodes.get(&k).is_some_and(Self::referenced) {
+                    return None;
+                }
+                out.push(k);
+                stack.push(k);
+            }
+        }
+        Some(out)
+    }
+
+    /// Removes `ino` if the kernel forgot it, no handle holds it and nothing under it is
+    /// referenced; then its parent, if that is now removable too.
+    fn sweep(&mut self, mut ino: u64) {
+        loop {
+            let Some(n) = self.nodes.get(&ino) else {
+                return;
+            };
+            if ino == ROOT || !n.forgotten || Self::referenced(n) {
+                return;
+            }
+            let Some(below) = self.unreferenced_below(ino) else {
+                return;
+            };
+            let parent = n.parent;
+            for k in below.into_iter().chain([ino]) {
+                self.remove(k);
+            }
+            if parent == DETACHED {
+                return;
+            }
+            ino = parent;
+        }
+    }
+
+    fn remove(&mut self, ino: u64) {
+        let Some(n) = self.nodes.remove(&ino) else {
+            return;
+        };
+        if n.parent != DETACHED && self.child_of(n.parent, &n.name) == Some(ino) {
+            self.unattach(n.parent, &n.name);
+        }
+        self.children.remove(&ino);
+        if let Some(g) = n.gen {
+            if let Some(set) = self.by_gen.get_mut(&g) {
+                set.remove(&ino);
+                if set.is_empty() {
+                    self.by_gen.remove(&g);
+                }
+            }
+        }
+    }
+}
+
+impl Core {
+    pub(in crate::fs) fn table(&self) -> std::sync::RwLockReadGuard<'_, Table> {
+        self.table.read().unwrap_or_else(|p| p.into_inner())
+    }
+
+    pub(in crate::fs) fn table_mut(&self) -> std::sync::RwLockWriteGuard<'_, Table> {
+        self.table.write().unwrap_or_else(|p| p.into_inner())
+    }
+
+    /// The node `ino` (a copy).
+    pub(in crate::fs) fn node(&self, ino: u64) -> Result<Node, FsError> {
+        self.table()
+            .get(ino)
+            .cloned()
+            .ok_or(FsError::UnknownInode(ino))
+    }
+
+    /// Path relative to the game folder of a real node or asset root.
+    pub(in crate::fs) fn rel_path(&self, ino: u64) -> Result<PathBuf, FsError> {
+        self.table().rel_path(ino).ok_or(FsError::Stale)
+    }
+
+    /// Gives the kernel an entry of `a` (counts it); `ESTALE` in the rare case where the
+    /// node was forgotten between being found and being counted.
+    pub(super) fn entry(&self, a: Attr) -> Result<Attr, FsError> {
+        if self.table_mut().remember(a.ino) {
+            Ok(a)
+        } else {
+            Err(FsError::Stale)
+        }
+    }
+
+    /// Whether view node `ino` still stands at `vpath` of its asset (not renamed over, removed
+    /// or replaced). Every operation that changes which staged file a path holds (rename,
+    /// unlink, create over an existing name) changes the staged file and this table under the
+    /// asset's stage lock; opening or stating a staged file checks this under the same lock,
+    /// so an inode never opens or describes a file other than the one its name stood for.
+    pub(in crate::fs) fn stands_at(&self, ino: u64, vpath: &str) -> bool {
+        self.table()
+            .get(ino)
+            .is_some_and(|n| n.parent != DETACHED && n.kind.view().is_some_and(|(_, v)| v == vpath))
+    }
+
+    /// The path in its asset of a view node (follows renames).
+    pub(in crate::fs) fn vpath_of(&self, ino: u64) -> Option<String> {
+        self.table()
+            .get(ino)?
+            .kind
+            .view()
+            .map(|(_, v)| v.to_string())
+    }
+
+    /// True when `ino` is an asset directory or inside one.
+    pub(in crate::fs) fn is_asset_node(&self, ino: u64) -> bool {
+        self.table().get(ino).is_some_and(|n| {
+            matches!(
+                n.kind,
+                NodeKind::AssetRoot | NodeKind::ViewDir { .. } | NodeKind::ViewFile { .. }
+            )
+        })
+    }
+
+    /// True when the child `name` of `parent` is not a real node.
+    pub(super) fn child_is_view(&self, parent: u64, name: &OsStr) -> bool {
+        let t = self.table();
+        t.child_of(parent, name)
+            .and_then(|i| t.get(i))
+            .is_some_and(|n| !matches!(n.kind, NodeKind::Real { .. }))
+    }
+
+    /// A new view node `name` in `parent` (the old node of that name stops standing there).
+    pub(in crate::fs) fn new_view_node(
+        &self,
+        parent: u64,
+        root: u64,
+        gen: u64,
+        name: &str,
+        vpath: &str,
+        dir: bool,
+    ) -> u64 {
+        let kind = NodeKind::of_view(root, gen, vpath, dir);
+        self.table_mut()
+            .replace(parent, OsStr::new(name), kind, Some(gen))
+    }
+
+    /// The view node `name` of `parent` for `vpath` at generation `gen`: the existing one
+    /// if it is that (folders follow the asset across generations), else a new one.
+    pub(super) fn view_child(
+        t: &mut Table,
+        parent: u64,
+        root: u64,
+        gen: u64,
+        name: &str,
+        vpath: &str,
+        is_dir: bool,
+    ) -> u64 {
+        let ok = |k: &NodeKind| match k {
+            NodeKind::ViewDir { vpath: v, .. } => is_dir && v == vpath,
+            NodeKind::ViewFile {
+                gen: g, vpath: v, ..
+            } => !is_dir && *g == gen && v == vpath,
+            _ => false,
+        };
+        let kind = NodeKind::of_view(root, gen, vpath, is_dir);
+        t.child(parent, OsStr::new(name), ok, kind, Some(gen))
+    }
+
+    /// Looks `name` up in directory `parent` (not counted; see [`Core::entry`]).
+    pub(in crate::fs) fn lookup_node(&self, parent: u64, name: &OsStr) -> Result<Attr, FsError> {
+        let pnode = self.node(parent)?;
+        match pnode.kind {
+            NodeKind::Real { kind } => {
+                if kind != FileKind::Dir {
+                    return Err(FsError::NotDir);
+                }
+                if parent == ROOT && name == writeback::STATUS_NAME && self.writeback() {
+                    return self.status_node(ROOT, ROOT);
+                }
+                let rel = self.rel_path(parent)?.join(name);
+                self.lookup_real(parent, name, &rel)
+            }
+            NodeKind::Status { .. } | NodeKind::ViewFile { .. } => Err(FsError::NotDir),
+            NodeKind::AssetRoot => {
+                let (rel, gen, layout, meta) = self.root_asset(parent)?;
+                self.lookup_view(parent, parent, gen, "", name, &rel, &layout, &meta)
+            }
+            NodeKind::ViewDir { root, vpath } => {
+                // folders follow the asset across generations (their files do not)
+                let (rel, gen, layout, meta) = self.folder(root, &vpath)?;
+                self.lookup_view(parent, root, gen, &vpath, name, &rel, &layout, &meta)
+            }
+        }
+    }
+
+    fn lookup_real(&self, parent: u64, name: &OsStr, rel: &Path) -> Result<Attr, FsError> {
+        match self.resolve(rel) {
+            Err(e) => {
+                if is_not_found(&e) {
+                    self.table_mut().detach_child(parent, name);
+                }
+                Err(e)
+            }
+            Ok(Resolved::Asset { gen, layout, meta }) => {
+                let ino = self.table_mut().child(
+                    parent,
+                    name,
+                    |k| matches!(k, NodeKind::AssetRoot),
+                    NodeKind::AssetRoot,
+                    None,
+                );
+                lock(&self.slot(rel).state).root = Some(ino);
+                self.view_attr(ino, rel, gen, &layout, &meta, "", true)
+            }
+            Ok(Resolved::Plain(meta)) => {
+                let kind = FileKind::of(meta.file_type());
+                let ino = self.table_mut().child(
+                    parent,
+                    name,
+                    |k| matches!(k, NodeKind::Real { kind: k } if *k == kind),
+                    NodeKind::Real { kind },
+                    None,
+                );
+                Ok(self.real_attr(ino, rel, &meta))
+            }
+        }
+    }
+
+    #[allow(clippy::too_many_arguments)]
+    fn lookup_view(
+        &self,
+        parent: u64,
+        root: u64,
+        gen: u64,
+        dir: &str,
+        name: &OsStr,
+        rel: &Path,
+        layout: &Layout,
+        meta: &Metadata,
+    ) -> Result<Attr, FsError> {
+        let name = name.to_str().ok_or(FsError::NotFound)?;
+        if dir.is_empty() && name == writeback::STATUS_NAME && self.opts.state_dir.is_some() {
+            return self.status_node(parent, root);
+        }
+        let vpath = writeback::join(dir, name);
+        let (is_dir, staged) = match self.locate(rel, layout, &vpath) {
+            Loc::None => return Err(FsError::NotFound),
+            Loc::Dir => (true, None),
+            Loc::Staged(m) => (false, Some(m)),
+            Loc::Gen => (false, None),
+        };
+        let ino = Self::view_child(
+            &mut self.table_mut(),
+            parent,
+            root,
+            gen,
+            name,
+            &vpath,
+            is_dir,
+        );
+        if let Some(m) = staged {
+            return Ok(self.staged_attr(ino, &m, 0));
+        }
+        self.view_attr(ino, rel, gen, layout, meta, &vpath, is_dir)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn real(t: &mut Table, parent: u64, name: &str) -> u64 {
+        t.child(
+            parent,
+            OsStr::new(name),
+            |_| true,
+            NodeKind::Real {
+                kind: FileKind::Dir,
+            },
+            None,
+        )
+    }
+
+    #[test]
+    fn forgotten_nodes_leave_the_table_children_first() {
+        let mut t = Table::new();
+        let a = real(&mut t, ROOT, "a");
+        let b = real(&mut t, a, "b");
+        let listed = real(&mut t, b, "listed"); // readdir only: never counted
+        t.remember(a);
+        t.remember(b);
+        t.remember(b);
+        assert_eq!(t.len(), 4);
+        t.forget(a, 1); // b is still referenced: a stays
+        assert!(t.get(a).is_some());
+        t.forget(b, 1);
+        assert!(t.get(b).is_some());
+        t.opened(b);
+        t.forget(b, 1); // open: stays
+        assert!(t.get(b).is_some());
+        t.closed(b); // b, the unreferenced node under it, then a go
+        assert!(t.get(b).is_none() && t.get(listed).is_none() && t.get(a).is_none());
+        assert_eq!(t.len(), 1);
+        // numbers are never reused
+        let a2 = real(&mut t, ROOT, "a");
+        assert!(a2 > listed);
+        t.forget(ROOT, 5);
+        assert!(t.get(ROOT).is_some());
+    }
+
+    #[test]
+    fn a_remembered_node_is_kept_and_detached_ones_go_when_forgotten() {
+        let mut t = Table::new();
+        let a = real(&mut t, ROOT, "a");
+        t.remember(a);
+        t.forget(a, 1);
+        assert!(t.get(a).is_none());
+        assert!(!t.remember(a));
+        let b = real(&mut t, ROOT, "b");
+        t.remember(b);
+        t.opened(b);
+        t.detach(b);
+        t.forget(b, 1);
+        assert!(t.get(b).is_some());
+        t.closed(b);
+        assert!(t.get(b).is_none());
+        assert_eq!(t.child_of(ROOT, OsStr::new("b")), None);
+    }
+}

@@ -1,0 +1,374 @@
+//! Directory listings: directory handles (a snapshot of the entries taken at `opendir`,
+//! again at a rewind), the entries of real folders (asset binaries shown as folders) and of
+//! view folders (generated entries with the staged ones on top), and `readdirplus`.
+
+use super::assets::Resolved;
+use super::inode::{NodeKind, DETACHED};
+use super::{is_asset_name, lock, Core};
+use super::{Attr, FileKind};
+use crate::fs::layout::Layout;
+use crate::fs::writeback::{join, merged_children};
+use crate::fs::{fan_out, FsError};
+use std::ffi::{OsStr, OsString};
+use std::fs;
+use std::path::Path;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex};
+
+/// One directory entry.
+#[derive(Debug, Clone)]
+pub struct DirItem {
+    /// Inode.
+    pub ino: u64,
+    /// Name.
+    pub name: OsString,
+    /// Kind.
+    pub kind: FileKind,
+    /// Attributes, filled by `readdirplus` ([`crate::fs::FsOps::readdirplus`]).
+    pub attr: Option<Attr>,
+}
+
+impl DirItem {
+    /// The `.` (`ino`) and `..` (`parent`) entries of a listing.
+    pub(in crate::fs) fn dots(ino: u64, parent: u64) -> Vec<DirItem> {
+        [(ino, "."), (parent, "..")]
+            .into_iter()
+            .map(|(ino, name)| DirItem {
+                ino,
+                name: name.into(),
+                kind: FileKind::Dir,
+                attr: None,
+            })
+            .collect()
+    }
+
+    /// The entries of a `readdirplus` reply, each but `.` and `..` counted as a lookup by
+    /// `remember`; one whose inode is gone (forgotten since its attributes were taken) is
+    /// looked up again by name with `again` (which counts it), or left out when that fails.
+    pub(in crate::fs) fn counted(
+        items: impl IntoIterator<Item = (u64, DirItem)>,
+        mut remember: impl FnMut(u64) -> bool,
+        again: impl Fn(&OsStr) -> Result<Attr, FsError>,
+    ) -> Vec<(u64, DirItem)> {
+        let mut out = Vec::new();
+        for (next, mut it) in items {
+            if it.name != "." && it.name != ".." && !remember(it.ino) {
+                match again(&it.name) {
+                    Ok(a) => {
+                        it.ino = a.ino;
+                        it.attr = Some(a);
+                    }
+                    Err(_) => continue,
+                }
+            }
+            out.push((next, it));
+        }
+        out
+    }
+
+    /// The entries of `items` from index `offset` on, each with the offset of the entry
+    /// after it.
+    pub(in crate::fs) fn numbered_from(items: &[DirItem], offset: u64) -> Vec<(u64, DirItem)> {
+        items
+            .iter()
+            .enumerate()
+            .skip(offset as usize)
+            .map(|(i, it)| (i as u64 + 1, it.clone()))
+            .collect()
+    }
+}
+
+pub(in crate::fs) struct DirHandle {
+    /// The directory listed (a rewind to offset 0 lists it again, as POSIX `rewinddir` asks).
+    ino: u64,
+    items: Mutex<Vec<DirItem>>,
+    with_attrs: AtomicBool,
+    /// Set once entries have been served.
+    served: AtomicBool,
+}
+
+impl Core {
+    /// Lists a directory (a snapshot taken now; offsets index into it).
+    pub(in crate::fs) fn open_dir(&self, ino: u64) -> Result<u64, FsError> {
+        let items = self.dir_items(ino)?;
+        let fh = self.next_fh.fetch_add(1, Ordering::Relaxed);
+        self.table_mut().opened(ino);
+        lock(&self.dirs).insert(
+            fh,
+            Arc::new(DirHandle {
+                ino,
+                items: Mutex::new(items),
+                with_attrs: AtomicBool::new(false),
+                served: AtomicBool::new(false),
+            }),
+        );
+        Ok(fh)
+    }
+
+    /// The handle `fh`; when asked for offset 0 after entries were served (`rewinddir`), its
+    /// snapshot is taken again.
+    pub(in crate::fs) fn dir_handle_at(
+        &self,
+        fh: u64,
+        offset: u64,
+    ) -> Result<Arc<DirHandle>, FsError> {
+        let d = self.dir_handle(fh)?;
+        if offset == 0 && d.served.load(Ordering::Acquire) {
+            let items = self.dir_items(d.ino)?;
+            *lock(&d.items) = items;
+            d.with_attrs.store(false, Ordering::Release);
+        }
+        d.served.store(true, Ordering::Release);
+        Ok(d)
+    }
+
+    pub(in crate::fs) fn dir_items(&self, ino: u64) -> Result<Vec<DirItem>, FsError> {
+        let node = self.node(ino)?;
+        let dotdot = if node.parent == DETACHED {
+            ino
+        } else {
+            node.parent
+        };
+        let mut items = DirItem::dots(ino, dotdot);
+        match node.kind {
+            NodeKind::Status { .. } => return Err(FsError::NotDir),
+            NodeKind::Real { kind } => {
+                if kind != FileKind::Dir {
+                    return Err(FsError::NotDir);
+                }
+                let rel = self.rel_path(ino)?;
+                items.extend(self.list_real(ino, &rel)?);
+            }
+            NodeKind::AssetRoot => {
+                let (_, gen, layout, _) = self.root_asset(ino)?;
+                items.extend(self.list_view(ino, ino, gen, "", &layout));
+            }
+            NodeKind::ViewFile { .. } => return Err(FsError::NotDir),
+            NodeKind::ViewDir { root, vpath } => {
+                let (_, gen, layout, _) = self.folder(root, &vpath)?;
+                items.extend(self.list_view(ino, root, gen, &vpath, &layout));
+            }
+        }
+        Ok(items)
+    }
+
+    pub(in crate::fs) fn list_real(&self, ino: u64, rel: &Path) -> Result<Vec<DirItem>, FsError> {
+        let mut raw = Vec::new();
+        for ent in fs::read_dir(self.abs(rel))? {
+            let ent = ent?;
+            let kind = ent.file_type().map(FileKind::of).unwrap_or(FileKind::File);
+            raw.push((ent.file_name(), kind));
+        }
+        for n in self.new_assets_in(rel) {
+            if !raw.iter().any(|(m, _)| *m == n) {
+                raw.push((n, FileKind::File));
+            }
+        }
+        raw.sort_by(|a, b| a.0.cmp(&b.0));
+        // Asset binaries are decoded (in parallel) to know whether they are directories.
+        let resolved: Vec<Option<Result<Resolved, FsError>>> = fan_out(&raw, |(name, kind)| {
+            let asset = name.to_str().is_some_and(is_asset_name);
+            (asset && *kind == FileKind::File).then(|| self.resolve(&rel.join(name)))
+        });
+        let mut items = Vec::with_capacity(raw.len());
+        let mut roots = Vec::new();
+        {
+            let mut t = self.table_mut();
+            for ((name, kind), res) in raw.into_iter().zip(resolved) {
+                let item = match res {
+                    Some(Err(_)) => continue, // vanished meanwhile
+                    Some(Ok(Resolved::Asset { .. })) => {
+                        let i = t.child(
+                            ino,
+                            &name,
+                            |k| matches!(k, NodeKind::AssetRoot),
+                            NodeKind::AssetRoot,
+                            None,
+                        );
+                        roots.push((rel.join(&name), i));
+                        DirItem {
+                            ino: i,
+                            name,
+                            kind: FileKind::Dir,
+                            attr: None,
+                        }
+                    }
+                    _ => {
+                        let i = t.child(
+                            ino,
+                            &name,
+                            |k| matches!(k, NodeKind::Real { kind: k } if *k == kind),
+                            NodeKind::Real { kind },
+                            None,
+                        );
+                        DirItem {
+                            ino: i,
+                            name,
+                            kind,
+                            attr: None,
+                        }
+                    }
+                };
+                items.push(item);
+            }
+        }
+        for (rel, i) in roots {
+            lock(&self.slot(&rel).state).root = Some(i);
+        }
+        Ok(items)
+    }
+
+    pub(in crate::fs) fn list_view(
+        &self,
+        ino: u64,
+        root: u64,
+        gen: u64,
+        dir: &str,
+        layout: &Layout,
+    ) -> Vec<DirItem> {
+        let children = match self.rel_path(root) {
+            Ok(rel) => {
+                // parts listed here are decoded (in parallel) to know whether they are folders
+                self.expand(&rel, layout, dir, true);
+                let asset = self.slot(&rel);
+                let g = lock(&asset.stage);
+                merged_children(g.as_ref(), Some(layout), dir).unwrap_or_default()
+            }
+            Err(_) => Vec::new(),
+        };
+        let mut t = self.table_mut();
+        children
+            .iter()
+            .map(|(name, is_dir)| {
+                let vpath = join(dir, name);
+                let i = Self::view_child(&mut t, ino, root, gen, name, &vpath, *is_dir);
+                DirItem {
+                    ino: i,
+                    name: name.into(),
+                    kind: if *is_dir {
+                        FileKind::Dir
+                    } else {
+                        FileKind::File
+                    },
+                    attr: None,
+                }
+            })
+            .collect()
+    }
+
+    pub(in crate::fs) fn dir_handle(&self, fh: u64) -> Result<Arc<DirHandle>, FsError> {
+        lock(&self.dirs)
+            .get(&fh)
+            .cloned()
+            .ok_or(FsError::BadHandle(fh))
+    }
+
+    /// Entries from index `offset` on, each with the offset of the entry after it.
+    pub(in crate::fs) fn list_from(
+        &self,
+        fh: u64,
+        offset: u64,
+    ) -> Result<Vec<(u64, DirItem)>, FsError> {
+        let d = self.dir_handle_at(fh, offset)?;
+        let items = lock(&d.items);
+        Ok(DirItem::numbered_from(&items, offset))
+    }
+
+    /// Entries from index `offset` on, with attributes (generated files are rendered, in
+    /// parallel, to know their sizes), each counted as a lookup but `.` and `..`. Entries
+    /// whose attributes fail are left out.
+    pub(in crate::fs) fn list_plus_from(
+        &self,
+        fh: u64,
+        offset: u64,
+    ) -> Result<Vec<(u64, DirItem)>, FsError> {
+        let d = self.dir_handle_at(fh, offset)?;
+        if !d.with_attrs.load(Ordering::Acquire) {
+            let snapshot: Vec<DirItem> = lock(&d.items).clone();
+            let attrs: Vec<Option<Attr>> = fan_out(&snapshot, |it| {
+                if it.name == "." || it.name == ".." {
+                    // the kernel ignores the attributes of these two (fuse_direntplus_link);
+                    // computing them costs a listing of the parent per folder (`..` of each
+                    // of a thousand subfolders is the same big folder)
+                    return Some(Attr::dot(it.ino));
+                }
+                match self.attr_of(it.ino, None) {
+                    // forgotten since the listing was taken: looked up again
+                    Err(FsError::UnknownInode(_)) => self.lookup_node(d.ino, &it.name).ok(),
+                    r => r.ok(),
+                }
+            });
+            let mut items = lock(&d.items);
+            for (it, a) in items.iter_mut().zip(attrs) {
+                if let Some(a) = &a {
+                    it.ino = a.ino;
+                }
+                it.attr = a;
+            }
+            d.with_attrs.store(true, Ordering::Release);
+        }
+        let items = DirItem::numbered_from(&lock(&d.items), offset);
+        // every entry but `.` and `..` counts as a lookup (the adapter forgets those that do
+        // not fit in the reply)
+        let items = items.into_iter().filter(|(_, it)| it.attr.is_some());
+        Ok(DirItem::counted(
+            items,
+            |ino| self.table_mut().remember(ino),
+            |name| self.lookup_node(d.ino, name).and_then(|a| self.entry(a)),
+        ))
+    }
+
+    /// Closes a directory handle.
+    pub(in crate::fs) fn release_dir(&self, fh: u64) -> Result<(), FsError> {
+        let d = lock(&self.dirs).remove(&fh).ok_or(FsError::BadHandle(fh))?;
+        self.table_mut().closed(d.ino);
+        Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::fs::core::{MountOptions, ROOT};
+    use crate::fs::FsOps;
+    use std::ffi::OsStr;
+    use std::time::Duration;
+
+    /// A commit holds its asset's stage lock while the codecs use rayon's global pool; a
+    /// readdirplus of that asset's folder waits for the same lock. Before readdir fanned out on
+    /// plain threads, its waiting tasks took the pool's workers and both sides hung.
+    #[test]
+    pub(in crate::fs) fn readdirplus_waiting_on_a_commit_does_not_starve_the_codecs() {
+        use rayon::prelude::*;
+        use std::sync::mpsc;
+        // as on a 2-core machine (ignored if the pool was built already)
+        let _ = rayon::ThreadPoolBuilder::new()
+            .num_threads(2)
+            .build_global();
+        let game = tempfile::tempdir().unwrap();
+        std::fs::create_dir_all(game.path().join("anims")).unwrap();
+        let gaf = crate::formats::gaf::write(&crate::sample::animated_gaf()).unwrap();
+        std::fs::write(game.path().join("anims/fx.gaf"), gaf).unwrap();
+        let core = Arc::new(Core::new(game.path(), MountOptions::default(), None).unwrap());
+        let mut dir = ROOT;
+        for c in ["anims", "fx.gaf", "pulse"] {
+            dir = core.lookup(dir, OsStr::new(c)).unwrap().ino;
+        }
+        let fh = core.opendir(dir).unwrap();
+        let asset = core.slot(Path::new("anims/fx.gaf"));
+        let commit = lock(&asset.stage); // a commit in progress
+        let (tx, rx) = mpsc::channel();
+        let c2 = core.clone();
+        let lister = std::thread::spawn(move || c2.readdirplus(fh, 0).map(|v| v.len()));
+        std::thread::sleep(Duration::from_millis(300));
+        std::thread::spawn(move || {
+            let sum: u64 = (0..10_000u64).into_par_iter().map(|x| x * 2).sum();
+            let _ = tx.send(sum);
+        });
+        let done = rx.recv_timeout(Duration::from_secs(20));
+        drop(commit);
+        assert_eq!(done, Ok(99_990_000), "the codecs' pool starved");
+        let listed = lister.join().unwrap().unwrap();
+        assert!(listed >= 6, "{listed} entries");
+    }
+}

@@ -1,0 +1,504 @@
+//! The merged game view (`tafs mount --merged`): one read-only tree as the game sees it,
+//! loose files and the members of every archive of the game folder overlaid.
+//!
+//! `scan` lists the sources (the loose files of the game folder and every archive at its
+//! top level that parses) and overlays them with [`crate::view::merged::MergedIndex`] in the order of a
+//! [`Priority`]; [`MergedCore`] serves that index as a file system ([`FsOps`](crate::fs::FsOps)): folders of the
+//! index, plain files read from the winning source, and GAF/TNT files (loose or members)
+//! exploded exactly as in the normal mount (same [`view_options_for`], same opener). Every
+//! entry carries the extended attributes `user.tafs.source` (the winner) and
+//! `user.tafs.sources` (every source holding the path, winner first), see
+//! [`SOURCE_XATTR`]. The contract is the "Merged game view" section of `SEMANTICS.md`.
+
+mod nodes;
+mod ops;
+mod scan;
+
+pub use scan::{scan_once, ArchiveSource, Snapshot, Source};
+
+use crate::formats::hpi::{self, FileInfo, HpiLimits};
+use crate::fs::core::assets::{AssetCache, Outcome};
+use crate::fs::core::lock;
+use crate::fs::core::{view_options_for, Attr, DirItem, MountOptions};
+use crate::fs::layout::Layout;
+use crate::fs::stage::Ident;
+use crate::fs::FsError;
+use crate::view::merged::Priority;
+use crate::view::{self, AssetKind, View, ViewError};
+use scan::scan;
+use std::collections::HashMap;
+use std::fs::{self, File, Metadata};
+use std::io::Read;
+use std::os::unix::fs::FileExt;
+use std::path::PathBuf;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+/// Extended attribute naming the source an entry is read from: `loose:PATH` (a file of the
+/// game folder) or `archive:NAME:PATH` (member PATH of archive NAME), PATH as the source
+/// spells it. Inside an exploded GAF/TNT: the binary's source. The root: `loose:`.
+pub const SOURCE_XATTR: &str = "user.tafs.source";
+/// Extended attribute listing every source that holds the path, one per line, highest
+/// priority first (the first is [`SOURCE_XATTR`]; for a file the others are shadowed, for a
+/// folder they are merged into it, except files, which are shadowed). The root lists every
+/// source of the view in priority order.
+pub const SOURCES_XATTR: &str = "user.tafs.sources";
+
+// ---------------------------------------------------------------------------------------
+// The file system
+
+/// What an inode is. Files and everything inside an exploded binary carry the version of
+/// their content; when the winner of the path or its bytes change, they answer `ESTALE`
+/// and the kernel looks the path up again.
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+enum NodeId {
+    /// A folder of the index (lowercase shown path; "" is the root).
+    Dir(String),
+    /// A plain file at this version.
+    File(String, u64),
+    /// Entry `vpath` ("" = the binary's own directory) of the exploded view of a GAF/TNT.
+    Asset {
+        key: String,
+        ver: u64,
+        vpath: String,
+        dir: bool,
+    },
+}
+
+impl NodeId {
+    fn key(&self) -> &str {
+        match self {
+            NodeId::Dir(k) | NodeId::File(k, _) | NodeId::Asset { key: k, .. } => k,
+        }
+    }
+
+    fn parent(&self) -> NodeId {
+        let up = |k: &str| NodeId::Dir(k.rsplit_once('/').map_or("", |(p, _)| p).to_string());
+        match self {
+            NodeId::Dir(k) | NodeId::File(k, _) => up(k),
+            NodeId::Asset { vpath, .. } if vpath.is_empty() => up(self.key()),
+            NodeId::Asset {
+                key, ver, vpath, ..
+            } => NodeId::Asset {
+                key: key.clone(),
+                ver: *ver,
+                vpath: vpath.rsplit_once('/').map_or("", |(p, _)| p).to_string(),
+                dir: true,
+            },
+        }
+    }
+}
+
+/// The inodes given out: each [`NodeId`] has one while the kernel holds it (lookups it was
+/// given and has not forgotten); a forgotten one is dropped, and the id gets a new number at
+/// its next lookup (numbers are never reused). Handles need no inode: they serve their own
+/// bytes or file.
+struct Inodes {
+    by_id: HashMap<NodeId, u64>,
+    by_ino: HashMap<u64, NodeId>,
+    lookups: HashMap<u64, u64>,
+    next: u64,
+}
+
+impl Inodes {
+    fn ino(&mut self, id: NodeId) -> u64 {
+        if let Some(&i) = self.by_id.get(&id) {
+            return i;
+        }
+        let i = self.next;
+        self.next += 1;
+        self.by_ino.insert(i, id.clone());
+        self.by_id.insert(id, i);
+        i
+    }
+
+    /// The kernel was given an entry of `ino`; false when it is gone (forgotten meanwhile).
+    fn remember(&mut self, ino: u64) -> bool {
+        if !self.by_ino.contains_key(&ino) {
+            return false;
+        }
+        *self.lookups.entry(ino).or_default() += 1;
+        true
+    }
+
+    /// The kernel forgot `n` of the entries of `ino` it was given.
+    fn forget(&mut self, ino: u64, n: u64) {
+        if ino == ROOT_INO {
+            return;
+        }
+        let Some(count) = self.lookups.get_mut(&ino) else {
+            return;
+        };
+        *count = count.saturating_sub(n);
+        if *count == 0 {
+            self.lookups.remove(&ino);
+            if let Some(id) = self.by_ino.remove(&ino) {
+                if self.by_id.get(&id) == Some(&ino) {
+                    self.by_id.remove(&id);
+                }
+            }
+        }
+    }
+}
+
+/// A GAF/TNT of the view at one version: its key (lowercase shown path) and version.
+type AssetKey = (String, u64);
+
+/// A decoded GAF/TNT: the shape of its view and the view.
+type Decoded = (Arc<Layout>, Arc<dyn View>);
+
+/// Where the bytes of a winning file come from, at one version.
+enum Content {
+    Loose {
+        rel: String,
+        meta: Metadata,
+    },
+    Member {
+        archive: Arc<ArchiveSource>,
+        entry: usize,
+        info: FileInfo,
+    },
+}
+
+impl Content {
+    fn meta(&self) -> &Metadata {
+        match self {
+            Content::Loose { meta, .. } => meta,
+            Content::Member { archive, .. } => &archive.meta,
+        }
+    }
+}
+
+enum Handle {
+    Bytes(Arc<Vec<u8>>, Attr),
+    File(File),
+}
+
+struct Refresh {
+    snap: Arc<Snapshot>,
+    checked: Instant,
+    /// A thread is scanning the sources right now.
+    scanning: bool,
+    /// A source was seen changed: scan at the next request, whatever the TTL.
+    expired: bool,
+}
+
+/// The read-only file system of the merged game view.
+pub struct MergedCore {
+    game_dir: PathBuf,
+    opts: MountOptions,
+    priority: Priority,
+    dir_meta: Metadata,
+    state: Mutex<Refresh>,
+    inodes: Mutex<Inodes>,
+    loose_vers: Mutex<HashMap<(String, Ident), u64>>,
+    next_ver: AtomicU64,
+    /// Decode state of each GAF/TNT version.
+    assets: Mutex<HashMap<AssetKey, Arc<Mutex<Outcome>>>>,
+    /// Decoded views, generated files and the bytes of winning files (name "").
+    cache: AssetCache<AssetKey>,
+    handles: Mutex<HashMap<u64, Arc<Handle>>>,
+    dirs: Mutex<HashMap<u64, Arc<Vec<DirItem>>>>,
+    next_fh: AtomicU64,
+}
+
+/// The root inode.
+const ROOT_INO: u64 = 1;
+
+impl MergedCore {
+    /// Scans `game_dir` and serves its merged view with sources ordered by `priority`.
+    /// Of `opts`, the cache size, TTL, owner, decoded-view budget, size limit and opener
+    /// apply; write-back does not (the view is read-only).
+    pub fn new(
+        game_dir: impl Into<PathBuf>,
+        opts: MountOptions,
+        priority: Priority,
+    ) -> Result<MergedCore, FsError> {
+        let game_dir = game_dir.into();
+        let dir_meta = fs::metadata(&game_dir)?;
+        if !dir_meta.is_dir() {
+            return Err(FsError::NotDir);
+        }
+        let next_ver = AtomicU64::new(1);
+        let snap = scan(&game_dir, &priority, opts.max_asset_bytes, None, &next_ver)?
+            .ok_or(FsError::NotFound)?;
+        let mut inodes = Inodes {
+            by_id: HashMap::new(),
+            by_ino: HashMap::new(),
+            lookups: HashMap::new(),
+            next: ROOT_INO,
+        };
+        inodes.ino(NodeId::Dir(String::new()));
+        Ok(MergedCore {
+            cache: AssetCache::new(opts.max_views, opts.cache_size),
+            game_dir,
+            priority,
+            dir_meta,
+            state: Mutex::new(Refresh {
+                snap: Arc::new(snap),
+                checked: Instant::now(),
+                scanning: false,
+                expired: false,
+            }),
+            inodes: Mutex::new(inodes),
+            loose_vers: Mutex::new(HashMap::new()),
+            next_ver,
+            assets: Mutex::new(HashMap::new()),
+            handles: Mutex::new(HashMap::new()),
+            dirs: Mutex::new(HashMap::new()),
+            next_fh: AtomicU64::new(1),
+            opts,
+        })
+    }
+
+    /// Bytes held by the cache of decompressed members and generated files.
+    pub fn cached_bytes(&self) -> u64 {
+        self.cache.total()
+    }
+
+    /// The current snapshot, scanned again when older than the TTL (at least 50 ms).
+    pub fn snapshot(&self) -> Arc<Snapshot> {
+        let every = self.opts.ttl.max(Duration::from_millis(50));
+        let old = {
+            let mut st = lock(&self.state);
+            if st.scanning || (st.checked.elapsed() < every && !st.expired) {
+                return st.snap.clone();
+            }
+            // One thread scans; the others keep being served from the current snapshot.
+            st.scanning = true;
+            st.expired = false;
+            st.snap.clone()
+        };
+        let r = scan(
+            &self.game_dir,
+            &self.priority,
+            self.opts.max_asset_bytes,
+            Some(&old),
+            &self.next_ver,
+        );
+        let mut st = lock(&self.state);
+        match r {
+            Ok(Some(s)) => {
+                log::info!("merged view: sources changed, index rebuilt");
+                // Decoded views and cached bytes of archive versions no longer present go.
+                let vers = |sn: &Snapshot| -> Vec<u64> {
+                    sn.sources
+                        .iter()
+                        .filter_map(|x| match x {
+                            Source::Archive(a) => Some(a.ver),
+                            Source::Loose => None,
+                        })
+                        .collect()
+                };
+                let live = vers(&s);
+                let dead: Vec<u64> = vers(&old)
+                    .into_iter()
+                    .filter(|v| !live.contains(v))
+                    .collect();
+                if !dead.is_empty() {
+                    lock(&self.assets).retain(|k, _| !dead.contains(&k.1));
+                    self.cache.retain(|k| !dead.contains(&k.1));
+                }
+                st.snap = Arc::new(s);
+            }
+            Ok(None) => {}
+            Err(e) => log::warn!("merged view: scan failed: {e}"),
+        }
+        st.scanning = false;
+        st.checked = Instant::now();
+        st.snap.clone()
+    }
+
+    /// Makes the next request scan the sources again (a source was found changed).
+    fn expire(&self) {
+        lock(&self.state).expired = true;
+    }
+
+    fn id(&self, ino: u64) -> Result<NodeId, FsError> {
+        lock(&self.inodes)
+            .by_ino
+            .get(&ino)
+            .cloned()
+            .ok_or(FsError::UnknownInode(ino))
+    }
+
+    fn ino(&self, id: NodeId) -> u64 {
+        lock(&self.inodes).ino(id)
+    }
+
+    /// The visible index node of `key`.
+    fn node(snap: &Snapshot, key: &str) -> Result<usize, FsError> {
+        snap.index.lookup(key).ok_or(FsError::Stale)
+    }
+
+    /// The content of file node `n` now, with its version.
+    fn content(&self, snap: &Snapshot, n: usize) -> Result<(u64, Content), FsError> {
+        let hit = snap.index.winner(n).ok_or(FsError::NotFound)?;
+        if let Some(a) = snap.archive_of(hit.source) {
+            let entry = hit.entry.ok_or(FsError::NotFound)?;
+            let info = match a.archive.entries.get(entry).map(|e| &e.kind) {
+                Some(hpi::EntryKind::File(f)) => *f,
+                _ => return Err(FsError::NotFound),
+            };
+            return Ok((
+                a.ver,
+                Content::Member {
+                    archive: a.clone(),
+                    entry,
+                    info,
+                },
+            ));
+        }
+        let meta = match fs::metadata(self.game_dir.join(&hit.path)) {
+            Ok(m) if m.is_file() => m,
+            Ok(_) => {
+                self.expire();
+                return Err(FsError::Stale);
+            }
+            Err(e) => {
+                self.expire();
+                return Err(if e.kind() == std::io::ErrorKind::NotFound {
+                    FsError::Stale
+                } else {
+                    e.into()
+                });
+            }
+        };
+        let ident = Ident::of(&meta);
+        let key = (hit.path.clone(), ident);
+        let ver = *lock(&self.loose_vers)
+            .entry(key)
+            .or_insert_with(|| self.next_ver.fetch_add(1, Ordering::Relaxed));
+        Ok((
+            ver,
+            Content::Loose {
+                rel: hit.path.clone(),
+                meta,
+            },
+        ))
+    }
+
+    /// The bytes of a winning file (a loose file read whole, or a member decompressed).
+    fn bytes_of(&self, key: &str, ver: u64, c: &Content) -> Result<Arc<Vec<u8>>, FsError> {
+        self.cache.bytes(&(key.to_string(), ver), "", || match c {
+            Content::Loose { rel, meta } => {
+                if meta.len() > self.opts.max_asset_bytes {
+                    return Err(FsError::Invalid("file too large".into()));
+                }
+                let mut f = File::open(self.game_dir.join(rel))?;
+                if Ident::of(&f.metadata()?) != Ident::of(meta) {
+                    self.expire();
+                    return Err(FsError::Stale);
+                }
+                let mut v = Vec::with_capacity(meta.len() as usize);
+                f.read_to_end(&mut v)?;
+                Ok(v)
+            }
+            Content::Member { archive, info, .. } => self.read_member(archive, info, key),
+        })
+    }
+
+    /// Decompresses one member, reading only its stored bytes from the archive file.
+    fn read_member(
+        &self,
+        a: &ArchiveSource,
+        info: &FileInfo,
+        what: &str,
+    ) -> Result<Vec<u8>, FsError> {
+        let f = File::open(self.game_dir.join(&a.name))?;
+        let meta = f.metadata()?;
+        if Ident::of(&meta) != a.ident {
+            self.expire();
+            return Err(FsError::Stale);
+        }
+        let end = u64::from(info.offset).saturating_add(info.stored_len);
+        if end > meta.len() {
+            return Err(ViewError::invalid(what, "member beyond the end of the archive").into());
+        }
+        let mut stored = vec![0u8; info.stored_len as usize];
+        f.read_exact_at(&mut stored, u64::from(info.offset))?;
+        a.archive
+            .decode_member(&stored, info, &HpiLimits::default())
+            .map_err(|e| FsError::View(ViewError::invalid(what, e.to_string())))
+    }
+
+    /// Decodes the GAF/TNT of file node `n` (key `key`) at version `ver` if not done yet.
+    fn asset(
+        &self,
+        snap: &Snapshot,
+        key: &str,
+        ver: u64,
+        c: &Content,
+    ) -> Result<Option<Decoded>, FsError> {
+        let name = key.rsplit('/').next().unwrap_or(key);
+        let Some(kind) = AssetKind::from_name(name) else {
+            return Ok(None);
+        };
+        let k = (key.to_string(), ver);
+        let slot = lock(&self.assets)
+            .entry(k.clone())
+            .or_insert_with(|| Arc::new(Mutex::new(Outcome::Unknown)))
+            .clone();
+        // decoding holds this asset's lock: one decode per asset at a time
+        let mut st = lock(&slot);
+        match &*st {
+            Outcome::Broken => return Ok(None),
+            Outcome::Ready(l) => {
+                if let Some(v) = self.cache.view(&k) {
+                    return Ok(Some((l.clone(), v)));
+                }
+            }
+            Outcome::Unknown => {}
+        }
+        let bytes = self.bytes_of(key, ver, c)?;
+        let opened = match c {
+            Content::Loose { rel, .. } => {
+                let opts = view_options_for(&self.game_dir, rel);
+                (self.opts.opener)(kind, &bytes, &opts)
+            }
+            Content::Member { archive, entry, .. } => {
+                self.open_member(snap, archive, *entry, kind, &bytes)
+            }
+        };
+        let decoded = st.settle(key, opened);
+        if let Some((_, v)) = &decoded {
+            self.cache.keep_view(k, v.clone());
+        }
+        Ok(decoded)
+    }
+
+    /// The view of member `entry` of `a`, with the options the normal mount gives it at
+    /// `ARCHIVE/MEMBER` (same palette chain, same-named `.pcx` member beside a GAF first).
+    fn open_member(
+        &self,
+        _snap: &Snapshot,
+        a: &ArchiveSource,
+        entry: usize,
+        kind: AssetKind,
+        bytes: &[u8],
+    ) -> Result<Box<dyn View>, ViewError> {
+        let member = a.paths.get(entry).cloned().unwrap_or_default();
+        let mut opts = view_options_for(&self.game_dir, &format!("{}/{member}", a.name));
+        if kind == AssetKind::Gaf {
+            let e = a.archive.entries.get(entry);
+            let beside =
+                e.and_then(|e| view::archive::beside_pcx(&a.archive, &a.paths, e, &member));
+            if let Some((name, f)) = beside {
+                let pcx = self.read_member(a, f, &name).ok();
+                let pal = pcx.and_then(|p| {
+                    crate::formats::palette::Palette::from_file_bytes(&name, &p).ok()
+                });
+                if let Some(pal) = pal {
+                    let dir = opts.asset_path.as_deref().and_then(|p| p.rsplit_once('/'));
+                    opts.palette_source = match dir {
+                        Some((d, _)) => format!("{d}/{name}"),
+                        None => name.clone(),
+                    };
+                    opts.palette = pal;
+                }
+            }
+        }
+        (self.opts.opener)(kind, bytes, &opts)
+    }
+}

@@ -1,0 +1,258 @@
+//! [`FsOps`] for the merged view: read-only, every entry versioned (a changed source makes
+//! the old inodes answer `ESTALE`), extended attributes naming each entry's sources, and
+//! the kernel's lookup counts (a forgotten inode leaves the map of inodes).
+
+use super::{lock, Content, Handle, MergedCore, NodeId, SOURCES_XATTR, SOURCE_XATTR};
+use crate::fs::core::{Attr, DirItem, Opened};
+use crate::fs::ops::FsOps;
+use crate::fs::stage::Ident;
+use crate::fs::{FsError, StatFs};
+use std::ffi::OsStr;
+use std::fs::File;
+use std::sync::atomic::Ordering;
+use std::sync::Arc;
+use std::time::Duration;
+
+impl MergedCore {
+    /// Looks `name` up in `parent` (not counted).
+    fn lookup_entry(&self, parent: u64, name: &OsStr) -> Result<Attr, FsError> {
+        let pid = self.id(parent)?;
+        let name = name.to_str().ok_or(FsError::NotFound)?;
+        match &pid {
+            NodeId::Dir(pkey) => {
+                let snap = self.snapshot();
+                let p = Self::node(&snap, pkey)?;
+                if !snap.index.is_dir(p) {
+                    return Err(FsError::NotDir);
+                }
+                let c = snap.index.child(p, name).ok_or(FsError::NotFound)?;
+                // Only the shown spelling: another spelling would be a second name of the
+                // same folder inode, which the kernel refuses (directory aliasing).
+                if snap.index.name(c) != name {
+                    return Err(FsError::NotFound);
+                }
+                Ok(self.index_node(&snap, c)?.1)
+            }
+            NodeId::File(..) => Err(FsError::NotDir),
+            NodeId::Asset {
+                key,
+                ver,
+                vpath,
+                dir,
+            } => {
+                if !dir {
+                    return Err(FsError::NotDir);
+                }
+                let snap = self.snapshot();
+                let ((layout, _), _) = self.current_asset(&snap, key, *ver)?;
+                let vp = crate::fs::layout::join(vpath, name);
+                let d = layout.is_dir(&vp).ok_or(FsError::NotFound)?;
+                let id = NodeId::Asset {
+                    key: key.clone(),
+                    ver: *ver,
+                    vpath: vp,
+                    dir: d,
+                };
+                let ino = self.ino(id.clone());
+                self.attr_of(ino, &id)
+            }
+        }
+    }
+}
+
+impl FsOps for MergedCore {
+    fn ttl(&self) -> Duration {
+        self.opts.ttl
+    }
+
+    fn lookup(&self, parent: u64, name: &OsStr) -> Result<Attr, FsError> {
+        // an inode forgotten between being found and being counted is looked up again
+        for _ in 0..3 {
+            let a = self.lookup_entry(parent, name)?;
+            if lock(&self.inodes).remember(a.ino) {
+                return Ok(a);
+            }
+        }
+        Err(FsError::Stale)
+    }
+
+    fn forget(&self, ino: u64, n: u64) {
+        lock(&self.inodes).forget(ino, n);
+    }
+
+    fn inodes(&self) -> usize {
+        lock(&self.inodes).by_ino.len()
+    }
+
+    fn getattr(&self, ino: u64, fh: Option<u64>) -> Result<Attr, FsError> {
+        if let Some(fh) = fh {
+            let h = lock(&self.handles).get(&fh).cloned();
+            if let Some(Handle::Bytes(_, a)) = h.as_deref() {
+                if a.ino == ino {
+                    return Ok(*a);
+                }
+            }
+        }
+        let id = self.id(ino)?;
+        self.attr_of(ino, &id)
+    }
+
+    fn readlink(&self, _ino: u64) -> Result<Vec<u8>, FsError> {
+        Err(FsError::Invalid("not a symbolic link".into()))
+    }
+
+    fn open(&self, ino: u64, flags: i32) -> Result<Opened, FsError> {
+        if flags & libc::O_ACCMODE != libc::O_RDONLY || flags & libc::O_TRUNC != 0 {
+            return Err(FsError::ReadOnly("the merged game view is read-only"));
+        }
+        let id = self.id(ino)?;
+        let snap = self.snapshot();
+        let handle = match &id {
+            NodeId::Dir(_) | NodeId::Asset { dir: true, .. } => return Err(FsError::IsDir),
+            NodeId::File(key, ver) => {
+                let n = Self::node(&snap, key)?;
+                let (now, c) = self.content(&snap, n)?;
+                if now != *ver {
+                    return Err(FsError::Stale);
+                }
+                match &c {
+                    Content::Loose { rel, meta } => {
+                        let f = File::open(self.game_dir.join(rel))?;
+                        if Ident::of(&f.metadata()?) != Ident::of(meta) {
+                            return Err(FsError::Stale);
+                        }
+                        Handle::File(f)
+                    }
+                    Content::Member { .. } => {
+                        let b = self.bytes_of(key, *ver, &c)?;
+                        let a = self.attr(ino, c.meta(), false, b.len() as u64, 1);
+                        Handle::Bytes(b, a)
+                    }
+                }
+            }
+            NodeId::Asset {
+                key, ver, vpath, ..
+            } => {
+                let ((layout, view), c) = self.current_asset(&snap, key, *ver)?;
+                let b = self.render(key, *ver, &layout, &view, vpath)?;
+                let a = self.attr(ino, c.meta(), false, b.len() as u64, 1);
+                Handle::Bytes(b, a)
+            }
+        };
+        let keep_cache = matches!(handle, Handle::Bytes(..));
+        let fh = self.next_fh.fetch_add(1, Ordering::Relaxed);
+        lock(&self.handles).insert(fh, Arc::new(handle));
+        Ok(Opened { fh, keep_cache })
+    }
+
+    fn read(&self, fh: u64, offset: u64, size: u32) -> Result<Vec<u8>, FsError> {
+        let h = lock(&self.handles)
+            .get(&fh)
+            .cloned()
+            .ok_or(FsError::BadHandle(fh))?;
+        match &*h {
+            Handle::Bytes(b, _) => Ok(crate::fs::slice_at(b, offset, size)),
+            Handle::File(f) => Ok(crate::fs::read_at(f, offset, size)?),
+        }
+    }
+
+    fn release(&self, fh: u64) -> Result<(), FsError> {
+        lock(&self.handles)
+            .remove(&fh)
+            .map(|_| ())
+            .ok_or(FsError::BadHandle(fh))
+    }
+
+    fn opendir(&self, ino: u64) -> Result<u64, FsError> {
+        let id = self.id(ino)?;
+        let items = self.list(ino, &id)?;
+        let fh = self.next_fh.fetch_add(1, Ordering::Relaxed);
+        lock(&self.dirs).insert(fh, Arc::new(items));
+        Ok(fh)
+    }
+
+    fn readdir(&self, fh: u64, offset: u64) -> Result<Vec<(u64, DirItem)>, FsError> {
+        let items = lock(&self.dirs)
+            .get(&fh)
+            .cloned()
+            .ok_or(FsError::BadHandle(fh))?;
+        Ok(DirItem::numbered_from(&items, offset))
+    }
+
+    fn readdirplus(&self, fh: u64, offset: u64) -> Result<Vec<(u64, DirItem)>, FsError> {
+        let items = self.readdir(fh, offset)?;
+        // the folder listed: the inode of its `.` (the kernel holds it while it is open)
+        let dir = lock(&self.dirs)
+            .get(&fh)
+            .and_then(|v| v.first().map(|d| d.ino))
+            .ok_or(FsError::BadHandle(fh))?;
+        let with_attrs = crate::fs::fan_out(&items, |(next, it)| {
+            let mut it = it.clone();
+            if it.name == "." || it.name == ".." {
+                // ignored by the kernel; `..` of every subfolder would count the parent's
+                // children once per subfolder
+                it.attr = Some(Attr::dot(it.ino));
+            } else if it.attr.is_none() {
+                match self.id(it.ino) {
+                    Ok(id) => it.attr = Some(self.attr_of(it.ino, &id).ok()?),
+                    // forgotten since the listing was taken: looked up again
+                    Err(_) => {
+                        let a = self.lookup_entry(dir, &it.name).ok()?;
+                        it.ino = a.ino;
+                        it.attr = Some(a);
+                    }
+                }
+            }
+            Some((*next, it))
+        });
+        // every entry but `.` and `..` counts as a lookup (see `FsOps::forget`)
+        Ok(DirItem::counted(
+            with_attrs.into_iter().flatten(),
+            |ino| lock(&self.inodes).remember(ino),
+            |name| self.lookup(dir, name),
+        ))
+    }
+
+    fn releasedir(&self, fh: u64) -> Result<(), FsError> {
+        lock(&self.dirs)
+            .remove(&fh)
+            .map(|_| ())
+            .ok_or(FsError::BadHandle(fh))
+    }
+
+    fn statfs(&self) -> Result<StatFs, FsError> {
+        Ok(crate::fs::sys::statvfs(&self.game_dir)?)
+    }
+
+    fn access(&self, ino: u64, mask: i32) -> Result<(), FsError> {
+        if mask & libc::W_OK != 0 {
+            return Err(FsError::ReadOnly("the merged game view is read-only"));
+        }
+        self.getattr(ino, None).map(|_| ())
+    }
+
+    fn has_xattrs(&self) -> bool {
+        true
+    }
+
+    fn getxattr(&self, ino: u64, name: &OsStr) -> Result<Vec<u8>, FsError> {
+        let id = self.id(ino)?;
+        let all = self.describe(&id)?;
+        if name == SOURCE_XATTR {
+            Ok(all.into_iter().next().unwrap_or_default().into_bytes())
+        } else if name == SOURCES_XATTR {
+            Ok(all
+                .iter()
+                .map(|s| format!("{s}\n"))
+                .collect::<String>()
+                .into_bytes())
+        } else {
+            Err(FsError::NoAttr)
+        }
+    }
+
+    fn listxattr(&self, ino: u64) -> Result<Vec<u8>, FsError> {
+        self.id(ino)?;
+        Ok(format!("{SOURCE_XATTR}\0{SOURCES_XATTR}\0").into_bytes())
+    }
+}

@@ -1,0 +1,435 @@
+//! The commit pipeline: one path for loose binaries and archives. Under the asset's stage
+//! lock: nothing dirty or being removed → nothing to do; a conflict, or a binary that changed
+//! outside the mount → `ESTALE`; else build (a loose GAF/TNT from its overlay, an archive by
+//! rebuilding its edited members and repacking), validate, and — if the bytes changed —
+//! replace the binary atomically with the old one in the history, drop staged files the build
+//! made outdated and record the result in the status.
+
+use super::archive::finish_archive_stage;
+use super::overlay::Overlay;
+use super::{error_file, join};
+use crate::fs::core::view_options_for;
+use crate::fs::core::{is_archive_path, lock, Core};
+use crate::fs::layout::Layout;
+use crate::fs::stage::{is_layout_name, Ident, Stage};
+use crate::fs::FsError;
+use crate::view::archive::ArchiveView;
+use crate::view::{AssetKind, EntryKind, FileSet, View, ViewError, ViewOptions};
+use std::fs::{self, Metadata};
+use std::path::Path;
+use std::time::Duration;
+
+/// What building a commit gave.
+pub(in crate::fs) enum Built {
+    /// The new binary, the staged files (paths in the staging area) it makes outdated, and
+    /// how long each phase took.
+    Bytes {
+        bytes: Vec<u8>,
+        outdated: Outdated,
+        phases: Vec<(&'static str, Duration)>,
+    },
+    /// Something the build needs is not staged yet.
+    Pending(String),
+    /// The staged files do not build: the call that saved `file` fails (every call, when no
+    /// file is named).
+    Refused {
+        file: Option<String>,
+        message: String,
+    },
+    /// The commit failed for another reason (recorded in the status and returned).
+    Failed(FsError),
+    /// The commit could not start (returned as it is, the status unchanged).
+    Aborted(FsError),
+}
+
+/// The staged files a commit makes outdated: known, or to be worked out once the new binary
+/// is known to differ ([`outdated_staged`], maps only).
+pub(in crate::fs) enum Outdated {
+    Known(Vec<String>),
+    Check {
+        kind: AssetKind,
+        view: Box<dyn View>,
+        opts: Box<ViewOptions>,
+    },
+}
+
+/// The binary a commit starts from.
+pub(in crate::fs) enum Base {
+    /// There is none (a new asset).
+    None,
+    /// A loose GAF/TNT.
+    Loose(Vec<u8>, Metadata),
+    /// An archive, its directory parsed.
+    Archive(Box<ArchiveView>, Metadata),
+}
+
+impl Base {
+    pub(in crate::fs) fn bytes(&self) -> Option<&[u8]> {
+        match self {
+            Base::None => None,
+            Base::Loose(b, _) => Some(b),
+            Base::Archive(av, _) => Some(av.data()),
+        }
+    }
+
+    pub(in crate::fs) fn meta(&self) -> Option<&Metadata> {
+        match self {
+            Base::None => None,
+            Base::Loose(_, m) | Base::Archive(_, m) => Some(m),
+        }
+    }
+}
+
+impl Core {
+    /// Rebuilds the binary of `rel` (a loose GAF/TNT or an archive) from its view and the
+    /// staged files and replaces it if it changed. `trigger` is the path being saved (errors
+    /// in it fail the call); `moved`: an archive entry renamed by this commit (from, to).
+    pub(in crate::fs) fn commit_moved(
+        &self,
+        rel: &Path,
+        trigger: &str,
+        moved: Option<(&str, &str)>,
+    ) -> Result<(), FsError> {
+        let archive = is_archive_path(rel);
+        let name = rel.file_name().and_then(|n| n.to_str()).unwrap_or("");
+        let kind = AssetKind::from_name(name);
+        if !archive && kind.is_none() {
+            return Ok(());
+        }
+        let what = if archive { "archive" } else { "binary" };
+        let asset = self.slot(rel);
+        let abs = self.abs(rel);
+        let mut g = lock(&asset.stage);
+        let Some(s) = g.as_mut() else {
+            return Ok(());
+        };
+        if s.meta.dirty.is_empty() {
+            return Ok(());
+        }
+        if s.meta.conflict {
+            return Err(FsError::Stale);
+        }
+        if s.meta.removing {
+            return Ok(());
+        }
+        let cur = match fs::read(&abs) {
+            Ok(b) => Some((b, fs::metadata(&abs)?)),
+            // an archive is never new
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound && archive => {
+                return Err(FsError::Stale)
+            }
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => None,
+            Err(e) => return Err(e.into()),
+        };
+        let moved_outside = match (&cur, &s.meta.base) {
+            (Some((_, m)), Some(b)) => Ident::of(m) != *b,
+            (Some(_), None) => true,
+            (None, Some(_)) => true,
+            (None, None) => !s.meta.new_asset,
+        };
+        if moved_outside {
+            s.meta.conflict = true;
+            s.meta.status = format!(
+                "conflict: the {what} changed outside the mount after {trigger} was staged; \
+                 delete the staged files to take the new {what}"
+            );
+            let _ = s.save();
+            log::warn!("{}: {}", rel.display(), s.meta.status);
+            return Err(FsError::Stale);
+        }
+        let t0 = std::time::Instant::now();
+        let base = match (cur, kind) {
+            (None, _) => Base::None,
+            (Some((b, m)), _) if archive => Base::Archive(Box::new(self.archive_view(rel, b)?), m),
+            (Some((b, m)), _) => Base::Loose(b, m),
+        };
+        let built = match (&base, kind) {
+            (Base::Archive(av, _), _) => self.build_archive(rel, s, av, moved),
+            (_, Some(kind)) => self.build_loose(rel, kind, s, base.bytes(), trigger),
+            (_, None) => return Ok(()),
+        };
+        let (bytes, outdated, phases) = match built {
+            Built::Bytes {
+                bytes,
+                outdated,
+                phases,
+            } => (bytes, outdated, phases),
+            Built::Pending(why) => {
+                s.meta.status = format!("pending: {why}");
+                let _ = s.save();
+                log::info!("{}: {}", rel.display(), s.meta.status);
+                return Ok(());
+            }
+            Built::Refused { file, message } => {
+                s.meta.status = format!("error: {message}");
+                let _ = s.save();
+                log::warn!("{}: commit refused: {message}", rel.display());
+                if file.as_deref().map_or(true, |f| f == trigger) {
+                    return Err(FsError::Commit(format!("{}: {message}", rel.display())));
+                }
+                return Ok(());
+            }
+            Built::Aborted(e) => return Err(e),
+            Built::Failed(e) => {
+                s.meta.status = format!("error: {e}");
+                let _ = s.save();
+                log::warn!("{}: commit refused: {e}", rel.display());
+                return Err(e);
+            }
+        };
+        let t_built = t0.elapsed();
+        if base.bytes() == Some(bytes.as_slice()) {
+            self.settle_stage(rel, s);
+            s.meta.status = format!("clean: the last save changed nothing in the {what}");
+            s.save()?;
+            return Ok(());
+        }
+        let outdated = match outdated {
+            Outdated::Known(v) => v,
+            Outdated::Check { kind, view, opts } => {
+                outdated_staged(&self.opts.packer, kind, s, &*view, &bytes, &opts)
+            }
+        };
+        let old = base.bytes().zip(base.meta());
+        replace_binary(rel, &abs, s, old, &bytes)?;
+        self.settle_stage(rel, s);
+        drop_outdated(rel, s, &outdated);
+        let ms = |d: Duration| d.as_millis();
+        let mut steps: Vec<String> = phases
+            .iter()
+            .map(|(name, d)| format!("{name} {}", ms(*d)))
+            .collect();
+        steps.push(format!(
+            "history + replace {}",
+            ms(t0.elapsed().saturating_sub(t_built))
+        ));
+        s.meta.status = format!(
+            "committed {} bytes after saving {trigger} ({} ms: {})",
+            bytes.len(),
+            ms(t0.elapsed()),
+            steps.join(", ")
+        );
+        s.save()?;
+        log::info!("{}: {}", rel.display(), s.meta.status);
+        drop(g);
+        drop(base);
+        // the new binary gets a new generation; the staged files stay on top of it
+        let _ = self.resolve(rel);
+        Ok(())
+    }
+
+    /// [`Core::commit_moved`] with nothing moved.
+    pub(in crate::fs) fn commit(&self, rel: &Path, trigger: &str) -> Result<(), FsError> {
+        self.commit_moved(rel, trigger, None)
+    }
+
+    /// After a commit (or one that changed nothing): nothing is uncommitted any more; in an
+    /// archive, what was committed leaves the staging area.
+    pub(in crate::fs) fn settle_stage(&self, rel: &Path, s: &mut Stage) {
+        if is_archive_path(rel) {
+            finish_archive_stage(s, &self.open_for_writing(rel));
+        } else {
+            s.meta.dirty.clear();
+            s.meta.conflict = false;
+            s.meta.new_asset = false;
+        }
+    }
+
+    /// Builds loose GAF/TNT `rel` from its overlay (`cur`: the binary now, if any) and checks
+    /// the result decodes (and, for a new asset, is complete).
+    pub(in crate::fs) fn build_loose(
+        &self,
+        rel: &Path,
+        kind: AssetKind,
+        s: &Stage,
+        cur: Option<&[u8]>,
+        trigger: &str,
+    ) -> Built {
+        let t0 = std::time::Instant::now();
+        let rel_str = rel.to_string_lossy().replace('\\', "/");
+        let opts = view_options_for(&self.game_dir, &rel_str);
+        let view = match cur.map(|b| (self.opts.opener)(kind, b, &opts)).transpose() {
+            Ok(v) => v,
+            Err(e) => return Built::Failed(e.into()),
+        };
+        let t_decode = t0.elapsed();
+        let overlay = Overlay {
+            stage: s,
+            layout: view.as_deref().map(Layout::new),
+            view: view.as_deref(),
+            kind,
+        };
+        let mut t_build = Duration::ZERO;
+        let built = (self.opts.packer)(kind, &overlay, cur, &opts).and_then(|bytes| {
+            t_build = t0.elapsed();
+            let v = (self.opts.opener)(kind, &bytes, &opts).map_err(|e| {
+                ViewError::invalid(trigger, format!("the rebuilt binary does not decode: {e}"))
+            })?;
+            if s.meta.new_asset {
+                complete_new(kind, &overlay, &*v)?;
+            }
+            Ok((bytes, v))
+        });
+        let t_valid = t0.elapsed();
+        match built {
+            Ok((bytes, view)) => Built::Bytes {
+                bytes,
+                outdated: Outdated::Check {
+                    kind,
+                    view,
+                    opts: Box::new(opts),
+                },
+                phases: vec![
+                    ("decode", t_decode),
+                    ("build", t_build.saturating_sub(t_decode)),
+                    ("validate", t_valid.saturating_sub(t_build)),
+                ],
+            },
+            Err(e @ ViewError::Missing { .. }) => Built::Pending(e.to_string()),
+            Err(e) => Built::Refused {
+                file: error_file(&e).map(str::to_string),
+                message: e.to_string(),
+            },
+        }
+    }
+}
+
+/// Replaces binary `abs` (`old`: its bytes and metadata, if it exists) with `bytes`, the way
+/// every commit does: the old version to the history, a record of what is being written (so
+/// a commit killed after the rename is recognised at the next start), leftovers of an
+/// interrupted commit removed, atomic replace; the staging area is based on the new file.
+pub(in crate::fs) fn replace_binary(
+    rel: &Path,
+    abs: &Path,
+    s: &mut Stage,
+    old: Option<(&[u8], &Metadata)>,
+    bytes: &[u8],
+) -> Result<(), FsError> {
+    if let Some((b, _)) = old {
+        s.push_history(b)?;
+    }
+    s.meta.committing = Some(crate::fs::stage::Written::of(bytes));
+    s.save()?;
+    let n = crate::atomic::remove_leftovers(abs);
+    if n > 0 {
+        log::info!(
+            "{}: removed {n} temporary file(s) of an interrupted commit",
+            rel.display()
+        );
+    }
+    crate::atomic::write(abs, bytes, old.map(|(_, m)| m))?;
+    s.meta.base = Some(Ident::of(&fs::metadata(abs)?));
+    s.meta.committing = None;
+    Ok(())
+}
+
+/// Removes the staged files `outdated` (paths in the staging area) after a commit.
+pub(in crate::fs) fn drop_outdated(rel: &Path, s: &Stage, outdated: &[String]) {
+    for p in outdated {
+        let _ = fs::remove_file(s.path(p));
+    }
+    if !outdated.is_empty() {
+        log::info!(
+            "{}: staged files that no longer describe the binary dropped: {}",
+            rel.display(),
+            outdated.join(", ")
+        );
+    }
+}
+
+/// Staged layout files that must be dropped after committing `bytes` (decoded as `view`)
+/// because they no longer describe it. A commit can transform what it was given: a map whose
+/// `map.png` was edited is re-tiled, which renumbers `tilemap.csv` and changes the mosaic
+/// checksum in `metadata.json`. When building again from the new binary with the staged
+/// files on top does not give the same bytes, every staged layout file that differs from the
+/// new binary's generated one is outdated (so the next commit cannot undo this one); files the
+/// view does not have are kept. Maps
+/// only: GAF builds take every staged file as it is.
+pub(in crate::fs) fn outdated_staged(
+    packer: &crate::fs::stage::Packer,
+    kind: AssetKind,
+    stage: &Stage,
+    view: &dyn View,
+    bytes: &[u8],
+    opts: &ViewOptions,
+) -> Vec<String> {
+    if kind != AssetKind::Tnt {
+        return Vec::new();
+    }
+    let overlay = Overlay {
+        stage,
+        layout: Some(Layout::new(view)),
+        view: Some(view),
+        kind,
+    };
+    if packer(kind, &overlay, Some(bytes), opts).is_ok_and(|again| again == bytes) {
+        return Vec::new();
+    }
+    let mut out = Vec::new();
+    let mut stack = vec![String::new()];
+    while let Some(dir) = stack.pop() {
+        let Ok(rd) = fs::read_dir(stage.path(&dir)) else {
+            continue;
+        };
+        for e in rd.flatten() {
+            let Ok(name) = e.file_name().into_string() else {
+                continue;
+            };
+            let p = join(&dir, &name);
+            if e.file_type().is_ok_and(|t| t.is_dir()) {
+                if stack.len() < 4096 {
+                    stack.push(p);
+                }
+            } else if is_layout_name(&p) {
+                // files the view does not have (the user's own) are kept
+                let in_view = overlay.layout.as_ref().and_then(|l| l.is_dir(&p)) == Some(false);
+                if in_view && fs::read(e.path()).ok() != view.render_vec(&p).ok() {
+                    out.push(p);
+                }
+            }
+        }
+    }
+    out.sort();
+    out
+}
+
+/// A new asset commits only once it has a sequence and every sequence its metadata.json
+/// lists is there.
+pub(in crate::fs) fn complete_new(
+    kind: AssetKind,
+    files: &dyn FileSet,
+    v: &dyn View,
+) -> Result<(), ViewError> {
+    if kind != AssetKind::Gaf {
+        return Ok(());
+    }
+    if !v.entries().iter().any(|e| e.kind == EntryKind::Dir) {
+        return Err(ViewError::Missing {
+            file: "<sequence>/frames.csv".into(),
+            why: "a new asset needs at least one complete sequence".into(),
+        });
+    }
+    if let Some(b) = files.read("metadata.json")? {
+        let meta: serde_json::Value = serde_json::from_slice(&b)
+            .map_err(|e| ViewError::invalid("metadata.json", e.to_string()))?;
+        let root = files.list("")?.unwrap_or_default();
+        for s in meta
+            .get("sequences")
+            .and_then(|s| s.as_array())
+            .into_iter()
+            .flatten()
+        {
+            if let Some(dir) = s.get("dir").and_then(|d| d.as_str()) {
+                let has = root.iter().any(|(n, d)| *d && n == dir)
+                    && files.read(&format!("{dir}/frames.csv"))?.is_some();
+                if !has {
+                    return Err(ViewError::Missing {
+                        file: format!("{dir}/"),
+                        why: "listed in metadata.json".into(),
+                    });
+                }
+            }
+        }
+    }
+    Ok(())
+}

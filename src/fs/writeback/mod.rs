@@ -1,0 +1,336 @@
+//! Write-back: staged files in asset directories (loose binaries and archives) and the
+//! commits that rebuild the binary (SEMANTICS.md, "Writing inside asset directories",
+//! "Archives").
+//!
+//! * this file: the staging area as the core sees it — where a path of an asset directory
+//!   is (staged, generated, hidden), starting a stage, copying a generated file into it,
+//!   rebasing it when the binary changed;
+//! * `overlay`: the staged files on top of the generated view (listings, the file set a
+//!   commit builds from);
+//! * `ops`: the operations inside asset directories (create, open for writing, setattr,
+//!   mkdir, unlink, rmdir, rename, new and removed assets);
+//! * `commit`: the one commit pipeline of loose binaries and archives;
+//! * `archive`, `edit`: what is particular to archives (members, the edited tree, renames);
+//! * `status`: the `.tafs-status` files.
+
+mod archive;
+mod commit;
+mod edit;
+mod ops;
+mod overlay;
+mod status;
+
+pub(in crate::fs) use overlay::merged_children;
+pub(in crate::fs) use status::STATUS_NAME;
+
+use crate::fs::core::assets::{Asset, Outcome};
+use crate::fs::core::inode::NodeKind;
+use crate::fs::core::{lock, time, Core, Resolved};
+use crate::fs::layout::Layout;
+use crate::fs::stage::{is_layout_name, Ident, Stage};
+use crate::fs::sys::{self, SetTime};
+use crate::fs::FsError;
+use crate::view::{AssetKind, ViewError};
+use std::ffi::{OsStr, OsString};
+use std::fs::{self, Metadata};
+use std::os::unix::fs::{DirBuilderExt, MetadataExt, PermissionsExt};
+use std::path::{Path, PathBuf};
+use std::sync::atomic::Ordering;
+use std::sync::Arc;
+
+/// Where a path of an asset directory is, staged state on top of the generated view.
+pub(in crate::fs) enum Loc {
+    None,
+    Dir,
+    Staged(Metadata),
+    Gen,
+}
+
+pub(in crate::fs) use crate::fs::layout::join;
+
+/// The file named by a view error, if any.
+pub(in crate::fs) fn error_file(e: &ViewError) -> Option<&str> {
+    match e {
+        ViewError::Missing { file, .. }
+        | ViewError::Invalid { file, .. }
+        | ViewError::Csv { file, .. } => Some(file),
+        ViewError::Io { path, .. } => Some(path),
+        _ => None,
+    }
+}
+
+impl Core {
+    pub(in crate::fs) fn writeback(&self) -> bool {
+        self.opts.state_dir.is_some() && !self.opts.read_only
+    }
+
+    /// A game-folder path with no binary: a new asset if one is staged there.
+    pub(in crate::fs) fn resolve_new(&self, rel: &Path) -> Option<Result<Resolved, FsError>> {
+        self.opts.state_dir.as_ref()?;
+        let name = rel.file_name()?.to_str()?;
+        AssetKind::from_name(name)?;
+        let asset = self.slot(rel);
+        let mut st = lock(&asset.state);
+        let meta = {
+            let g = lock(&asset.stage);
+            let s = g.as_ref()?;
+            if !s.meta.new_asset {
+                return None;
+            }
+            fs::metadata(&s.files).ok()?
+        };
+        let fresh = st.ident.is_some() || !matches!(st.outcome, Outcome::Ready(_));
+        if fresh {
+            let old_gen = st.gen;
+            let was_ready = matches!(st.outcome, Outcome::Ready(_));
+            st.gen = self.next_gen.fetch_add(1, Ordering::Relaxed);
+            st.ident = None;
+            st.outcome = Outcome::Ready(Arc::new(Layout::empty()));
+            let root = st.root;
+            if was_ready {
+                drop(st);
+                self.invalidate_gen(old_gen, root);
+                st = lock(&asset.state);
+            }
+        }
+        match &st.outcome {
+            Outcome::Ready(layout) => Some(Ok(Resolved::Asset {
+                gen: st.gen,
+                layout: layout.clone(),
+                meta,
+            })),
+            _ => None,
+        }
+    }
+
+    /// The binary of `rel` is now `ident`: if the staged files were based on another
+    /// version, clean ones are dropped and dirty ones are in conflict.
+    pub(in crate::fs) fn rebase(&self, rel: &Path, stage: &mut Stage, ident: &Ident, bytes: &[u8]) {
+        let based_elsewhere = match &stage.meta.base {
+            Some(b) => b != ident,
+            None => stage.meta.new_asset,
+        };
+        if !based_elsewhere || !stage.active() {
+            return;
+        }
+        if stage.meta.committing.is_some()
+            && stage.meta.committing == Some(crate::fs::stage::Written::of(bytes))
+        {
+            // our own commit, interrupted between the rename and the record of it
+            stage.meta.base = Some(ident.clone());
+            stage.meta.committing = None;
+            stage.meta.dirty.clear();
+            stage.meta.conflict = false;
+            stage.meta.new_asset = false;
+            stage.meta.status = "committed (an interrupted commit was completed at start)".into();
+            log::info!("{}: {}", rel.display(), stage.meta.status);
+            let _ = stage.save();
+            return;
+        }
+        if stage.meta.dirty.is_empty() {
+            log::info!(
+                "{}: changed outside the mount; staged files dropped",
+                rel.display()
+            );
+            if let Err(e) = stage.clear() {
+                log::warn!("{}: clearing staged files: {e}", rel.display());
+            }
+        } else if !stage.meta.conflict {
+            stage.meta.conflict = true;
+            stage.meta.status = format!(
+                "conflict: the binary changed outside the mount while these were staged: {}; \
+                 commits are refused (ESTALE) until they are deleted (copy them elsewhere first)",
+                stage
+                    .meta
+                    .dirty
+                    .iter()
+                    .cloned()
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            );
+            log::warn!("{}: {}", rel.display(), stage.meta.status);
+            let _ = stage.save();
+        }
+    }
+
+    pub(in crate::fs) fn table_gen(&self, root: u64) -> Option<u64> {
+        let rel = self.rel_path(root).ok()?;
+        match self.resolve(&rel) {
+            Ok(Resolved::Asset { gen, .. }) => Some(gen),
+            _ => None,
+        }
+    }
+
+    /// Where `vpath` of asset `rel` (layout `layout`) is.
+    pub(in crate::fs) fn locate(&self, rel: &Path, layout: &Layout, vpath: &str) -> Loc {
+        if vpath.is_empty() {
+            return Loc::Dir;
+        }
+        self.expand(rel, layout, vpath, false);
+        let asset = self.slot(rel);
+        let g = lock(&asset.stage);
+        if let Some(s) = g.as_ref() {
+            if let Ok(m) = fs::symlink_metadata(s.path(vpath)) {
+                return if m.is_dir() { Loc::Dir } else { Loc::Staged(m) };
+            }
+            if s.hidden(vpath) {
+                return Loc::None;
+            }
+        }
+        match layout.is_dir(vpath) {
+            Some(true) => Loc::Dir,
+            Some(false) => Loc::Gen,
+            None => Loc::None,
+        }
+    }
+
+    /// The staged real path of `vpath` if it exists.
+    pub(in crate::fs) fn staged_path(&self, rel: &Path, vpath: &str) -> Option<PathBuf> {
+        let asset = self.slot(rel);
+        let g = lock(&asset.stage);
+        let p = g.as_ref()?.path(vpath);
+        p.symlink_metadata().is_ok().then_some(p)
+    }
+
+    /// Runs `f` on the staging area of `rel` (started if needed, based on the binary
+    /// `meta`), then saves it.
+    pub(in crate::fs) fn with_stage<T>(
+        &self,
+        rel: &Path,
+        meta: &Metadata,
+        f: impl FnOnce(&mut Stage) -> Result<T, FsError>,
+    ) -> Result<T, FsError> {
+        let asset = self.slot(rel);
+        let mut g = lock(&asset.stage);
+        let s = g.as_mut().ok_or(FsError::ReadOnly("write-back is off"))?;
+        if s.meta.base.is_none() && !s.meta.new_asset {
+            s.meta.base = Some(Ident::of(meta));
+        }
+        fs::create_dir_all(&s.files)?;
+        let r = f(s)?;
+        s.save()?;
+        Ok(r)
+    }
+
+    /// Copies generated `vpath` into the staging area (with the binary's mode and mtime) if
+    /// it is not staged yet. Returns the staged path.
+    pub(in crate::fs) fn materialize(
+        &self,
+        rel: &Path,
+        gen: u64,
+        layout: &Layout,
+        meta: &Metadata,
+        vpath: &str,
+        dir: bool,
+    ) -> Result<PathBuf, FsError> {
+        if let Some(p) = self.staged_path(rel, vpath) {
+            return Ok(p);
+        }
+        if vpath.is_empty() {
+            return self.with_stage(rel, meta, |s| Ok(s.files.clone()));
+        }
+        // parents first (they become staged folders with the generated attributes)
+        if let Some((parent, _)) = vpath.rsplit_once('/') {
+            self.materialize(rel, gen, layout, meta, parent, true)?;
+        }
+        let bytes = if dir {
+            None
+        } else {
+            Some(self.render(rel, gen, layout, vpath)?)
+        };
+        let perm = (meta.mode() & 0o444) | self.write_bits(meta.mode());
+        self.with_stage(rel, meta, |s| {
+            let p = s.path(vpath);
+            match &bytes {
+                None => fs::DirBuilder::new()
+                    .mode(perm | ((perm & 0o444) >> 2))
+                    .create(&p)?,
+                Some(b) => {
+                    fs::write(&p, &***b)?;
+                    fs::set_permissions(&p, fs::Permissions::from_mode(perm))?;
+                }
+            }
+            let t = time(meta.mtime(), meta.mtime_nsec());
+            sys::set_times(&p, SetTime::At(t), SetTime::At(t))?;
+            Ok(p)
+        })
+    }
+
+    /// Marks `vpath` changed (not committed yet) if it is a layout name.
+    pub(in crate::fs) fn mark_dirty(s: &mut Stage, vpath: &str) {
+        let archive = archive::is_archive_stage(s);
+        let commits = if archive {
+            archive::archive_commits(vpath)
+        } else {
+            is_layout_name(vpath)
+        };
+        if commits {
+            s.meta.dirty.insert(vpath.to_string());
+            if vpath == "metadata.json" && !archive {
+                s.meta.removing = false;
+            }
+        }
+    }
+
+    /// The asset folder `parent` is in (root inode, relative path of the binary, generation,
+    /// layout, binary metadata, folder path), or `None` for real folders.
+    #[allow(clippy::type_complexity)]
+    pub(in crate::fs) fn in_asset(
+        &self,
+        parent: u64,
+    ) -> Result<Option<(u64, PathBuf, u64, Arc<Layout>, Metadata, String)>, FsError> {
+        let node = self.node(parent)?;
+        match node.kind {
+            NodeKind::Real { .. } | NodeKind::Status { .. } => Ok(None),
+            NodeKind::AssetRoot => {
+                let (rel, gen, layout, meta) = self.root_asset(parent)?;
+                Ok(Some((parent, rel, gen, layout, meta, String::new())))
+            }
+            NodeKind::ViewFile { .. } => Err(FsError::NotDir),
+            NodeKind::ViewDir { root, vpath } => {
+                let (rel, gen, layout, meta) = self.folder(root, &vpath)?;
+                Ok(Some((root, rel, gen, layout, meta, vpath)))
+            }
+        }
+    }
+
+    pub(in crate::fs) fn check_writable(&self) -> Result<(), FsError> {
+        if self.opts.read_only {
+            return Err(FsError::ReadOnly("mounted read-only"));
+        }
+        if self.opts.state_dir.is_none() {
+            return Err(FsError::ReadOnly("asset directories are read-only"));
+        }
+        Ok(())
+    }
+
+    pub(in crate::fs) fn name_str(name: &OsStr) -> Result<&str, FsError> {
+        let n = name
+            .to_str()
+            .ok_or_else(|| FsError::Invalid("names in asset directories must be UTF-8".into()))?;
+        if n.is_empty() || n == "." || n == ".." || n.contains('/') || n == STATUS_NAME {
+            return Err(FsError::Invalid(format!("{n:?}: not allowed here")));
+        }
+        Ok(n)
+    }
+
+    /// New assets (staged only) directly in real folder `rel`: their names.
+    pub(in crate::fs) fn new_assets_in(&self, rel: &Path) -> Vec<OsString> {
+        let Some(sd) = &self.opts.state_dir else {
+            return Vec::new();
+        };
+        let abs = std::path::absolute(self.abs(rel)).unwrap_or_else(|_| self.abs(rel));
+        let game = std::path::absolute(&self.game_dir).unwrap_or_else(|_| self.game_dir.clone());
+        crate::fs::stage::new_assets(sd, &game)
+            .into_iter()
+            .filter(|b| b.parent() == Some(abs.as_path()))
+            .filter_map(|b| b.file_name().map(|n| n.to_os_string()))
+            .collect()
+    }
+}
+
+impl Asset {
+    pub(in crate::fs) fn stage_active(&self) -> bool {
+        lock(&self.stage).as_ref().is_some_and(|s| s.active())
+    }
+}
