@@ -488,4 +488,46 @@ mod tests {
         got.sort();
         assert_eq!(got, ["Anims", "Anims/a_b", "_..", "anims~2"]);
     }
+
+    fn no_parts() -> MemberOpener {
+        Box::new(|_, _, p, _| Err(ViewError::invalid(p, "not decoded in this test")))
+    }
+
+    #[test]
+    fn file_backed_view_reads_like_the_bytes_and_refuses_big_members() {
+        let big: Vec<u8> = (0..200_000u32).map(|i| (i * 7 % 251) as u8).collect();
+        let tree = vec![
+            hpi::Node::file(b"big.bin".to_vec(), big.clone()),
+            hpi::Node::dir(
+                b"d".to_vec(),
+                vec![hpi::Node::file(b"x.tdf".to_vec(), b"[x]".to_vec())],
+            ),
+        ];
+        let data = hpi::write(&tree, &hpi::WriteOptions::v1()).unwrap();
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("a.hpi");
+        std::fs::write(&path, &data).unwrap();
+        let lim = HpiLimits::default();
+        let mem = ArchiveView::new(data.clone(), lim, no_parts()).unwrap();
+        let file =
+            ArchiveView::from_file(FileSource::open(&path).unwrap(), lim, no_parts()).unwrap();
+        assert_eq!(file.archive(), mem.archive());
+        assert!(file.data().is_empty());
+        for p in ["big.bin", "d/x.tdf"] {
+            let mut out = Vec::new();
+            file.render(p, &mut out).unwrap();
+            assert_eq!(out, mem.member_bytes(p).unwrap());
+        }
+        assert_eq!(file.member_bytes("big.bin").unwrap(), big);
+        let small = HpiLimits {
+            max_member_size: 100_000,
+            ..lim
+        };
+        let file =
+            ArchiveView::from_file(FileSource::open(&path).unwrap(), small, no_parts()).unwrap();
+        let e = file.render("big.bin", &mut Vec::new()).unwrap_err();
+        assert!(e.to_string().contains("max_member_size 100000"), "{e}");
+        assert_eq!(file.size_hint("big.bin"), Some(200_000));
+        file.render("d/x.tdf", &mut Vec::new()).unwrap();
+    }
 }
