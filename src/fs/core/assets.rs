@@ -520,13 +520,12 @@ impl Core {
         let rel_str = rel.to_string_lossy().replace('\\', "/");
         let game_dir = self.game_dir.clone();
         let opener = self.opts.opener.clone();
-        let open_member = Box::new(
+        Box::new(
             move |kind: AssetKind, data: &[u8], member: &str, beside: Option<(&str, &[u8])>| {
                 let opts = member_options(&game_dir, &rel_str, kind, member, beside);
                 opener(kind, data, &opts)
             },
-        );
-        open_member
+        )
     }
 
     /// Expands the parts of `layout` (asset `rel`) that locating `vpath` needs (and with
