@@ -546,6 +546,8 @@ fn serve(
             }
         })?;
     log::info!("{} mounted on {}", game_dir.display(), mnt.display());
+    // before the parent hears "ok": `tafs umount` right after `mount -d` finds it
+    runfile::write(mnt);
     if let Some(mut w) = status.take() {
         let _ = w.write_all(b"ok\n");
     } else {
@@ -559,7 +561,6 @@ fn serve(
             eprint!("{}", demo::hints(mnt));
         }
     }
-    runfile::write(mnt);
     let r = session.run();
     runfile::remove(mnt);
     let _ = mounted.invalidator.join();
