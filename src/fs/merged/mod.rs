@@ -207,8 +207,8 @@ const ROOT_INO: u64 = 1;
 
 impl MergedCore {
     /// Scans `game_dir` and serves its merged view with sources ordered by `priority`.
-    /// Of `opts`, the cache size, TTL, owner, decoded-view budget, size limit and opener
-    /// apply; write-back does not (the view is read-only).
+    /// Of `opts`, the cache size, TTL, owner, decoded-view budget, size limit, archive
+    /// limits and opener apply; write-back does not (the view is read-only).
     pub fn new(
         game_dir: impl Into<PathBuf>,
         opts: MountOptions,
