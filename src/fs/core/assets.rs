@@ -28,7 +28,7 @@ use crate::fs::FsError;
 use crate::view::archive::{ArchiveView, FileSource};
 use crate::view::{self, AssetKind, View, ViewError, ViewOptions};
 use lru::LruCache;
-use std::fs::{self, File, Metadata};
+use std::fs::{File, Metadata};
 use std::hash::Hash;
 use std::io::Read;
 use std::num::NonZeroUsize;
@@ -279,7 +279,7 @@ impl Core {
     /// asset whose identity is not the one decoded last.
     pub(in crate::fs) fn resolve(&self, rel: &Path) -> Result<Resolved, FsError> {
         let abs = self.abs(rel);
-        let meta = match fs::symlink_metadata(&abs) {
+        let meta = match self.lstat_rel(rel) {
             Ok(m) => m,
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
                 return self.resolve_new(rel).unwrap_or(Err(e.into()));

@@ -198,6 +198,8 @@ pub struct Core {
     pub(in crate::fs) next_gen: AtomicU64,
     inval: Option<Mutex<Sender<Inval>>>,
     root_owner: bool,
+    /// The game folder, opened once: every pass-through request is resolved beneath it.
+    root_fd: std::os::fd::OwnedFd,
 }
 
 impl Core {
@@ -212,7 +214,9 @@ impl Core {
         if !meta.is_dir() {
             return Err(FsError::NotDir);
         }
+        let root_fd = sys::open_dir_path(&game_dir)?;
         Ok(Core {
+            root_fd,
             game_dir,
             cache: AssetCache::new(opts.max_views, opts.cache_size),
             opts,

@@ -6,7 +6,7 @@ use crate::fs::stage::Ident;
 use crate::fs::FsError;
 use crate::view;
 use crate::view::merged::{MergedIndex, Priority, Slot, SourceEntry, SourceList, ROOT_NODE};
-use std::fs::{self, File, Metadata};
+use std::fs::{self, Metadata};
 use std::path::Path;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
@@ -87,12 +87,7 @@ fn walk_loose(game_dir: &Path, skip: &[String]) -> Vec<SourceEntry> {
     let mut out = Vec::new();
     let mut stack: Vec<(String, usize)> = vec![(String::new(), 0)];
     while let Some((dir, depth)) = stack.pop() {
-        let abs = if dir.is_empty() {
-            game_dir.to_path_buf()
-        } else {
-            game_dir.join(&dir)
-        };
-        let Ok(rd) = fs::read_dir(&abs) else {
+        let Ok(rd) = super::read_game_dir(game_dir, Path::new(&dir)) else {
             continue;
         };
         let mut names: Vec<(String, bool)> = Vec::new();
@@ -106,7 +101,7 @@ fn walk_loose(game_dir: &Path, skip: &[String]) -> Vec<SourceEntry> {
             }
             let Ok(t) = ent.file_type() else { continue };
             let is_dir = if t.is_symlink() {
-                match fs::metadata(ent.path()) {
+                match super::stat_game_file(game_dir, &Path::new(&dir).join(&name)) {
                     Ok(m) if m.is_file() => false,
                     _ => continue,
                 }
@@ -161,8 +156,7 @@ pub(super) fn scan(
         .collect();
     names.sort();
     for name in names {
-        let abs = game_dir.join(&name);
-        let Ok(meta) = fs::metadata(&abs) else {
+        let Ok(meta) = super::stat_game_file(game_dir, Path::new(&name)) else {
             continue;
         };
         if !meta.is_file() {
@@ -185,7 +179,7 @@ pub(super) fn scan(
             continue;
         }
         // only the header and directory are read (by range)
-        let parsed = File::open(&abs).and_then(|f| {
+        let parsed = super::open_game_file(game_dir, Path::new(&name)).and_then(|f| {
             let meta = f.metadata()?;
             Ok((view::archive::FileSource::new(f)?, meta))
         });
