@@ -20,11 +20,12 @@
 
 use super::inode::NodeKind;
 use super::{is_asset_name, is_not_found, lock, view_options_for, Core, Inval};
+use crate::formats::hpi::Source;
 use crate::fs::cache::ByteCache;
 use crate::fs::layout::Layout;
 use crate::fs::stage::{Ident, Stage};
 use crate::fs::FsError;
-use crate::view::archive::ArchiveView;
+use crate::view::archive::{ArchiveView, FileSource};
 use crate::view::{self, AssetKind, View, ViewError, ViewOptions};
 use lru::LruCache;
 use std::fs::Metadata;
@@ -34,6 +35,28 @@ use std::num::NonZeroUsize;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::Ordering;
 use std::sync::{Arc, Mutex};
+
+/// An asset's binary as read for decoding.
+enum Binary {
+    /// The whole file.
+    Bytes(Vec<u8>),
+    /// An archive, read by range.
+    Archive(FileSource),
+}
+
+impl Binary {
+    /// The whole file's bytes (read now for an archive).
+    fn whole(&self) -> std::io::Result<Vec<u8>> {
+        match self {
+            Binary::Bytes(b) => Ok(b.clone()),
+            Binary::Archive(f) => {
+                let mut b = vec![0; usize::try_from(f.len()).unwrap_or(usize::MAX)];
+                f.read_at(0, &mut b)?;
+                Ok(b)
+            }
+        }
+    }
+}
 
 /// How decoding an asset went.
 pub(in crate::fs) enum Outcome {
@@ -218,24 +241,33 @@ impl Core {
             .clone()
     }
 
-    /// The bytes of game-folder binary `rel`, opened beneath the game folder without
-    /// following a symlink (one swapped in after the `lstat` is refused, never decoded).
-    fn read_binary(&self, rel: &Path) -> Result<(Vec<u8>, Metadata), FsError> {
+    /// The binary `rel`: its bytes, or for an archive its open file (read by range). It is
+    /// opened beneath the game folder without following a symlink (one swapped in after the
+    /// `lstat` is refused, never decoded).
+    fn read_binary(&self, rel: &Path) -> Result<(Binary, Metadata), FsError> {
         let mut f = self.open_rel(rel, libc::O_RDONLY | libc::O_CLOEXEC, 0)?;
         let meta = f.metadata()?;
         if meta.len() > self.opts.max_asset_bytes {
             return Err(FsError::Invalid("binary too large".into()));
         }
-        let mut bytes = Vec::with_capacity(meta.len() as usize);
-        f.read_to_end(&mut bytes)?;
-        Ok((bytes, meta))
-    }
-
-    fn decode(&self, rel: &Path, bytes: Vec<u8>) -> Result<Box<dyn View>, ViewError> {
         let name = rel.file_name().and_then(|n| n.to_str()).unwrap_or("");
         if view::archive::is_archive_name(name) {
-            return Ok(Box::new(self.archive_view(rel, bytes)?));
+            return Ok((Binary::Archive(FileSource::new(f)?), meta));
         }
+        let mut bytes = Vec::with_capacity(meta.len() as usize);
+        f.read_to_end(&mut bytes)?;
+        Ok((Binary::Bytes(bytes), meta))
+    }
+
+    fn decode(&self, rel: &Path, binary: Binary) -> Result<Box<dyn View>, ViewError> {
+        let name = rel.file_name().and_then(|n| n.to_str()).unwrap_or("");
+        let bytes = match binary {
+            Binary::Archive(file) => return Ok(Box::new(self.archive_view_file(rel, file)?)),
+            Binary::Bytes(b) if view::archive::is_archive_name(name) => {
+                return Ok(Box::new(self.archive_view(rel, b)?))
+            }
+            Binary::Bytes(b) => b,
+        };
         let bytes = &bytes[..];
         let Some(kind) = AssetKind::from_name(name) else {
             return Err(ViewError::invalid(name, "not an asset name"));
@@ -287,7 +319,7 @@ impl Core {
         st.gen = self.next_gen.fetch_add(1, Ordering::Relaxed);
         st.ident = Some(new_ident.clone());
         if let Some(stage) = lock(&asset.stage).as_mut() {
-            self.rebase(rel, stage, &new_ident, &bytes);
+            self.rebase(rel, stage, &new_ident, &|| bytes.whole());
         }
         st.outcome = Outcome::Unknown;
         let decoded = self.decode(rel, bytes);
@@ -471,17 +503,30 @@ impl Core {
         rel: &Path,
         bytes: Vec<u8>,
     ) -> Result<ArchiveView, ViewError> {
+        ArchiveView::new(bytes, self.opts.archive_limits, self.member_opener(rel))
+    }
+
+    /// The view of archive `rel` reading its file by range: the directory now, a member's
+    /// chunks when the member is asked for.
+    pub(in crate::fs) fn archive_view_file(
+        &self,
+        rel: &Path,
+        file: FileSource,
+    ) -> Result<ArchiveView, ViewError> {
+        ArchiveView::from_file(file, self.opts.archive_limits, self.member_opener(rel))
+    }
+
+    /// How the GAF/TNT members of archive `rel` are opened.
+    fn member_opener(&self, rel: &Path) -> view::archive::MemberOpener {
         let rel_str = rel.to_string_lossy().replace('\\', "/");
         let game_dir = self.game_dir.clone();
         let opener = self.opts.opener.clone();
-        let open_member = Box::new(
+        Box::new(
             move |kind: AssetKind, data: &[u8], member: &str, beside: Option<(&str, &[u8])>| {
                 let opts = member_options(&game_dir, &rel_str, kind, member, beside);
                 opener(kind, data, &opts)
             },
-        );
-        let limits = crate::formats::hpi::HpiLimits::default();
-        ArchiveView::new(bytes, limits, open_member)
+        )
     }
 
     /// Expands the parts of `layout` (asset `rel`) that locating `vpath` needs (and with

@@ -41,6 +41,7 @@ pub(in crate::fs) use assets::{AssetKey, Resolved};
 use super::ops::FsOps;
 use super::sys;
 use super::FsError;
+use crate::formats::hpi::HpiLimits;
 use crate::view::{self, AssetKind, View, ViewError, ViewOptions};
 use assets::{Asset, AssetCache};
 use handles::Handle;
@@ -80,6 +81,9 @@ pub struct MountOptions {
     pub max_views: usize,
     /// Binaries larger than this are shown as plain files.
     pub max_asset_bytes: u64,
+    /// Budgets for reading archives (the core's and the merged view's); a member above
+    /// `max_member_size` cannot be read (its file answers `EIO`, the log says which limit).
+    pub archive_limits: HpiLimits,
     /// Decoder of binaries.
     pub opener: Opener,
     /// Where write-back keeps staged files and history; `None`: asset directories are
@@ -99,6 +103,10 @@ impl Default for MountOptions {
             gid: None,
             max_views: 16,
             max_asset_bytes: 1 << 30,
+            archive_limits: HpiLimits {
+                max_member_size: 64 << 20,
+                ..HpiLimits::default()
+            },
             opener: Arc::new(view::open),
             state_dir: None,
             packer: Arc::new(view::rebuild),

@@ -16,7 +16,7 @@ mod scan;
 
 pub use scan::{scan_once, ArchiveSource, Snapshot, Source};
 
-use crate::formats::hpi::{self, FileInfo, HpiLimits};
+use crate::formats::hpi::{self, FileInfo};
 use crate::fs::core::assets::{AssetCache, Outcome};
 use crate::fs::core::lock;
 use crate::fs::core::{view_options_for, Attr, DirItem, MountOptions};
@@ -31,7 +31,6 @@ use std::collections::HashMap;
 use std::fs::{self, File, Metadata};
 use std::io::Read;
 use std::os::fd::AsFd;
-use std::os::unix::fs::FileExt;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
@@ -239,8 +238,8 @@ const ROOT_INO: u64 = 1;
 
 impl MergedCore {
     /// Scans `game_dir` and serves its merged view with sources ordered by `priority`.
-    /// Of `opts`, the cache size, TTL, owner, decoded-view budget, size limit and opener
-    /// apply; write-back does not (the view is read-only).
+    /// Of `opts`, the cache size, TTL, owner, decoded-view budget, size limit, archive
+    /// limits and opener apply; write-back does not (the view is read-only).
     pub fn new(
         game_dir: impl Into<PathBuf>,
         opts: MountOptions,
@@ -447,10 +446,10 @@ impl MergedCore {
         if end > meta.len() {
             return Err(ViewError::invalid(what, "member beyond the end of the archive").into());
         }
-        let mut stored = vec![0u8; info.stored_len as usize];
-        f.read_exact_at(&mut stored, u64::from(info.offset))?;
+        // the member's chunks only, read one at a time
+        let src = view::archive::FileSource::new(f)?;
         a.archive
-            .decode_member(&stored, info, &HpiLimits::default())
+            .read_from(&src, info, &self.opts.archive_limits)
             .map_err(|e| FsError::View(ViewError::invalid(what, e.to_string())))
     }
 

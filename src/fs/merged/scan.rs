@@ -7,7 +7,6 @@ use crate::fs::FsError;
 use crate::view;
 use crate::view::merged::{MergedIndex, Priority, Slot, SourceEntry, SourceList, ROOT_NODE};
 use std::fs::{self, Metadata};
-use std::io::Read;
 use std::path::Path;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
@@ -179,20 +178,19 @@ pub(super) fn scan(
             log::warn!("{name}: too large, shown as a plain file");
             continue;
         }
-        let parsed = super::open_game_file(game_dir, Path::new(&name)).and_then(|mut f| {
+        // only the header and directory are read (by range)
+        let parsed = super::open_game_file(game_dir, Path::new(&name)).and_then(|f| {
             let meta = f.metadata()?;
-            let mut data = Vec::with_capacity(meta.len() as usize);
-            f.read_to_end(&mut data)?;
-            Ok((data, meta))
+            Ok((view::archive::FileSource::new(f)?, meta))
         });
-        let (data, meta) = match parsed {
+        let (src, meta) = match parsed {
             Ok(x) => x,
             Err(e) => {
                 log::warn!("{name}: cannot be read ({e}), shown as a plain file");
                 continue;
             }
         };
-        match hpi::parse(&data, &limits) {
+        match hpi::parse_from(&src, &limits) {
             Ok(archive) => {
                 let paths = view::archive::shown_paths(&archive);
                 let ident = Ident::of(&meta);

@@ -104,8 +104,15 @@ impl Core {
     }
 
     /// The binary of `rel` is now `ident`: if the staged files were based on another
-    /// version, clean ones are dropped and dirty ones are in conflict.
-    pub(in crate::fs) fn rebase(&self, rel: &Path, stage: &mut Stage, ident: &Ident, bytes: &[u8]) {
+    /// version, clean ones are dropped and dirty ones are in conflict. `bytes` gives the
+    /// binary's bytes, asked for only to recognise an interrupted commit of ours.
+    pub(in crate::fs) fn rebase(
+        &self,
+        rel: &Path,
+        stage: &mut Stage,
+        ident: &Ident,
+        bytes: &dyn Fn() -> std::io::Result<Vec<u8>>,
+    ) {
         let based_elsewhere = match &stage.meta.base {
             Some(b) => b != ident,
             None => stage.meta.new_asset,
@@ -114,7 +121,7 @@ impl Core {
             return;
         }
         if stage.meta.committing.is_some()
-            && stage.meta.committing == Some(crate::fs::stage::Written::of(bytes))
+            && bytes().ok().map(|b| crate::fs::stage::Written::of(&b)) == stage.meta.committing
         {
             // our own commit, interrupted between the rename and the record of it
             stage.meta.base = Some(ident.clone());
