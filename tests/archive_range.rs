@@ -77,3 +77,28 @@ fn merged_view_refuses_members_over_the_limit() {
     let merged = MergedCore::new(game.path(), limited(), Priority::default()).unwrap();
     check(&merged, 1);
 }
+
+#[test]
+fn mount_flag_sets_the_member_limit() {
+    if !mount_common::fuse_available() {
+        return;
+    }
+    let t = tempfile::tempdir().unwrap();
+    let game = t.path().join("game");
+    put(&game.join("mod.ufo"), archive());
+    let mnt = t.path().join("mnt");
+    let m = mount_common::mount(&game, &mnt, &["--max-member-size", "100K", "--ro"]);
+    let e = std::fs::read(m.mnt.join("mod.ufo/gamedata/big.dat")).unwrap_err();
+    assert_eq!(e.raw_os_error(), Some(libc::EIO), "{e}");
+    assert_eq!(
+        std::fs::read(m.mnt.join("mod.ufo/gamedata/side.tdf")).unwrap(),
+        SMALL
+    );
+    drop(m);
+    // the default (64 MiB) reads it
+    let m = mount_common::mount(&game, &mnt, &["--ro"]);
+    assert_eq!(
+        std::fs::read(m.mnt.join("mod.ufo/gamedata/big.dat")).unwrap(),
+        big()
+    );
+}
