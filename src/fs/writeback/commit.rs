@@ -6,12 +6,12 @@
 //! made outdated and record the result in the status.
 
 use super::archive::finish_archive_stage;
-use super::overlay::Overlay;
+use super::overlay::{builds, release_filled, Overlay};
 use super::{error_file, join};
 use crate::fs::core::view_options_for;
 use crate::fs::core::{is_archive_path, lock, Core};
 use crate::fs::layout::Layout;
-use crate::fs::stage::{is_layout_name, Ident, Stage};
+use crate::fs::stage::{Ident, Stage};
 use crate::fs::FsError;
 use crate::view::archive::ArchiveView;
 use crate::view::{AssetKind, EntryKind, FileSet, View, ViewError, ViewOptions};
@@ -178,6 +178,9 @@ impl Core {
             }
         };
         let t_built = t0.elapsed();
+        if let Outdated::Check { view, .. } = &outdated {
+            release_filled(s, &Layout::new(&**view));
+        }
         if base.bytes() == Some(bytes.as_slice()) {
             self.settle_stage(rel, s);
             s.meta.status = format!("clean: the last save changed nothing in the {what}");
@@ -187,6 +190,9 @@ impl Core {
         let outdated = match outdated {
             Outdated::Known(v) => v,
             Outdated::Check { kind, view, opts } => {
+                // deletions the new binary applied are no longer needed
+                let layout = Layout::new(&*view);
+                s.meta.whiteouts.retain(|w| layout.is_dir(w).is_some());
                 outdated_staged(&self.opts.packer, kind, s, &*view, &bytes, &opts)
             }
         };
@@ -343,8 +349,11 @@ pub(in crate::fs) fn drop_outdated(rel: &Path, s: &Stage, outdated: &[String]) {
 /// checksum in `metadata.json`. When building again from the new binary with the staged
 /// files on top does not give the same bytes, every staged layout file that differs from the
 /// new binary's generated one is outdated (so the next commit cannot undo this one); files the
-/// view does not have are kept. Maps
-/// only: GAF builds take every staged file as it is.
+/// view does not have are kept. A GAF build names a copied or renamed sequence folder after
+/// the folder and renumbers the sequences, so the copied `sequence.csv` is outdated the same
+/// way (without this, every later commit would add the copy again). Staged CSV and JSON
+/// files that differ from the new binary's are outdated after every commit (see
+/// [`is_image`]).
 pub(in crate::fs) fn outdated_staged(
     packer: &crate::fs::stage::Packer,
     kind: AssetKind,
@@ -353,18 +362,13 @@ pub(in crate::fs) fn outdated_staged(
     bytes: &[u8],
     opts: &ViewOptions,
 ) -> Vec<String> {
-    if kind != AssetKind::Tnt {
-        return Vec::new();
-    }
     let overlay = Overlay {
         stage,
         layout: Some(Layout::new(view)),
         view: Some(view),
         kind,
     };
-    if packer(kind, &overlay, Some(bytes), opts).is_ok_and(|again| again == bytes) {
-        return Vec::new();
-    }
+    let stable = packer(kind, &overlay, Some(bytes), opts).is_ok_and(|again| again == bytes);
     let mut out = Vec::new();
     let mut stack = vec![String::new()];
     while let Some(dir) = stack.pop() {
@@ -380,7 +384,7 @@ pub(in crate::fs) fn outdated_staged(
                 if stack.len() < 4096 {
                     stack.push(p);
                 }
-            } else if is_layout_name(&p) {
+            } else if builds(&p) && (!stable || !is_image(&p)) {
                 // files the view does not have (the user's own) are kept
                 let in_view = overlay.layout.as_ref().and_then(|l| l.is_dir(&p)) == Some(false);
                 if in_view && fs::read(e.path()).ok() != view.render_vec(&p).ok() {
@@ -391,6 +395,21 @@ pub(in crate::fs) fn outdated_staged(
     }
     out.sort();
     out
+}
+
+/// PNG and GIF files: a staged image that builds the same binary stays (its bytes can differ
+/// from the generated one's and still mean the same pixels, and a second `rsync -a` must find
+/// it as it left it); staged CSV and JSON files that differ from the new binary's are replaced
+/// by them after every commit.
+fn is_image(path: &str) -> bool {
+    let l = path.to_ascii_lowercase();
+    l.ends_with(".png") || l.ends_with(".gif")
+}
+
+/// Generated files no build reads (a sequence's `animated.png`): a renamed folder leaves
+/// them to be generated again rather than staging copies that would go stale.
+pub(in crate::fs) fn derived_only(kind: AssetKind, path: &str) -> bool {
+    kind == AssetKind::Gaf && path.rsplit('/').next() == Some("animated.png")
 }
 
 /// A new asset commits only once it has a sequence and every sequence its metadata.json

@@ -7,8 +7,60 @@ use crate::fs::stage::{is_layout_name, Stage};
 use crate::view::{AssetKind, FileSet, View, ViewError};
 use std::fs;
 
+/// The marker of a folder made with `mkdir` inside an asset directory and being filled: it
+/// shows only what was written into it (a commit between two files of a copy does not make
+/// generated files appear under the copying tool). Removed once the folder holds every file
+/// the binary gives it, or when it is listed.
+pub(in crate::fs) const FILLING: &str = ".tafs-filling";
+
+/// Whether staged folder `dir` is being filled ([`FILLING`]).
+pub(in crate::fs) fn filling(stage: Option<&Stage>, dir: &str) -> bool {
+    !dir.is_empty() && stage.is_some_and(|s| s.path(dir).join(FILLING).exists())
+}
+
+/// Folder `dir` was listed: it is no longer being filled.
+pub(in crate::fs) fn listed(stage: Option<&Stage>, dir: &str) {
+    if let Some(s) = stage.filter(|_| !dir.is_empty()) {
+        let _ = fs::remove_file(s.path(dir).join(FILLING));
+    }
+}
+
+/// After a commit giving `layout`: folders being filled that hold every file the binary
+/// gives them stop being filled.
+pub(in crate::fs) fn release_filled(stage: &Stage, layout: &Layout) {
+    let mut stack = vec![String::new()];
+    while let Some(dir) = stack.pop() {
+        let Ok(rd) = fs::read_dir(stage.path(&dir)) else {
+            continue;
+        };
+        for e in rd.flatten() {
+            if !e.file_type().is_ok_and(|t| t.is_dir()) {
+                continue;
+            }
+            let Ok(name) = e.file_name().into_string() else {
+                continue;
+            };
+            let p = join(&dir, &name);
+            if stack.len() < 4096 {
+                stack.push(p.clone());
+            }
+            if !filling(Some(stage), &p) {
+                continue;
+            }
+            let complete = layout.children(&p).is_some_and(|kids| {
+                kids.iter()
+                    .all(|(n, _)| stage.path(&join(&p, n)).symlink_metadata().is_ok())
+            });
+            if complete {
+                let _ = fs::remove_file(e.path().join(FILLING));
+            }
+        }
+    }
+}
+
 /// Children of `dir`: the generated ones not deleted, then staged ones (a staged entry
-/// replaces a generated one of the same name). `None` if the folder does not exist.
+/// replaces a generated one of the same name). `None` if the folder does not exist. A folder
+/// being filled ([`FILLING`]) shows its staged entries only.
 pub(in crate::fs) fn merged_children(
     stage: Option<&Stage>,
     layout: Option<&Layout>,
@@ -17,6 +69,7 @@ pub(in crate::fs) fn merged_children(
     let mut out: Vec<(String, bool)> = Vec::new();
     let mut exists = dir.is_empty();
     let hidden = |p: &str| stage.is_some_and(|s| s.hidden(p));
+    let layout = layout.filter(|_| !filling(stage, dir));
     if let Some(gen) = layout.and_then(|l| l.children(dir)) {
         if dir.is_empty() || !hidden(dir) {
             exists = true;
@@ -36,6 +89,7 @@ pub(in crate::fs) fn merged_children(
                     let d = e.file_type().is_ok_and(|t| t.is_dir());
                     e.file_name().into_string().ok().map(|n| (n, d))
                 })
+                .filter(|(n, _)| n != FILLING)
                 .collect();
             staged.sort();
             for (n, d) in staged {
@@ -48,6 +102,18 @@ pub(in crate::fs) fn merged_children(
         }
     }
     exists.then_some(out)
+}
+
+/// Whether `vpath` of a loose asset directory is part of what a commit builds:
+/// [`is_layout_name`], or a layout name inside a top folder whose name starts with `.` (a
+/// sequence named `.hidden`, the safe folder `.._x` of a hostile name), `.git` aside.
+pub(in crate::fs) fn builds(vpath: &str) -> bool {
+    match vpath.split_once('/') {
+        Some((first, rest)) if first.starts_with('.') => {
+            !matches!(first, "." | ".." | ".git") && is_layout_name(rest)
+        }
+        _ => is_layout_name(vpath),
+    }
 }
 
 /// The file set a commit builds from: the generated view with the staged layout files and
@@ -68,7 +134,7 @@ pub(in crate::fs) fn skip_generated(kind: AssetKind, path: &str) -> bool {
 
 impl FileSet for Overlay<'_> {
     fn read(&self, path: &str) -> Result<Option<Vec<u8>>, ViewError> {
-        if !is_layout_name(path) {
+        if !builds(path) {
             return Ok(None);
         }
         let p = self.stage.path(path);
@@ -98,10 +164,12 @@ impl FileSet for Overlay<'_> {
                 let mut v: Vec<(String, bool)> = v
                     .into_iter()
                     .filter(|(n, d)| {
-                        if *d {
+                        if *d && dir.is_empty() {
+                            n != ".git"
+                        } else if *d {
                             !n.starts_with('.')
                         } else {
-                            is_layout_name(&join(dir, n))
+                            builds(&join(dir, n))
                         }
                     })
                     .collect();

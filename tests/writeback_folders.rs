@@ -1,0 +1,288 @@
+//! Folders of a GAF through a real mount with real tools: `cp -r`, `cp -a` and `mv` of
+//! sequence folders give exactly one new or renamed sequence (never growth at later saves),
+//! sequences whose folder starts with `.` (a `.hidden` name, the safe folder of `../../x`)
+//! survive a commit, and a frame swap with `mv` answers 0. After each commit the asset
+//! directory must show exactly `tafs gaf dump` of the new binary.
+
+mod mount_common;
+mod writeback_common;
+
+use mount_common::{fuse_available, sh, Mount};
+use std::path::{Path, PathBuf};
+use std::process::Command;
+use writeback_common::{edit_png, parse, sample_bytes};
+
+const TAFS: &str = env!("CARGO_BIN_EXE_tafs");
+
+fn tafs(args: &[&str]) {
+    let o = Command::new(TAFS).args(args).output().unwrap();
+    assert!(
+        o.status.success(),
+        "tafs {args:?}: {}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+}
+
+struct Env {
+    dir: tempfile::TempDir,
+    game: PathBuf,
+    mnt: PathBuf,
+    _m: Mount,
+}
+
+impl Env {
+    fn bin(&self) -> PathBuf {
+        self.game.join("anims/multi.gaf")
+    }
+    fn asset(&self) -> PathBuf {
+        self.mnt.join("anims/multi.gaf")
+    }
+    /// Sequence names of the binary, in order.
+    fn names(&self) -> Vec<String> {
+        parse(&self.bin())
+            .sequences
+            .iter()
+            .map(|s| {
+                let n = &s.name;
+                let end = n.iter().position(|&b| b == 0).unwrap_or(n.len());
+                String::from_utf8_lossy(&n[..end]).into_owned()
+            })
+            .collect()
+    }
+    /// The asset directory equals `tafs gaf dump` of the binary (the status file aside, and
+    /// the previews `cp` copied, which keep reading back as written: SEMANTICS.md, "Known
+    /// limitations").
+    fn shows_the_binary(&self, what: &str) {
+        let d = self
+            .dir
+            .path()
+            .join(format!("dump-{}", what.replace(' ', "_")));
+        let _ = std::fs::remove_dir_all(&d);
+        tafs(&[
+            "gaf",
+            "dump",
+            self.bin().to_str().unwrap(),
+            "-t",
+            d.to_str().unwrap(),
+        ]);
+        let out = Command::new("diff")
+            .arg("-r")
+            .arg("-x")
+            .arg(".tafs-status")
+            .arg("-x")
+            .arg("animated.png")
+            .arg(&d)
+            .arg(self.asset())
+            .output()
+            .unwrap();
+        assert!(
+            out.status.success(),
+            "{what}: the asset directory is not the binary's dump:\n{}",
+            String::from_utf8_lossy(&out.stdout)
+        );
+    }
+    /// Saves an edit of frame 0 of sequence folder `seq` with `cp` (a commit).
+    fn save_frame(&self, seq: &str) {
+        let p = self.asset().join(seq).join("0.png");
+        let png = std::fs::read(&p).unwrap();
+        let (edited, _) = edit_png(&png, 1);
+        let tmp = self.dir.path().join("edited.png");
+        std::fs::write(&tmp, edited).unwrap();
+        sh(&format!("cp {} {}", tmp.display(), p.display()));
+    }
+}
+
+/// A GAF of four sequences built from the sample GAF's first sequence: `ARMRL`, `ARMLLT`,
+/// `.hidden` and `../../x` (shown as `.._.._x`), mounted with write-back.
+fn env() -> Option<Env> {
+    if !fuse_available() {
+        println!("skipped: no FUSE");
+        return None;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let game = dir.path().join("game");
+    std::fs::create_dir_all(game.join("anims")).unwrap();
+    let sample = dir.path().join("sample.gaf");
+    std::fs::write(&sample, sample_bytes()).unwrap();
+    let sd = dir.path().join("sample");
+    tafs(&[
+        "gaf",
+        "dump",
+        sample.to_str().unwrap(),
+        "-t",
+        sd.to_str().unwrap(),
+    ]);
+    let meta: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(sd.join("metadata.json")).unwrap()).unwrap();
+    let first = meta["sequences"][0]["dir"].as_str().unwrap().to_string();
+    let src = dir.path().join("src");
+    std::fs::create_dir_all(&src).unwrap();
+    for (i, (dir_name, name)) in [
+        ("ARMRL", "ARMRL"),
+        ("ARMLLT", "ARMLLT"),
+        ("hid", ".hidden"),
+        ("hos", "../../x"),
+    ]
+    .iter()
+    .enumerate()
+    {
+        let to = src.join(dir_name);
+        sh(&format!(
+            "cp -r {} {}",
+            sd.join(&first).display(),
+            to.display()
+        ));
+        std::fs::write(
+            to.join("sequence.csv"),
+            format!("index,name,loop_flags,unknown4\n{i},{name},1,0\n"),
+        )
+        .unwrap();
+    }
+    let bin = game.join("anims/multi.gaf");
+    tafs(&[
+        "gaf",
+        "build",
+        src.to_str().unwrap(),
+        "-t",
+        bin.to_str().unwrap(),
+    ]);
+    let mnt = dir.path().join("mnt");
+    let state = dir.path().join("state");
+    let m = mount_common::mount(
+        &game,
+        &mnt,
+        &["--ttl", "0", "--state-dir", state.to_str().unwrap()],
+    );
+    let e = Env {
+        dir,
+        game,
+        mnt,
+        _m: m,
+    };
+    assert_eq!(e.names(), ["ARMRL", "ARMLLT", ".hidden", "../../x"]);
+    Some(e)
+}
+
+fn listing(p: &Path) -> Vec<String> {
+    let mut v: Vec<String> = std::fs::read_dir(p)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().into_string().unwrap())
+        .filter(|n| n != ".tafs-status")
+        .collect();
+    v.sort();
+    v
+}
+
+#[test]
+fn copied_and_moved_sequence_folders_are_one_sequence_each() {
+    let Some(e) = env() else { return };
+    let a = e.asset();
+    // cp -r and cp -a of a sequence folder: exit 0, one new sequence each, named after its
+    // folder and placed after the one it was copied from
+    sh(&format!("cp -r {0}/ARMRL {0}/ARMRLcopy", a.display()));
+    sh(&format!("cp -a {0}/ARMLLT {0}/ARMLLTa", a.display()));
+    assert_eq!(
+        e.names(),
+        [
+            "ARMRL",
+            "ARMRLcopy",
+            "ARMLLT",
+            "ARMLLTa",
+            ".hidden",
+            "../../x"
+        ]
+    );
+    e.shows_the_binary("after the copies");
+    // later saves do not grow it
+    for _ in 0..3 {
+        e.save_frame("ARMLLT");
+        assert_eq!(e.names().len(), 6, "{:?}", e.names());
+    }
+    e.shows_the_binary("after saves");
+    // mv renames the folder (no EXDEV, so no copy + delete) and the sequence, in place
+    sh(&format!("mv {0}/ARMRLcopy {0}/ARMRL2", a.display()));
+    assert_eq!(
+        e.names(),
+        ["ARMRL", "ARMRL2", "ARMLLT", "ARMLLTa", ".hidden", "../../x"]
+    );
+    e.save_frame("ARMRL2");
+    assert_eq!(e.names().len(), 6);
+    e.shows_the_binary("after the mv");
+    assert_eq!(
+        listing(&a),
+        [
+            ".._.._x",
+            ".hidden",
+            "ARMLLT",
+            "ARMLLTa",
+            "ARMRL",
+            "ARMRL2",
+            "metadata.json"
+        ]
+    );
+    // a folder moved into itself is refused; the binary is unchanged
+    let before = std::fs::read(e.bin()).unwrap();
+    let o = Command::new("mv")
+        .arg(a.join("ARMRL"))
+        .arg(a.join("ARMRL/inner"))
+        .output()
+        .unwrap();
+    assert!(!o.status.success());
+    assert_eq!(std::fs::read(e.bin()).unwrap(), before);
+    // rsync of a tree holding a renamed sequence folder: one rename, not a new sequence
+    let out = e.dir.path().join("out");
+    sh(&format!("rsync -a {}/ {}/", a.display(), out.display()));
+    sh(&format!("mv {0}/ARMLLTa {0}/ARMLLTb", out.display()));
+    sh(&format!(
+        "rsync -a --delete {}/ {}/",
+        out.display(),
+        a.display()
+    ));
+    // (rsync deletes the old folder before it sends the new one, so the index its copied
+    // sequence.csv holds may now be another sequence's: the order is not checked)
+    let mut names = e.names();
+    names.sort();
+    assert_eq!(
+        names,
+        ["../../x", ".hidden", "ARMLLT", "ARMLLTb", "ARMRL", "ARMRL2"]
+    );
+    e.shows_the_binary("after the rsync");
+}
+
+#[test]
+fn dot_named_sequences_survive_a_frame_edit() {
+    let Some(e) = env() else { return };
+    e.save_frame("ARMRL");
+    assert_eq!(e.names(), ["ARMRL", "ARMLLT", ".hidden", "../../x"]);
+    // an edit inside a dot-named sequence folder commits too
+    let before = std::fs::read(e.bin()).unwrap();
+    e.save_frame(".hidden");
+    assert_ne!(std::fs::read(e.bin()).unwrap(), before, "no commit");
+    e.save_frame(".._.._x");
+    assert_eq!(e.names(), ["ARMRL", "ARMLLT", ".hidden", "../../x"]);
+    e.shows_the_binary("after the edits");
+}
+
+#[test]
+fn a_frame_swap_with_mv_answers_zero() {
+    let Some(e) = env() else { return };
+    let seq = e.asset().join("ARMRL");
+    let f0 = std::fs::read(seq.join("0.png")).unwrap();
+    let f1 = std::fs::read(seq.join("1.png")).unwrap();
+    let before = std::fs::read(e.bin()).unwrap();
+    // every step answers 0 ("mv: cannot stat" / "are the same file" before)
+    sh(&format!(
+        "cd {} && mv 1.png tmp.png && mv 0.png 1.png && mv tmp.png 0.png",
+        seq.display()
+    ));
+    assert_eq!(std::fs::read(seq.join("0.png")).unwrap(), f1);
+    assert_eq!(std::fs::read(seq.join("1.png")).unwrap(), f0);
+    let status = std::fs::read_to_string(e.asset().join(".tafs-status")).unwrap();
+    if f0.len() == f1.len() && parse(&e.bin()).sequences.len() == 4 {
+        // frames of one size swap in the binary
+        assert_ne!(std::fs::read(e.bin()).unwrap(), before, "{status}");
+    } else {
+        // frames of two sizes do not match frames.csv: the status says so
+        assert!(status.contains("error"), "{status}");
+    }
+}
