@@ -6,7 +6,7 @@
 //! made outdated and record the result in the status.
 
 use super::archive::finish_archive_stage;
-use super::overlay::{builds, release_filled, Overlay};
+use super::overlay::{builds, record_renderings, release_filled, Overlay};
 use super::{error_file, join};
 use crate::fs::core::view_options_for;
 use crate::fs::core::{is_archive_path, lock, Core};
@@ -50,6 +50,9 @@ pub(in crate::fs) enum Outdated {
         kind: AssetKind,
         view: Box<dyn View>,
         opts: Box<ViewOptions>,
+        /// `metadata.json` of the version being replaced (maps: the checksums of its
+        /// renderings are recorded, see `record_renderings`).
+        old_meta: Option<Vec<u8>>,
     },
 }
 
@@ -182,6 +185,17 @@ impl Core {
             release_filled(s, &Layout::new(&**view));
         }
         if base.bytes() == Some(bytes.as_slice()) {
+            if let Outdated::Check { kind, view, .. } = &outdated {
+                // copies of earlier renderings give way to the binary's own
+                let stale = Overlay {
+                    stage: s,
+                    layout: Some(Layout::new(&**view)),
+                    view: Some(&**view),
+                    kind: *kind,
+                }
+                .stale_copies();
+                drop_outdated(rel, s, &stale);
+            }
             self.settle_stage(rel, s);
             s.meta.status = format!("clean: the last save changed nothing in the {what}");
             s.save()?;
@@ -189,7 +203,15 @@ impl Core {
         }
         let outdated = match outdated {
             Outdated::Known(v) => v,
-            Outdated::Check { kind, view, opts } => {
+            Outdated::Check {
+                kind,
+                view,
+                opts,
+                old_meta,
+            } => {
+                if let Some(m) = &old_meta {
+                    record_renderings(s, m);
+                }
                 // deletions the new binary applied are no longer needed
                 let layout = Layout::new(&*view);
                 s.meta.whiteouts.retain(|w| layout.is_dir(w).is_some());
@@ -259,6 +281,10 @@ impl Core {
             Err(e) => return Built::Failed(e.into()),
         };
         let t_decode = t0.elapsed();
+        let old_meta = match view.as_deref() {
+            Some(v) if kind == AssetKind::Tnt => v.render_vec("metadata.json").ok(),
+            _ => None,
+        };
         let overlay = Overlay {
             stage: s,
             layout: view.as_deref().map(Layout::new),
@@ -284,6 +310,7 @@ impl Core {
                     kind,
                     view,
                     opts: Box::new(opts),
+                    old_meta,
                 },
                 phases: vec![
                     ("decode", t_decode),
@@ -351,9 +378,9 @@ pub(in crate::fs) fn drop_outdated(rel: &Path, s: &Stage, outdated: &[String]) {
 /// new binary's generated one is outdated (so the next commit cannot undo this one); files the
 /// view does not have are kept. A GAF build names a copied or renamed sequence folder after
 /// the folder and renumbers the sequences, so the copied `sequence.csv` is outdated the same
-/// way (without this, every later commit would add the copy again). Staged CSV and JSON
-/// files that differ from the new binary's are outdated after every commit (see
-/// [`is_image`]).
+/// way (without this, every later commit would add the copy again): staged
+/// [`regenerated`] files and copies of earlier renderings of map files are outdated after
+/// every commit.
 pub(in crate::fs) fn outdated_staged(
     packer: &crate::fs::stage::Packer,
     kind: AssetKind,
@@ -369,6 +396,8 @@ pub(in crate::fs) fn outdated_staged(
         kind,
     };
     let stable = packer(kind, &overlay, Some(bytes), opts).is_ok_and(|again| again == bytes);
+    // copies of earlier renderings of derived map files give way to the new binary's
+    let stale = overlay.stale_copies();
     let mut out = Vec::new();
     let mut stack = vec![String::new()];
     while let Some(dir) = stack.pop() {
@@ -384,7 +413,9 @@ pub(in crate::fs) fn outdated_staged(
                 if stack.len() < 4096 {
                     stack.push(p);
                 }
-            } else if builds(&p) && (!stable || !is_image(&p)) {
+            } else if builds(&p)
+                && (!stable || regenerated(kind, &p) || stale.iter().any(|x| *x == p))
+            {
                 // files the view does not have (the user's own) are kept
                 let in_view = overlay.layout.as_ref().and_then(|l| l.is_dir(&p)) == Some(false);
                 if in_view && fs::read(e.path()).ok() != view.render_vec(&p).ok() {
@@ -397,13 +428,14 @@ pub(in crate::fs) fn outdated_staged(
     out
 }
 
-/// PNG and GIF files: a staged image that builds the same binary stays (its bytes can differ
-/// from the generated one's and still mean the same pixels, and a second `rsync -a` must find
-/// it as it left it); staged CSV and JSON files that differ from the new binary's are replaced
-/// by them after every commit.
-fn is_image(path: &str) -> bool {
-    let l = path.to_ascii_lowercase();
-    l.ends_with(".png") || l.ends_with(".gif")
+/// Staged files replaced by the new binary's after every commit when they differ: a GAF
+/// sequence's `sequence.csv` (everything it says is in the binary, and a copied folder's
+/// names and indexes another sequence). Other staged files that build the same binary stay as
+/// written (their bytes can differ from the generated ones and still mean the same pixels or
+/// rows, a second `rsync -a` must find them as it left them, and a new asset arriving file by
+/// file still needs its `metadata.json`).
+fn regenerated(kind: AssetKind, path: &str) -> bool {
+    kind == AssetKind::Gaf && path.split('/').nth(1) == Some("sequence.csv")
 }
 
 /// Generated files no build reads (a sequence's `animated.png`): a renamed folder leaves

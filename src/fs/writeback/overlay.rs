@@ -116,6 +116,52 @@ pub(in crate::fs) fn builds(vpath: &str) -> bool {
     }
 }
 
+/// Where the checksums of earlier versions' `map.png` and `minimap.png` renderings are kept
+/// (in the asset's staging folder, beside `asset.json`).
+const RENDERINGS: &str = "renderings.json";
+
+/// Checksums kept per file.
+const RENDERINGS_KEEP: usize = 64;
+
+/// The derived map files whose copies of earlier renderings are recognised.
+pub(in crate::fs) const MAP_DERIVED: [&str; 2] = ["map.png", "minimap.png"];
+
+fn renderings(stage: &Stage) -> serde_json::Map<String, serde_json::Value> {
+    fs::read(stage.dir.join(RENDERINGS))
+        .ok()
+        .and_then(|b| serde_json::from_slice::<serde_json::Value>(&b).ok())
+        .and_then(|v| v.as_object().cloned())
+        .unwrap_or_default()
+}
+
+/// Records the checksums a map's `metadata.json` (`meta_json`, a version being replaced)
+/// holds for its `map.png` and `minimap.png`.
+pub(in crate::fs) fn record_renderings(stage: &Stage, meta_json: &[u8]) {
+    let Ok(meta) = serde_json::from_slice::<serde_json::Value>(meta_json) else {
+        return;
+    };
+    let mut all = renderings(stage);
+    for (file, key) in MAP_DERIVED.iter().zip(["map", "minimap"]) {
+        let Some(crc) = meta["checksums"][key].as_u64() else {
+            continue;
+        };
+        let list = all
+            .entry(file.to_string())
+            .or_insert_with(|| serde_json::Value::Array(Vec::new()));
+        if let Some(a) = list.as_array_mut() {
+            if !a.iter().any(|v| v.as_u64() == Some(crc)) {
+                a.push(crc.into());
+            }
+            let extra = a.len().saturating_sub(RENDERINGS_KEEP);
+            a.drain(..extra);
+        }
+    }
+    if let Ok(b) = serde_json::to_vec(&serde_json::Value::Object(all)) {
+        let _ = fs::create_dir_all(&stage.dir);
+        let _ = crate::atomic::write(&stage.dir.join(RENDERINGS), &b, None);
+    }
+}
+
 /// The file set a commit builds from: the generated view with the staged layout files and
 /// whiteouts on top. Names that are not layout names are not part of it.
 pub(in crate::fs) struct Overlay<'a> {
@@ -132,6 +178,41 @@ pub(in crate::fs) fn skip_generated(kind: AssetKind, path: &str) -> bool {
     kind == AssetKind::Tnt && path == "map.png"
 }
 
+impl Overlay<'_> {
+    /// Whether staged `bytes` of a map's `map.png` or `minimap.png` are a copy of an earlier
+    /// version's rendering (its checksum is one an earlier `metadata.json` held, not the
+    /// current one): not an edit, whatever order the files of a copy arrive in.
+    pub(in crate::fs) fn stale_copy(&self, path: &str, bytes: &[u8]) -> bool {
+        if self.kind != AssetKind::Tnt || !MAP_DERIVED.contains(&path) {
+            return false;
+        }
+        let known = renderings(self.stage);
+        let Some(list) = known.get(path).and_then(|v| v.as_array()) else {
+            return false;
+        };
+        let Ok(Some(meta)) = self.read("metadata.json") else {
+            return false;
+        };
+        let minimap = path == "minimap.png";
+        let Ok(crc) = crate::view::tnt::image_checksum(bytes, &meta, minimap) else {
+            return false;
+        };
+        let current = serde_json::from_slice::<serde_json::Value>(&meta)
+            .ok()
+            .and_then(|m| m["checksums"][if minimap { "minimap" } else { "map" }].as_u64());
+        current != Some(u64::from(crc)) && list.iter().any(|v| v.as_u64() == Some(u64::from(crc)))
+    }
+
+    /// The staged derived map files that are copies of earlier renderings ([`Self::stale_copy`]).
+    pub(in crate::fs) fn stale_copies(&self) -> Vec<String> {
+        MAP_DERIVED
+            .iter()
+            .filter(|f| fs::read(self.stage.path(f)).is_ok_and(|b| self.stale_copy(f, &b)))
+            .map(|f| f.to_string())
+            .collect()
+    }
+}
+
 impl FileSet for Overlay<'_> {
     fn read(&self, path: &str) -> Result<Option<Vec<u8>>, ViewError> {
         if !builds(path) {
@@ -139,6 +220,7 @@ impl FileSet for Overlay<'_> {
         }
         let p = self.stage.path(path);
         match fs::read(&p) {
+            Ok(b) if self.stale_copy(path, &b) => {}
             Ok(b) => return Ok(Some(b)),
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
             Err(_) if p.is_dir() => return Ok(None),

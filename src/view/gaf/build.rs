@@ -321,7 +321,12 @@ pub(super) fn build_sequence(
             .ok_or_else(|| csv_err(&file, 2, "-", "no data row"))?;
         index = t.opt_num(*line, row, "index", "a sequence number")?;
         let csv_name = t.get(row, "name").unwrap_or("").as_bytes();
-        if !folder_named || names_folder(csv_name, dir) {
+        // the name the dump wrote for a listed folder whose name bytes are not UTF-8
+        let dumped = raw_name.is_some_and(|raw| {
+            let end = raw.iter().position(|&b| b == 0).unwrap_or(32);
+            raw.get(..end).map(String::from_utf8_lossy) == Some(String::from_utf8_lossy(csv_name))
+        });
+        if !folder_named || dumped || names_folder(csv_name, dir) {
             name = csv_name.to_vec();
         }
         loop_word = t
