@@ -1,8 +1,10 @@
 //! Folders of a GAF through a real mount with real tools: `cp -r`, `cp -a` and `mv` of
 //! sequence folders give exactly one new or renamed sequence (never growth at later saves),
 //! sequences whose folder starts with `.` (a `.hidden` name, the safe folder of `../../x`)
-//! survive a commit, and a frame swap with `mv` answers 0. After each commit the asset
-//! directory must show exactly `tafs gaf dump` of the new binary.
+//! survive a commit, a frame swap with `mv` answers 0, `rsync --delete` from a tree without
+//! `metadata.json` fails visibly, and a dump copied into `mkdir new.gaf` by cp -r, cp -a,
+//! tar, unzip, git clone or rsync exits 0 and builds the binary `tafs gaf build` gives.
+//! After each commit the asset directory must show exactly `tafs gaf dump` of the new binary.
 
 mod mount_common;
 mod writeback_common;
@@ -287,4 +289,119 @@ fn a_frame_swap_with_mv_answers_zero() {
         // frames of two sizes do not match frames.csv: the status says so
         assert!(status.contains("error"), "{status}");
     }
+}
+
+#[test]
+fn rsync_delete_without_metadata_json_fails_visibly() {
+    let Some(e) = env() else { return };
+    let a = e.asset();
+    let out = e.dir.path().join("out");
+    sh(&format!("rsync -a {}/ {}/", a.display(), out.display()));
+    std::fs::remove_file(out.join("metadata.json")).unwrap();
+    let png = std::fs::read(out.join("ARMRL/0.png")).unwrap();
+    std::fs::write(out.join("ARMRL/0.png"), edit_png(&png, 1).0).unwrap();
+    let before = std::fs::read(e.bin()).unwrap();
+    let o = Command::new("rsync")
+        .arg("-a")
+        .arg("--delete")
+        .arg(format!("{}/", out.display()))
+        .arg(format!("{}/", a.display()))
+        .output()
+        .unwrap();
+    // the edit cannot be applied: rsync says so (it exited 0 and committed nothing before)
+    assert!(!o.status.success(), "rsync exited 0");
+    assert!(
+        String::from_utf8_lossy(&o.stderr).contains("Input/output error"),
+        "{}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+    let status = std::fs::read_to_string(a.join(".tafs-status")).unwrap();
+    assert!(status.contains("metadata.json is deleted"), "{status}");
+    assert_eq!(std::fs::read(e.bin()).unwrap(), before);
+}
+
+/// A dump copied into `mkdir NEW.gaf` by `tool` (a shell command with `{src}` and `{dst}`).
+fn new_asset_by(tool: &str, prepare: &str) {
+    let Some(e) = env() else { return };
+    let src = e.dir.path().join("src-dump");
+    tafs(&[
+        "gaf",
+        "dump",
+        e.bin().to_str().unwrap(),
+        "-t",
+        src.to_str().unwrap(),
+    ]);
+    let want = e.dir.path().join("want.gaf");
+    tafs(&[
+        "gaf",
+        "build",
+        src.to_str().unwrap(),
+        "-t",
+        want.to_str().unwrap(),
+    ]);
+    let dst = e.mnt.join("anims/new.gaf");
+    let fill = |s: &str| {
+        s.replace("{src}", src.to_str().unwrap())
+            .replace("{dst}", dst.to_str().unwrap())
+            .replace("{tmp}", e.dir.path().to_str().unwrap())
+    };
+    if !prepare.is_empty() {
+        sh(&fill(prepare));
+    }
+    std::fs::create_dir(&dst).unwrap();
+    // exit 0: no "File exists", no "replace metadata.json?", no collided paths
+    let out = sh(&format!("{} 2>&1 </dev/null", fill(tool)));
+    assert!(!out.contains("collided"), "{out}");
+    let bin = e.game.join("anims/new.gaf");
+    let status = std::fs::read_to_string(dst.join(".tafs-status")).unwrap_or_default();
+    assert_eq!(
+        std::fs::read(&bin).ok(),
+        Some(std::fs::read(&want).unwrap()),
+        "{tool}: the new binary is not `tafs gaf build` of the dump: {status}"
+    );
+    // with the dump's metadata.json, the original's own bytes
+    assert_eq!(
+        std::fs::read(&bin).unwrap(),
+        std::fs::read(e.bin()).unwrap()
+    );
+}
+
+#[test]
+fn new_asset_by_cp_r() {
+    new_asset_by("cp -r {src}/. {dst}/", "");
+}
+
+#[test]
+fn new_asset_by_cp_a() {
+    new_asset_by("cp -a {src}/. {dst}/", "");
+}
+
+#[test]
+fn new_asset_by_tar_x() {
+    new_asset_by(
+        "tar xf {tmp}/d.tar -C {dst}",
+        "cd {src} && tar cf {tmp}/d.tar .",
+    );
+}
+
+#[test]
+fn new_asset_by_unzip() {
+    new_asset_by(
+        "unzip -q {tmp}/d.zip -d {dst}",
+        "cd {src} && zip -qr {tmp}/d.zip .",
+    );
+}
+
+#[test]
+fn new_asset_by_git_clone() {
+    new_asset_by(
+        "git clone -q {tmp}/repo {dst}",
+        "cp -r {src} {tmp}/repo && cd {tmp}/repo && git init -q && git add -A && \
+         git -c user.email=t@t -c user.name=t commit -qm dump",
+    );
+}
+
+#[test]
+fn new_asset_by_rsync() {
+    new_asset_by("rsync -a {src}/ {dst}/", "");
 }

@@ -413,9 +413,7 @@ pub(in crate::fs) fn outdated_staged(
                 if stack.len() < 4096 {
                     stack.push(p);
                 }
-            } else if builds(&p)
-                && (!stable || regenerated(kind, &p) || stale.iter().any(|x| *x == p))
-            {
+            } else if builds(&p) && (!stable || regenerated(kind, &p) || stale.contains(&p)) {
                 // files the view does not have (the user's own) are kept
                 let in_view = overlay.layout.as_ref().and_then(|l| l.is_dir(&p)) == Some(false);
                 if in_view && fs::read(e.path()).ok() != view.render_vec(&p).ok() {
@@ -444,8 +442,8 @@ pub(in crate::fs) fn derived_only(kind: AssetKind, path: &str) -> bool {
     kind == AssetKind::Gaf && path.rsplit('/').next() == Some("animated.png")
 }
 
-/// A new asset commits only once it has a sequence and every sequence its metadata.json
-/// lists is there.
+/// A new asset commits only once it has a sequence, its metadata.json, and every sequence
+/// its metadata.json lists.
 pub(in crate::fs) fn complete_new(
     kind: AssetKind,
     files: &dyn FileSet,
@@ -460,7 +458,15 @@ pub(in crate::fs) fn complete_new(
             why: "a new asset needs at least one complete sequence".into(),
         });
     }
-    if let Some(b) = files.read("metadata.json")? {
+    // a copy of a dump brings metadata.json (raw name bytes, trailing bytes, block layout):
+    // building before it is there would commit a binary without them
+    let Some(b) = files.read("metadata.json")? else {
+        return Err(ViewError::Missing {
+            file: "metadata.json".into(),
+            why: "a new GAF commits once its metadata.json is there".into(),
+        });
+    };
+    {
         let meta: serde_json::Value = serde_json::from_slice(&b)
             .map_err(|e| ViewError::invalid("metadata.json", e.to_string()))?;
         let root = files.list("")?.unwrap_or_default();
@@ -471,8 +477,11 @@ pub(in crate::fs) fn complete_new(
             .flatten()
         {
             if let Some(dir) = s.get("dir").and_then(|d| d.as_str()) {
+                // (a dump's folders hold both CSVs; a sequence built without its
+                // sequence.csv would take another place)
                 let has = root.iter().any(|(n, d)| *d && n == dir)
-                    && files.read(&format!("{dir}/frames.csv"))?.is_some();
+                    && files.read(&format!("{dir}/frames.csv"))?.is_some()
+                    && files.read(&format!("{dir}/sequence.csv"))?.is_some();
                 if !has {
                     return Err(ViewError::Missing {
                         file: format!("{dir}/"),

@@ -180,7 +180,38 @@ impl Core {
         if !self.commits(rel, &vpath) {
             return Ok(());
         }
+        self.refuse_while_removing(rel, &vpath)?;
         self.commit(rel, &vpath)
+    }
+
+    /// A save into a loose asset whose `metadata.json` was deleted (marked for removal)
+    /// cannot be applied: the call fails (`EIO`) and the status says why, so that a push
+    /// from a tree without `metadata.json` (`rsync -a --delete`) does not silently commit
+    /// nothing.
+    pub(in crate::fs) fn refuse_while_removing(
+        &self,
+        rel: &Path,
+        vpath: &str,
+    ) -> Result<(), FsError> {
+        if is_archive_path(rel) {
+            return Ok(());
+        }
+        let asset = self.slot(rel);
+        let mut g = lock(&asset.stage);
+        let Some(s) = g.as_mut().filter(|s| s.meta.removing) else {
+            return Ok(());
+        };
+        s.meta.status = format!(
+            "error: {vpath} was saved but metadata.json is deleted (the asset is marked for \
+             removal), so nothing is applied; write metadata.json again to commit, or `rmdir` \
+             the asset directory to delete the binary"
+        );
+        let _ = s.save();
+        log::warn!("{}: {}", rel.display(), s.meta.status);
+        Err(FsError::Commit(format!(
+            "{}: {vpath} not applied: metadata.json is deleted",
+            rel.display()
+        )))
     }
 
     /// `setattr` of a node inside an asset directory.
@@ -452,6 +483,7 @@ impl Core {
             Ok(())
         })?;
         if self.commits(&rel, &dst) {
+            self.refuse_while_removing(&rel, &dst)?;
             return Self::renamed(self.commit(&rel, &dst));
         }
         Ok(())
@@ -573,6 +605,7 @@ impl Core {
             }
             Ok(())
         })?;
+        self.refuse_while_removing(rel, dst)?;
         Self::renamed(self.commit(rel, dst))
     }
 
@@ -611,6 +644,8 @@ impl Core {
             fs::DirBuilder::new()
                 .mode(mode & 0o7777 & !umask)
                 .create(&s.files)?;
+            // nothing generated shows while a copy fills it (see `FILLING`)
+            fs::write(s.files.join(FILLING), b"")?;
             s.meta.status = "new asset: waiting for files".into();
             s.save()?;
         }

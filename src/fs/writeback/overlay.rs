@@ -7,20 +7,20 @@ use crate::fs::stage::{is_layout_name, Stage};
 use crate::view::{AssetKind, FileSet, View, ViewError};
 use std::fs;
 
-/// The marker of a folder made with `mkdir` inside an asset directory and being filled: it
-/// shows only what was written into it (a commit between two files of a copy does not make
+/// The marker of a folder made with `mkdir` inside an asset directory (or of a new asset
+/// directory) being filled: it shows only what was written into it (a commit between two files of a copy does not make
 /// generated files appear under the copying tool). Removed once the folder holds every file
 /// the binary gives it, or when it is listed.
 pub(in crate::fs) const FILLING: &str = ".tafs-filling";
 
 /// Whether staged folder `dir` is being filled ([`FILLING`]).
 pub(in crate::fs) fn filling(stage: Option<&Stage>, dir: &str) -> bool {
-    !dir.is_empty() && stage.is_some_and(|s| s.path(dir).join(FILLING).exists())
+    stage.is_some_and(|s| s.path(dir).join(FILLING).exists())
 }
 
 /// Folder `dir` was listed: it is no longer being filled.
 pub(in crate::fs) fn listed(stage: Option<&Stage>, dir: &str) {
-    if let Some(s) = stage.filter(|_| !dir.is_empty()) {
+    if let Some(s) = stage {
         let _ = fs::remove_file(s.path(dir).join(FILLING));
     }
 }
@@ -28,6 +28,15 @@ pub(in crate::fs) fn listed(stage: Option<&Stage>, dir: &str) {
 /// After a commit giving `layout`: folders being filled that hold every file the binary
 /// gives them stop being filled.
 pub(in crate::fs) fn release_filled(stage: &Stage, layout: &Layout) {
+    let complete = |p: &str| {
+        layout.children(p).is_some_and(|kids| {
+            kids.iter()
+                .all(|(n, _)| stage.path(&join(p, n)).symlink_metadata().is_ok())
+        })
+    };
+    if filling(Some(stage), "") && complete("") {
+        let _ = fs::remove_file(stage.path("").join(FILLING));
+    }
     let mut stack = vec![String::new()];
     while let Some(dir) = stack.pop() {
         let Ok(rd) = fs::read_dir(stage.path(&dir)) else {
@@ -47,11 +56,7 @@ pub(in crate::fs) fn release_filled(stage: &Stage, layout: &Layout) {
             if !filling(Some(stage), &p) {
                 continue;
             }
-            let complete = layout.children(&p).is_some_and(|kids| {
-                kids.iter()
-                    .all(|(n, _)| stage.path(&join(&p, n)).symlink_metadata().is_ok())
-            });
-            if complete {
+            if complete(&p) {
                 let _ = fs::remove_file(e.path().join(FILLING));
             }
         }
