@@ -405,3 +405,60 @@ fn new_asset_by_git_clone() {
 fn new_asset_by_rsync() {
     new_asset_by("rsync -a {src}/ {dst}/", "");
 }
+
+#[test]
+fn a_full_game_folder_answers_enospc_with_the_reason_in_the_status() {
+    if !fuse_available() {
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let game = dir.path().join("game");
+    std::fs::create_dir_all(&game).unwrap();
+    // a small file system of its own for the game folder (root only)
+    let ok = Command::new("mount")
+        .args(["-t", "tmpfs", "-o", "size=1200k", "tmpfs"])
+        .arg(&game)
+        .status()
+        .is_ok_and(|s| s.success());
+    if !ok {
+        println!("skipped: cannot mount a tmpfs");
+        return;
+    }
+    struct Umount(PathBuf);
+    impl Drop for Umount {
+        fn drop(&mut self) {
+            let _ = Command::new("umount").arg("-l").arg(&self.0).status();
+        }
+    }
+    let _u = Umount(game.clone());
+    std::fs::create_dir_all(game.join("anims")).unwrap();
+    std::fs::write(game.join("anims/fx.gaf"), sample_bytes()).unwrap();
+    let mnt = dir.path().join("mnt");
+    let state = dir.path().join("state");
+    let m = mount_common::mount(
+        &game,
+        &mnt,
+        &["--ttl", "0", "--state-dir", state.to_str().unwrap()],
+    );
+    // fill the game folder
+    let _ = Command::new("dd")
+        .arg("if=/dev/zero")
+        .arg(format!("of={}", game.join("fill").display()))
+        .args(["bs=1k", "count=4000"])
+        .output();
+    let a = mnt.join("anims/fx.gaf");
+    let meta: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(a.join("metadata.json")).unwrap()).unwrap();
+    let seq = meta["sequences"][0]["dir"].as_str().unwrap().to_string();
+    let frame = a.join(&seq).join("0.png");
+    let (edited, _) = edit_png(&std::fs::read(&frame).unwrap(), 1);
+    let tmp = dir.path().join("e.png");
+    std::fs::write(&tmp, edited).unwrap();
+    let o = Command::new("cp").arg(&tmp).arg(&frame).output().unwrap();
+    assert!(!o.status.success());
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(err.contains("No space left on device"), "{err}");
+    let status = std::fs::read_to_string(a.join(".tafs-status")).unwrap();
+    assert!(status.contains("No space left"), "{status}");
+    drop(m);
+}

@@ -219,7 +219,12 @@ impl Core {
             }
         };
         let old = base.bytes().zip(base.meta());
-        replace_binary(rel, &abs, s, old, &bytes)?;
+        if let Err(e) = replace_binary(rel, &abs, s, old, &bytes) {
+            s.meta.status = format!("error: writing the {what}: {e}");
+            let _ = s.save();
+            log::warn!("{}: {}", rel.display(), s.meta.status);
+            return Err(e);
+        }
         self.settle_stage(rel, s);
         drop_outdated(rel, s, &outdated);
         let ms = |d: Duration| d.as_millis();
@@ -350,10 +355,28 @@ pub(in crate::fs) fn replace_binary(
             rel.display()
         );
     }
-    crate::atomic::write(abs, bytes, old.map(|(_, m)| m))?;
+    crate::atomic::write(abs, bytes, old.map(|(_, m)| m)).map_err(with_errno)?;
     s.meta.base = Some(Ident::of(&fs::metadata(abs)?));
     s.meta.committing = None;
     Ok(())
+}
+
+/// An I/O error with the errno its kind stands for when it carries none (the temporary file's
+/// errors come wrapped with its path): a full folder is `ENOSPC` to the writer, not `EIO`.
+fn with_errno(e: std::io::Error) -> FsError {
+    use std::io::ErrorKind as K;
+    if e.raw_os_error().is_some() {
+        return e.into();
+    }
+    let errno = match e.kind() {
+        K::StorageFull => libc::ENOSPC,
+        K::PermissionDenied => libc::EACCES,
+        K::ReadOnlyFilesystem => libc::EROFS,
+        K::NotFound => libc::ENOENT,
+        K::FileTooLarge => libc::EFBIG,
+        _ => return e.into(),
+    };
+    std::io::Error::from_raw_os_error(errno).into()
 }
 
 /// Removes the staged files `outdated` (paths in the staging area) after a commit.
