@@ -50,9 +50,9 @@ pub(in crate::fs) enum Outdated {
         kind: AssetKind,
         view: Box<dyn View>,
         opts: Box<ViewOptions>,
-        /// `metadata.json` of the version being replaced (maps: the checksums of its
-        /// renderings are recorded, see `record_renderings`).
-        old_meta: Option<Vec<u8>>,
+        /// `metadata.json` and `tilemap.csv` of the version being replaced (maps: the
+        /// checksums of its renderings are recorded, see `record_renderings`).
+        old_meta: Option<(Vec<u8>, Option<Vec<u8>>)>,
     },
 }
 
@@ -209,8 +209,8 @@ impl Core {
                 opts,
                 old_meta,
             } => {
-                if let Some(m) = &old_meta {
-                    record_renderings(s, m);
+                if let Some((m, t)) = &old_meta {
+                    record_renderings(s, m, t.as_deref());
                 }
                 // deletions the new binary applied are no longer needed
                 let layout = Layout::new(&*view);
@@ -287,7 +287,10 @@ impl Core {
         };
         let t_decode = t0.elapsed();
         let old_meta = match view.as_deref() {
-            Some(v) if kind == AssetKind::Tnt => v.render_vec("metadata.json").ok(),
+            Some(v) if kind == AssetKind::Tnt => v
+                .render_vec("metadata.json")
+                .ok()
+                .map(|m| (m, v.render_vec("tilemap.csv").ok())),
             _ => None,
         };
         let overlay = Overlay {

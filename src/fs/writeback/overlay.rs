@@ -13,6 +13,31 @@ use std::fs;
 /// the binary gives it, or when it is listed.
 pub(in crate::fs) const FILLING: &str = ".tafs-filling";
 
+/// Removes the [`FILLING`] marker of staged folder `path`, keeping the folder's times (a
+/// copying tool set them: `rsync -a` must find them as it left them).
+fn unmark(path: &std::path::Path) {
+    let marker = path.join(FILLING);
+    if marker.symlink_metadata().is_err() {
+        return;
+    }
+    let times = fs::metadata(path).ok().map(|m| {
+        use std::os::unix::fs::MetadataExt;
+        (
+            crate::fs::core::time(m.atime(), m.atime_nsec()),
+            crate::fs::core::time(m.mtime(), m.mtime_nsec()),
+        )
+    });
+    if fs::remove_file(&marker).is_ok() {
+        if let Some((a, m)) = times {
+            let _ = crate::fs::sys::set_times(
+                path,
+                crate::fs::sys::SetTime::At(a),
+                crate::fs::sys::SetTime::At(m),
+            );
+        }
+    }
+}
+
 /// Whether staged folder `dir` is being filled ([`FILLING`]).
 pub(in crate::fs) fn filling(stage: Option<&Stage>, dir: &str) -> bool {
     stage.is_some_and(|s| s.path(dir).join(FILLING).exists())
@@ -21,7 +46,7 @@ pub(in crate::fs) fn filling(stage: Option<&Stage>, dir: &str) -> bool {
 /// Folder `dir` was listed: it is no longer being filled.
 pub(in crate::fs) fn listed(stage: Option<&Stage>, dir: &str) {
     if let Some(s) = stage {
-        let _ = fs::remove_file(s.path(dir).join(FILLING));
+        unmark(&s.path(dir));
     }
 }
 
@@ -35,7 +60,7 @@ pub(in crate::fs) fn release_filled(stage: &Stage, layout: &Layout) {
         })
     };
     if filling(Some(stage), "") && complete("") {
-        let _ = fs::remove_file(stage.path("").join(FILLING));
+        unmark(&stage.path(""));
     }
     let mut stack = vec![String::new()];
     while let Some(dir) = stack.pop() {
@@ -57,7 +82,7 @@ pub(in crate::fs) fn release_filled(stage: &Stage, layout: &Layout) {
                 continue;
             }
             if complete(&p) {
-                let _ = fs::remove_file(e.path().join(FILLING));
+                unmark(&e.path());
             }
         }
     }
@@ -128,8 +153,10 @@ const RENDERINGS: &str = "renderings.json";
 /// Checksums kept per file.
 const RENDERINGS_KEEP: usize = 64;
 
-/// The derived map files whose copies of earlier renderings are recognised.
-pub(in crate::fs) const MAP_DERIVED: [&str; 2] = ["map.png", "minimap.png"];
+/// The map files whose copies of earlier renderings are recognised: `map.png` and
+/// `minimap.png` by the checksum `metadata.json` holds, `tilemap.csv` (renumbered by a
+/// re-tiling) by the CRC-32 of its bytes.
+pub(in crate::fs) const MAP_DERIVED: [&str; 3] = ["map.png", "minimap.png", "tilemap.csv"];
 
 fn renderings(stage: &Stage) -> serde_json::Map<String, serde_json::Value> {
     fs::read(stage.dir.join(RENDERINGS))
@@ -140,14 +167,19 @@ fn renderings(stage: &Stage) -> serde_json::Map<String, serde_json::Value> {
 }
 
 /// Records the checksums a map's `metadata.json` (`meta_json`, a version being replaced)
-/// holds for its `map.png` and `minimap.png`.
-pub(in crate::fs) fn record_renderings(stage: &Stage, meta_json: &[u8]) {
+/// holds for its `map.png` and `minimap.png`, and the CRC-32 of its `tilemap.csv`.
+pub(in crate::fs) fn record_renderings(stage: &Stage, meta_json: &[u8], tilemap: Option<&[u8]>) {
     let Ok(meta) = serde_json::from_slice::<serde_json::Value>(meta_json) else {
         return;
     };
     let mut all = renderings(stage);
-    for (file, key) in MAP_DERIVED.iter().zip(["map", "minimap"]) {
-        let Some(crc) = meta["checksums"][key].as_u64() else {
+    let tilemap_crc = tilemap.map(|t| u64::from(crc32fast::hash(t)));
+    for (file, crc) in MAP_DERIVED.iter().zip([
+        meta["checksums"]["map"].as_u64(),
+        meta["checksums"]["minimap"].as_u64(),
+        tilemap_crc,
+    ]) {
+        let Some(crc) = crc else {
             continue;
         };
         let list = all
@@ -195,6 +227,15 @@ impl Overlay<'_> {
         let Some(list) = known.get(path).and_then(|v| v.as_array()) else {
             return false;
         };
+        let known_crc = |crc: u32| list.iter().any(|v| v.as_u64() == Some(u64::from(crc)));
+        if path == "tilemap.csv" {
+            let crc = crc32fast::hash(bytes);
+            let current = match (&self.layout, self.view) {
+                (Some(l), Some(v)) if l.is_dir(path) == Some(false) => v.render_vec(path).ok(),
+                _ => None,
+            };
+            return known_crc(crc) && current.is_some_and(|c| crc32fast::hash(&c) != crc);
+        }
         let Ok(Some(meta)) = self.read("metadata.json") else {
             return false;
         };
@@ -205,7 +246,7 @@ impl Overlay<'_> {
         let current = serde_json::from_slice::<serde_json::Value>(&meta)
             .ok()
             .and_then(|m| m["checksums"][if minimap { "minimap" } else { "map" }].as_u64());
-        current != Some(u64::from(crc)) && list.iter().any(|v| v.as_u64() == Some(u64::from(crc)))
+        current != Some(u64::from(crc)) && known_crc(crc)
     }
 
     /// The staged derived map files that are copies of earlier renderings ([`Self::stale_copy`]).
