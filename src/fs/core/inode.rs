@@ -376,12 +376,22 @@ impl Table {
         self.sweep(newparent);
     }
 
-    /// The view node `ino` now stands for `vpath` of its asset (renamed).
+    /// The view node `ino` now stands for `vpath` of its asset (renamed); the nodes under a
+    /// renamed folder follow it.
     pub(in crate::fs) fn set_vpath(&mut self, ino: u64, to: &str) {
-        if let Some(n) = self.nodes.get_mut(&ino) {
-            if let NodeKind::ViewDir { vpath, .. } | NodeKind::ViewFile { vpath, .. } = &mut n.kind
-            {
-                *vpath = to.to_string();
+        let mut stack = vec![(ino, to.to_string())];
+        while let Some((ino, to)) = stack.pop() {
+            if let Some(n) = self.nodes.get_mut(&ino) {
+                if let NodeKind::ViewDir { vpath, .. } | NodeKind::ViewFile { vpath, .. } =
+                    &mut n.kind
+                {
+                    *vpath = to.clone();
+                }
+            }
+            if let Some(kids) = self.children.get(&ino) {
+                for (name, k) in kids {
+                    stack.push((*k, format!("{to}/{}", name.to_string_lossy())));
+                }
             }
         }
     }

@@ -231,6 +231,7 @@ impl Core {
                 self.expand(&rel, layout, dir, true);
                 let asset = self.slot(&rel);
                 let g = lock(&asset.stage);
+                crate::fs::writeback::listed(g.as_ref(), dir);
                 merged_children(g.as_ref(), Some(layout), dir).unwrap_or_default()
             }
             Err(_) => Vec::new(),

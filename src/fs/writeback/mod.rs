@@ -20,14 +20,14 @@ mod ops;
 mod overlay;
 mod status;
 
-pub(in crate::fs) use overlay::merged_children;
+pub(in crate::fs) use overlay::{listed, merged_children};
 pub(in crate::fs) use status::STATUS_NAME;
 
 use crate::fs::core::assets::{Asset, Outcome};
 use crate::fs::core::inode::NodeKind;
 use crate::fs::core::{lock, time, Core, Resolved};
 use crate::fs::layout::Layout;
-use crate::fs::stage::{is_layout_name, Ident, Stage};
+use crate::fs::stage::{Ident, Stage};
 use crate::fs::sys::{self, SetTime};
 use crate::fs::FsError;
 use crate::view::{AssetKind, ViewError};
@@ -183,6 +183,10 @@ impl Core {
             if s.hidden(vpath) {
                 return Loc::None;
             }
+            let parent = vpath.rsplit_once('/').map_or("", |(d, _)| d);
+            if overlay::filling(Some(s), parent) {
+                return Loc::None;
+            }
         }
         match layout.is_dir(vpath) {
             Some(true) => Loc::Dir,
@@ -269,7 +273,7 @@ impl Core {
         let commits = if archive {
             archive::archive_commits(vpath)
         } else {
-            is_layout_name(vpath)
+            overlay::builds(vpath)
         };
         if commits {
             s.meta.dirty.insert(vpath.to_string());
@@ -315,7 +319,13 @@ impl Core {
         let n = name
             .to_str()
             .ok_or_else(|| FsError::Invalid("names in asset directories must be UTF-8".into()))?;
-        if n.is_empty() || n == "." || n == ".." || n.contains('/') || n == STATUS_NAME {
+        if n.is_empty()
+            || n == "."
+            || n == ".."
+            || n.contains('/')
+            || n == STATUS_NAME
+            || n == overlay::FILLING
+        {
             return Err(FsError::Invalid(format!("{n:?}: not allowed here")));
         }
         Ok(n)
