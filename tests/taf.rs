@@ -197,7 +197,7 @@ fn truecolor_taf_dumps_bit_exactly_and_rebuilds_identical_bytes() {
         run(&["taf", "build", p(&dir), "-t", p(&out)]);
         assert_eq!(std::fs::read(&out).unwrap(), fx.bytes, "{}", fx.name);
         let rt = run(&["roundtrip", p(&file)]);
-        assert!(!rt.contains("FAIL"), "{rt}");
+        assert!(rt.contains(" identical "), "{rt}");
 
         // the preview is an RGBA APNG with the frames' real alpha
         let anim = py(&format!(

@@ -143,7 +143,12 @@ pub(super) fn truecolor_payload(f: &Frame, words: &[u16], what: &str) -> Result<
     if words.len() != n {
         return Err(unwritable(
             what,
-            format!("{}×{} truecolor frame with {} words", f.width, f.height, words.len()),
+            format!(
+                "{}×{} truecolor frame with {} words",
+                f.width,
+                f.height,
+                words.len()
+            ),
         ));
     }
     if Argb::from_byte(f.compressed).is_none() {

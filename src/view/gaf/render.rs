@@ -75,7 +75,11 @@ pub(super) fn lay_out_frame(
     }
     if !frame_is_empty(f) {
         // truecolor frames are RGBA PNGs whatever the dump's frame format
-        let ext = if f.truecolor().is_some() { "png" } else { cx.ext };
+        let ext = if f.truecolor().is_some() {
+            "png"
+        } else {
+            cx.ext
+        };
         (cx.add)(
             format!("{key}.{ext}"),
             Node::FramePng(si, path.clone()),

@@ -139,7 +139,14 @@ pub fn write_rgba_apng(out: &mut dyn Write, s: &Sequence, pal: &Palette) -> Resu
     let mut wr = enc.write_header().map_err(e)?;
     for fe in &s.frames {
         let mut canvas = vec![0u8; 4 * w * h];
-        draw(&fe.frame, &mut canvas, w, (-i64::from(l), -i64::from(t)), pal, 0);
+        draw(
+            &fe.frame,
+            &mut canvas,
+            w,
+            (-i64::from(l), -i64::from(t)),
+            pal,
+            0,
+        );
         let ticks = (fe.duration & 0xFFFF).max(1) as u16;
         wr.set_frame_delay(ticks, 30).map_err(e)?;
         wr.set_dispose_op(png::DisposeOp::Background).map_err(e)?;
