@@ -38,7 +38,8 @@ pub enum GafCmd {
         #[arg(long, default_value = "game")]
         transparency: String,
     },
-    /// Write the exploded view: one folder per sequence with CSVs and indexed PNGs.
+    /// Write the exploded view: one folder per sequence with CSVs and indexed PNGs (RGBA PNGs
+    /// for truecolor frames).
     Dump {
         /// The GAF file.
         file: PathBuf,
