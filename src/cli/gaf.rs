@@ -38,7 +38,8 @@ pub enum GafCmd {
         #[arg(long, default_value = "game")]
         transparency: String,
     },
-    /// Write the exploded view: one folder per sequence with CSVs and indexed PNGs.
+    /// Write the exploded view: one folder per sequence with CSVs and indexed PNGs (RGBA PNGs
+    /// for truecolor frames).
     Dump {
         /// The GAF file.
         file: PathBuf,
@@ -218,6 +219,15 @@ fn list(file: &Path) -> Result<i32, CliError> {
             ticks as f64 / 30.0
         )?;
     }
+    let mut formats = std::collections::BTreeMap::new();
+    for fe in g.sequences.iter().flat_map(|s| &s.frames) {
+        if let Some(t) = fe.frame.truecolor() {
+            *formats.entry(t.name()).or_insert(0usize) += 1;
+        }
+    }
+    for (name, n) in formats {
+        writeln!(out, "truecolor: {n} {name} frame(s)")?;
+    }
     for w in &g.warnings {
         eprintln!("warning: {}: {w}", file.display());
     }
@@ -251,6 +261,18 @@ fn export(
             g.sequences.len()
         ));
     };
+    if gview::truecolor::sequence_has_truecolor(seq) {
+        if format == ImageFormat::Gif {
+            return err(format!(
+                "sequence {sequence} holds truecolor frames: export it as PNG (GIF has no alpha)"
+            ));
+        }
+        let mut bytes = Vec::new();
+        gview::truecolor::write_rgba_apng(&mut bytes, seq, &opts.palette)
+            .map_err(|m| CliError::Msg(format!("sequence {sequence}: {m}")))?;
+        write_bytes(target, &bytes)?;
+        return Ok(0);
+    }
     let anim = gview::animation(seq, mode)
         .map_err(|m| CliError::Msg(format!("sequence {sequence}: {m}")))?;
     let mut bytes = Vec::new();

@@ -30,6 +30,10 @@ enum Command {
     /// GAF sprite animations: list, export, dump, build, palette, roundtrip.
     #[command(subcommand)]
     Gaf(gaf::GafCmd),
+    /// TA: Kingdoms .taf sprites (paletted or truecolor ARGB4444/ARGB1555): the `gaf`
+    /// commands under kbot's name.
+    #[command(subcommand)]
+    Taf(gaf::GafCmd),
     /// TNT maps: describe, minimap, heightmap, image, features, lint, unpack, pack, preview.
     #[command(subcommand)]
     Tnt(tnt::TntCmd),
@@ -75,7 +79,7 @@ pub fn main() -> i32 {
         .format_timestamp_millis()
         .try_init();
     let result = match cli.command {
-        Command::Gaf(c) => gaf::run(c),
+        Command::Gaf(c) | Command::Taf(c) => gaf::run(c),
         Command::Tnt(c) => tnt::run(c),
         Command::Hpi(c) => hpi::run(c),
         Command::Pcx(c) => pcx::run_pcx(c),

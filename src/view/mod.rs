@@ -405,7 +405,7 @@ mod tests {
 /// Which exploded view a file name gets, by extension (any letter case).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum AssetKind {
-    /// `.gaf` or paletted `.taf`: the `tafs gaf dump` layout.
+    /// `.gaf` or `.taf` (paletted or truecolor): the `tafs gaf dump` layout.
     Gaf,
     /// `.tnt`: the `tafs tnt unpack` layout.
     Tnt,

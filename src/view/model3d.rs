@@ -62,10 +62,12 @@ impl Textures {
         self.map.entry(name.to_ascii_lowercase()).or_insert(tex);
     }
 
-    /// Adds the first frame of every sequence of `gaf` (a `textures/*.gaf`).
+    /// Adds the first frame of every sequence of `gaf` (a `textures/*.gaf`); truecolor frames
+    /// hold no palette indices and are left out.
     pub fn add_gaf(&mut self, gaf: &Gaf) {
         for s in &gaf.sequences {
-            let Some(flat) = s.frames.first().and_then(|f| f.frame.flatten()) else {
+            let first = s.frames.first().filter(|f| f.frame.truecolor().is_none());
+            let Some(flat) = first.and_then(|f| f.frame.flatten()) else {
                 continue;
             };
             if flat.width == 0 || flat.height == 0 {

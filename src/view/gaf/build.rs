@@ -236,6 +236,8 @@ pub(super) struct RowFields {
     key: u8,
     duration: u32,
     storage: Option<bool>,
+    /// `argb4444` / `argb1555` in the storage column: a truecolor frame.
+    truecolor: Option<gaf::Argb>,
     blend: u8,
 }
 
@@ -246,13 +248,11 @@ pub(super) fn row_fields(
     with_duration: bool,
 ) -> Result<RowFields, ViewError> {
     let first = if with_duration { "frame" } else { "layer" };
-    let storage = match t
-        .get(row, "storage")
-        .unwrap_or("")
-        .to_ascii_lowercase()
-        .as_str()
-    {
+    let storage_text = t.get(row, "storage").unwrap_or("").to_ascii_lowercase();
+    let truecolor = gaf::Argb::from_name(&storage_text);
+    let storage = match storage_text.as_str() {
         "" => None,
+        _ if truecolor.is_some() => None,
         "raw" => Some(false),
         "compressed" | "rle" => Some(true),
         other => {
@@ -260,7 +260,7 @@ pub(super) fn row_fields(
                 &t.file,
                 line,
                 "storage",
-                format!("{other:?} is not raw or compressed"),
+                format!("{other:?} is not raw, compressed, argb4444 or argb1555"),
             ))
         }
     };
@@ -278,6 +278,7 @@ pub(super) fn row_fields(
             0
         },
         storage,
+        truecolor,
         blend: t.opt_num(line, row, "blend", "a byte 0..255")?.unwrap_or(0),
     })
 }
@@ -478,6 +479,11 @@ pub(super) fn build_frame(
             payload: None,
         }),
     };
+    if let Some(fmt) = rf.truecolor {
+        frame.compressed = fmt.byte();
+        frame.content = Content::Truecolor(truecolor_words(files, key, csv_file, rf, fmt)?);
+        return Ok(frame);
+    }
     // Layers first: a composite whose flattening still equals <n>.png stays a composite.
     let ldir = format!("{key}.layers");
     let layers = if files.list(&ldir)?.is_some() {
@@ -630,4 +636,41 @@ pub(super) fn build_frame(
         payload: None,
     });
     Ok(frame)
+}
+
+/// The words of a truecolor frame from `<key>.png` (any colour type; colours the format
+/// cannot hold are quantised to the nearest it can). No image for a 0-size frame.
+fn truecolor_words(
+    files: &dyn FileSet,
+    key: &str,
+    csv_file: &str,
+    rf: &RowFields,
+    fmt: gaf::Argb,
+) -> Result<Vec<u16>, ViewError> {
+    if rf.width == 0 || rf.height == 0 {
+        return Ok(vec![]);
+    }
+    let png_name = format!("{key}.png");
+    let data = files.read(&png_name)?.ok_or_else(|| ViewError::Missing {
+        file: png_name.clone(),
+        why: format!(
+            "{csv_file} row {} lists a {}×{} {} frame",
+            rf.line,
+            rf.width,
+            rf.height,
+            fmt.name()
+        ),
+    })?;
+    let img = decode_png(&data).map_err(|m| ViewError::invalid(&png_name, m))?;
+    if img.width != u32::from(rf.width) || img.height != u32::from(rf.height) {
+        return Err(ViewError::invalid(
+            &png_name,
+            format!(
+                "image is {}×{} but {csv_file} row {} says {}×{}",
+                img.width, img.height, rf.line, rf.width, rf.height
+            ),
+        ));
+    }
+    let rgba = super::truecolor::to_rgba(&img);
+    Ok(super::truecolor::quantise(fmt, &rgba))
 }

@@ -6,10 +6,13 @@
 //!                            bytes, header words, composite parents, palette, transparency)
 //! <sequence>/sequence.csv    index,name,loop_flags,unknown4
 //! <sequence>/frames.csv      frame,width,height,origin_x,origin_y,transparency,
-//!                            duration_ticks,duration_sec,storage,blend
-//! <sequence>/<n>.png         indexed PNG, one transparent slot (none for 0-size frames)
+//!                            duration_ticks,duration_sec,storage,blend (storage raw,
+//!                            compressed, or argb4444 / argb1555 for truecolor .taf frames)
+//! <sequence>/<n>.png         indexed PNG, one transparent slot (none for 0-size frames);
+//!                            truecolor frames: RGBA PNG of the exactly expanded words
 //! <sequence>/<n>.layers/     composite frames only: layers.csv + <k>.png (+ <k>.layers/)
-//! <sequence>/animated.png    APNG preview (not read back)
+//! <sequence>/animated.png    APNG preview (not read back; RGBA with the frames' alpha when
+//!                            the sequence holds truecolor frames)
 //! palette.gpl                GIMP palette of the palette the frames are drawn with (not
 //!                            read back)
 //! ```
@@ -31,6 +34,7 @@ pub mod layout;
 mod meta;
 mod render;
 mod reuse;
+pub mod truecolor;
 
 pub use anim::{animation, write_apng, Animation, Transparency};
 pub use build::{always_raw, build, BuildOptions, Built, Storage};
@@ -206,7 +210,7 @@ impl GafView {
         for &k in rest {
             match &f.content {
                 Content::Layers(l) => f = l.get(k)?,
-                Content::Pixels(_) => return None,
+                Content::Pixels(_) | Content::Truecolor(_) => return None,
             }
         }
         Some(f)
@@ -270,6 +274,16 @@ impl View for GafView {
             }
             Node::FramePng(si, p) => {
                 let f = self.frame_at(*si, p).ok_or_else(missing)?;
+                if let (Content::Truecolor(words), Some(fmt)) = (&f.content, f.truecolor()) {
+                    let rgba = truecolor::expand(fmt, words);
+                    return truecolor::write_rgba_png(
+                        out,
+                        u32::from(f.width),
+                        u32::from(f.height),
+                        &rgba,
+                    )
+                    .map_err(|m| ViewError::invalid(path, m));
+                }
                 let flat = f
                     .flatten()
                     .ok_or_else(|| ViewError::invalid(path, "layers span too many pixels"))?;
@@ -278,6 +292,10 @@ impl View for GafView {
             }
             Node::Animated(si) => {
                 let s = self.gaf.sequences.get(*si).ok_or_else(missing)?;
+                if truecolor::sequence_has_truecolor(s) {
+                    return truecolor::write_rgba_apng(out, s, &self.palette)
+                        .map_err(|m| ViewError::invalid(path, m));
+                }
                 let anim =
                     animation(s, Transparency::Game).map_err(|m| ViewError::invalid(path, m))?;
                 write_apng(out, &anim, &self.palette, s.loops())
