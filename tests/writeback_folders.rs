@@ -219,7 +219,8 @@ fn copied_and_moved_sequence_folders_are_one_sequence_each() {
             "ARMLLTa",
             "ARMRL",
             "ARMRL2",
-            "metadata.json"
+            "metadata.json",
+            "palette.gpl"
         ]
     );
     // a folder moved into itself is refused; the binary is unchanged

@@ -43,9 +43,11 @@ pub(in crate::fs) fn filling(stage: Option<&Stage>, dir: &str) -> bool {
     stage.is_some_and(|s| s.path(dir).join(FILLING).exists())
 }
 
-/// Folder `dir` was listed: it is no longer being filled.
+/// Folder `dir` was listed: it is no longer being filled. Not while the asset is new and has
+/// no binary yet: a copying tool may list the empty folder first (`git clone` checks that its
+/// target is empty), and what the first commit generates must not then appear under it.
 pub(in crate::fs) fn listed(stage: Option<&Stage>, dir: &str) {
-    if let Some(s) = stage {
+    if let Some(s) = stage.filter(|s| !s.meta.new_asset) {
         unmark(&s.path(dir));
     }
 }
