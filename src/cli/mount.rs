@@ -314,6 +314,7 @@ fn check_mountpoint(mnt: &Path) -> Result<(), CliError> {
 
 /// Runs `tafs mount`.
 pub fn run(a: MountArgs) -> Result<i32, CliError> {
+    crate::fs::return_big_buffers();
     let merged = match a.merged {
         true => Some(parse_priority(a.priority.as_deref())?),
         false => None,

@@ -16,7 +16,7 @@ mod write;
 pub use layout::{
     sequence_len, write_with_layout, Check, Filler, FrameSlot, Layout, SequenceSlot, SlotBody,
 };
-pub use read::parse;
+pub use read::{decoded_pixels, parse};
 pub use write::{write, write_canonical};
 
 use std::fmt;

@@ -72,7 +72,7 @@ impl FileSet for Overlay<'_> {
             return Ok(None);
         }
         let p = self.stage.path(path);
-        match fs::read(&p) {
+        match crate::view::read_input(&p) {
             Ok(b) => return Ok(Some(b)),
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
             Err(_) if p.is_dir() => return Ok(None),
