@@ -285,7 +285,7 @@ pub const MAX_INPUT_BYTES: u64 = 512 << 20;
 /// over [`MAX_INPUT_BYTES`].
 pub fn read_input(p: &Path) -> io::Result<Vec<u8>> {
     use std::io::Read;
-    let mut f = std::fs::File::open(p)?;
+    let f = std::fs::File::open(p)?;
     let len = f.metadata()?.len();
     if len > MAX_INPUT_BYTES {
         return Err(io::Error::new(
