@@ -135,7 +135,7 @@ fn daemon_pid(mnt: &Path) -> u32 {
             continue;
         };
         let args: Vec<&[u8]> = cmd.split(|&b| b == 0).collect();
-        if args.iter().any(|a| *a == b"mount") && args.iter().any(|a| *a == want.as_bytes()) {
+        if args.iter().any(|a| *a == b"mount") && args.contains(&want.as_bytes()) {
             return pid;
         }
     }

@@ -281,7 +281,7 @@ impl DirFileSet {
 /// 256 MiB uncompressed); larger ones are refused from their size, before they are read.
 pub const MAX_INPUT_BYTES: u64 = 512 << 20;
 
-/// Reads the file at `p` as a rebuild input, refusing from its size (`FileTooLarge`) one
+/// Reads the file at `p` as a rebuild input, refusing from its size (`InvalidData`) one
 /// over [`MAX_INPUT_BYTES`].
 pub fn read_input(p: &Path) -> io::Result<Vec<u8>> {
     use std::io::Read;
@@ -289,7 +289,7 @@ pub fn read_input(p: &Path) -> io::Result<Vec<u8>> {
     let len = f.metadata()?.len();
     if len > MAX_INPUT_BYTES {
         return Err(io::Error::new(
-            io::ErrorKind::FileTooLarge,
+            io::ErrorKind::InvalidData,
             format!("{len} bytes, over the {MAX_INPUT_BYTES} bytes a rebuild reads"),
         ));
     }
@@ -298,7 +298,7 @@ pub fn read_input(p: &Path) -> io::Result<Vec<u8>> {
     f.take(MAX_INPUT_BYTES + 1).read_to_end(&mut v)?;
     if v.len() as u64 > MAX_INPUT_BYTES {
         return Err(io::Error::new(
-            io::ErrorKind::FileTooLarge,
+            io::ErrorKind::InvalidData,
             format!("over the {MAX_INPUT_BYTES} bytes a rebuild reads"),
         ));
     }
