@@ -237,3 +237,73 @@ fn root_status_answers_while_another_asset_commits() {
         assert!(busy_seen, "the committing asset is shown busy");
     }
 }
+
+/// Runs `args` as the second user; whether it succeeded.
+fn as_other(args: &[&str]) -> bool {
+    let o = Command::new("runuser")
+        .args(["-u", OTHER, "--"])
+        .args(args)
+        .output()
+        .expect("runuser is missing: apt-get install -y util-linux");
+    if !o.status.success() {
+        println!("runuser {args:?}: {}", String::from_utf8_lossy(&o.stderr));
+    }
+    o.status.success()
+}
+
+#[test]
+fn a_root_daemon_keeps_a_users_asset_theirs_after_their_first_save() {
+    if !fuse_available() || !second_user() {
+        return;
+    }
+    let t = tempfile::tempdir().unwrap();
+    std::fs::set_permissions(t.path(), std::fs::Permissions::from_mode(0o755)).unwrap();
+    let game = t.path().join("game");
+    std::fs::create_dir_all(&game).unwrap();
+    let gaf = game.join("fx.gaf");
+    std::fs::write(&gaf, writeback_common::sample_bytes()).unwrap();
+    let uid = String::from_utf8(
+        Command::new("id")
+            .args(["-u", OTHER])
+            .output()
+            .unwrap()
+            .stdout,
+    )
+    .unwrap()
+    .trim()
+    .parse::<u32>()
+    .unwrap();
+    std::os::unix::fs::chown(&gaf, Some(uid), Some(uid)).unwrap();
+    std::os::unix::fs::chown(&game, Some(uid), Some(uid)).unwrap();
+    let state = t.path().join("state");
+    let m = mount(
+        &game,
+        &t.path().join("mnt"),
+        &["--ttl", "0", "--state-dir", s(&state), "-o", "allow_other"],
+    );
+    let seq = std::fs::read_dir(m.mnt.join("fx.gaf"))
+        .unwrap()
+        .flatten()
+        .find(|e| e.path().join("0.png").exists())
+        .unwrap()
+        .path();
+    let png = std::fs::read(seq.join("0.png")).unwrap();
+    let (edited, _) = writeback_common::edit_png(&png, 5);
+    let tmp = t.path().join("edit.png");
+    std::fs::write(&tmp, edited).unwrap();
+    std::fs::set_permissions(&tmp, std::fs::Permissions::from_mode(0o644)).unwrap();
+    // the owner's first save stages the folder of the frame
+    assert!(as_other(&["cp", s(&tmp), s(&seq.join("0.png"))]));
+    for p in [m.mnt.join("fx.gaf"), seq.clone(), seq.join("0.png")] {
+        let md = std::fs::metadata(&p).unwrap();
+        assert_eq!(md.uid(), uid, "{p:?} belongs to the asset's owner");
+    }
+    // and they can still work in it
+    assert!(as_other(&["touch", s(&seq.join("notes.txt"))]));
+    let (again, _) = writeback_common::edit_png(&png, 6);
+    std::fs::write(&tmp, again).unwrap();
+    assert!(as_other(&["cp", s(&tmp), s(&seq.join("0.png"))]));
+    let md = std::fs::metadata(seq.join("notes.txt")).unwrap();
+    assert_eq!(md.uid(), uid);
+    assert_eq!(md.mode() & 0o022, 0, "the caller's umask (022) applies");
+}
