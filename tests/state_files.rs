@@ -307,3 +307,60 @@ fn a_root_daemon_keeps_a_users_asset_theirs_after_their_first_save() {
     assert_eq!(md.uid(), uid);
     assert_eq!(md.mode() & 0o022, 0, "the caller's umask (022) applies");
 }
+
+#[test]
+fn root_status_lists_only_assets_the_caller_may_reach() {
+    if !fuse_available() || !second_user() {
+        return;
+    }
+    let t = tempfile::tempdir().unwrap();
+    std::fs::set_permissions(t.path(), std::fs::Permissions::from_mode(0o755)).unwrap();
+    let game = t.path().join("game");
+    std::fs::create_dir_all(game.join("private")).unwrap();
+    std::fs::create_dir_all(game.join("public")).unwrap();
+    std::fs::set_permissions(game.join("private"), std::fs::Permissions::from_mode(0o700)).unwrap();
+    std::fs::write(
+        game.join("private/secret.gaf"),
+        writeback_common::sample_bytes(),
+    )
+    .unwrap();
+    std::fs::write(
+        game.join("public/open.gaf"),
+        writeback_common::sample_bytes(),
+    )
+    .unwrap();
+    let state = t.path().join("state");
+    let m = mount(
+        &game,
+        &t.path().join("mnt"),
+        &["--ttl", "0", "--state-dir", s(&state), "-o", "allow_other"],
+    );
+    // a failed save in each: staged, with an error text
+    for a in ["private/secret.gaf", "public/open.gaf"] {
+        let seq = std::fs::read_dir(m.mnt.join(a))
+            .unwrap()
+            .flatten()
+            .find(|e| e.path().join("0.png").exists())
+            .unwrap()
+            .path();
+        let _ = std::fs::write(seq.join("0.png"), b"not a png");
+    }
+    let status = m.mnt.join(".tafs-status");
+    let mine = std::fs::read_to_string(&status).unwrap();
+    assert!(
+        mine.contains("private/secret.gaf") && mine.contains("public/open.gaf"),
+        "{mine}"
+    );
+    let o = Command::new("runuser")
+        .args(["-u", OTHER, "--", "cat"])
+        .arg(&status)
+        .output()
+        .unwrap();
+    let theirs = String::from_utf8_lossy(&o.stdout);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    assert!(theirs.contains("public/open.gaf"), "{theirs}");
+    assert!(
+        !theirs.contains("secret"),
+        "another user sees a 0700 folder's asset: {theirs}"
+    );
+}

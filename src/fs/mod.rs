@@ -15,6 +15,7 @@
 mod budget;
 pub use budget::return_big_buffers;
 mod cache;
+mod caller;
 pub mod core;
 pub mod fuse;
 mod layout;

@@ -1,6 +1,6 @@
 //! The status files: `.tafs-status` in every asset directory (the asset's state, its last
 //! commit or error, what is uncommitted) and at the mount root (every asset with staged
-//! files).
+//! files in a folder the caller may enter).
 
 use crate::fs::core::assets::Asset;
 use crate::fs::core::inode::NodeKind;
@@ -65,6 +65,15 @@ impl Core {
             .map(|(p, a)| (p.clone(), a.clone()))
             .collect();
         all.sort_by(|a, b| a.0.cmp(&b.0));
+        // only the assets in folders the caller may enter (no names or errors of assets in
+        // someone's 0700 folder)
+        if let Some(c) = crate::fs::caller::current() {
+            all.retain(|(rel, _)| {
+                let dir = self.abs(rel);
+                let dir = dir.parent().unwrap_or(&self.game_dir);
+                crate::fs::caller::may_search(c, &self.game_dir, dir)
+            });
+        }
         let mut t = String::new();
         for (rel, a) in all {
             let active = match a.stage.try_lock() {
