@@ -188,6 +188,12 @@ fn hostile_gafs_are_refused_early_by_the_cli() {
         );
         assert!(took.as_secs() < 5, "{name}: refused after {took:?}");
     }
+    // SAFETY: getrusage fills the struct it is given.
+    let mut u: libc::rusage = unsafe { std::mem::zeroed() };
+    unsafe { libc::getrusage(libc::RUSAGE_CHILDREN, &mut u) };
+    let mib = u.ru_maxrss / 1024;
+    println!("gaf list of the hostile GAFs peaked at {mib} MiB");
+    assert!(mib < 100, "gaf list peaked at {mib} MiB");
 }
 
 #[test]

@@ -6,8 +6,11 @@ use crate::formats::bytes::Bytes;
 use std::collections::HashMap;
 
 /// Decodes a GAF. Follows pointers only, checks every offset and length against the input,
-/// and refuses what exceeds `limits`. A malformed payload rejects the whole file.
+/// and refuses what exceeds `limits` (from the headers, before decoding any pixel). A
+/// malformed payload rejects the whole file.
 pub fn parse(data: &[u8], limits: &Limits) -> Result<Gaf, GafError> {
+    // the headers first: a file over budget is refused before any pixel is decoded
+    walk(data, limits, true)?;
     walk(data, limits, false).map(|(gaf, _)| gaf)
 }
 
