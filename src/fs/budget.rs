@@ -13,6 +13,10 @@ use std::time::{Duration, Instant};
 /// Longest a decode waits for room in the budget before it answers "busy".
 pub(crate) const WAIT: Duration = Duration::from_secs(30);
 
+/// The smallest budget of decoded views, whatever `--cache-size` says (a few stock-sized
+/// views).
+pub(crate) const MIN_VIEWS: u64 = 16 << 20;
+
 /// Bytes renders in flight may hold at once beyond their views (a frame PNG of the largest
 /// frame, 4096², flattened; or one animation preview). A render holds nothing else while it
 /// waits for room, so waiting cannot deadlock.
@@ -142,15 +146,16 @@ impl Drop for Lease {
 
 /// What decoding `bytes` as `kind` holds in memory, from the headers only: a GAF's decoded
 /// pixels (two bytes each: index and opacity, one copy per reference) plus its bytes;
-/// other kinds twice their bytes (maps keep their tiles and attributes as stored). A GAF
-/// refused by `limits` is refused here, before anything is decoded.
-pub(crate) fn estimate(kind: AssetKind, bytes: &[u8], limits: &Limits) -> Result<u64, ViewError> {
+/// other kinds, and a GAF whose headers do not walk (the decoder then refuses it, also
+/// before decoding a pixel), twice their bytes (maps keep their tiles and attributes as
+/// stored).
+pub(crate) fn estimate(kind: AssetKind, bytes: &[u8], limits: &Limits) -> u64 {
     let len = bytes.len() as u64;
     match kind {
-        AssetKind::Gaf => Ok(gaf::decoded_pixels(bytes, limits)?
-            .saturating_mul(2)
-            .saturating_add(len)),
-        _ => Ok(len.saturating_mul(2)),
+        AssetKind::Gaf => gaf::decoded_pixels(bytes, limits).map_or(len.saturating_mul(2), |p| {
+            p.saturating_mul(2).saturating_add(len)
+        }),
+        _ => len.saturating_mul(2),
     }
 }
 
