@@ -1,5 +1,6 @@
 //! Sample assets the crate generates itself (for the demo, the README and tests): an animated
-//! GAF with RLE, raw and composite frames, and a texture GAF.
+//! GAF with RLE, raw and composite frames, a texture GAF, a map, a PCX build picture, a palette
+//! carrier and a textured 3DO model.
 
 use crate::formats::gaf::{Content, Frame, FrameEntry, Gaf, Pixels, Sequence, VERSION_STANDARD};
 
@@ -245,4 +246,214 @@ pub fn demo_map() -> crate::formats::tnt::Tnt {
     };
     t.minimap.pixels = crate::view::tnt::rebuild_minimap(&t, &pal);
     t
+}
+
+/// A 64×64 build picture (`unitpics/*.pcx` style): an 8-bit PCX with the TA palette, a
+/// framed disc on a gradient.
+pub fn unit_picture_pcx() -> Vec<u8> {
+    use crate::formats::palette::Palette;
+    use crate::formats::pcx::{self, Pcx, PcxKind};
+    let (w, h) = (64u32, 64u32);
+    let mut px = Vec::with_capacity((w * h) as usize);
+    for y in 0..h {
+        for x in 0..w {
+            let (dx, dy) = (x as i32 - 32, y as i32 - 30);
+            let v = if x < 2 || y < 2 || x >= w - 2 || y >= h - 2 {
+                0xF5
+            } else if dx * dx + dy * dy < 18 * 18 {
+                0xB0 + (y / 8) as u8
+            } else {
+                0x20 + (y / 8) as u8
+            };
+            px.push(v);
+        }
+    }
+    let p = Pcx::new(PcxKind::Indexed8, w, h, px, Some(Palette::ta()));
+    pcx::write(&p).unwrap_or_default()
+}
+
+/// A TA: Kingdoms-style palette carrier: a 1×1 8-bit PCX whose trailer is the palette (here
+/// the TA palette with its first 16 entries made a grey ramp).
+pub fn palette_carrier_pcx() -> Vec<u8> {
+    use crate::formats::palette::Palette;
+    use crate::formats::pcx::{self, Pcx, PcxKind};
+    let mut pal = Palette::ta();
+    for (i, c) in pal.colors.iter_mut().take(16).enumerate() {
+        *c = [(i * 17) as u8; 3];
+    }
+    let p = Pcx::new(PcxKind::Indexed8, 1, 1, vec![0], Some(pal));
+    pcx::write(&p).unwrap_or_default()
+}
+
+/// One piece of [`write_3do`]: name, offset from the parent (16.16 fixed point), vertices,
+/// primitives (vertex indices, texture name or palette colour) and children.
+pub struct ModelPiece {
+    /// Piece name (what COB scripts refer to).
+    pub name: &'static str,
+    /// Offset from the parent.
+    pub origin: [i32; 3],
+    /// Vertices.
+    pub vertices: Vec<[i32; 3]>,
+    /// Primitives: vertex indices and a texture name (`Err(colour)` = solid palette colour).
+    pub primitives: Vec<(Vec<u16>, Result<&'static str, i32>)>,
+    /// Child pieces.
+    pub children: Vec<ModelPiece>,
+}
+
+/// Encodes a 3DO: every object header first (pre-order), then each piece's name, vertices,
+/// index lists, texture names and primitives. The root has no selection primitive.
+pub fn write_3do(root: &ModelPiece) -> Vec<u8> {
+    const OBJ: usize = 52;
+    fn flatten<'a>(p: &'a ModelPiece, out: &mut Vec<&'a ModelPiece>) {
+        out.push(p);
+        for c in &p.children {
+            flatten(c, out);
+        }
+    }
+    let mut order = Vec::new();
+    flatten(root, &mut order);
+    let index_of = |p: &ModelPiece| order.iter().position(|q| std::ptr::eq(*q, p)).unwrap_or(0);
+    let mut out = vec![0u8; order.len() * OBJ];
+    let w32 = |out: &mut Vec<u8>, v: i32| out.extend_from_slice(&v.to_le_bytes());
+    for (i, p) in order.iter().enumerate() {
+        let name_at = out.len();
+        out.extend_from_slice(p.name.as_bytes());
+        out.push(0);
+        let vert_at = out.len();
+        for v in &p.vertices {
+            for &c in v {
+                w32(&mut out, c);
+            }
+        }
+        let mut prims = Vec::new();
+        for (idx, look) in &p.primitives {
+            let idx_at = out.len();
+            for &k in idx {
+                out.extend_from_slice(&k.to_le_bytes());
+            }
+            let tex_at = match look {
+                Ok(t) => {
+                    let a = out.len();
+                    out.extend_from_slice(t.as_bytes());
+                    out.push(0);
+                    a as i32
+                }
+                Err(_) => 0,
+            };
+            let (color, colored) = match look {
+                Ok(_) => (0, 0),
+                Err(c) => (*c, 1),
+            };
+            prims.push([
+                color,
+                idx.len() as i32,
+                0,
+                idx_at as i32,
+                tex_at,
+                0,
+                0,
+                colored,
+            ]);
+        }
+        let prim_at = out.len();
+        for q in prims {
+            for v in q {
+                w32(&mut out, v);
+            }
+        }
+        // siblings: the next child of the same parent
+        let sibling = order
+            .iter()
+            .find_map(|parent| {
+                let k = parent.children.iter().position(|c| std::ptr::eq(c, *p))?;
+                parent
+                    .children
+                    .get(k + 1)
+                    .map(|n| (index_of(n) * OBJ) as i32)
+            })
+            .unwrap_or(0);
+        let child = p.children.first().map_or(0, |c| (index_of(c) * OBJ) as i32);
+        let words = [
+            1,
+            p.vertices.len() as i32,
+            p.primitives.len() as i32,
+            -1,
+            p.origin[0],
+            p.origin[1],
+            p.origin[2],
+            name_at as i32,
+            0,
+            vert_at as i32,
+            prim_at as i32,
+            sibling,
+            child,
+        ];
+        for (k, wd) in words.iter().enumerate() {
+            let at = i * OBJ + k * 4;
+            out[at..at + 4].copy_from_slice(&wd.to_le_bytes());
+        }
+    }
+    out
+}
+
+/// The vertices and faces of a box from `lo` to `hi` (game units × 65536), faces wound
+/// clockwise seen from outside in the 3DO's left-handed axes; `top` and `side` are the
+/// looks of the top and of the four sides and bottom.
+fn box_piece(
+    name: &'static str,
+    origin: [i32; 3],
+    lo: [i32; 3],
+    hi: [i32; 3],
+    top: Result<&'static str, i32>,
+    side: Result<&'static str, i32>,
+) -> ModelPiece {
+    let (a, b) = (lo, hi);
+    let vertices = vec![
+        [a[0], a[1], a[2]],
+        [b[0], a[1], a[2]],
+        [b[0], b[1], a[2]],
+        [a[0], b[1], a[2]],
+        [a[0], a[1], b[2]],
+        [b[0], a[1], b[2]],
+        [b[0], b[1], b[2]],
+        [a[0], b[1], b[2]],
+    ];
+    let primitives = vec![
+        (vec![3, 2, 6, 7], top),
+        (vec![0, 1, 2, 3], side),
+        (vec![1, 5, 6, 2], side),
+        (vec![5, 4, 7, 6], side),
+        (vec![4, 0, 3, 7], side),
+        (vec![4, 5, 1, 0], side),
+    ];
+    ModelPiece {
+        name,
+        origin,
+        vertices,
+        primitives,
+        children: vec![],
+    }
+}
+
+/// A small unit model: a textured hull (`checker` on top, `stripes` on the sides, the
+/// sequences of [`texture_gaf`]) with a solid-coloured turret piece on it.
+pub fn demo_model_3do() -> Vec<u8> {
+    const U: i32 = 65536;
+    let mut hull = box_piece(
+        "base",
+        [0, 0, 0],
+        [-12 * U, 0, -16 * U],
+        [12 * U, 8 * U, 16 * U],
+        Ok("checker"),
+        Ok("stripes"),
+    );
+    hull.children.push(box_piece(
+        "turret",
+        [0, 8 * U, 2 * U],
+        [-5 * U, 0, -5 * U],
+        [5 * U, 5 * U, 5 * U],
+        Err(0xD0),
+        Err(0x20),
+    ));
+    write_3do(&hull)
 }

@@ -26,6 +26,7 @@ fn crashtest_inputs_are_handled() {
                     let _ = tnt::write(&t);
                 }
             }
+            _ => {}
         }
         if let Ok(v) = view::open(kind, &data, &ViewOptions::default()) {
             for entry in v.entries() {

@@ -170,7 +170,27 @@ fn corpus_roundtrip_passes() {
 }
 
 #[test]
-fn truecolor_gaf_is_refused_clearly() {
+fn ta3d_truecolor_gaf_is_refused_clearly_tak_truecolor_is_read() {
+    // TA: Kingdoms truecolor: the GAF container with format byte 4 (ARGB4444) at +9
+    let t = tempfile::tempdir().unwrap();
+    let mut f = Vec::new();
+    for v in [0x0001_0100u32, 1, 0, 16] {
+        f.extend_from_slice(&v.to_le_bytes());
+    }
+    f.extend_from_slice(&[1, 0, 1, 0, 0, 0, 0, 0]);
+    f.extend_from_slice(&[b'x'; 32]);
+    f.extend_from_slice(&[64, 0, 0, 0, 1, 0, 0, 0]);
+    f.extend_from_slice(&[1, 0, 1, 0, 0, 0, 0, 0, 0, 4, 0, 0xFF]);
+    for v in [0u32, 88, 0] {
+        f.extend_from_slice(&v.to_le_bytes());
+    }
+    f.extend_from_slice(&[0x34, 0x12]);
+    let tak = t.path().join("x.taf");
+    std::fs::write(&tak, &f).unwrap();
+    let o = tafs(&["gaf", "list", p(&tak)]);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    assert!(String::from_utf8_lossy(&o.stdout).contains("truecolor: 1 argb4444 frame(s)"));
+
     let Some(corpus) = common::corpus() else {
         return;
     };

@@ -137,6 +137,14 @@ fn blocks_of_frame(f: &Frame, out: &mut Vec<Block>) -> usize {
             });
             out.len() - 1
         }
+        Content::Truecolor(w) => {
+            out.push(Block {
+                kind: PAYLOAD,
+                bytes: w.iter().flat_map(|x| x.to_le_bytes()).collect(),
+                ptrs: vec![],
+            });
+            out.len() - 1
+        }
         Content::Layers(l) => {
             let kids: Vec<usize> = l.iter().map(|c| blocks_of_frame(c, out)).collect();
             out.push(Block {

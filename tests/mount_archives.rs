@@ -28,13 +28,32 @@ fn expected_tree(archive: &Path, out: &Path) -> PathBuf {
         "-t",
         target.to_str().unwrap(),
     ]);
-    for m in common::files_with_ext(&target, &[".gaf", ".taf", ".tnt"]) {
-        let is_map = m.to_string_lossy().to_ascii_lowercase().ends_with(".tnt");
+    let exts = [".gaf", ".taf", ".tnt", ".pcx", ".pal", ".3do"];
+    for m in common::files_with_ext(&target, &exts) {
+        let lower = m.to_string_lossy().to_ascii_lowercase();
+        let ext = lower.rsplit('.').next().unwrap_or("");
+        let (cmd, verb) = match ext {
+            "tnt" => ("tnt", "unpack"),
+            "pcx" => ("pcx", "dump"),
+            "pal" => ("pal", "dump"),
+            "3do" => ("3do", "dump"),
+            _ => ("gaf", "dump"),
+        };
+        // a model inside an archive is drawn with the textures of the folder around the
+        // archive (none here), not with the archive's own textures/ members
+        let src = if ext == "3do" {
+            let alone = out.join("models-alone").join(m.file_name().unwrap());
+            std::fs::create_dir_all(alone.parent().unwrap()).unwrap();
+            std::fs::copy(&m, &alone).unwrap();
+            alone
+        } else {
+            m.clone()
+        };
         let dump = m.with_extension("tafs-dump");
         let o = tafs(&[
-            if is_map { "tnt" } else { "gaf" },
-            if is_map { "unpack" } else { "dump" },
-            m.to_str().unwrap(),
+            cmd,
+            verb,
+            src.to_str().unwrap(),
             "-t",
             dump.to_str().unwrap(),
         ]);

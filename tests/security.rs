@@ -244,3 +244,191 @@ fn umount_stops_the_daemon_through_its_run_file() {
     );
     assert!(!file.exists(), "run file left behind");
 }
+
+// ---------------------------------------------------------------------------------------
+// Pass-through and merged view against a user who can write in the game folder.
+
+/// Runs `sh -c SCRIPT` as the second user; its output and whether it succeeded.
+fn evil_sh(script: &str) -> (bool, String) {
+    let o = Command::new("runuser")
+        .args(["-u", EVIL, "--", "sh", "-c", script])
+        .output()
+        .expect("runuser is missing: apt-get install -y util-linux");
+    let mut text = String::from_utf8_lossy(&o.stdout).into_owned();
+    text.push_str(&String::from_utf8_lossy(&o.stderr));
+    (o.status.success(), text)
+}
+
+/// The second user's uid.
+fn evil_uid() -> u32 {
+    let o = Command::new("id").args(["-u", EVIL]).output().unwrap();
+    String::from_utf8_lossy(&o.stdout).trim().parse().unwrap()
+}
+
+/// Mounts `game` at `mnt` as root with `-o allow_other` and `extra` options.
+fn mount_shared(game: &Path, mnt: &Path, xdg: &Path, extra: &[&str]) -> UnmountGuard {
+    let guard = UnmountGuard(mnt.to_path_buf());
+    let state = game.parent().unwrap().join("state");
+    let mut args = vec![
+        "mount",
+        "-d",
+        "-o",
+        "allow_other",
+        "--state-dir",
+        state.to_str().unwrap(),
+    ];
+    args.extend_from_slice(extra);
+    args.extend([game.to_str().unwrap(), mnt.to_str().unwrap()]);
+    let o = tafs_env(&args, xdg);
+    assert!(
+        o.status.success(),
+        "mount: {}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+    assert!(is_mounted(mnt));
+    guard
+}
+
+/// A folder only root may enter, holding a 0600 secret; outside the game folder.
+fn rootonly(base: &Path) -> PathBuf {
+    let r = base.join("rootonly");
+    std::fs::create_dir(&r).unwrap();
+    std::fs::write(r.join("secret"), b"root's secret\n").unwrap();
+    std::fs::set_permissions(r.join("secret"), std::fs::Permissions::from_mode(0o600)).unwrap();
+    std::fs::set_permissions(&r, std::fs::Permissions::from_mode(0o700)).unwrap();
+    r
+}
+
+#[test]
+fn a_folder_swapped_for_a_symlink_leads_nowhere_outside_the_game_folder() {
+    if !fuse_available() || !second_user() {
+        return;
+    }
+    let (t, game, mnt, xdg) = setup();
+    let root = rootonly(t.path());
+    let shared = game.join("shared");
+    std::fs::create_dir(&shared).unwrap();
+    std::fs::set_permissions(&shared, std::fs::Permissions::from_mode(0o777)).unwrap();
+    std::fs::set_permissions(&game, std::fs::Permissions::from_mode(0o777)).unwrap();
+    let _m = mount_shared(&game, &mnt, &xdg, &[]);
+    let m = mnt.display();
+    // the folder is looked up through the mount, then swapped under it for a symlink to
+    // root's folder; within the TTL the kernel still holds the folder's inode
+    let script = format!(
+        "ls '{m}/shared' >/dev/null && mv '{g}/shared' '{g}/old' && \
+         ln -s '{r}' '{g}/shared' && \
+         (cat '{m}/shared/secret'; echo x > '{m}/shared/planted'; mkdir '{m}/shared/d'; \
+          ls '{m}/shared'; true)",
+        g = game.display(),
+        r = root.display()
+    );
+    let (_, out) = evil_sh(&script);
+    assert!(
+        !out.contains("root's secret"),
+        "read through the mount: {out}"
+    );
+    assert!(!root.join("planted").exists(), "created outside GAME_DIR");
+    assert!(!root.join("d").exists(), "mkdir outside GAME_DIR");
+    // root through the mount: the symlink is shown as a symlink, never followed by the daemon
+    let meta = std::fs::symlink_metadata(mnt.join("shared")).unwrap();
+    assert!(meta.file_type().is_symlink());
+    assert_eq!(
+        std::fs::read_link(mnt.join("shared")).unwrap(),
+        root.as_path()
+    );
+    umount(&mnt, &xdg);
+}
+
+#[test]
+fn chmod_by_a_mapped_user_gives_no_root_owned_setuid_binary() {
+    if !fuse_available() || !second_user() {
+        return;
+    }
+    let (_t, game, mnt, xdg) = setup();
+    std::fs::create_dir(game.join("bin")).unwrap();
+    std::fs::copy("/bin/id", game.join("bin/tool")).unwrap(); // root's file
+    let uid = evil_uid().to_string();
+    let _m = mount_shared(&game, &mnt, &xdg, &["--uid", &uid]);
+    let tool = mnt.join("bin/tool");
+    // shown as the second user's: the kernel lets it chmod; the daemon drops the set-id bits
+    let (ok, out) = evil_sh(&format!("chmod 6755 '{}'", tool.display()));
+    assert!(ok, "chmod: {out}");
+    let real = std::fs::metadata(game.join("bin/tool")).unwrap();
+    use std::os::unix::fs::MetadataExt;
+    assert_eq!(real.uid(), 0);
+    assert_eq!(
+        real.mode() & 0o7777,
+        0o755,
+        "set-id bits kept on root's file"
+    );
+    // a file the second user really owns keeps them (its own set-id file is no escalation)
+    let (ok, out) = evil_sh(&format!(
+        "cp /bin/id '{m}/bin/mine' && chmod 4755 '{m}/bin/mine'",
+        m = mnt.display()
+    ));
+    assert!(ok, "{out}");
+    let mine = std::fs::metadata(game.join("bin/mine")).unwrap();
+    assert_eq!(mine.uid(), evil_uid());
+    assert_eq!(mine.mode() & 0o7777, 0o4755);
+    // giving root's file away to someone else is refused
+    let (ok, _) = evil_sh(&format!("chown 0 '{}'", tool.display()));
+    assert!(!ok || std::fs::metadata(game.join("bin/tool")).unwrap().uid() == 0);
+    umount(&mnt, &xdg);
+}
+
+#[test]
+fn the_merged_view_never_reads_a_planted_symlink_for_anyone() {
+    if !fuse_available() || !second_user() {
+        return;
+    }
+    let (t, game, mnt, xdg) = setup();
+    let root = rootonly(t.path());
+    std::fs::set_permissions(&game, std::fs::Permissions::from_mode(0o777)).unwrap();
+    let (ok, out) = evil_sh(&format!(
+        "ln -s '{r}/secret' '{g}/w.txt' && ln -s /etc/shadow '{g}/s.txt' && \
+         echo mine > '{g}/own.txt' && ln -s own.txt '{g}/own-link.txt'",
+        r = root.display(),
+        g = game.display()
+    ));
+    assert!(ok, "{out}");
+    // root's own link to a file elsewhere is followed (archives are often linked in)
+    std::fs::write(t.path().join("elsewhere.txt"), b"linked by root\n").unwrap();
+    std::os::unix::fs::symlink(t.path().join("elsewhere.txt"), game.join("root-link.txt")).unwrap();
+    let uid = evil_uid().to_string();
+    let _m = mount_shared(&game, &mnt, &xdg, &["--merged", "--uid", &uid]);
+    let m = mnt.display();
+    let (_, out) = evil_sh(&format!("cat '{m}/w.txt' '{m}/s.txt'; ls '{m}'; true"));
+    assert!(!out.contains("root's secret"), "{out}");
+    assert!(!out.contains("root:"), "{out}");
+    assert!(std::fs::read(mnt.join("w.txt")).is_err());
+    assert!(std::fs::read(mnt.join("s.txt")).is_err());
+    // links that lead to their owner's own files, and root's links, still work
+    assert_eq!(std::fs::read(mnt.join("own-link.txt")).unwrap(), b"mine\n");
+    assert_eq!(
+        std::fs::read(mnt.join("root-link.txt")).unwrap(),
+        b"linked by root\n"
+    );
+    umount(&mnt, &xdg);
+}
+
+#[test]
+fn creations_get_the_callers_umask_and_owner() {
+    if !fuse_available() || !second_user() {
+        return;
+    }
+    let (_t, game, mnt, xdg) = setup();
+    std::fs::set_permissions(&game, std::fs::Permissions::from_mode(0o777)).unwrap();
+    let _m = mount_shared(&game, &mnt, &xdg, &[]);
+    let (ok, out) = evil_sh(&format!(
+        "cd '{}' && umask 002 && touch f && mkdir d && mkfifo p && umask 077 && touch q",
+        mnt.display()
+    ));
+    assert!(ok, "{out}");
+    use std::os::unix::fs::MetadataExt;
+    for (name, mode) in [("f", 0o664), ("d", 0o775), ("p", 0o664), ("q", 0o600)] {
+        let m = std::fs::symlink_metadata(game.join(name)).unwrap();
+        assert_eq!(m.mode() & 0o7777, mode, "{name}");
+        assert_eq!(m.uid(), evil_uid(), "{name}");
+    }
+    umount(&mnt, &xdg);
+}

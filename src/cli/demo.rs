@@ -14,7 +14,9 @@ const DEMO_OTA: &str = "[GlobalHeader]\n\t{\n\tmissionname=tafs demo;\n\tmission
 
 /// Writes the demo game folder into `dir`: `palettes/PALETTE.PAL`, `anims/demo.gaf`
 /// (RLE, raw and composite frames), `textures/demo.gaf`, `features/all worlds/demo.tdf`
-/// and the map `maps/demo.tnt` (features placed) with its `maps/demo.ota` (start positions).
+/// the map `maps/demo.tnt` (features placed) with its `maps/demo.ota` (start positions), a
+/// build picture `unitpics/demo.pcx`, a TA: Kingdoms palette carrier `palettes/kingdoms.pcx`
+/// and a model `objects3d/demo.3do` textured from `textures/demo.gaf`.
 pub fn write_demo(dir: &Path) -> io::Result<()> {
     let put = |rel: &str, bytes: &[u8]| -> io::Result<()> {
         let p = dir.join(rel);
@@ -32,6 +34,12 @@ pub fn write_demo(dir: &Path) -> io::Result<()> {
     put("maps/demo.ota", DEMO_OTA.as_bytes())?;
     let map = crate::formats::tnt::write(&crate::sample::demo_map()).map_err(io::Error::other)?;
     put("maps/demo.tnt", &map)?;
+    put("unitpics/demo.pcx", &crate::sample::unit_picture_pcx())?;
+    put(
+        "palettes/kingdoms.pcx",
+        &crate::sample::palette_carrier_pcx(),
+    )?;
+    put("objects3d/demo.3do", &crate::sample::demo_model_3do())?;
     Ok(())
 }
 
@@ -39,6 +47,6 @@ pub fn write_demo(dir: &Path) -> io::Result<()> {
 pub fn hints(mnt: &Path) -> String {
     let m = mnt.display();
     format!(
-        "Try:\n  ls -R {m}\n  cat {m}/anims/demo.gaf/pulse/frames.csv\n  open {m}/anims/demo.gaf/pulse/animated.png (an animated PNG) or 0.png in an image viewer\n  cp -r {m}/anims/demo.gaf /tmp/demo-dump   # the same files `tafs gaf dump` writes\n  open {m}/maps/demo.tnt/map.png, cat {m}/maps/demo.tnt/features.csv\n  tafs umount {m}   (or Ctrl-C)\n"
+        "Try:\n  ls -R {m}\n  cat {m}/anims/demo.gaf/pulse/frames.csv\n  open {m}/anims/demo.gaf/pulse/animated.png (an animated PNG) or 0.png in an image viewer\n  cp -r {m}/anims/demo.gaf /tmp/demo-dump   # the same files `tafs gaf dump` writes\n  open {m}/maps/demo.tnt/map.png, cat {m}/maps/demo.tnt/features.csv\n  open {m}/unitpics/demo.pcx/image.png, {m}/objects3d/demo.3do/preview.png\n  load {m}/palettes/PALETTE.PAL/palette.gpl (or {m}/anims/demo.gaf/palette.gpl) in GIMP, Krita or Aseprite\n  tafs umount {m}   (or Ctrl-C)\n"
     )
 }

@@ -1,4 +1,4 @@
-//! `tafs gaf …`: list, export, dump, build, roundtrip.
+//! `tafs gaf …`: list, export, dump, build, palette, roundtrip.
 
 use super::{err, read_file, write_bytes, CliError};
 use crate::formats::gaf::{self, Content, Gaf};
@@ -38,7 +38,8 @@ pub enum GafCmd {
         #[arg(long, default_value = "game")]
         transparency: String,
     },
-    /// Write the exploded view: one folder per sequence with CSVs and indexed PNGs.
+    /// Write the exploded view: one folder per sequence with CSVs and indexed PNGs (RGBA PNGs
+    /// for truecolor frames).
     Dump {
         /// The GAF file.
         file: PathBuf,
@@ -77,6 +78,18 @@ pub enum GafCmd {
         /// The sample texture GAF (raw frames) instead.
         #[arg(long)]
         texture: bool,
+    },
+    /// The GIMP palette (.gpl) of the palette the GAF resolves to (the one its frames are
+    /// drawn with), printed or written to --target.
+    Palette {
+        /// The GAF file.
+        file: PathBuf,
+        /// Output .gpl (default: standard output).
+        #[arg(short, long)]
+        target: Option<PathBuf>,
+        /// Palette file (.pal or .pcx) instead of the one resolved from the game folder.
+        #[arg(long)]
+        palette: Option<PathBuf>,
     },
     /// Check that decode → encode and dump → build keep what the game reads, for every GAF
     /// under the given paths.
@@ -129,6 +142,15 @@ pub fn run(cmd: GafCmd) -> Result<i32, CliError> {
             base,
         } => build(&dir, &target, palette.as_deref(), storage, base.as_deref()),
         GafCmd::Roundtrip { paths } => roundtrip(&paths),
+        GafCmd::Palette {
+            file,
+            target,
+            palette,
+        } => {
+            let opts = view_options_for(&file, palette.as_deref())?;
+            // the same text as palette.gpl of the dump
+            super::pcx::write_gpl(&opts.palette, &opts.palette_source, target.as_deref())
+        }
         GafCmd::Sample { target, texture } => {
             let g = if texture {
                 crate::sample::texture_gaf()
@@ -197,6 +219,15 @@ fn list(file: &Path) -> Result<i32, CliError> {
             ticks as f64 / 30.0
         )?;
     }
+    let mut formats = std::collections::BTreeMap::new();
+    for fe in g.sequences.iter().flat_map(|s| &s.frames) {
+        if let Some(t) = fe.frame.truecolor() {
+            *formats.entry(t.name()).or_insert(0usize) += 1;
+        }
+    }
+    for (name, n) in formats {
+        writeln!(out, "truecolor: {n} {name} frame(s)")?;
+    }
     for w in &g.warnings {
         eprintln!("warning: {}: {w}", file.display());
     }
@@ -230,6 +261,18 @@ fn export(
             g.sequences.len()
         ));
     };
+    if gview::truecolor::sequence_has_truecolor(seq) {
+        if format == ImageFormat::Gif {
+            return err(format!(
+                "sequence {sequence} holds truecolor frames: export it as PNG (GIF has no alpha)"
+            ));
+        }
+        let mut bytes = Vec::new();
+        gview::truecolor::write_rgba_apng(&mut bytes, seq, &opts.palette)
+            .map_err(|m| CliError::Msg(format!("sequence {sequence}: {m}")))?;
+        write_bytes(target, &bytes)?;
+        return Ok(0);
+    }
     let anim = gview::animation(seq, mode)
         .map_err(|m| CliError::Msg(format!("sequence {sequence}: {m}")))?;
     let mut bytes = Vec::new();
@@ -327,18 +370,20 @@ fn build(
 }
 
 /// Result of checking one file.
-struct Check {
-    file: String,
-    sequences: usize,
-    frames: usize,
-    composites: usize,
-    write_identical: bool,
-    build_identical: bool,
-    problem: Option<String>,
-    skipped: Option<String>,
+pub(super) struct Check {
+    pub(super) file: String,
+    pub(super) sequences: usize,
+    pub(super) frames: usize,
+    pub(super) composites: usize,
+    pub(super) write_identical: bool,
+    pub(super) build_identical: bool,
+    pub(super) problem: Option<String>,
+    pub(super) skipped: Option<String>,
 }
 
-fn check_one(path: &Path) -> Check {
+/// Checks one GAF: decode → encode and dump → build --base (`tafs gaf roundtrip`, and the
+/// GAF rows of `tafs roundtrip`).
+pub(super) fn check_one(path: &Path) -> Check {
     let mut c = Check {
         file: path.display().to_string(),
         sequences: 0,

@@ -1,10 +1,16 @@
 //! `tafs hpi …`: list, info, extract, pack.
+//!
+//! `list` and `info` read the archive's header and directory only; `extract` then reads each
+//! member's chunks by range and writes them out chunk by chunk (never the whole archive in
+//! memory).
 
 use super::write_bytes;
 use super::{err, read_file, CliError};
 use crate::formats::hpi::{
-    self, Archive, EntryKind, HpiLimits, Member, Method, Node, NodeKind, Version, WriteOptions,
+    self, Archive, EntryKind, HpiLimits, Member, Method, Node, NodeKind, Source, Version,
+    WriteOptions,
 };
+use crate::view::archive::FileSource;
 use crate::view::safe_component;
 use rayon::prelude::*;
 use std::collections::HashMap;
@@ -112,11 +118,13 @@ pub fn run(cmd: HpiCmd) -> Result<i32, CliError> {
     }
 }
 
-fn open(path: &Path) -> Result<(Vec<u8>, Archive), CliError> {
-    let data = read_file(path)?;
-    let a = hpi::parse(&data, &HpiLimits::default())
+/// Opens the archive file and reads its directory (only the bytes the directory needs).
+fn open(path: &Path) -> Result<(FileSource, Archive), CliError> {
+    let src =
+        FileSource::open(path).map_err(|e| CliError::Msg(format!("{}: {e}", path.display())))?;
+    let a = hpi::parse_from(&src, &HpiLimits::default())
         .map_err(|e| CliError::Msg(format!("{}: {e}", path.display())))?;
-    Ok((data, a))
+    Ok((src, a))
 }
 
 fn list(path: &Path) -> Result<i32, CliError> {
@@ -170,7 +178,7 @@ fn list(path: &Path) -> Result<i32, CliError> {
 }
 
 fn info(path: &Path) -> Result<i32, CliError> {
-    let (data, a) = open(path)?;
+    let (src, a) = open(path)?;
     let mut out = std::io::stdout().lock();
     let files = a.files().count();
     let mut methods: HashMap<&str, usize> = HashMap::new();
@@ -184,7 +192,7 @@ fn info(path: &Path) -> Result<i32, CliError> {
     methods.sort();
     let stored: u64 = a.files().map(|(_, f)| f.stored_len).sum();
     writeln!(out, "file:       {}", path.display())?;
-    writeln!(out, "bytes:      {}", data.len())?;
+    writeln!(out, "bytes:      {}", src.len())?;
     match a.version {
         Version::V1 => {
             writeln!(out, "version:    1 (Total Annihilation)")?;
@@ -331,7 +339,7 @@ fn progress(total: u64) -> indicatif::ProgressBar {
 }
 
 fn extract(path: &Path, pattern: Option<&str>, target: &Path) -> Result<i32, CliError> {
-    let (data, a) = open(path)?;
+    let (src, a) = open(path)?;
     let (rel, warnings) = plan_paths(&a);
     for w in &warnings {
         eprintln!("warning: {w}");
@@ -372,12 +380,7 @@ fn extract(path: &Path, pattern: Option<&str>, target: &Path) -> Result<i32, Cli
         .par_iter()
         .filter_map(|&(i, f)| {
             let p = target.join(&rel[i]);
-            let r = a
-                .read(&data, f, &limits)
-                .map_err(|e| e.to_string())
-                .and_then(|bytes| {
-                    write_member(&p, &bytes).map_err(|e| format!("{}: {e}", p.display()))
-                });
+            let r = write_member(&p, |out| a.read_to(&src, f, &limits, out));
             bar.inc(u64::from(f.size));
             r.err().map(|e| format!("{}: {e}", a.path_str(i)))
         })
@@ -397,14 +400,29 @@ fn extract(path: &Path, pattern: Option<&str>, target: &Path) -> Result<i32, Cli
     }
 }
 
-/// Writes one extracted member, refusing to write through an existing symlink.
-fn write_member(p: &Path, bytes: &[u8]) -> std::io::Result<()> {
+/// Writes one extracted member with `fill` (which writes it chunk by chunk), refusing to
+/// write through an existing symlink; a member that fails is not left half written.
+fn write_member(
+    p: &Path,
+    fill: impl FnOnce(&mut dyn Write) -> Result<u64, hpi::HpiError>,
+) -> Result<(), String> {
+    let io = |e: std::io::Error| format!("{}: {e}", p.display());
     if let Ok(m) = std::fs::symlink_metadata(p) {
         if m.file_type().is_symlink() || m.is_dir() {
-            return Err(std::io::Error::other("exists and is not a regular file"));
+            return Err(io(std::io::Error::other(
+                "exists and is not a regular file",
+            )));
         }
     }
-    std::fs::write(p, bytes)
+    let mut out = std::io::BufWriter::with_capacity(1 << 16, std::fs::File::create(p).map_err(io)?);
+    let r = fill(&mut out)
+        .map_err(|e| e.to_string())
+        .and_then(|_| out.flush().map_err(io));
+    drop(out);
+    if r.is_err() {
+        let _ = std::fs::remove_file(p);
+    }
+    r
 }
 
 /// Reads a folder into a tree: entries sorted by name bytes; symlinks skipped.

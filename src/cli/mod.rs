@@ -4,7 +4,10 @@
 pub mod demo;
 mod gaf;
 mod hpi;
+mod model3d;
 mod mount;
+mod pcx;
+mod roundtrip;
 mod runfile;
 mod statelock;
 mod tnt;
@@ -24,16 +27,32 @@ pub struct Cli {
 
 #[derive(Subcommand, Debug)]
 enum Command {
-    /// GAF sprite animations: list, export, dump, build, roundtrip.
+    /// GAF sprite animations: list, export, dump, build, palette, roundtrip.
     #[command(subcommand)]
     Gaf(gaf::GafCmd),
+    /// TA: Kingdoms .taf sprites (paletted or truecolor ARGB4444/ARGB1555): the `gaf`
+    /// commands under kbot's name.
+    #[command(subcommand)]
+    Taf(gaf::GafCmd),
     /// TNT maps: describe, minimap, heightmap, image, features, lint, unpack, pack, preview.
     #[command(subcommand)]
     Tnt(tnt::TntCmd),
+    /// PCX pictures (unit pictures, GUI panels): describe, convert, dump, build.
+    #[command(subcommand)]
+    Pcx(pcx::PcxCmd),
+    /// Palettes (.pal, TA: Kingdoms palette .pcx): dump, build, gpl.
+    #[command(subcommand)]
+    Pal(pcx::PalCmd),
+    /// 3DO models (read-only): describe, dump (OBJ + MTL, textures, pieces.csv, preview.png).
+    #[command(subcommand, name = "3do")]
+    Model3d(model3d::ModelCmd),
+    /// Check that every rebuildable asset (GAF, TNT, PCX, PAL) under the given paths rebuilds
+    /// from its unedited view to identical bytes.
+    Roundtrip(roundtrip::RoundtripArgs),
     /// HPI archives (.hpi .ufo .ccx .gp3 .gpf, TA: Kingdoms .hpi): list, info, extract, pack.
     #[command(subcommand)]
     Hpi(hpi::HpiCmd),
-    /// Mount a game folder: every .gaf/.tnt appears as a directory of editable files.
+    /// Mount a game folder: every .gaf/.tnt/.pcx/.pal/.3do appears as a directory of editable files.
     Mount(mount::MountArgs),
     /// Unmount a tafs mount.
     Umount(mount::UmountArgs),
@@ -60,9 +79,13 @@ pub fn main() -> i32 {
         .format_timestamp_millis()
         .try_init();
     let result = match cli.command {
-        Command::Gaf(c) => gaf::run(c),
+        Command::Gaf(c) | Command::Taf(c) => gaf::run(c),
         Command::Tnt(c) => tnt::run(c),
         Command::Hpi(c) => hpi::run(c),
+        Command::Pcx(c) => pcx::run_pcx(c),
+        Command::Pal(c) => pcx::run_pal(c),
+        Command::Model3d(c) => model3d::run(c),
+        Command::Roundtrip(a) => roundtrip::run(a),
         Command::Mount(a) => mount::run(a),
         Command::Umount(a) => mount::umount(a),
         Command::Status(a) => mount::status(a),

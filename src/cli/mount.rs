@@ -41,6 +41,9 @@ pub struct MountArgs {
     /// Memory for generated files (e.g. 256M, 1G).
     #[arg(long, default_value = "256M", value_parser = parse_size)]
     pub cache_size: u64,
+    /// Largest archive member the mount decompresses (bigger ones are listed, and answer EIO).
+    #[arg(long, default_value = "64M", value_parser = parse_size)]
+    pub max_member_size: u64,
     /// Seconds the kernel may cache names and attributes.
     #[arg(long, default_value_t = 1.0)]
     pub ttl: f64,
@@ -402,6 +405,10 @@ pub fn run(a: MountArgs) -> Result<i32, CliError> {
     let opts = MountOptions {
         read_only: a.ro || a.options.iter().any(|o| o == "ro") || merged.is_some(),
         cache_size: a.cache_size,
+        archive_limits: crate::formats::hpi::HpiLimits {
+            max_member_size: a.max_member_size,
+            ..MountOptions::default().archive_limits
+        },
         ttl: Duration::from_secs_f64(a.ttl),
         uid: a.uid,
         gid: a.gid,
@@ -577,6 +584,8 @@ fn serve(
             }
         })?;
     log::info!("{} mounted on {}", game_dir.display(), mnt.display());
+    // before the parent hears "ok": `tafs umount` right after `mount -d` finds it
+    runfile::write(mnt);
     if let Some(mut w) = status.take() {
         let _ = w.write_all(b"ok\n");
     } else {
@@ -590,7 +599,6 @@ fn serve(
             eprint!("{}", demo::hints(mnt));
         }
     }
-    runfile::write(mnt);
     let r = session.run();
     runfile::remove(mnt);
     let _ = mounted.invalidator.join();

@@ -137,7 +137,7 @@ impl Filesystem for TafsFs {
 
     fn setattr(
         &self,
-        _req: &Request,
+        req: &Request,
         ino: INodeNo,
         mode: Option<u32>,
         uid: Option<u32>,
@@ -160,6 +160,7 @@ impl Filesystem for TafsFs {
             size,
             atime: set_time(atime),
             mtime: set_time(mtime),
+            caller: Some(req.uid()),
         };
         match self.core.setattr(ino.0, set, fh.map(|f| f.0)) {
             Ok(a) => reply.attr(&self.ttl, &fattr(&a)),

@@ -1,8 +1,11 @@
 //! The few system calls std does not offer, each a small safe wrapper.
 
-use std::ffi::CString;
+use std::ffi::{CString, OsStr, OsString};
+use std::fs::{self, File};
 use std::io;
+use std::os::fd::{AsFd, AsRawFd, BorrowedFd, FromRawFd, OwnedFd, RawFd};
 use std::os::unix::ffi::OsStrExt;
+use std::os::unix::fs::MetadataExt;
 use std::path::Path;
 use std::time::{SystemTime, UNIX_EPOCH};
 
@@ -75,29 +78,6 @@ pub(crate) fn set_times(path: &Path, atime: SetTime, mtime: SetTime) -> io::Resu
             libc::AT_SYMLINK_NOFOLLOW,
         )
     })
-}
-
-/// `renameat2` with flags (`RENAME_NOREPLACE`, `RENAME_EXCHANGE`).
-pub(crate) fn rename2(from: &Path, to: &Path, flags: u32) -> io::Result<()> {
-    let a = cpath(from)?;
-    let b = cpath(to)?;
-    // SAFETY: valid NUL-terminated strings.
-    check(unsafe {
-        libc::renameat2(
-            libc::AT_FDCWD,
-            a.as_ptr(),
-            libc::AT_FDCWD,
-            b.as_ptr(),
-            flags as libc::c_uint,
-        )
-    })
-}
-
-/// `mknod(path, mode, rdev)`.
-pub(crate) fn mknod(path: &Path, mode: u32, rdev: u32) -> io::Result<()> {
-    let c = cpath(path)?;
-    // SAFETY: valid NUL-terminated string.
-    check(unsafe { libc::mknod(c.as_ptr(), mode as libc::mode_t, rdev as libc::dev_t) })
 }
 
 /// File system statistics of the file system holding `path`.
@@ -174,5 +154,324 @@ pub fn getxattr(path: &Path, name: &str) -> io::Result<Vec<u8>> {
             return Err(e);
         }
         buf.resize(buf.len() * 4, 0);
+    }
+}
+
+// ---------------------------------------------------------------------------------------
+// Descriptor-relative access to the game folder. Every pass-through request names a file as
+// (directory, name): the directory is opened beneath the game folder's descriptor with
+// `openat2(RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS)`, so no symlink is followed and nothing
+// outside the game folder is reached whatever is swapped in meanwhile; the last component is
+// then acted on with an `*at` call that does not follow it either. Only the length of one
+// component matters, not the length of the whole path.
+
+fn cname(name: &OsStr) -> io::Result<CString> {
+    CString::new(name.as_bytes()).map_err(|_| io::Error::from_raw_os_error(libc::EINVAL))
+}
+
+fn fd_of(rc: libc::c_long) -> io::Result<OwnedFd> {
+    if rc < 0 {
+        Err(io::Error::last_os_error())
+    } else {
+        // SAFETY: the kernel just returned this descriptor; nothing else owns it.
+        Ok(unsafe { OwnedFd::from_raw_fd(rc as RawFd) })
+    }
+}
+
+/// An `O_PATH` descriptor of the directory `path` (the game folder itself; followed as given).
+pub(crate) fn open_dir_path(path: &Path) -> io::Result<OwnedFd> {
+    let c = cpath(path)?;
+    // SAFETY: valid NUL-terminated string.
+    let fd = unsafe {
+        libc::open(
+            c.as_ptr(),
+            libc::O_PATH | libc::O_DIRECTORY | libc::O_CLOEXEC,
+        )
+    };
+    fd_of(fd as libc::c_long)
+}
+
+fn openat2(dir: BorrowedFd, rel: &[u8], flags: i32) -> io::Result<OwnedFd> {
+    let c = CString::new(rel).map_err(|_| io::Error::from_raw_os_error(libc::EINVAL))?;
+    // SAFETY: open_how is plain data; zeroed is a valid value.
+    let mut how: libc::open_how = unsafe { std::mem::zeroed() };
+    how.flags = (flags | libc::O_CLOEXEC) as u64;
+    how.resolve = libc::RESOLVE_BENEATH | libc::RESOLVE_NO_SYMLINKS;
+    // SAFETY: `c` is NUL-terminated, `how` is initialised and its size is passed.
+    let rc = unsafe {
+        libc::syscall(
+            libc::SYS_openat2,
+            dir.as_raw_fd(),
+            c.as_ptr(),
+            &how as *const libc::open_how,
+            std::mem::size_of::<libc::open_how>(),
+        )
+    };
+    fd_of(rc)
+}
+
+/// The directory `rel` (relative, no `..`) beneath `root`, as an `O_PATH` descriptor; no
+/// symlink on the way is followed (`ELOOP`), nothing outside `root` is reached (`EXDEV`).
+/// Long paths are opened in pieces, so only each component's length is limited.
+pub(crate) fn open_dir_beneath(root: BorrowedFd, rel: &Path) -> io::Result<OwnedFd> {
+    const PIECE: usize = 2048;
+    let mut cur: Option<OwnedFd> = None;
+    let mut piece: Vec<u8> = Vec::new();
+    let flags = libc::O_PATH | libc::O_DIRECTORY;
+    let comps: Vec<&[u8]> = rel
+        .as_os_str()
+        .as_bytes()
+        .split(|&b| b == b'/')
+        .filter(|c| !c.is_empty() && *c != b".")
+        .collect();
+    for c in comps {
+        if c == b".." {
+            return Err(io::Error::from_raw_os_error(libc::EXDEV));
+        }
+        if !piece.is_empty() && piece.len() + 1 + c.len() > PIECE {
+            let at = cur.as_ref().map(|f| f.as_fd()).unwrap_or(root);
+            cur = Some(openat2(at, &piece, flags)?);
+            piece.clear();
+        }
+        if !piece.is_empty() {
+            piece.push(b'/');
+        }
+        piece.extend_from_slice(c);
+    }
+    if piece.is_empty() {
+        piece.push(b'.');
+    }
+    let at = cur.as_ref().map(|f| f.as_fd()).unwrap_or(root);
+    openat2(at, &piece, flags)
+}
+
+/// `openat(dir, name, flags | O_NOFOLLOW | O_CLOEXEC, mode)`.
+pub(crate) fn open_at(dir: BorrowedFd, name: &OsStr, flags: i32, mode: u32) -> io::Result<File> {
+    let c = cname(name)?;
+    // SAFETY: valid NUL-terminated string; `dir` is an open descriptor.
+    let fd = unsafe {
+        libc::openat(
+            dir.as_raw_fd(),
+            c.as_ptr(),
+            flags | libc::O_NOFOLLOW | libc::O_CLOEXEC,
+            mode as libc::c_uint,
+        )
+    };
+    Ok(File::from(fd_of(fd as libc::c_long)?))
+}
+
+/// The status of `name` in `dir`, not following it (`lstat`).
+pub(crate) fn lstat_at(dir: BorrowedFd, name: &OsStr) -> io::Result<fs::Metadata> {
+    open_at(dir, name, libc::O_PATH, 0)?.metadata()
+}
+
+/// The entries of the directory `name` in `dir` (not following `name`).
+pub(crate) fn read_dir_at(dir: BorrowedFd, name: &OsStr) -> io::Result<fs::ReadDir> {
+    let f = open_at(dir, name, libc::O_RDONLY | libc::O_DIRECTORY, 0)?;
+    // The descriptor's own entry in /proc reopens exactly this directory.
+    fs::read_dir(format!("/proc/self/fd/{}", f.as_raw_fd()))
+}
+
+/// `mkdirat(dir, name, mode)`.
+pub(crate) fn mkdir_at(dir: BorrowedFd, name: &OsStr, mode: u32) -> io::Result<()> {
+    let c = cname(name)?;
+    // SAFETY: valid NUL-terminated string.
+    check(unsafe { libc::mkdirat(dir.as_raw_fd(), c.as_ptr(), mode as libc::mode_t) })
+}
+
+/// `mknodat(dir, name, mode, rdev)`.
+pub(crate) fn mknod_at(dir: BorrowedFd, name: &OsStr, mode: u32, rdev: u32) -> io::Result<()> {
+    let c = cname(name)?;
+    // SAFETY: valid NUL-terminated string.
+    check(unsafe {
+        libc::mknodat(
+            dir.as_raw_fd(),
+            c.as_ptr(),
+            mode as libc::mode_t,
+            rdev as libc::dev_t,
+        )
+    })
+}
+
+/// `symlinkat(target, dir, name)`.
+pub(crate) fn symlink_at(target: &Path, dir: BorrowedFd, name: &OsStr) -> io::Result<()> {
+    let t = cpath(target)?;
+    let c = cname(name)?;
+    // SAFETY: valid NUL-terminated strings.
+    check(unsafe { libc::symlinkat(t.as_ptr(), dir.as_raw_fd(), c.as_ptr()) })
+}
+
+/// `linkat(odir, oname, ndir, nname, 0)` (a symlink is linked itself).
+pub(crate) fn link_at(
+    odir: BorrowedFd,
+    oname: &OsStr,
+    ndir: BorrowedFd,
+    nname: &OsStr,
+) -> io::Result<()> {
+    let a = cname(oname)?;
+    let b = cname(nname)?;
+    // SAFETY: valid NUL-terminated strings.
+    check(unsafe {
+        libc::linkat(
+            odir.as_raw_fd(),
+            a.as_ptr(),
+            ndir.as_raw_fd(),
+            b.as_ptr(),
+            0,
+        )
+    })
+}
+
+/// `unlinkat(dir, name, dir_too ? AT_REMOVEDIR : 0)`.
+pub(crate) fn unlink_at(dir: BorrowedFd, name: &OsStr, rmdir: bool) -> io::Result<()> {
+    let c = cname(name)?;
+    let flags = if rmdir { libc::AT_REMOVEDIR } else { 0 };
+    // SAFETY: valid NUL-terminated string.
+    check(unsafe { libc::unlinkat(dir.as_raw_fd(), c.as_ptr(), flags) })
+}
+
+/// `renameat2(odir, oname, ndir, nname, flags)`.
+pub(crate) fn rename_at(
+    odir: BorrowedFd,
+    oname: &OsStr,
+    ndir: BorrowedFd,
+    nname: &OsStr,
+    flags: u32,
+) -> io::Result<()> {
+    let a = cname(oname)?;
+    let b = cname(nname)?;
+    // SAFETY: valid NUL-terminated strings.
+    check(unsafe {
+        libc::renameat2(
+            odir.as_raw_fd(),
+            a.as_ptr(),
+            ndir.as_raw_fd(),
+            b.as_ptr(),
+            flags as libc::c_uint,
+        )
+    })
+}
+
+/// `readlinkat(dir, name)`.
+pub(crate) fn readlink_at(dir: BorrowedFd, name: &OsStr) -> io::Result<Vec<u8>> {
+    let c = cname(name)?;
+    let mut buf = vec![0u8; libc::PATH_MAX as usize + 1];
+    // SAFETY: valid string; `buf` has `buf.len()` writable bytes.
+    let n = unsafe {
+        libc::readlinkat(
+            dir.as_raw_fd(),
+            c.as_ptr(),
+            buf.as_mut_ptr().cast(),
+            buf.len(),
+        )
+    };
+    if n < 0 {
+        return Err(io::Error::last_os_error());
+    }
+    buf.truncate(n as usize);
+    Ok(buf)
+}
+
+/// `fchmodat2(dir, name, mode, AT_SYMLINK_NOFOLLOW)` (`EOPNOTSUPP` on a symlink).
+pub(crate) fn chmod_at(dir: BorrowedFd, name: &OsStr, mode: u32) -> io::Result<()> {
+    let c = cname(name)?;
+    // SAFETY: valid NUL-terminated string.
+    let rc = unsafe {
+        libc::syscall(
+            libc::SYS_fchmodat2,
+            dir.as_raw_fd(),
+            c.as_ptr(),
+            mode as libc::mode_t,
+            libc::AT_SYMLINK_NOFOLLOW,
+        )
+    };
+    match check(rc as libc::c_int) {
+        // before Linux 6.6: through the file's own /proc entry (an O_PATH descriptor of the
+        // entry itself, so a symlink is never followed)
+        Err(e) if e.raw_os_error() == Some(libc::ENOSYS) => {
+            let f = open_at(dir, name, libc::O_PATH, 0)?;
+            if f.metadata()?.file_type().is_symlink() {
+                return Err(io::Error::from_raw_os_error(libc::EOPNOTSUPP));
+            }
+            let proc = format!("/proc/self/fd/{}", f.as_raw_fd());
+            fs::set_permissions(proc, std::os::unix::fs::PermissionsExt::from_mode(mode))
+        }
+        r => r,
+    }
+}
+
+/// `fchownat(dir, name, uid, gid, AT_SYMLINK_NOFOLLOW)` (`None`: unchanged).
+pub(crate) fn chown_at(
+    dir: BorrowedFd,
+    name: &OsStr,
+    uid: Option<u32>,
+    gid: Option<u32>,
+) -> io::Result<()> {
+    let c = cname(name)?;
+    let u = uid.unwrap_or(u32::MAX);
+    let g = gid.unwrap_or(u32::MAX);
+    // SAFETY: valid NUL-terminated string.
+    check(unsafe { libc::fchownat(dir.as_raw_fd(), c.as_ptr(), u, g, libc::AT_SYMLINK_NOFOLLOW) })
+}
+
+/// `utimensat(dir, name, …, AT_SYMLINK_NOFOLLOW)`.
+pub(crate) fn set_times_at(
+    dir: BorrowedFd,
+    name: &OsStr,
+    atime: SetTime,
+    mtime: SetTime,
+) -> io::Result<()> {
+    let c = cname(name)?;
+    let ts = [timespec(atime), timespec(mtime)];
+    // SAFETY: valid string and two initialised timespecs.
+    check(unsafe {
+        libc::utimensat(
+            dir.as_raw_fd(),
+            c.as_ptr(),
+            ts.as_ptr(),
+            libc::AT_SYMLINK_NOFOLLOW,
+        )
+    })
+}
+
+/// The parent directory of `rel` beneath `root` (see [`open_dir_beneath`]) and the last
+/// component of `rel` (`.` for `root` itself).
+pub(crate) fn parent_beneath(root: BorrowedFd, rel: &Path) -> io::Result<(OwnedFd, OsString)> {
+    match (rel.parent(), rel.file_name()) {
+        (Some(p), Some(n)) => Ok((open_dir_beneath(root, p)?, n.to_os_string())),
+        _ => Ok((open_dir_beneath(root, Path::new(""))?, OsString::from("."))),
+    }
+}
+
+/// Opens `name` in `dir` for reading, following it when it is a symlink only if `follow`
+/// allows that symlink's owner and the owner of the file it leads to (`follow(link_uid,
+/// file_uid)`); `EACCES` otherwise. The link is read through a descriptor of the link itself,
+/// so the file opened is the target of the very link whose owner was checked.
+pub(crate) fn open_read_at(
+    dir: BorrowedFd,
+    name: &OsStr,
+    follow: impl Fn(u32, u32) -> bool,
+) -> io::Result<File> {
+    match open_at(dir, name, libc::O_RDONLY | libc::O_NONBLOCK, 0) {
+        Err(e) if e.raw_os_error() == Some(libc::ELOOP) => {}
+        r => return r,
+    }
+    let link = open_at(dir, name, libc::O_PATH, 0)?;
+    let link_uid = link.metadata()?.uid();
+    let target = readlink_at(link.as_fd(), OsStr::new(""))?;
+    let t = CString::new(target).map_err(|_| io::Error::from_raw_os_error(libc::EINVAL))?;
+    // SAFETY: valid NUL-terminated string; `dir` is an open descriptor.
+    let fd = unsafe {
+        libc::openat(
+            dir.as_raw_fd(),
+            t.as_ptr(),
+            libc::O_RDONLY | libc::O_NONBLOCK | libc::O_CLOEXEC,
+        )
+    };
+    let file = File::from(fd_of(fd as libc::c_long)?);
+    if follow(link_uid, file.metadata()?.uid()) {
+        Ok(file)
+    } else {
+        Err(io::Error::from_raw_os_error(libc::EACCES))
     }
 }

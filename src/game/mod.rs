@@ -1,12 +1,13 @@
 //! What belongs to a game folder (a TA or TA: Kingdoms install, or a mod's folder laid out
 //! like one): finding its files ignoring letter case, the folder an asset belongs to, the
 //! palette an asset is drawn with ([`palette`]), the feature definitions of `features/**/*.tdf`
-//! ([`features`]) and a map's `.ota` start positions ([`ota`]). Used by the view, the CLI
+//! ([`features`]) and a map's `.ota` start positions ([`ota`]), the texture GAFs of 3DO models ([`textures`]). Used by the view, the CLI
 //! and the mount alike; reads real files only, and imports only [`crate::formats`].
 
 pub mod features;
 pub mod ota;
 pub mod palette;
+pub mod textures;
 
 use std::path::{Path, PathBuf};
 

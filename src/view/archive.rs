@@ -1,7 +1,9 @@
 //! An HPI archive (`.hpi .ufo .ccx .gp3 .gpf`) as a directory of its members, each GAF/TNT
 //! member shown as its own exploded view.
 //!
-//! Everything is on demand: [`ArchiveView::new`] parses only the archive's directory; a
+//! Everything is on demand: [`ArchiveView::new`] parses only the archive's directory
+//! ([`ArchiveView::from_file`] reads only it from the file, and each member's chunks when the
+//! member is needed, by `pread`: the archive is never read whole); a
 //! GAF/TNT member (a *part*) is decompressed and decoded the first time something inside it
 //! is asked for ([`View::part_entries`], [`View::render`]); a plain member is decompressed
 //! when rendered. Listing needs no decompression (sizes come from the archive's directory,
@@ -9,10 +11,66 @@
 //! folder, so a caller can expand parts one by one.
 
 use super::{safe_component, AssetKind, Entry, View, ViewError};
-use crate::formats::hpi::{self, Archive, FileInfo, HpiLimits};
+use crate::formats::hpi::{self, Archive, FileInfo, HpiLimits, Source};
 use std::collections::{HashMap, HashSet};
+use std::fs::File;
 use std::io::Write;
+use std::os::unix::fs::FileExt;
+use std::path::Path;
 use std::sync::OnceLock;
+
+/// An archive file read by range (`pread`): the [`Source`] the CLI, the mount and the
+/// merged view read archives through. The length is the file's when it was opened.
+#[derive(Debug)]
+pub struct FileSource {
+    file: File,
+    len: u64,
+}
+
+impl FileSource {
+    /// Opens `path` for reading by range.
+    pub fn open(path: &Path) -> std::io::Result<FileSource> {
+        FileSource::new(File::open(path)?)
+    }
+
+    /// Reads `file` by range.
+    pub fn new(file: File) -> std::io::Result<FileSource> {
+        let len = file.metadata()?.len();
+        Ok(FileSource { file, len })
+    }
+
+    /// The open file.
+    pub fn file(&self) -> &File {
+        &self.file
+    }
+}
+
+impl Source for FileSource {
+    fn len(&self) -> u64 {
+        self.len
+    }
+
+    fn read_at(&self, offset: u64, buf: &mut [u8]) -> std::io::Result<()> {
+        self.file.read_exact_at(buf, offset)
+    }
+}
+
+/// Where an [`ArchiveView`] reads the archive from.
+enum Backing {
+    /// The whole archive in memory.
+    Bytes(Vec<u8>),
+    /// The archive file, read by range.
+    File(FileSource),
+}
+
+impl Backing {
+    fn source(&self) -> &dyn Source {
+        match self {
+            Backing::Bytes(b) => b,
+            Backing::File(f) => f,
+        }
+    }
+}
 
 /// True for the file names shown as archive directories (any letter case).
 pub fn is_archive_name(name: &str) -> bool {
@@ -88,10 +146,10 @@ pub fn beside_pcx<'a>(
     hits.into_iter().next()
 }
 
-/// The view of one archive. Holds the archive's bytes; members are decompressed, and GAF/TNT
-/// members decoded, on demand.
+/// The view of one archive. Holds the archive's bytes or its open file; members are read,
+/// decompressed, and GAF/TNT members decoded, on demand.
 pub struct ArchiveView {
-    data: Vec<u8>,
+    backing: Backing,
     archive: Archive,
     limits: HpiLimits,
     /// Shown path of every entry, in directory order.
@@ -117,8 +175,27 @@ impl ArchiveView {
         limits: HpiLimits,
         open_member: MemberOpener,
     ) -> Result<ArchiveView, ViewError> {
-        let archive =
-            hpi::parse(&data, &limits).map_err(|e| ViewError::invalid("archive", e.to_string()))?;
+        ArchiveView::with_backing(Backing::Bytes(data), limits, open_member)
+    }
+
+    /// Like [`Self::new`], reading the archive file by range: only the header and directory
+    /// now, each member's chunks when the member is needed. Members above
+    /// `limits.max_member_size` are refused with an error naming the limit.
+    pub fn from_file(
+        file: FileSource,
+        limits: HpiLimits,
+        open_member: MemberOpener,
+    ) -> Result<ArchiveView, ViewError> {
+        ArchiveView::with_backing(Backing::File(file), limits, open_member)
+    }
+
+    fn with_backing(
+        backing: Backing,
+        limits: HpiLimits,
+        open_member: MemberOpener,
+    ) -> Result<ArchiveView, ViewError> {
+        let archive = hpi::parse_from(backing.source(), &limits)
+            .map_err(|e| ViewError::invalid("archive", e.to_string()))?;
         let paths = shown_paths(&archive);
         let mut shallow = Vec::with_capacity(paths.len());
         let mut files = HashMap::new();
@@ -139,7 +216,7 @@ impl ArchiveView {
             }
         }
         Ok(ArchiveView {
-            data,
+            backing,
             archive,
             limits,
             paths,
@@ -156,9 +233,23 @@ impl ArchiveView {
         &self.archive
     }
 
-    /// The archive's bytes.
+    /// The archive's bytes when the view holds them ([`Self::new`]); empty for a view that
+    /// reads its file by range ([`Self::from_file`]).
     pub fn data(&self) -> &[u8] {
-        &self.data
+        match &self.backing {
+            Backing::Bytes(b) => b,
+            Backing::File(_) => &[],
+        }
+    }
+
+    /// Where the archive's bytes are read from (memory or the file).
+    pub fn source(&self) -> &dyn Source {
+        self.backing.source()
+    }
+
+    /// The stored bytes of member `f` of [`Self::archive`] (for a repack that keeps it).
+    pub fn stored_member(&self, f: &FileInfo) -> Result<hpi::StoredMember, hpi::HpiError> {
+        self.archive.stored_member_from(self.source(), f)
     }
 
     /// The shown path of every entry of [`Self::archive`], index for index.
@@ -188,8 +279,42 @@ impl ArchiveView {
             .info(path)
             .ok_or_else(|| ViewError::NotFound(path.to_string()))?;
         self.archive
-            .read(&self.data, f, &self.limits)
+            .read_from(self.source(), f, &self.limits)
             .map_err(|e| ViewError::invalid(path, e.to_string()))
+    }
+
+    /// Writes the member shown at `path` to `out` chunk by chunk (each chunk verified first).
+    fn member_to(&self, path: &str, out: &mut dyn Write) -> Result<(), ViewError> {
+        let f = self
+            .info(path)
+            .ok_or_else(|| ViewError::NotFound(path.to_string()))?;
+        // keeps the writer's own error, so that it is reported as I/O, not as the archive's
+        struct Keep<'a> {
+            out: &'a mut dyn Write,
+            err: Option<std::io::Error>,
+        }
+        impl Write for Keep<'_> {
+            fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+                self.out.write(buf).inspect_err(|e| {
+                    self.err = Some(std::io::Error::new(e.kind(), e.to_string()));
+                })
+            }
+            fn flush(&mut self) -> std::io::Result<()> {
+                self.out.flush()
+            }
+        }
+        let mut keep = Keep { out, err: None };
+        let res = self
+            .archive
+            .read_to(self.source(), f, &self.limits, &mut keep);
+        match (res, keep.err) {
+            (Ok(_), _) => Ok(()),
+            (Err(_), Some(source)) => Err(ViewError::Io {
+                path: path.into(),
+                source,
+            }),
+            (Err(e), None) => Err(ViewError::invalid(path, e.to_string())),
+        }
     }
 
     /// For the GAF member shown at `path`: the same-named `.pcx` member beside it (shown
@@ -198,7 +323,11 @@ impl ArchiveView {
         let i = *self.files.get(path)?;
         let e = self.archive.entries.get(i)?;
         let (name, f) = beside_pcx(&self.archive, &self.paths, e, path)?;
-        Some((name, self.archive.read(&self.data, f, &self.limits).ok()?))
+        let bytes = self
+            .archive
+            .read_from(self.source(), f, &self.limits)
+            .ok()?;
+        Some((name, bytes))
     }
 
     /// True when `path` is a GAF/TNT member (by name), decoded or not.
@@ -294,11 +423,7 @@ impl View for ArchiveView {
 
     fn render(&self, path: &str, out: &mut dyn Write) -> Result<(), ViewError> {
         if self.plain(path).is_some() {
-            let bytes = self.member_bytes(path)?;
-            return out.write_all(&bytes).map_err(|e| ViewError::Io {
-                path: path.into(),
-                source: e,
-            });
+            return self.member_to(path, out);
         }
         match self.nested_of(path) {
             Some((v, inner)) => v.render(inner, out),
@@ -362,5 +487,47 @@ mod tests {
         let mut got = shown_paths(&a);
         got.sort();
         assert_eq!(got, ["Anims", "Anims/a_b", "_..", "anims~2"]);
+    }
+
+    fn no_parts() -> MemberOpener {
+        Box::new(|_, _, p, _| Err(ViewError::invalid(p, "not decoded in this test")))
+    }
+
+    #[test]
+    fn file_backed_view_reads_like_the_bytes_and_refuses_big_members() {
+        let big: Vec<u8> = (0..200_000u32).map(|i| (i * 7 % 251) as u8).collect();
+        let tree = vec![
+            hpi::Node::file(b"big.bin".to_vec(), big.clone()),
+            hpi::Node::dir(
+                b"d".to_vec(),
+                vec![hpi::Node::file(b"x.tdf".to_vec(), b"[x]".to_vec())],
+            ),
+        ];
+        let data = hpi::write(&tree, &hpi::WriteOptions::v1()).unwrap();
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("a.hpi");
+        std::fs::write(&path, &data).unwrap();
+        let lim = HpiLimits::default();
+        let mem = ArchiveView::new(data.clone(), lim, no_parts()).unwrap();
+        let file =
+            ArchiveView::from_file(FileSource::open(&path).unwrap(), lim, no_parts()).unwrap();
+        assert_eq!(file.archive(), mem.archive());
+        assert!(file.data().is_empty());
+        for p in ["big.bin", "d/x.tdf"] {
+            let mut out = Vec::new();
+            file.render(p, &mut out).unwrap();
+            assert_eq!(out, mem.member_bytes(p).unwrap());
+        }
+        assert_eq!(file.member_bytes("big.bin").unwrap(), big);
+        let small = HpiLimits {
+            max_member_size: 100_000,
+            ..lim
+        };
+        let file =
+            ArchiveView::from_file(FileSource::open(&path).unwrap(), small, no_parts()).unwrap();
+        let e = file.render("big.bin", &mut Vec::new()).unwrap_err();
+        assert!(e.to_string().contains("max_member_size 100000"), "{e}");
+        assert_eq!(file.size_hint("big.bin"), Some(200_000));
+        file.render("d/x.tdf", &mut Vec::new()).unwrap();
     }
 }

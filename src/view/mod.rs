@@ -440,24 +440,46 @@ mod tests {
 /// Which exploded view a file name gets, by extension (any letter case).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum AssetKind {
-    /// `.gaf` or paletted `.taf`: the `tafs gaf dump` layout.
+    /// `.gaf` or `.taf` (paletted or truecolor): the `tafs gaf dump` layout.
     Gaf,
     /// `.tnt`: the `tafs tnt unpack` layout.
     Tnt,
+    /// `.pcx`: a picture ([`pcx`]: `image.png` + `metadata.json`), or — decided by content,
+    /// [`pal::is_palette_carrier`] — a TA: Kingdoms 1×1 palette carrier, shown as a palette
+    /// ([`pal`]).
+    Pcx,
+    /// `.pal`: a palette ([`pal`]: `swatch.png`, `palette.gpl`, `palette.csv`).
+    Pal,
+    /// `.3do`: a model ([`model3d`]), read-only.
+    Model3d,
 }
 
 impl AssetKind {
     /// The kind for a file name, or `None` for files that pass through.
     pub fn from_name(name: &str) -> Option<AssetKind> {
         let lower = name.to_ascii_lowercase();
-        if lower.ends_with(".gaf") || lower.ends_with(".taf") {
-            Some(AssetKind::Gaf)
-        } else if lower.ends_with(".tnt") {
-            Some(AssetKind::Tnt)
-        } else {
-            None
+        let ext = lower.rsplit_once('.').map(|(_, e)| e)?;
+        match ext {
+            "gaf" | "taf" => Some(AssetKind::Gaf),
+            "tnt" => Some(AssetKind::Tnt),
+            "pcx" => Some(AssetKind::Pcx),
+            "pal" => Some(AssetKind::Pal),
+            "3do" => Some(AssetKind::Model3d),
+            _ => None,
         }
     }
+
+    /// False for kinds whose directory cannot be written back (3DO models): the mount
+    /// answers `EROFS` inside them and [`rebuild`] refuses them.
+    pub fn writable(self) -> bool {
+        self != AssetKind::Model3d
+    }
+}
+
+/// The name a palette view writes into `palette.gpl`: the asset's file name.
+fn palette_name(opts: &ViewOptions) -> String {
+    let path = opts.asset_path.as_deref().unwrap_or("palette");
+    path.rsplit('/').next().unwrap_or(path).to_string()
 }
 
 /// Decodes `data` as an asset of `kind` and returns its view.
@@ -465,12 +487,37 @@ pub fn open(kind: AssetKind, data: &[u8], opts: &ViewOptions) -> Result<Box<dyn 
     match kind {
         AssetKind::Gaf => Ok(Box::new(gaf::GafView::new(data, opts)?)),
         AssetKind::Tnt => Ok(Box::new(tnt::TntView::new(data, opts)?)),
+        AssetKind::Pcx if pal::is_palette_carrier(data, &opts.limits) => Ok(Box::new(pal::open(
+            data,
+            pal::PaletteFile::Pcx,
+            &palette_name(opts),
+            &opts.limits,
+        )?)),
+        AssetKind::Pcx => Ok(Box::new(pcx::open(data, &opts.limits)?)),
+        AssetKind::Pal => Ok(Box::new(pal::open(
+            data,
+            pal::PaletteFile::Pal,
+            &palette_name(opts),
+            &opts.limits,
+        )?)),
+        AssetKind::Model3d => {
+            let none = model3d::Textures::new();
+            let textures = opts.textures.as_deref().unwrap_or(&none);
+            Ok(Box::new(model3d::open(
+                data,
+                textures,
+                &opts.palette,
+                &opts.model_limits,
+            )?))
+        }
     }
 }
 
 /// The inverse of [`open`]: rebuilds the binary of `kind` from a file set, as `tafs gaf build
-/// --base` (GAF) / `tafs tnt pack` (TNT) do; `base` is the current binary (unchanged GAF
-/// frames keep its stored bytes). The mount commits with it.
+/// --base` (GAF) / `tafs tnt pack` (TNT) / `tafs pcx build` / `tafs pal build` do; `base` is
+/// the current binary (unchanged GAF frames keep its stored bytes; a PCX keeps its pixels'
+/// indices where the colour is unchanged; a palette carrier keeps its picture). The mount
+/// commits with it. A 3DO is read-only: refused.
 pub fn rebuild(
     kind: AssetKind,
     files: &dyn FileSet,
@@ -506,5 +553,23 @@ pub fn rebuild(
                 limits: opts.limits,
             },
         ),
+        AssetKind::Pcx => {
+            // a palette carrier's view has no image.png; which view it was is the base's
+            // content when there is one, else the files present
+            let carrier = match base {
+                Some(b) => pal::is_palette_carrier(b, &opts.limits),
+                None => files.read(pcx::IMAGE)?.is_none(),
+            };
+            if carrier {
+                pal::build(files, pal::PaletteFile::Pcx, base, &opts.limits)
+            } else {
+                pcx::build(files, base, &opts.limits)
+            }
+        }
+        AssetKind::Pal => pal::build(files, pal::PaletteFile::Pal, base, &opts.limits),
+        AssetKind::Model3d => Err(ViewError::invalid(
+            "",
+            "3DO models are read-only: their directory cannot be built back",
+        )),
     }
 }

@@ -62,10 +62,12 @@ impl Textures {
         self.map.entry(name.to_ascii_lowercase()).or_insert(tex);
     }
 
-    /// Adds the first frame of every sequence of `gaf` (a `textures/*.gaf`).
+    /// Adds the first frame of every sequence of `gaf` (a `textures/*.gaf`); truecolor frames
+    /// hold no palette indices and are left out.
     pub fn add_gaf(&mut self, gaf: &Gaf) {
         for s in &gaf.sequences {
-            let Some(flat) = s.frames.first().and_then(|f| f.frame.flatten()) else {
+            let first = s.frames.first().filter(|f| f.frame.truecolor().is_none());
+            let Some(flat) = first.and_then(|f| f.frame.flatten()) else {
                 continue;
             };
             if flat.width == 0 || flat.height == 0 {
@@ -96,6 +98,45 @@ impl Textures {
     pub fn is_empty(&self) -> bool {
         self.map.is_empty()
     }
+}
+
+type TextureStamp = Vec<(std::path::PathBuf, u64, Option<std::time::SystemTime>)>;
+
+/// The textures of the game folder `game_dir` (the first frame of every sequence of its
+/// `textures/*.gaf`, [`crate::game::textures`]), decoded once per process and read again
+/// only when a texture GAF changes (its size or time). GAFs that do not decode are skipped.
+pub fn game_textures(
+    game_dir: &std::path::Path,
+    limits: &crate::formats::Limits,
+) -> std::sync::Arc<Textures> {
+    use std::sync::{Arc, Mutex, OnceLock};
+    type Cache = Mutex<HashMap<std::path::PathBuf, (TextureStamp, Arc<Textures>)>>;
+    static CACHE: OnceLock<Cache> = OnceLock::new();
+    let stamp = crate::game::textures::stamp(game_dir);
+    let cache = CACHE.get_or_init(Default::default);
+    if let Some((s, t)) = cache
+        .lock()
+        .unwrap_or_else(|p| p.into_inner())
+        .get(game_dir)
+    {
+        if *s == stamp {
+            return t.clone();
+        }
+    }
+    let mut t = Textures::new();
+    for (p, _, _) in &stamp {
+        let Ok(data) = std::fs::read(p) else { continue };
+        match crate::formats::gaf::parse(&data, limits) {
+            Ok(g) => t.add_gaf(&g),
+            Err(e) => log::debug!("{}: textures skipped: {e}", p.display()),
+        }
+    }
+    let t = Arc::new(t);
+    cache
+        .lock()
+        .unwrap_or_else(|p| p.into_inner())
+        .insert(game_dir.to_path_buf(), (stamp, t.clone()));
+    t
 }
 
 /// OBJ texture coordinates of the corners in the engine's order (v grows upwards in OBJ).

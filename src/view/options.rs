@@ -2,10 +2,13 @@
 //! [`options_for`], called by the CLI (`dump`, `unpack`, `build`, …) and the mount alike
 //! (tenet 1: an asset directory is exactly the dump).
 
+use super::model3d::Textures;
 use super::AssetKind;
+use crate::formats::o3do::ModelLimits;
 use crate::formats::palette::Palette;
 use crate::game;
 use std::path::Path;
+use std::sync::Arc;
 
 /// What a caller decides instead of the game folder.
 #[derive(Debug, Clone, Default)]
@@ -25,7 +28,9 @@ pub struct Overrides<'a> {
 /// apply is the nearest folder above the file holding `palettes/`
 /// ([`game::game_dir_of`]); `asset_path` is the file's path relative to it. GAFs get the
 /// palette of the asset-name chain ([`game::palette::resolve`]), maps the main palette
-/// ([`game::palette::main_palette`]); `overrides` come first.
+/// ([`game::palette::main_palette`]); `overrides` come first. 3DO models get the main palette
+/// and the textures of the nearest folder above them holding `textures/`
+/// ([`game::textures::folder_of`]); PCX pictures and palettes carry their own colours.
 pub fn options_for(path: &Path, game_dir: Option<&Path>, overrides: &Overrides) -> ViewOptions {
     let file = match game_dir {
         Some(g) => g.join(path),
@@ -43,18 +48,29 @@ pub fn options_for(path: &Path, game_dir: Option<&Path>, overrides: &Overrides) 
             };
             Some((pal, source))
         });
+    let kind = AssetKind::from_name(&rel);
     let (palette, palette_source) = match (overrides.palette.clone(), beside) {
         (Some(p), _) | (None, Some(p)) => p,
-        (None, None) if AssetKind::from_name(&rel) == Some(AssetKind::Tnt) => {
+        (None, None) if matches!(kind, Some(AssetKind::Tnt | AssetKind::Model3d)) => {
             game::palette::main_palette(&dir)
+        }
+        // pictures and palettes carry their own colours
+        (None, None) if matches!(kind, Some(AssetKind::Pcx | AssetKind::Pal)) => {
+            (Palette::ta(), game::palette::BUILTIN.to_string())
         }
         (None, None) => game::palette::resolve(&dir, &rel),
     };
+    let limits = crate::formats::Limits::default();
+    let textures = (kind == Some(AssetKind::Model3d))
+        .then(|| game::textures::folder_of(&file))
+        .flatten()
+        .map(|d| super::model3d::game_textures(&d, &limits));
     ViewOptions {
         palette,
         palette_source,
         asset_path: Some(rel),
         frame_format: overrides.frame_format,
+        textures,
         ..ViewOptions::default()
     }
 }
@@ -74,6 +90,11 @@ pub struct ViewOptions {
     pub asset_path: Option<String>,
     /// Image format of GAF frame files (`<n>.png` or `<n>.gif`); the mount always uses PNG.
     pub frame_format: FrameFormat,
+    /// The textures 3DO models are drawn with (the game folder's `textures/*.gaf`, see
+    /// [`super::model3d::game_textures`]); `None` = none found, untextured faces are grey.
+    pub textures: Option<Arc<Textures>>,
+    /// Decoding budgets of 3DO models.
+    pub model_limits: ModelLimits,
 }
 
 /// Image format of the frame files of a GAF dump.
@@ -104,6 +125,8 @@ impl Default for ViewOptions {
             limits: Default::default(),
             asset_path: None,
             frame_format: FrameFormat::Png,
+            textures: None,
+            model_limits: ModelLimits::default(),
         }
     }
 }

@@ -251,9 +251,10 @@ pub fn parse_swatch(png: &[u8]) -> Result<Palette, ViewError> {
 /// from (required for a `.pcx`, whose picture and header are kept; for a `.pal` it supplies
 /// the bytes after the first 1,024 and the reference to tell which file was edited).
 ///
-/// The palette is the CSV's unless only the swatch differs from the reference (`base`, or the
-/// CSV when there is no `base`); when both were edited to different colours the build is
-/// refused rather than guessing.
+/// The palette is the CSV's unless only the swatch differs from `base`; when both were
+/// edited to different colours the build is refused rather than guessing. Without `base`
+/// nothing tells which file was edited: the CSV decides, and the swatch is read only when
+/// there is no CSV.
 pub fn build(
     files: &dyn FileSet,
     kind: PaletteFile,
@@ -269,6 +270,7 @@ pub fn build(
         None => None,
     };
     let from_swatch = match files.read(SWATCH)? {
+        Some(_) if base.is_none() && from_csv.is_some() => None,
         Some(p) => Some(parse_swatch(&p)?),
         None => None,
     };

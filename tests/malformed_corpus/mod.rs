@@ -344,6 +344,22 @@ fn gaf_cases() -> Vec<Case> {
     let mut b = ok.clone();
     put32(&mut b, 0, 0x0001_0101);
     add("truecolor", b, Expect::Reject("0x00010101"));
+    // TA: Kingdoms truecolor frames (format byte 4/5): 4×2 words, short, and huge.
+    add(
+        "argb4444-ok",
+        one_frame(b"tc", 4, 2, 4, &[0xA5; 16]),
+        Expect::Accept,
+    );
+    add(
+        "argb1555-short",
+        one_frame(b"tc", 4, 2, 5, &[0xA5; 15]),
+        Expect::Reject("truecolor pixel data"),
+    );
+    add(
+        "argb1555-huge",
+        one_frame(b"tc", u16::MAX, u16::MAX, 5, &[0; 16]),
+        Expect::Reject("over the limit"),
+    );
     v
 }
 

@@ -75,6 +75,9 @@ pub fn payloads(g: &Gaf) -> Vec<(String, Option<Vec<u8>>)> {
     fn walk(f: &gaf::Frame, name: String, v: &mut Vec<(String, Option<Vec<u8>>)>) {
         match &f.content {
             Content::Pixels(p) => v.push((name, p.payload.as_ref().map(|b| b.to_vec()))),
+            Content::Truecolor(w) => {
+                v.push((name, Some(w.iter().flat_map(|x| x.to_le_bytes()).collect())))
+            }
             Content::Layers(l) => {
                 for (k, x) in l.iter().enumerate() {
                     walk(x, format!("{name}/{k}"), v);

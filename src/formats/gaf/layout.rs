@@ -277,6 +277,14 @@ impl Builder<'_> {
                 });
                 self.add(s, bytes, vec![])
             }
+            Content::Truecolor(words) => {
+                let bytes = super::write::truecolor_payload(f, words, what)?;
+                let s = slot.and_then(|s| match s.body {
+                    SlotBody::Payload(len) => Some((s.data, len)),
+                    SlotBody::Layers(_) => None,
+                });
+                self.add(s, bytes, vec![])
+            }
             Content::Layers(layers) => {
                 let slots = slot.and_then(|s| match &s.body {
                     SlotBody::Layers(l) => Some((s.data, l)),

@@ -1,4 +1,5 @@
-//! GAF sprite banks (and paletted TA: Kingdoms `.taf`).
+//! GAF sprite banks (and TA: Kingdoms `.taf`: paletted, or truecolor ARGB4444/ARGB1555 frames
+//! named by the frame format byte, see [`Argb`]).
 //!
 //! [`parse`] follows pointers only (blocks may be in any order), checks every offset and
 //! length, budgets frames and pixels with [`Limits`], and records where every block sat
@@ -11,12 +12,14 @@
 mod layout;
 mod read;
 pub mod rle;
+mod truecolor;
 mod write;
 
 pub use layout::{
     sequence_len, write_with_layout, Check, Filler, FrameSlot, Layout, SequenceSlot, SlotBody,
 };
 pub use read::{decoded_pixels, parse};
+pub use truecolor::{Argb, FORMAT_ARGB1555, FORMAT_ARGB4444};
 pub use write::{write, write_canonical};
 
 use std::fmt;
@@ -116,7 +119,8 @@ pub struct Frame {
     pub origin_y: i16,
     /// +8 transparency key (per frame).
     pub key: u8,
-    /// +9 storage: 0 raw, anything else RLE (the exact byte is kept).
+    /// +9 storage: 0 raw, 4 / 5 truecolor ([`Argb`]) on a frame without layers, anything
+    /// else RLE (the exact byte is kept).
     pub compressed: u8,
     /// +11 blend byte (a set byte on a layer = drawn translucently).
     pub blend: u8,
@@ -135,6 +139,9 @@ pub enum Content {
     Pixels(Pixels),
     /// A composite: layers drawn in order, each with its origin on the parent's origin.
     Layers(Vec<Frame>),
+    /// A truecolor frame (+9 = 4 or 5): one 16-bit ARGB word per pixel, row-major, in the
+    /// format [`Frame::truecolor`] names. Stored as exactly these little-endian words.
+    Truecolor(Vec<u16>),
 }
 
 /// The pixels of a simple frame.
@@ -159,15 +166,23 @@ impl fmt::Debug for Pixels {
 }
 
 impl Frame {
-    /// True for RLE storage.
+    /// True for RLE storage (never for a truecolor frame).
     pub fn is_compressed(&self) -> bool {
-        self.compressed != 0
+        self.compressed != 0 && !matches!(self.content, Content::Truecolor(_))
+    }
+
+    /// The pixel format of a truecolor frame; `None` for paletted frames and composites.
+    pub fn truecolor(&self) -> Option<Argb> {
+        match &self.content {
+            Content::Truecolor(_) => Argb::from_byte(self.compressed),
+            _ => None,
+        }
     }
 
     /// The layer count byte (+10) this frame is written with.
     pub fn layer_count(&self) -> usize {
         match &self.content {
-            Content::Pixels(_) => 0,
+            Content::Pixels(_) | Content::Truecolor(_) => 0,
             Content::Layers(l) => l.len(),
         }
     }
@@ -176,11 +191,12 @@ impl Frame {
     pub fn pixels(&self) -> Option<&Pixels> {
         match &self.content {
             Content::Pixels(p) => Some(p),
-            Content::Layers(_) => None,
+            Content::Layers(_) | Content::Truecolor(_) => None,
         }
     }
 
-    /// The frame as the game's compositor draws it: simple frames as they are; composites
+    /// The frame as the game's compositor draws it (palette indices; a truecolor frame or layer
+    /// covers its box but draws nothing): simple frames as they are; composites
     /// on the union box of all their (nested) layers, each layer placed so that its origin
     /// lands on the pen, later layers covering earlier ones, nothing clipped. `None` when
     /// that box holds more than [`MAX_FLAT_PIXELS`] (layers far apart in a crafted file).
@@ -206,7 +222,7 @@ impl Frame {
     /// A simple frame covers its own rectangle; a composite the union of its layers'.
     pub fn bounds(&self) -> (i32, i32, i32, i32) {
         match &self.content {
-            Content::Pixels(_) => {
+            Content::Pixels(_) | Content::Truecolor(_) => {
                 let l = -i32::from(self.origin_x);
                 let t = -i32::from(self.origin_y);
                 (l, t, l + i32::from(self.width), t + i32::from(self.height))
@@ -260,6 +276,7 @@ impl Frame {
                     layer.draw(flat);
                 }
             }
+            Content::Truecolor(_) => {}
         }
     }
 }
@@ -300,7 +317,7 @@ impl fmt::Display for Warning {
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum GafError {
     /// TA3D's truecolor files (version 0x00010101).
-    #[error("gaf: version {version:#010x} at offset 0: not a Cavedog GAF (TA3D truecolor variant); tafs reads paletted GAFs only")]
+    #[error("gaf: version {version:#010x} at offset 0: not a Cavedog GAF (TA3D truecolor variant); tafs reads paletted GAFs and TA: Kingdoms truecolor .taf only")]
     Truecolor {
         /// The version word found.
         version: u32,

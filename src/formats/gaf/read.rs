@@ -267,13 +267,16 @@ impl Reader<'_, '_> {
                     ),
                 ));
             }
-            let content = if compressed == 0 {
+            let content = if Argb::from_byte(compressed).is_some() {
+                self.truecolor(data_off, n)?
+            } else if compressed == 0 {
                 self.raw(data_off, width, height, key)?
             } else {
                 self.rle(data_off, width, height, key)?
             };
             let len = match &content {
                 Content::Pixels(p) => p.payload.as_ref().map_or(0, |p| p.len() as u64),
+                Content::Truecolor(w) => 2 * w.len() as u64,
                 Content::Layers(_) => 0,
             };
             self.blocks.push((data_off, len));
@@ -297,6 +300,17 @@ impl Reader<'_, '_> {
             body,
         };
         Ok((frame, slot))
+    }
+
+    /// `n` little-endian 16-bit words (a truecolor frame).
+    fn truecolor(&mut self, off: u64, n: u64) -> Result<Content, GafError> {
+        let bytes = self.need("truecolor pixel data", off, 2 * n)?;
+        Ok(Content::Truecolor(
+            bytes
+                .chunks_exact(2)
+                .map(|p| u16::from_le_bytes([p[0], p[1]]))
+                .collect(),
+        ))
     }
 
     fn raw(&mut self, off: u64, width: u16, height: u16, key: u8) -> Result<Content, GafError> {

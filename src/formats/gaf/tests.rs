@@ -633,3 +633,73 @@ fn a_new_sequence_moves_what_the_longer_table_covers() {
     let d = diffs(&f[..748], &out[..748]);
     assert!(d.iter().all(|&i| (4..24).contains(&i)), "{d:?}");
 }
+
+/// One sequence (name with junk after its NUL) with two truecolor frames: frame 0 is 3×2
+/// ARGB4444 with +11 = 0xFF; frame 1 is 2×1 ARGB1555. Frame 1's data sits before the frame
+/// headers (blocks in any order).
+fn truecolor_fixture() -> Vec<u8> {
+    let mut f = Vec::new();
+    put(&mut f, 0, &le32(VERSION_STANDARD));
+    put(&mut f, 4, &le32(1));
+    put(&mut f, 12, &le32(20));
+    put(&mut f, 16, &[0x34, 0x12, 0xFF, 0x7F]); // frame 1's words 0x1234, 0x7FFF
+    let mut seq = seq_header(&[(76, 2), (100, 0)], b"tc\0JUNK");
+    seq[8 + 3..8 + 7].copy_from_slice(b"JUNK");
+    put(&mut f, 20, &seq); // 20..76
+    put(&mut f, 76, &frame_header(3, 2, 1, 1, 0, 4, 0, 0xFF, 124));
+    put(&mut f, 100, &frame_header(2, 1, 0, 0, 0, 5, 0, 0, 16));
+    let words: [u16; 6] = [0x0000, 0xF00F, 0x8421, 0xFFFF, 0x1234, 0xABCD];
+    let bytes: Vec<u8> = words.iter().flat_map(|w| w.to_le_bytes()).collect();
+    put(&mut f, 124, &bytes); // 124..136
+    f
+}
+
+#[test]
+fn truecolor_frames_are_read_by_their_format_byte_and_written_back() {
+    let f = truecolor_fixture();
+    let g = parse(&f, &Limits::default()).unwrap();
+    let s = &g.sequences[0];
+    assert_eq!(&s.name[..7], b"tc\0JUNK");
+    let (a, b) = (&s.frames[0].frame, &s.frames[1].frame);
+    assert_eq!(a.truecolor(), Some(Argb::Argb4444));
+    assert_eq!(b.truecolor(), Some(Argb::Argb1555));
+    assert!(!a.is_compressed());
+    assert_eq!(a.blend, 0xFF);
+    assert_eq!(
+        a.content,
+        Content::Truecolor(vec![0x0000, 0xF00F, 0x8421, 0xFFFF, 0x1234, 0xABCD])
+    );
+    assert_eq!(b.content, Content::Truecolor(vec![0x1234, 0x7FFF]));
+    assert_eq!(write(&g).unwrap(), f);
+    // canonical layout reads back to the same model
+    let again = parse(&write_canonical(&g).unwrap(), &Limits::default()).unwrap();
+    assert_eq!(again.sequences, g.sequences);
+    // an edited word is written in place, nothing else changes
+    let mut e = g.clone();
+    if let Content::Truecolor(w) = &mut e.sequences[0].frames[0].frame.content {
+        w[5] = 0x0102;
+    }
+    let out = write(&e).unwrap();
+    assert_eq!(diffs(&f, &out), vec![134, 135]);
+    assert_eq!(&out[134..136], &[0x02, 0x01]);
+}
+
+#[test]
+fn truecolor_frames_are_checked_and_budgeted() {
+    let f = truecolor_fixture();
+    for n in 0..f.len() {
+        assert!(parse(&f[..n], &Limits::default()).is_err(), "{n}");
+    }
+    let lim = Limits {
+        max_frame_pixels: 5,
+        ..Limits::default()
+    };
+    assert!(matches!(parse(&f, &lim), Err(GafError::Limit { .. })));
+    let mut g = parse(&f, &Limits::default()).unwrap();
+    g.layout = None;
+    g.sequences[0].frames[0].frame.content = Content::Truecolor(vec![0; 5]);
+    assert!(matches!(write(&g), Err(GafError::Unwritable { .. })));
+    g.sequences[0].frames[0].frame.content = Content::Truecolor(vec![0; 6]);
+    g.sequences[0].frames[0].frame.compressed = 1;
+    assert!(matches!(write(&g), Err(GafError::Unwritable { .. })));
+}

@@ -75,7 +75,7 @@ const MAX_WRITE_DEPTH: usize = 64;
 /// The layer count byte of `f` (+10); refuses composites with no or over 255 layers.
 pub(super) fn layer_count(f: &Frame, what: &str) -> Result<u8, GafError> {
     match &f.content {
-        Content::Pixels(_) => Ok(0),
+        Content::Pixels(_) | Content::Truecolor(_) => Ok(0),
         Content::Layers(l) if l.is_empty() => {
             Err(unwritable(what, "composite frame without layers"))
         }
@@ -136,6 +136,33 @@ pub(super) fn payload<'p>(
     }
 }
 
+/// The stored bytes of a truecolor frame: its words, little-endian. Refuses a word count
+/// other than width × height or a format byte that names no truecolor format.
+pub(super) fn truecolor_payload(f: &Frame, words: &[u16], what: &str) -> Result<Vec<u8>, GafError> {
+    let n = usize::from(f.width) * usize::from(f.height);
+    if words.len() != n {
+        return Err(unwritable(
+            what,
+            format!(
+                "{}×{} truecolor frame with {} words",
+                f.width,
+                f.height,
+                words.len()
+            ),
+        ));
+    }
+    if Argb::from_byte(f.compressed).is_none() {
+        return Err(unwritable(
+            what,
+            format!(
+                "truecolor frame with format byte {} (4 = ARGB4444, 5 = ARGB1555)",
+                f.compressed
+            ),
+        ));
+    }
+    Ok(words.iter().flat_map(|w| w.to_le_bytes()).collect())
+}
+
 fn write_frame(out: &mut Vec<u8>, f: &Frame, what: &str, depth: usize) -> Result<u32, GafError> {
     if depth > MAX_WRITE_DEPTH {
         return Err(unwritable(what, "layers nested too deep"));
@@ -146,6 +173,10 @@ fn write_frame(out: &mut Vec<u8>, f: &Frame, what: &str, depth: usize) -> Result
     match &f.content {
         Content::Pixels(px) => {
             let bytes = payload(f, px, what)?;
+            out.extend_from_slice(&bytes);
+        }
+        Content::Truecolor(words) => {
+            let bytes = truecolor_payload(f, words, what)?;
             out.extend_from_slice(&bytes);
         }
         Content::Layers(layers) => {

@@ -3,8 +3,10 @@
 //!
 //! [`parse`] reads only the header and the directory (and, for version 1, each file's chunk
 //! size table, to know its stored length): listing never decompresses a member.
-//! [`Archive::read`] decompresses one member, verifying every SQSH chunk's checksum and
-//! size. [`write()`] builds an archive from a [`Node`] tree; members taken from an existing
+//! [`parse_from`] does the same from a [`Source`] (the caller's "bytes at this offset"), so
+//! the rest of the archive is never read. [`Archive::read`] decompresses one member,
+//! verifying every SQSH chunk's checksum and size; [`Archive::read_to`] reads the member's
+//! chunks from a [`Source`] one at a time and writes each as soon as it is verified. [`write()`] builds an archive from a [`Node`] tree; members taken from an existing
 //! archive with [`Archive::to_tree`] keep their stored chunk bytes verbatim, so a repack
 //! recompresses only what changed.
 //!
@@ -13,12 +15,14 @@
 
 pub mod lz77;
 mod read;
+mod source;
 pub mod sqsh;
 #[cfg(test)]
 mod tests;
 mod write;
 
-pub use read::parse;
+pub use read::{parse, parse_from};
+pub use source::{InMemory, Source};
 pub use write::{write, WriteOptions};
 
 /// `HAPI` at offset 0.
@@ -340,6 +344,16 @@ pub enum HpiError {
         /// Which budget.
         message: String,
     },
+    /// The source could not supply a range, or the output could not take a member's bytes.
+    #[error("hpi: {structure} at offset {offset:#x}: {message}")]
+    Io {
+        /// What was being read or written.
+        structure: String,
+        /// Its offset in the archive.
+        offset: u64,
+        /// The I/O error.
+        message: String,
+    },
     /// The tree cannot be written (a value the format cannot hold).
     #[error("hpi: cannot write {structure}: {message}")]
     Unwritable {
@@ -483,8 +497,31 @@ impl Archive {
         file: &FileInfo,
         limits: &HpiLimits,
     ) -> Result<Vec<u8>, HpiError> {
-        let stored = read::member_bytes(data, file)?;
-        self.decode_member(stored, file, limits)
+        read::read_member(self, &InMemory(data), file, limits)
+    }
+
+    /// Decompresses one member, reading only its bytes from `src`.
+    pub fn read_from(
+        &self,
+        src: &dyn Source,
+        file: &FileInfo,
+        limits: &HpiLimits,
+    ) -> Result<Vec<u8>, HpiError> {
+        read::read_member(self, src, file, limits)
+    }
+
+    /// Decompresses one member into `out` chunk by chunk, reading only its bytes from `src`
+    /// (memory: one chunk at a time for version 1; the member's one chunk for version 2).
+    /// Each chunk is verified before its bytes are written; on an error `out` may hold the
+    /// chunks before it. Returns the bytes written.
+    pub fn read_to(
+        &self,
+        src: &dyn Source,
+        file: &FileInfo,
+        limits: &HpiLimits,
+        out: &mut dyn std::io::Write,
+    ) -> Result<u64, HpiError> {
+        read::read_member_to(self, src, file, limits, out)
     }
 
     /// Decompresses one member from its stored bytes alone: `stored` is
@@ -501,13 +538,27 @@ impl Archive {
 
     /// A member's stored bytes with the outer cipher removed, for [`Member::Stored`].
     pub fn stored_member(&self, data: &[u8], file: &FileInfo) -> Result<StoredMember, HpiError> {
-        let stored = read::member_bytes(data, file)?;
-        read::stored_member(self, stored, file)
+        self.stored_member_from(&InMemory(data), file)
+    }
+
+    /// [`Self::stored_member`] reading only the member's bytes from `src`.
+    pub fn stored_member_from(
+        &self,
+        src: &dyn Source,
+        file: &FileInfo,
+    ) -> Result<StoredMember, HpiError> {
+        let stored = read::member_bytes(src, file)?;
+        read::stored_member(self, &stored, file)
     }
 
     /// The archive as a [`Node`] tree whose files are [`Member::Stored`]: written back with
     /// [`write()`], every member keeps its stored bytes. Replace nodes to repack with changes.
     pub fn to_tree(&self, data: &[u8]) -> Result<Vec<Node>, HpiError> {
+        self.to_tree_from(&InMemory(data))
+    }
+
+    /// [`Self::to_tree`] reading each member's stored bytes from `src`.
+    pub fn to_tree_from(&self, src: &dyn Source) -> Result<Vec<Node>, HpiError> {
         // Build children lists first (entries are parents-first), then assemble bottom-up.
         let n = self.entries.len();
         let mut kids: Vec<Vec<usize>> = vec![Vec::new(); n];
@@ -529,7 +580,9 @@ impl Archive {
         for i in (0..n).rev() {
             let e = &self.entries[i];
             let kind = match &e.kind {
-                EntryKind::File(f) => NodeKind::File(Member::Stored(self.stored_member(data, f)?)),
+                EntryKind::File(f) => {
+                    NodeKind::File(Member::Stored(self.stored_member_from(src, f)?))
+                }
                 EntryKind::Dir => {
                     NodeKind::Dir(kids[i].iter().filter_map(|&k| built[k].take()).collect())
                 }

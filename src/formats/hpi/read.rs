@@ -1,8 +1,11 @@
-//! The checked archive reader: header, directory, member decoding.
+//! The checked archive reader: header, directory, member decoding, each reading only the
+//! ranges it needs from a [`Source`].
 
+use super::source::fetch;
 use super::*;
 use crate::formats::bytes::Bytes;
 use std::collections::HashSet;
+use std::io::Write;
 
 fn trunc(structure: &str, offset: u64, len: u64, input_len: usize) -> HpiError {
     HpiError::Truncated {
@@ -20,14 +23,22 @@ fn u32_at(b: &Bytes<'_>, structure: &str, offset: u64) -> Result<u32, HpiError> 
 
 /// Reads an archive's header and directory. Members are not decompressed.
 pub fn parse(data: &[u8], limits: &HpiLimits) -> Result<Archive, HpiError> {
-    let b = Bytes::new(data);
+    parse_from(&InMemory(data), limits)
+}
+
+/// Reads an archive's header and directory from `src`, reading only them: the header, the
+/// directory (v1: deciphered), each member's chunk size table (v1) or first chunk header
+/// (v2), and the trailer. Members are not decompressed.
+pub fn parse_from(src: &dyn Source, limits: &HpiLimits) -> Result<Archive, HpiError> {
+    let head = fetch(src, "header", 0, src.len().min(u64::from(V2_HEADER_LEN)))?;
+    let b = Bytes::new(&head);
     let marker = u32_at(&b, "header", 0)?;
     if marker != MAGIC {
         return Err(HpiError::NotHpi { marker });
     }
     match u32_at(&b, "header", 4)? {
-        VERSION_1 => parse_v1(data, limits),
-        VERSION_2 => parse_v2(data, limits),
+        VERSION_1 => parse_v1(src, &head, limits),
+        VERSION_2 => parse_v2(src, &head, limits),
         VERSION_BANK => Err(HpiError::Bank),
         version => Err(HpiError::UnknownVersion { version }),
     }
@@ -77,24 +88,24 @@ struct Frame {
     parent: Option<usize>,
 }
 
-fn parse_v1(data: &[u8], limits: &HpiLimits) -> Result<Archive, HpiError> {
-    let b = Bytes::new(data);
+fn parse_v1(src: &dyn Source, head: &[u8], limits: &HpiLimits) -> Result<Archive, HpiError> {
+    let b = Bytes::new(head);
     let dir_end = u64::from(u32_at(&b, "v1 header", 8)?);
     let key = u32_at(&b, "v1 header", 12)?;
     let start = u64::from(u32_at(&b, "v1 header", 16)?);
-    if dir_end < u64::from(V1_HEADER_LEN) || dir_end > data.len() as u64 {
+    if dir_end < u64::from(V1_HEADER_LEN) || dir_end > src.len() {
         return Err(HpiError::malformed(
             "v1 header",
             8,
             format!(
                 "directory end {dir_end:#x} outside the {}-byte file",
-                data.len()
+                src.len()
             ),
         ));
     }
     let okey = outer_key(key);
     // The deciphered directory, indexed by absolute offset.
-    let mut dir = data[..dir_end as usize].to_vec();
+    let mut dir = fetch(src, "v1 directory", 0, dir_end)?;
     outer_xor(
         &mut dir[V1_HEADER_LEN as usize..],
         u64::from(V1_HEADER_LEN),
@@ -186,7 +197,7 @@ fn parse_v1(data: &[u8], limits: &HpiLimits) -> Result<Archive, HpiError> {
                         format!("unknown compression {flag}"),
                     )
                 })?;
-                let stored_len = v1_stored_len(data, okey, offset, size, method)?;
+                let stored_len = v1_stored_len(src, okey, offset, size, method)?;
                 data_end = data_end.max(u64::from(offset) + stored_len);
                 EntryKind::File(FileInfo {
                     offset,
@@ -220,11 +231,12 @@ fn parse_v1(data: &[u8], limits: &HpiLimits) -> Result<Archive, HpiError> {
             stack.push(frame);
         }
     }
+    let trailer = fetch(src, "trailer", data_end, src.len().saturating_sub(data_end))?;
     Ok(Archive {
         version: Version::V1,
         key,
         entries,
-        trailer: data[data_end as usize..].to_vec(),
+        trailer,
         dir_padding: dir.get(reach as usize..).unwrap_or_default().to_vec(),
         last78: 0,
         blocks: Vec::new(),
@@ -237,13 +249,15 @@ fn chunk_count(size: u32) -> u64 {
 }
 
 /// Reads (and deciphers) a v1 member's chunk size table.
-fn v1_table(data: &[u8], okey: Option<u8>, offset: u32, size: u32) -> Result<Vec<u32>, HpiError> {
+fn v1_table(
+    src: &dyn Source,
+    okey: Option<u8>,
+    offset: u32,
+    size: u32,
+) -> Result<Vec<u32>, HpiError> {
     let n = chunk_count(size);
     let at = u64::from(offset);
-    let raw = Bytes::new(data)
-        .slice(at, n * 4)
-        .map_err(|e| trunc("v1 chunk size table", e.offset, e.len, data.len()))?;
-    let mut t = raw.to_vec();
+    let mut t = fetch(src, "v1 chunk size table", at, n * 4)?;
     outer_xor(&mut t, at, okey);
     Ok(t.chunks_exact(4)
         .map(|c| u32::from_le_bytes([c[0], c[1], c[2], c[3]]))
@@ -251,7 +265,7 @@ fn v1_table(data: &[u8], okey: Option<u8>, offset: u32, size: u32) -> Result<Vec
 }
 
 fn v1_stored_len(
-    data: &[u8],
+    src: &dyn Source,
     okey: Option<u8>,
     offset: u32,
     size: u32,
@@ -260,31 +274,38 @@ fn v1_stored_len(
     let len = match method {
         Method::None => u64::from(size),
         _ => {
-            let t = v1_table(data, okey, offset, size)?;
+            let t = v1_table(src, okey, offset, size)?;
             t.iter().map(|&c| u64::from(c)).sum::<u64>() + 4 * t.len() as u64
         }
     };
     let end = u64::from(offset) + len;
-    if end > data.len() as u64 {
+    if end > src.len() {
         return Err(HpiError::Truncated {
             structure: "v1 member data".into(),
             offset: u64::from(offset),
             len,
-            input_len: data.len() as u64,
+            input_len: src.len(),
         });
     }
     Ok(len)
 }
 
 /// The stored range of a member.
-pub(super) fn member_bytes<'a>(data: &'a [u8], f: &FileInfo) -> Result<&'a [u8], HpiError> {
-    Bytes::new(data)
-        .slice(u64::from(f.offset), f.stored_len)
-        .map_err(|e| trunc("member data", e.offset, e.len, data.len()))
+pub(super) fn member_bytes(src: &dyn Source, f: &FileInfo) -> Result<Vec<u8>, HpiError> {
+    fetch(src, "member data", u64::from(f.offset), f.stored_len)
 }
 
-fn member_limits(f: &FileInfo, limits: &HpiLimits) -> Result<(), HpiError> {
+/// The member's stored range lies in `src` and its size is within the limits.
+fn check_member(src: &dyn Source, f: &FileInfo, limits: &HpiLimits) -> Result<(), HpiError> {
     let at = u64::from(f.offset);
+    if at + f.stored_len > src.len() {
+        return Err(HpiError::Truncated {
+            structure: "member data".into(),
+            offset: at,
+            len: f.stored_len,
+            input_len: src.len(),
+        });
+    }
     if u64::from(f.size) > limits.max_member_size {
         return Err(HpiError::limit(
             "member",
@@ -308,27 +329,118 @@ fn member_limits(f: &FileInfo, limits: &HpiLimits) -> Result<(), HpiError> {
     Ok(())
 }
 
+/// `stored` (a member's stored bytes) placed at the member's offset, as a [`Source`].
+struct Placed<'a> {
+    base: u64,
+    stored: &'a [u8],
+}
+
+impl Source for Placed<'_> {
+    fn len(&self) -> u64 {
+        self.base + self.stored.len() as u64
+    }
+
+    fn read_at(&self, offset: u64, buf: &mut [u8]) -> std::io::Result<()> {
+        let rel = offset
+            .checked_sub(self.base)
+            .ok_or_else(|| std::io::Error::from(std::io::ErrorKind::UnexpectedEof))?;
+        InMemory(self.stored).read_at(rel, buf)
+    }
+}
+
 pub(super) fn decode_member(
     a: &Archive,
     stored: &[u8],
     f: &FileInfo,
     limits: &HpiLimits,
 ) -> Result<Vec<u8>, HpiError> {
-    member_limits(f, limits)?;
-    let sm = stored_member(a, stored, f)?;
+    let at = u64::from(f.offset);
+    if stored.len() as u64 != f.stored_len {
+        return Err(trunc("member data", at, f.stored_len, stored.len()));
+    }
+    read_member(a, &Placed { base: at, stored }, f, limits)
+}
+
+/// Decompresses member `f` into memory (its size is checked against the limits first).
+pub(super) fn read_member(
+    a: &Archive,
+    src: &dyn Source,
+    f: &FileInfo,
+    limits: &HpiLimits,
+) -> Result<Vec<u8>, HpiError> {
+    check_member(src, f, limits)?;
+    let mut out = Vec::with_capacity(f.size as usize);
+    read_member_to(a, src, f, limits, &mut out)?;
+    Ok(out)
+}
+
+fn emit(out: &mut dyn Write, bytes: &[u8], at: u64) -> Result<(), HpiError> {
+    out.write_all(bytes).map_err(|e| HpiError::Io {
+        structure: "member output".into(),
+        offset: at,
+        message: e.to_string(),
+    })
+}
+
+/// Decompresses member `f`, reading from `src` only its own bytes, one chunk at a time:
+/// each chunk's checksum, method and size are verified before its bytes go to `out`. A
+/// version 2 member (one chunk) is verified whole before anything is written. Returns the
+/// bytes written (the member's size).
+pub(super) fn read_member_to(
+    a: &Archive,
+    src: &dyn Source,
+    f: &FileInfo,
+    limits: &HpiLimits,
+    out: &mut dyn Write,
+) -> Result<u64, HpiError> {
+    check_member(src, f, limits)?;
     let at = u64::from(f.offset);
     match a.version {
         Version::V1 => {
+            let okey = outer_key(a.key);
+            let end = at + f.stored_len;
             if !f.chunked {
-                return Ok(sm.chunks.concat());
+                let mut pos = at;
+                while pos < end {
+                    let n = (end - pos).min(u64::from(CHUNK_SIZE));
+                    let mut b = fetch(src, "member data", pos, n)?;
+                    outer_xor(&mut b, pos, okey);
+                    emit(out, &b, pos)?;
+                    pos += n;
+                }
+                return Ok(f.stored_len);
             }
-            let mut out = Vec::with_capacity(f.size as usize);
-            let mut pos = at + 4 * sm.chunks.len() as u64;
-            for (i, c) in sm.chunks.iter().enumerate() {
-                let want = (f.size - out.len() as u32).min(CHUNK_SIZE);
+            let n = chunk_count(f.size);
+            if f.stored_len < 4 * n {
+                return Err(HpiError::Truncated {
+                    structure: "v1 chunk size table".into(),
+                    offset: at,
+                    len: 4 * n,
+                    input_len: f.stored_len,
+                });
+            }
+            let table = v1_table(src, okey, f.offset, f.size)?;
+            let mut rest = f.stored_len - 4 * n;
+            for (i, &len) in table.iter().enumerate() {
+                let len = u64::from(len);
+                if len < sqsh::HEADER_LEN as u64 || len > rest {
+                    return Err(HpiError::malformed(
+                        "v1 chunk size table",
+                        at + 4 * i as u64,
+                        format!("chunk length {len}"),
+                    ));
+                }
+                rest -= len;
+            }
+            let mut pos = at + 4 * n;
+            let mut done = 0u64;
+            for (i, &len) in table.iter().enumerate() {
+                let want = (u64::from(f.size) - done).min(u64::from(CHUNK_SIZE)) as u32;
+                let mut c = fetch(src, "member data", pos, u64::from(len))?;
+                outer_xor(&mut c, pos, okey);
                 let part =
-                    sqsh::decode(c, pos, &format!("chunk {i} of member"), Some(want), limits)?;
-                let h = sqsh::header(c, pos, "chunk")?;
+                    sqsh::decode(&c, pos, &format!("chunk {i} of member"), Some(want), limits)?;
+                let h = sqsh::header(&c, pos, "chunk")?;
                 if h.method != f.method {
                     return Err(HpiError::malformed(
                         "SQSH header",
@@ -340,18 +452,22 @@ pub(super) fn decode_member(
                         ),
                     ));
                 }
-                out.extend_from_slice(&part);
-                pos += c.len() as u64;
+                emit(out, &part, pos)?;
+                done += part.len() as u64;
+                pos += u64::from(len);
             }
-            Ok(out)
+            Ok(done)
         }
         Version::V2 => {
-            let out = match sm.chunks.first() {
-                Some(c) if f.chunked => sqsh::decode(c, at, "member", Some(f.size), limits)?,
-                Some(c) => c.clone(),
-                None => Vec::new(),
+            let stored = member_bytes(src, f)?;
+            let plain = if stored.is_empty() {
+                Vec::new()
+            } else if f.chunked {
+                sqsh::decode(&stored, at, "member", Some(f.size), limits)?
+            } else {
+                stored
             };
-            let sum = v2_checksum(&out);
+            let sum = v2_checksum(&plain);
             if sum != f.checksum {
                 return Err(HpiError::Checksum {
                     structure: "v2 member".into(),
@@ -360,7 +476,8 @@ pub(super) fn decode_member(
                     found: sum,
                 });
             }
-            Ok(out)
+            emit(out, &plain, at)?;
+            Ok(plain.len() as u64)
         }
     }
 }
@@ -424,17 +541,15 @@ pub(super) fn stored_member(
 
 /// Reads a v2 directory or name block (an SQSH chunk or raw bytes).
 fn v2_block(
-    data: &[u8],
+    src: &dyn Source,
     off: u32,
     size: u32,
     what: &str,
     limits: &HpiLimits,
 ) -> Result<KeptBlock, HpiError> {
-    let stored = Bytes::new(data)
-        .slice(u64::from(off), u64::from(size))
-        .map_err(|e| trunc(what, e.offset, e.len, data.len()))?;
-    let plain = if sqsh::is_sqsh(stored) {
-        let h = sqsh::header(stored, u64::from(off), what)?;
+    let stored = fetch(src, what, u64::from(off), u64::from(size))?;
+    let plain = if sqsh::is_sqsh(&stored) {
+        let h = sqsh::header(&stored, u64::from(off), what)?;
         if u64::from(h.compressed) + sqsh::HEADER_LEN as u64 != u64::from(size) {
             return Err(HpiError::malformed(
                 what,
@@ -442,14 +557,11 @@ fn v2_block(
                 format!("block size {size} but chunk holds {} + 19", h.compressed),
             ));
         }
-        sqsh::decode(stored, u64::from(off), what, None, limits)?
+        sqsh::decode(&stored, u64::from(off), what, None, limits)?
     } else {
-        stored.to_vec()
+        stored.clone()
     };
-    Ok(KeptBlock {
-        plain,
-        stored: stored.to_vec(),
-    })
+    Ok(KeptBlock { plain, stored })
 }
 
 struct DirFrame {
@@ -461,19 +573,19 @@ struct DirFrame {
     parent: Option<usize>,
 }
 
-fn parse_v2(data: &[u8], limits: &HpiLimits) -> Result<Archive, HpiError> {
-    let b = Bytes::new(data);
+fn parse_v2(src: &dyn Source, head: &[u8], limits: &HpiLimits) -> Result<Archive, HpiError> {
+    let b = Bytes::new(head);
     let h = |at: u64| u32_at(&b, "v2 header", at);
     let (dir_off, dir_size, name_off, name_size, data_start, last78) =
         (h(8)?, h(12)?, h(16)?, h(20)?, h(24)?, h(28)?);
-    let dir = v2_block(data, dir_off, dir_size, "v2 directory block", limits)?;
-    let names = v2_block(data, name_off, name_size, "v2 name block", limits)?;
+    let dir = v2_block(src, dir_off, dir_size, "v2 directory block", limits)?;
+    let names = v2_block(src, name_off, name_size, "v2 name block", limits)?;
     let db = Bytes::new(&dir.plain);
     let du32 = |structure: &str, at: u64| u32_at(&db, structure, at);
     let mut end = (u64::from(dir_off) + u64::from(dir_size))
         .max(u64::from(name_off) + u64::from(name_size))
         .max(u64::from(V2_HEADER_LEN))
-        .max(u64::from(data_start).min(data.len() as u64));
+        .max(u64::from(data_start).min(src.len()));
 
     let mut seen = HashSet::new();
     let mut entries: Vec<Entry> = Vec::new();
@@ -561,13 +673,20 @@ fn parse_v2(data: &[u8], limits: &HpiLimits) -> Result<Archive, HpiError> {
             let name = name_at(&names.plain, u64::from(r(0)?), "v2 file name", limits)?;
             let (offset, size, csize, date, checksum) = (r(1)?, r(2)?, r(3)?, r(4)?, r(5)?);
             let stored_len = u64::from(if csize == 0 { size } else { csize });
-            let stored = Bytes::new(data)
-                .slice(u64::from(offset), stored_len)
-                .map_err(|e| trunc("v2 member data", e.offset, e.len, data.len()))?;
+            if u64::from(offset) + stored_len > src.len() {
+                return Err(HpiError::Truncated {
+                    structure: "v2 member data".into(),
+                    offset: u64::from(offset),
+                    len: stored_len,
+                    input_len: src.len(),
+                });
+            }
             let method = if csize == 0 {
                 Method::None
             } else {
-                sqsh::header(stored, u64::from(offset), "v2 member")?.method
+                let head_len = stored_len.min(sqsh::HEADER_LEN as u64);
+                let h = fetch(src, "v2 member", u64::from(offset), head_len)?;
+                sqsh::header(&h, u64::from(offset), "v2 member")?.method
             };
             end = end.max(u64::from(offset) + stored_len);
             entries.push(Entry {
@@ -586,12 +705,13 @@ fn parse_v2(data: &[u8], limits: &HpiLimits) -> Result<Archive, HpiError> {
             });
         }
     }
-    let end = usize::try_from(end).unwrap_or(usize::MAX).min(data.len());
+    let end = end.min(src.len());
+    let trailer = fetch(src, "trailer", end, src.len() - end)?;
     Ok(Archive {
         version: Version::V2,
         key: 0,
         entries,
-        trailer: data[end..].to_vec(),
+        trailer,
         dir_padding: Vec::new(),
         last78,
         blocks: vec![dir, names],

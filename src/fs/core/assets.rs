@@ -22,21 +22,44 @@
 
 use super::inode::NodeKind;
 use super::{is_asset_name, is_not_found, lock, view_options_for, Core, Inval};
+use crate::formats::hpi::Source;
 use crate::fs::budget::{self, Budget, Lease, Leased, Refused};
 use crate::fs::cache::ByteCache;
 use crate::fs::layout::Layout;
 use crate::fs::stage::{Ident, Stage};
 use crate::fs::FsError;
-use crate::view::archive::ArchiveView;
+use crate::view::archive::{ArchiveView, FileSource};
 use crate::view::{self, AssetKind, View, ViewError, ViewOptions};
 use lru::LruCache;
-use std::fs::{self, File, Metadata};
+use std::fs::Metadata;
 use std::hash::Hash;
 use std::io::Read;
 use std::num::NonZeroUsize;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::Ordering;
 use std::sync::{Arc, Mutex};
+
+/// An asset's binary as read for decoding.
+enum Binary {
+    /// The whole file.
+    Bytes(Vec<u8>),
+    /// An archive, read by range.
+    Archive(FileSource),
+}
+
+impl Binary {
+    /// The whole file's bytes (read now for an archive).
+    fn whole(&self) -> std::io::Result<Vec<u8>> {
+        match self {
+            Binary::Bytes(b) => Ok(b.clone()),
+            Binary::Archive(f) => {
+                let mut b = vec![0; usize::try_from(f.len()).unwrap_or(usize::MAX)];
+                f.read_at(0, &mut b)?;
+                Ok(b)
+            }
+        }
+    }
+}
 
 /// How decoding an asset went.
 pub(in crate::fs) enum Outcome {
@@ -106,7 +129,8 @@ impl<K: Hash + Eq + Clone> AssetCache<K> {
     }
 
     /// Decodes `bytes` as `kind` with `open` within the budget: the memory the view will
-    /// hold is estimated first from the headers and leased until the view is dropped. `Err(NoRoom)` (outer): no room now, try later.
+    /// hold is estimated first from the headers and leased until the view is dropped.
+    /// `Err(NoRoom)` (outer): no room now, try later.
     pub(in crate::fs) fn decode_within(
         &self,
         name: &str,
@@ -282,30 +306,45 @@ impl Core {
             .clone()
     }
 
-    fn read_binary(&self, abs: &Path) -> Result<(Vec<u8>, Metadata), FsError> {
-        let mut f = File::open(abs)?;
+    /// The binary `rel`: its bytes, or for an archive its open file (read by range). It is
+    /// opened beneath the game folder without following a symlink (one swapped in after the
+    /// `lstat` is refused, never decoded).
+    fn read_binary(&self, rel: &Path) -> Result<(Binary, Metadata), FsError> {
+        let mut f = self.open_rel(rel, libc::O_RDONLY | libc::O_CLOEXEC, 0)?;
         let meta = f.metadata()?;
         if meta.len() > self.opts.max_asset_bytes {
             return Err(FsError::Invalid("binary too large".into()));
         }
+        let name = rel.file_name().and_then(|n| n.to_str()).unwrap_or("");
+        if view::archive::is_archive_name(name) {
+            return Ok((Binary::Archive(FileSource::new(f)?), meta));
+        }
         let mut bytes = Vec::with_capacity(meta.len() as usize);
         f.read_to_end(&mut bytes)?;
-        Ok((bytes, meta))
+        Ok((Binary::Bytes(bytes), meta))
     }
 
-    /// Decodes `rel` from its bytes within the budget of decoded views; `Err` (outer): no
+    /// Decodes `rel` from its binary within the budget of decoded views; `Err` (outer): no
     /// room for it now.
     fn decode(
         &self,
         rel: &Path,
-        bytes: Vec<u8>,
+        binary: Binary,
     ) -> Result<Result<Box<dyn View>, ViewError>, FsError> {
         let name = rel.file_name().and_then(|n| n.to_str()).unwrap_or("");
-        if view::archive::is_archive_name(name) {
-            return Ok(self
-                .archive_view(rel, bytes)
-                .map(|v| Box::new(v) as Box<dyn View>));
-        }
+        let bytes = match binary {
+            Binary::Archive(file) => {
+                return Ok(self
+                    .archive_view_file(rel, file)
+                    .map(|v| Box::new(v) as Box<dyn View>))
+            }
+            Binary::Bytes(b) if view::archive::is_archive_name(name) => {
+                return Ok(self
+                    .archive_view(rel, b)
+                    .map(|v| Box::new(v) as Box<dyn View>))
+            }
+            Binary::Bytes(b) => b,
+        };
         let bytes = &bytes[..];
         let Some(kind) = AssetKind::from_name(name) else {
             return Ok(Err(ViewError::invalid(name, "not an asset name")));
@@ -321,8 +360,7 @@ impl Core {
     /// Decides what the game-folder path `rel` is shown as, decoding the binary if it is an
     /// asset whose identity is not the one decoded last.
     pub(in crate::fs) fn resolve(&self, rel: &Path) -> Result<Resolved, FsError> {
-        let abs = self.abs(rel);
-        let meta = match fs::symlink_metadata(&abs) {
+        let meta = match self.lstat_rel(rel) {
             Ok(m) => m,
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
                 return self.resolve_new(rel).unwrap_or(Err(e.into()));
@@ -346,7 +384,7 @@ impl Core {
                 _ => Resolved::Plain(meta),
             });
         }
-        let (bytes, meta) = match self.read_binary(&abs) {
+        let (bytes, meta) = match self.read_binary(rel) {
             Ok(x) => x,
             Err(e) if is_not_found(&e) => return Err(e),
             Err(e) => {
@@ -361,7 +399,7 @@ impl Core {
         st.gen = self.next_gen.fetch_add(1, Ordering::Relaxed);
         st.ident = Some(new_ident.clone());
         if let Some(stage) = lock(&asset.stage).as_mut() {
-            self.rebase(rel, stage, &new_ident, &bytes);
+            self.rebase(rel, stage, &new_ident, &|| bytes.whole());
         }
         st.outcome = Outcome::Unknown;
         let decoded = self.decode(rel, bytes);
@@ -445,7 +483,7 @@ impl Core {
         if let Some(v) = self.cache.view(&key) {
             return Ok((v, ident));
         }
-        let (bytes, meta) = self.read_binary(&self.abs(rel))?;
+        let (bytes, meta) = self.read_binary(rel)?;
         if Ident::of(&meta) != ident {
             return Err(FsError::Stale);
         }
@@ -554,17 +592,30 @@ impl Core {
         rel: &Path,
         bytes: Vec<u8>,
     ) -> Result<ArchiveView, ViewError> {
+        ArchiveView::new(bytes, self.opts.archive_limits, self.member_opener(rel))
+    }
+
+    /// The view of archive `rel` reading its file by range: the directory now, a member's
+    /// chunks when the member is asked for.
+    pub(in crate::fs) fn archive_view_file(
+        &self,
+        rel: &Path,
+        file: FileSource,
+    ) -> Result<ArchiveView, ViewError> {
+        ArchiveView::from_file(file, self.opts.archive_limits, self.member_opener(rel))
+    }
+
+    /// How the GAF/TNT members of archive `rel` are opened.
+    fn member_opener(&self, rel: &Path) -> view::archive::MemberOpener {
         let rel_str = rel.to_string_lossy().replace('\\', "/");
         let game_dir = self.game_dir.clone();
         let opener = self.opts.opener.clone();
-        let open_member = Box::new(
+        Box::new(
             move |kind: AssetKind, data: &[u8], member: &str, beside: Option<(&str, &[u8])>| {
                 let opts = member_options(&game_dir, &rel_str, kind, member, beside);
                 opener(kind, data, &opts)
             },
-        );
-        let limits = crate::formats::hpi::HpiLimits::default();
-        ArchiveView::new(bytes, limits, open_member)
+        )
     }
 
     /// Expands the parts of `layout` (asset `rel`) that locating `vpath` needs (and with

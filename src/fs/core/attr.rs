@@ -173,6 +173,9 @@ pub struct SetAttr {
     pub atime: Option<SetTime>,
     /// New modification time.
     pub mtime: Option<SetTime>,
+    /// User id of the process asking (`None`: the mount itself or a test, treated as root).
+    /// A caller other than root and the real owner gets no set-id bits on a real file.
+    pub caller: Option<u32>,
 }
 
 /// The owner shown for a file described by `m`: the mount's `uid`/`gid` options, else its own.
@@ -209,7 +212,7 @@ impl Core {
     /// How many entries of real directory `rel` are shown as directories although they are
     /// files (asset binaries not known to be broken).
     pub(in crate::fs) fn asset_children(&self, rel: &Path) -> u32 {
-        let Ok(rd) = fs::read_dir(self.abs(rel)) else {
+        let Ok(rd) = self.read_dir_rel(rel) else {
             return 0;
         };
         let mut n = 0u32;
@@ -350,11 +353,19 @@ impl Core {
         match node.kind {
             NodeKind::Real { kind } => {
                 let found = self.rel_path(ino).ok().and_then(|rel| {
-                    let m = fs::symlink_metadata(self.abs(&rel)).ok()?;
+                    let m = self.lstat_rel(&rel).ok()?;
                     (FileKind::of(m.file_type()) == kind).then_some((rel, m))
                 });
                 match found {
-                    Some((rel, m)) => Ok(self.real_attr(ino, &rel, &m)),
+                    Some((rel, m)) => {
+                        // a node first given by a listing: known for its backing file from
+                        // now on, so a later `link` names the same inode
+                        let id = (m.dev(), m.ino());
+                        if kind != FileKind::Dir && self.table().file_node(id).is_none() {
+                            self.table_mut().set_file(ino, id);
+                        }
+                        Ok(self.real_attr(ino, &rel, &m))
+                    }
                     // unlinked or replaced: fstat of a file still open answers from it
                     None => self.open_file_attr(ino),
                 }

@@ -79,6 +79,17 @@ impl Core {
         o
     }
 
+    /// The `openat` flags of a pass-through open with FUSE open `flags` (access mode,
+    /// `O_APPEND`, `O_TRUNC` and the other status flags; not `O_CREAT`/`O_EXCL`/`O_NOCTTY`).
+    pub(in crate::fs) fn open_flags(flags: i32) -> i32 {
+        let acc = flags & libc::O_ACCMODE;
+        let mut f = flags & !(libc::O_CREAT | libc::O_EXCL | libc::O_NOCTTY);
+        if acc == libc::O_RDONLY {
+            f &= !libc::O_TRUNC;
+        }
+        f
+    }
+
     pub(in crate::fs) fn wants_write(flags: i32) -> bool {
         let acc = flags & libc::O_ACCMODE;
         acc != libc::O_RDONLY || flags & libc::O_TRUNC != 0
@@ -87,13 +98,21 @@ impl Core {
     /// Opens a file.
     pub(in crate::fs) fn open_node(&self, ino: u64, flags: i32) -> Result<Opened, FsError> {
         let node = self.node(ino)?;
+        let real = matches!(node.kind, NodeKind::Real { .. });
+        if flags & libc::O_ACCMODE == libc::O_ACCMODE && !real {
+            // O_WRONLY|O_RDWR (access mode 3, for ioctls): a real file opens as Linux opens
+            // it; generated and staged files have no use for it
+            return Err(FsError::Invalid(
+                "open: O_WRONLY and O_RDWR together".into(),
+            ));
+        }
         match node.kind {
             NodeKind::Real { .. } => {
                 if Self::wants_write(flags) && self.opts.read_only {
                     return Err(FsError::ReadOnly("mounted read-only"));
                 }
                 let rel = self.rel_path(ino)?;
-                let file = Self::open_options(flags).open(self.abs(&rel))?;
+                let file = self.open_rel(&rel, Self::open_flags(flags), 0)?;
                 let fh = self.add_handle(Handle::Real {
                     file,
                     ino,

@@ -10,6 +10,11 @@
 //! any more, leaves the table (and so do the unreferenced nodes under it). [`ROOT`] stays.
 //! Inode numbers are never reused, so a forgotten inode can only answer `ESTALE`, never for
 //! another file.
+//!
+//! Hard links: a real file that is not a directory is one node per backing file (device and
+//! inode number): a second name of a file already known becomes another name of the same
+//! node (its first name is its path; the others are kept beside it), so the kernel has one
+//! inode with the real link count. Removing or renaming one name leaves the others.
 
 use super::{is_not_found, lock, Core, FileKind, Resolved, ROOT};
 use crate::fs::layout::Layout;
@@ -18,6 +23,7 @@ use crate::fs::FsError;
 use std::collections::{HashMap, HashSet};
 use std::ffi::{OsStr, OsString};
 use std::fs::Metadata;
+use std::os::unix::fs::MetadataExt;
 use std::path::{Path, PathBuf};
 
 use super::Attr;
@@ -89,6 +95,10 @@ pub(in crate::fs) struct Table {
     nodes: HashMap<u64, Node>,
     children: HashMap<u64, HashMap<OsString, u64>>,
     by_gen: HashMap<u64, HashSet<u64>>,
+    /// Names of a node besides its own `parent`/`name` (further hard links).
+    aliases: HashMap<u64, Vec<(u64, OsString)>>,
+    /// The node of each backing file (device, inode number) of real non-directories.
+    by_file: HashMap<(u64, u64), u64>,
     next: u64,
 }
 
@@ -113,6 +123,8 @@ impl Table {
             nodes,
             children: HashMap::new(),
             by_gen: HashMap::new(),
+            aliases: HashMap::new(),
+            by_file: HashMap::new(),
             next: ROOT + 1,
         }
     }
@@ -160,7 +172,9 @@ impl Table {
             if self.nodes.get(&ino).is_some_and(|n| ok(&n.kind)) {
                 return ino;
             }
-            self.detach(ino);
+            if !self.drop_name(ino, parent, name) {
+                self.detach(ino);
+            }
         }
         let ino = self.next;
         self.next += 1;
@@ -222,13 +236,99 @@ impl Table {
             self.unattach(parent, &name);
             self.sweep(parent);
         }
+        for (p, n) in self.aliases.remove(&ino).unwrap_or_default() {
+            if self.child_of(p, &n) == Some(ino) {
+                self.unattach(p, &n);
+                self.sweep(p);
+            }
+        }
         self.sweep(ino);
+    }
+
+    /// The backing file (device, inode number) of real node `ino` is `id`.
+    pub(in crate::fs) fn set_file(&mut self, ino: u64, id: (u64, u64)) {
+        self.by_file.insert(id, ino);
+    }
+
+    /// The node known for backing file `id`, if any.
+    pub(in crate::fs) fn file_node(&self, id: (u64, u64)) -> Option<u64> {
+        self.by_file
+            .get(&id)
+            .copied()
+            .filter(|i| self.nodes.get(i).is_some_and(|n| n.parent != DETACHED))
+    }
+
+    /// Makes `name` in `parent` one more name of node `ino` (a hard link); false when `ino`
+    /// has no path any more.
+    pub(in crate::fs) fn add_name(&mut self, ino: u64, parent: u64, name: &OsStr) -> bool {
+        if self.child_of(parent, name) == Some(ino) {
+            return true;
+        }
+        if !self.nodes.get(&ino).is_some_and(|n| n.parent != DETACHED) {
+            return false;
+        }
+        self.detach_child(parent, name);
+        self.attach(parent, name, ino);
+        self.aliases
+            .entry(ino)
+            .or_default()
+            .push((parent, name.to_os_string()));
+        true
+    }
+
+    /// Takes only the name `name` in `parent` away from `ino` when `ino` has other names
+    /// (one of them becomes its path if that was it); false when it is `ino`'s only name.
+    fn drop_name(&mut self, ino: u64, parent: u64, name: &OsStr) -> bool {
+        let Some(list) = self.aliases.get_mut(&ino) else {
+            return false;
+        };
+        if let Some(i) = list.iter().position(|(p, n)| *p == parent && n == name) {
+            list.remove(i);
+        } else {
+            let Some((p, n)) = list.pop() else {
+                return false;
+            };
+            let Some(node) = self.nodes.get_mut(&ino) else {
+                return false;
+            };
+            if node.parent != parent || node.name != name {
+                list.push((p, n));
+                return false;
+            }
+            node.parent = p;
+            node.name = n;
+        }
+        if self.aliases.get(&ino).is_some_and(|l| l.is_empty()) {
+            self.aliases.remove(&ino);
+        }
+        if self.child_of(parent, name) == Some(ino) {
+            self.unattach(parent, name);
+            self.sweep(parent);
+        }
+        true
+    }
+
+    /// The name `parent`/`name` of `ino` is now `newparent`/`newname` (its path or one of its
+    /// other names).
+    fn rename_name(&mut self, ino: u64, from: (u64, &OsStr), to: (u64, &OsStr)) {
+        if let Some(list) = self.aliases.get_mut(&ino) {
+            if let Some(e) = list.iter_mut().find(|(p, n)| *p == from.0 && n == from.1) {
+                *e = (to.0, to.1.to_os_string());
+                return;
+            }
+        }
+        if let Some(n) = self.nodes.get_mut(&ino) {
+            n.parent = to.0;
+            n.name = to.1.to_os_string();
+        }
     }
 
     /// Detaches the child `name` of `parent`, if any.
     pub(in crate::fs) fn detach_child(&mut self, parent: u64, name: &OsStr) {
         if let Some(ino) = self.child_of(parent, name) {
-            self.detach(ino);
+            if !self.drop_name(ino, parent, name) {
+                self.detach(ino);
+            }
         }
     }
 
@@ -241,12 +341,14 @@ impl Table {
         newparent: u64,
         newname: &OsStr,
     ) -> Option<u64> {
+        let ino = self.child_of(parent, name)?;
+        if self.child_of(newparent, newname) == Some(ino) {
+            // two names of one file: rename(2) does nothing
+            return Some(ino);
+        }
         self.detach_child(newparent, newname);
         let ino = self.unattach(parent, name)?;
-        if let Some(n) = self.nodes.get_mut(&ino) {
-            n.parent = newparent;
-            n.name = newname.to_os_string();
-        }
+        self.rename_name(ino, (parent, name), (newparent, newname));
         self.attach(newparent, newname, ino);
         self.sweep(parent);
         Some(ino)
@@ -263,29 +365,33 @@ impl Table {
         let a = self.unattach(parent, name);
         let b = self.unattach(newparent, newname);
         if let Some(a) = a {
-            if let Some(n) = self.nodes.get_mut(&a) {
-                n.parent = newparent;
-                n.name = newname.to_os_string();
-            }
+            self.rename_name(a, (parent, name), (newparent, newname));
             self.attach(newparent, newname, a);
         }
         if let Some(b) = b {
-            if let Some(n) = self.nodes.get_mut(&b) {
-                n.parent = parent;
-                n.name = name.to_os_string();
-            }
+            self.rename_name(b, (newparent, newname), (parent, name));
             self.attach(parent, name, b);
         }
         self.sweep(parent);
         self.sweep(newparent);
     }
 
-    /// The view node `ino` now stands for `vpath` of its asset (renamed).
+    /// The view node `ino` now stands for `vpath` of its asset (renamed); the nodes under a
+    /// renamed folder follow it.
     pub(in crate::fs) fn set_vpath(&mut self, ino: u64, to: &str) {
-        if let Some(n) = self.nodes.get_mut(&ino) {
-            if let NodeKind::ViewDir { vpath, .. } | NodeKind::ViewFile { vpath, .. } = &mut n.kind
-            {
-                *vpath = to.to_string();
+        let mut stack = vec![(ino, to.to_string())];
+        while let Some((ino, to)) = stack.pop() {
+            if let Some(n) = self.nodes.get_mut(&ino) {
+                if let NodeKind::ViewDir { vpath, .. } | NodeKind::ViewFile { vpath, .. } =
+                    &mut n.kind
+                {
+                    *vpath = to.clone();
+                }
+            }
+            if let Some(kids) = self.children.get(&ino) {
+                for (name, k) in kids {
+                    stack.push((*k, format!("{to}/{}", name.to_string_lossy())));
+                }
             }
         }
     }
@@ -404,6 +510,12 @@ impl Table {
         if n.parent != DETACHED && self.child_of(n.parent, &n.name) == Some(ino) {
             self.unattach(n.parent, &n.name);
         }
+        for (p, name) in self.aliases.remove(&ino).unwrap_or_default() {
+            if self.child_of(p, &name) == Some(ino) {
+                self.unattach(p, &name);
+            }
+        }
+        self.by_file.retain(|_, i| *i != ino);
         self.children.remove(&ino);
         if let Some(g) = n.gen {
             if let Some(set) = self.by_gen.get_mut(&g) {
@@ -570,17 +682,56 @@ impl Core {
                 self.view_attr(ino, rel, gen, &layout, &meta, "", true)
             }
             Ok(Resolved::Plain(meta)) => {
-                let kind = FileKind::of(meta.file_type());
-                let ino = self.table_mut().child(
-                    parent,
-                    name,
-                    |k| matches!(k, NodeKind::Real { kind: k } if *k == kind),
-                    NodeKind::Real { kind },
-                    None,
-                );
+                let ino = self.real_node(parent, name, &meta, false);
                 Ok(self.real_attr(ino, rel, &meta))
             }
         }
+    }
+
+    /// The node of real entry `name` of `parent` described by `meta`: for a non-directory
+    /// the node of its backing file when one is known under another name (a hard link), else
+    /// the child of that name if it is of that kind (`replace`: a new one in any case).
+    pub(in crate::fs) fn real_node(
+        &self,
+        parent: u64,
+        name: &OsStr,
+        meta: &Metadata,
+        replace: bool,
+    ) -> u64 {
+        let kind = FileKind::of(meta.file_type());
+        let id = (kind != FileKind::Dir).then(|| (meta.dev(), meta.ino()));
+        if let Some(id) = id.filter(|_| meta.nlink() > 1) {
+            let known = self.table().file_node(id);
+            if let Some(x) = known.filter(|&x| self.child_of_file(x, id)) {
+                if self.table_mut().add_name(x, parent, name) {
+                    return x;
+                }
+            }
+        }
+        let mut t = self.table_mut();
+        let ino = if replace {
+            t.replace(parent, name, NodeKind::Real { kind }, None)
+        } else {
+            t.child(
+                parent,
+                name,
+                |k| matches!(k, NodeKind::Real { kind: k } if *k == kind),
+                NodeKind::Real { kind },
+                None,
+            )
+        };
+        if let Some(id) = id {
+            t.set_file(ino, id);
+        }
+        ino
+    }
+
+    /// Whether real node `x`'s path still holds backing file `id`.
+    fn child_of_file(&self, x: u64, id: (u64, u64)) -> bool {
+        self.rel_path(x)
+            .ok()
+            .and_then(|r| self.lstat_rel(&r).ok())
+            .is_some_and(|m| (m.dev(), m.ino()) == id && !m.is_dir())
     }
 
     #[allow(clippy::too_many_arguments)]
@@ -682,5 +833,34 @@ mod tests {
         t.closed(b);
         assert!(t.get(b).is_none());
         assert_eq!(t.child_of(ROOT, OsStr::new("b")), None);
+    }
+
+    #[test]
+    fn hard_links_are_names_of_one_node() {
+        let mut t = Table::new();
+        let d = real(&mut t, ROOT, "d");
+        let f = real(&mut t, ROOT, "f");
+        t.set_file(f, (1, 42));
+        assert_eq!(t.file_node((1, 42)), Some(f));
+        assert!(t.add_name(f, d, OsStr::new("g")));
+        assert_eq!(t.child_of(d, OsStr::new("g")), Some(f));
+        // renaming one name moves only that name; renaming onto another name of the same
+        // file does nothing (as rename(2))
+        t.move_child(d, OsStr::new("g"), ROOT, OsStr::new("h"));
+        assert_eq!(t.child_of(ROOT, OsStr::new("h")), Some(f));
+        assert_eq!(t.child_of(d, OsStr::new("g")), None);
+        t.move_child(ROOT, OsStr::new("h"), ROOT, OsStr::new("f"));
+        assert_eq!(t.child_of(ROOT, OsStr::new("h")), Some(f));
+        assert_eq!(t.child_of(ROOT, OsStr::new("f")), Some(f));
+        // unlinking the node's path leaves it at its other name
+        t.detach_child(ROOT, OsStr::new("f"));
+        assert_eq!(t.child_of(ROOT, OsStr::new("f")), None);
+        assert_eq!(t.rel_path(f), Some(PathBuf::from("h")));
+        t.detach_child(ROOT, OsStr::new("h"));
+        assert_eq!(t.rel_path(f), None);
+        assert_eq!(t.file_node((1, 42)), None);
+        t.remember(f);
+        t.forget(f, 1);
+        assert!(t.get(f).is_none() && t.by_file.is_empty() && t.aliases.is_empty());
     }
 }

@@ -41,10 +41,11 @@ pub(in crate::fs) use assets::{AssetKey, Resolved};
 use super::ops::FsOps;
 use super::sys;
 use super::FsError;
+use crate::formats::hpi::HpiLimits;
 use crate::view::{self, AssetKind, View, ViewError, ViewOptions};
 use assets::{Asset, AssetCache};
 use handles::Handle;
-use inode::Table;
+use inode::{NodeKind, Table};
 use readdir::DirHandle;
 use std::collections::HashMap;
 use std::ffi::{OsStr, OsString};
@@ -80,6 +81,9 @@ pub struct MountOptions {
     pub max_views: usize,
     /// Binaries larger than this are shown as plain files.
     pub max_asset_bytes: u64,
+    /// Budgets for reading archives (the core's and the merged view's); a member above
+    /// `max_member_size` cannot be read (its file answers `EIO`, the log says which limit).
+    pub archive_limits: HpiLimits,
     /// Decoder of binaries.
     pub opener: Opener,
     /// Where write-back keeps staged files and history; `None`: asset directories are
@@ -99,6 +103,10 @@ impl Default for MountOptions {
             gid: None,
             max_views: 16,
             max_asset_bytes: 1 << 30,
+            archive_limits: HpiLimits {
+                max_member_size: 64 << 20,
+                ..HpiLimits::default()
+            },
             opener: Arc::new(view::open),
             state_dir: None,
             packer: Arc::new(view::rebuild),
@@ -157,7 +165,7 @@ pub(in crate::fs) fn time(sec: i64, nsec: i64) -> SystemTime {
     }
 }
 
-/// Binaries shown as directories: GAF/TNT assets and archives.
+/// Binaries shown as directories: assets of every [`AssetKind`] and archives.
 pub(in crate::fs) fn is_asset_name(name: &str) -> bool {
     AssetKind::from_name(name).is_some() || view::archive::is_archive_name(name)
 }
@@ -190,6 +198,8 @@ pub struct Core {
     pub(in crate::fs) next_gen: AtomicU64,
     inval: Option<Mutex<Sender<Inval>>>,
     root_owner: bool,
+    /// The game folder, opened once: every pass-through request is resolved beneath it.
+    root_fd: std::os::fd::OwnedFd,
 }
 
 impl Core {
@@ -204,7 +214,9 @@ impl Core {
         if !meta.is_dir() {
             return Err(FsError::NotDir);
         }
+        let root_fd = sys::open_dir_path(&game_dir)?;
         Ok(Core {
+            root_fd,
             game_dir,
             cache: AssetCache::new(opts.max_views, opts.cache_size),
             opts,
@@ -254,9 +266,30 @@ impl Core {
     }
 
     /// True when write-back applies to node `ino`: write-back is on and `ino` is an asset
-    /// directory (also an archive's) or inside one.
+    /// directory (also an archive's) or inside one, of a kind that can be written back (a
+    /// 3DO model's directory answers `EROFS` like every asset directory without write-back).
     pub(in crate::fs) fn wb_node(&self, ino: u64) -> bool {
-        self.writeback() && self.is_asset_node(ino)
+        self.writeback() && self.is_asset_node(ino) && !self.read_only_asset(ino)
+    }
+
+    /// True when `ino` is the directory of an asset kind that cannot be written back, or
+    /// inside one ([`AssetKind::writable`]), also an archive member's exploded directory (a
+    /// member file of such a name stays writable: it is a member, not its view).
+    fn read_only_asset(&self, ino: u64) -> bool {
+        let read_only = |name: &str| AssetKind::from_name(name).is_some_and(|k| !k.writable());
+        let t = self.table();
+        let (root, folders) = match t.get(ino).map(|n| &n.kind) {
+            Some(NodeKind::AssetRoot) => (ino, ""),
+            Some(NodeKind::ViewDir { root, vpath }) => (*root, vpath.as_str()),
+            Some(NodeKind::ViewFile { root, vpath, .. }) => {
+                (*root, vpath.rsplit_once('/').map_or("", |(d, _)| d))
+            }
+            _ => return false,
+        };
+        folders.split('/').any(read_only)
+            || t.get(root)
+                .and_then(|n| n.name.to_str())
+                .is_some_and(read_only)
     }
 }
 

@@ -1,6 +1,12 @@
 //! Pass-through: operations on the real files and folders of the game folder (create,
 //! mkdir, mknod, symlink, link, unlink, rmdir, rename, setattr, readlink), applied to the
 //! game folder as they are and mirrored in the inode table.
+//!
+//! Every request reaches the game folder relative to directory descriptors (see
+//! [`sys::open_dir_beneath`]): the parent is opened beneath the game folder without following
+//! any symlink, and the last component is acted on with an `*at` call that does not follow
+//! it. A symlink swapped in under the mount therefore fails the request (`ELOOP`) instead of
+//! leading the daemon outside the game folder.
 
 use super::handles::Handle;
 use super::inode::{Node, NodeKind};
@@ -8,10 +14,11 @@ use super::{is_asset_name, lock, Core, Inval, Resolved};
 use super::{Attr, FileKind, Opened, SetAttr};
 use crate::fs::sys::{self, SetTime};
 use crate::fs::FsError;
-use std::ffi::OsStr;
+use std::ffi::{OsStr, OsString};
 use std::fs::{self, File, OpenOptions};
-use std::os::unix::ffi::OsStrExt;
-use std::os::unix::fs::{DirBuilderExt, OpenOptionsExt, PermissionsExt};
+use std::io;
+use std::os::fd::{AsFd, OwnedFd};
+use std::os::unix::fs::{MetadataExt, PermissionsExt};
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::SystemTime;
@@ -47,7 +54,39 @@ pub(in crate::fs) fn apply_setattr(
     Ok(())
 }
 
+/// The set-user-id and set-group-id bits.
+const SET_ID: u32 = libc::S_ISUID | libc::S_ISGID;
+
 impl Core {
+    /// The directory `rel` of the game folder, opened beneath it without following symlinks.
+    pub(in crate::fs) fn dir_fd(&self, rel: &Path) -> io::Result<OwnedFd> {
+        sys::open_dir_beneath(self.root_fd.as_fd(), rel)
+    }
+
+    /// The parent directory of `rel` (opened as [`Core::dir_fd`]) and its last component
+    /// (`.` for the game folder itself).
+    pub(in crate::fs) fn parent_fd(&self, rel: &Path) -> io::Result<(OwnedFd, OsString)> {
+        sys::parent_beneath(self.root_fd.as_fd(), rel)
+    }
+
+    /// `lstat` of game-folder path `rel` (no symlink followed, also not on the way).
+    pub(in crate::fs) fn lstat_rel(&self, rel: &Path) -> io::Result<fs::Metadata> {
+        let (dir, name) = self.parent_fd(rel)?;
+        sys::lstat_at(dir.as_fd(), &name)
+    }
+
+    /// The entries of real directory `rel` (no symlink followed).
+    pub(in crate::fs) fn read_dir_rel(&self, rel: &Path) -> io::Result<fs::ReadDir> {
+        let (dir, name) = self.parent_fd(rel)?;
+        sys::read_dir_at(dir.as_fd(), &name)
+    }
+
+    /// Opens game-folder path `rel` with `flags` (`O_NOFOLLOW` added; `mode` for `O_CREAT`).
+    pub(in crate::fs) fn open_rel(&self, rel: &Path, flags: i32, mode: u32) -> io::Result<File> {
+        let (dir, name) = self.parent_fd(rel)?;
+        sys::open_at(dir.as_fd(), &name, flags, mode)
+    }
+
     /// `setattr` of a real inode that has no path any more (unlinked, renamed over), applied
     /// to a file that holds it open; `ESTALE` when none does.
     pub(in crate::fs) fn setattr_open(&self, ino: u64, set: &SetAttr) -> Result<Attr, FsError> {
@@ -58,6 +97,17 @@ impl Core {
         let Some(Handle::Real { file, written, .. }) = handle.as_deref() else {
             return Err(FsError::Stale);
         };
+        let mut set = *set;
+        if let Some(caller) = set.caller.filter(|&c| c != 0) {
+            // the rule of `real_setattr`: the file may have other names on disk
+            let real = file.metadata()?;
+            if set.uid.is_some_and(|u| u != caller && u != real.uid()) {
+                return Err(io::Error::from_raw_os_error(libc::EPERM).into());
+            }
+            if real.uid() != caller {
+                set.mode = set.mode.map(|m| m & !SET_ID);
+            }
+        }
         if let Some(mode) = set.mode {
             file.set_permissions(fs::Permissions::from_mode(mode & 0o7777))?;
         }
@@ -115,7 +165,7 @@ impl Core {
     pub(in crate::fs) fn real_setattr(
         &self,
         ino: u64,
-        set: SetAttr,
+        mut set: SetAttr,
         fh: Option<u64>,
     ) -> Result<Attr, FsError> {
         // `ftruncate` acts on the open file, which may have no name any more (unlinked).
@@ -137,24 +187,50 @@ impl Core {
             Err(FsError::Stale) => return self.setattr_open(ino, &set),
             r => r?,
         };
-        let abs = self.abs(&rel);
+        let (dir, name) = self.parent_fd(&rel)?;
+        let (dir, name) = (dir.as_fd(), name.as_os_str());
         let is_symlink = matches!(
             node.kind,
             NodeKind::Real {
                 kind: FileKind::Symlink
             }
         );
-        let handle = fh.and_then(|fh| lock(&self.handles).get(&fh).cloned());
-        let open = match handle.as_deref() {
-            Some(Handle::Real { file, written, .. }) => {
-                if set.size.is_some() {
-                    written.store(true, Ordering::Relaxed);
-                }
-                Some(file)
+        // A caller that is neither root nor the real owner passed the kernel's checks only
+        // because `--uid`/`--gid` show it as the owner: it gets no set-id bits and cannot
+        // give the file to someone else (the daemon acts as root).
+        if let Some(caller) = set.caller.filter(|&c| c != 0) {
+            let real = sys::lstat_at(dir, name)?;
+            if set.uid.is_some_and(|u| u != caller && u != real.uid()) {
+                return Err(io::Error::from_raw_os_error(libc::EPERM).into());
             }
-            _ => None,
-        };
-        apply_setattr(&abs, &set, is_symlink, open)?;
+            if real.uid() != caller {
+                set.mode = set.mode.map(|m| m & !SET_ID);
+            }
+        }
+        if let (Some(mode), false) = (set.mode, is_symlink) {
+            sys::chmod_at(dir, name, mode & 0o7777)?;
+        }
+        if set.uid.is_some() || set.gid.is_some() {
+            sys::chown_at(dir, name, set.uid, set.gid)?;
+        }
+        if let Some(size) = set.size {
+            let handle = fh.and_then(|fh| lock(&self.handles).get(&fh).cloned());
+            match handle.as_deref() {
+                Some(Handle::Real { file, written, .. }) => {
+                    written.store(true, Ordering::Relaxed);
+                    file.set_len(size)?;
+                }
+                _ => sys::open_at(dir, name, libc::O_WRONLY, 0)?.set_len(size)?,
+            }
+        }
+        if set.atime.is_some() || set.mtime.is_some() {
+            sys::set_times_at(
+                dir,
+                name,
+                set.atime.unwrap_or(SetTime::Omit),
+                set.mtime.unwrap_or(SetTime::Omit),
+            )?;
+        }
         self.attr_of(ino, fh)
     }
 
@@ -162,11 +238,8 @@ impl Core {
     pub(in crate::fs) fn real_readlink(&self, ino: u64) -> Result<Vec<u8>, FsError> {
         match self.node(ino)?.kind {
             NodeKind::Real { .. } => {
-                let rel = self.rel_path(ino)?;
-                Ok(fs::read_link(self.abs(&rel))?
-                    .into_os_string()
-                    .as_bytes()
-                    .to_vec())
+                let (dir, name) = self.parent_fd(&self.rel_path(ino)?)?;
+                Ok(sys::readlink_at(dir.as_fd(), &name)?)
             }
             _ => Err(FsError::Invalid("not a symbolic link".into())),
         }
@@ -179,13 +252,38 @@ impl Core {
         Ok(())
     }
 
+    /// Gives the new entry `name` of `dir` to the caller (when the mount runs as root) and
+    /// its exact permission bits `perm` (the caller's mode and umask; the daemon's own umask
+    /// is not applied). A directory keeps the set-group-id bit it inherited.
+    fn settle_new(
+        &self,
+        dir: std::os::fd::BorrowedFd,
+        name: &OsStr,
+        perm: Option<u32>,
+        uid: u32,
+        gid: u32,
+    ) -> Result<(), FsError> {
+        if self.root_owner && (uid != 0 || gid != 0) {
+            sys::chown_at(dir, name, Some(uid), Some(gid))?;
+        }
+        if let Some(perm) = perm {
+            let m = sys::lstat_at(dir, name)?;
+            let inherited = if m.is_dir() {
+                m.mode() & libc::S_ISGID
+            } else {
+                0
+            };
+            if m.mode() & 0o7777 != perm | inherited {
+                sys::chmod_at(dir, name, perm | inherited)?;
+            }
+        }
+        Ok(())
+    }
+
     pub(in crate::fs) fn new_real(&self, parent: u64, name: &OsStr) -> Result<Attr, FsError> {
         let rel = self.rel_path(parent)?.join(name);
-        let meta = fs::symlink_metadata(self.abs(&rel))?;
-        let kind = FileKind::of(meta.file_type());
-        let ino = self
-            .table_mut()
-            .replace(parent, name, NodeKind::Real { kind }, None);
+        let meta = self.lstat_rel(&rel)?;
+        let ino = self.real_node(parent, name, &meta, true);
         Ok(self.real_attr(ino, &rel, &meta))
     }
 
@@ -201,11 +299,10 @@ impl Core {
         uid: u32,
         gid: u32,
     ) -> Result<Attr, FsError> {
-        let rel = self.writable_dir(parent)?.join(name);
-        let abs = self.abs(&rel);
+        let dir = self.dir_fd(&self.writable_dir(parent)?)?;
         let perm = mode & 0o7777 & !umask;
-        sys::mknod(&abs, (mode & libc::S_IFMT) | perm, rdev)?;
-        self.chown_new(&abs, uid, gid)?;
+        sys::mknod_at(dir.as_fd(), name, (mode & libc::S_IFMT) | perm, rdev)?;
+        self.settle_new(dir.as_fd(), name, Some(perm), uid, gid)?;
         self.new_real(parent, name)
     }
 
@@ -219,15 +316,14 @@ impl Core {
         uid: u32,
         gid: u32,
     ) -> Result<Attr, FsError> {
-        let rel = self.writable_dir(parent)?.join(name);
+        let rel = self.writable_dir(parent)?;
         if let Some(a) = self.new_asset(parent, name, mode, umask)? {
             return Ok(a);
         }
-        let abs = self.abs(&rel);
-        fs::DirBuilder::new()
-            .mode(mode & 0o7777 & !umask)
-            .create(&abs)?;
-        self.chown_new(&abs, uid, gid)?;
+        let dir = self.dir_fd(&rel)?;
+        let perm = mode & 0o7777 & !umask;
+        sys::mkdir_at(dir.as_fd(), name, perm)?;
+        self.settle_new(dir.as_fd(), name, Some(perm), uid, gid)?;
         self.new_real(parent, name)
     }
 
@@ -240,10 +336,9 @@ impl Core {
         uid: u32,
         gid: u32,
     ) -> Result<Attr, FsError> {
-        let rel = self.writable_dir(parent)?.join(name);
-        let abs = self.abs(&rel);
-        std::os::unix::fs::symlink(target, &abs)?;
-        self.chown_new(&abs, uid, gid)?;
+        let dir = self.dir_fd(&self.writable_dir(parent)?)?;
+        sys::symlink_at(target, dir.as_fd(), name)?;
+        self.settle_new(dir.as_fd(), name, None, uid, gid)?;
         self.new_real(parent, name)
     }
 
@@ -255,25 +350,27 @@ impl Core {
         newname: &OsStr,
     ) -> Result<Attr, FsError> {
         let (_, src) = self.writable_real(ino)?;
-        let rel = self.writable_dir(newparent)?.join(newname);
-        fs::hard_link(self.abs(&src), self.abs(&rel))?;
+        let (odir, oname) = self.parent_fd(&src)?;
+        let ndir = self.dir_fd(&self.writable_dir(newparent)?)?;
+        sys::link_at(odir.as_fd(), &oname, ndir.as_fd(), newname)?;
         self.new_real(newparent, newname)
     }
 
     /// Removes a file.
     pub(in crate::fs) fn real_unlink(&self, parent: u64, name: &OsStr) -> Result<(), FsError> {
-        let rel = self.writable_dir(parent)?.join(name);
+        let rel = self.writable_dir(parent)?;
         if self.child_is_view(parent, name) {
             return Err(FsError::ReadOnly("asset directories are read-only"));
         }
-        fs::remove_file(self.abs(&rel))?;
+        sys::unlink_at(self.dir_fd(&rel)?.as_fd(), name, false)?;
         self.table_mut().detach_child(parent, name);
         Ok(())
     }
 
     /// Removes an empty directory.
     pub(in crate::fs) fn real_rmdir(&self, parent: u64, name: &OsStr) -> Result<(), FsError> {
-        let rel = self.writable_dir(parent)?.join(name);
+        let prel = self.writable_dir(parent)?;
+        let rel = prel.join(name);
         if self.writeback() && self.remove_asset(parent, name)? {
             return Ok(());
         }
@@ -282,7 +379,7 @@ impl Core {
         {
             return Err(FsError::ReadOnly("asset directories are read-only"));
         }
-        fs::remove_dir(self.abs(&rel))?;
+        sys::unlink_at(self.dir_fd(&prel)?.as_fd(), name, true)?;
         self.table_mut().detach_child(parent, name);
         Ok(())
     }
@@ -298,13 +395,9 @@ impl Core {
         newname: &OsStr,
         flags: u32,
     ) -> Result<(), FsError> {
-        let from = self.writable_dir(parent)?.join(name);
-        let to = self.writable_dir(newparent)?.join(newname);
-        if flags == 0 {
-            fs::rename(self.abs(&from), self.abs(&to))?;
-        } else {
-            sys::rename2(&self.abs(&from), &self.abs(&to), flags)?;
-        }
+        let from = self.dir_fd(&self.writable_dir(parent)?)?;
+        let to = self.dir_fd(&self.writable_dir(newparent)?)?;
+        sys::rename_at(from.as_fd(), name, to.as_fd(), newname, flags)?;
         {
             let mut t = self.table_mut();
             if flags & libc::RENAME_EXCHANGE != 0 {
@@ -336,20 +429,18 @@ impl Core {
         uid: u32,
         gid: u32,
     ) -> Result<(Attr, Opened), FsError> {
-        let rel = self.writable_dir(parent)?.join(name);
-        let abs = self.abs(&rel);
-        let mut o = Self::open_options(flags);
+        let dir = self.dir_fd(&self.writable_dir(parent)?)?;
+        let mut oflags = Self::open_flags(flags) | libc::O_CREAT;
         if flags & libc::O_EXCL != 0 {
-            o.create_new(true);
-        } else {
-            o.create(true);
+            oflags |= libc::O_EXCL;
         }
         if flags & libc::O_ACCMODE == libc::O_RDONLY {
-            o.write(true); // create needs write access; the kernel enforces the mode
+            // create needs write access; the kernel enforces the mode
+            oflags = (oflags & !libc::O_ACCMODE) | libc::O_RDWR;
         }
-        o.mode(mode & 0o7777 & !umask);
-        let file = o.open(&abs)?;
-        self.chown_new(&abs, uid, gid)?;
+        let perm = mode & 0o7777 & !umask;
+        let file = sys::open_at(dir.as_fd(), name, oflags, perm)?;
+        self.settle_new(dir.as_fd(), name, Some(perm), uid, gid)?;
         let attr = self.new_real(parent, name)?;
         let fh = self.add_handle(Handle::Real {
             file,

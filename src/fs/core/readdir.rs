@@ -10,7 +10,6 @@ use crate::fs::layout::Layout;
 use crate::fs::writeback::{join, merged_children};
 use crate::fs::{fan_out, FsError};
 use std::ffi::{OsStr, OsString};
-use std::fs;
 use std::path::Path;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
@@ -154,7 +153,7 @@ impl Core {
 
     pub(in crate::fs) fn list_real(&self, ino: u64, rel: &Path) -> Result<Vec<DirItem>, FsError> {
         let mut raw = Vec::new();
-        for ent in fs::read_dir(self.abs(rel))? {
+        for ent in self.read_dir_rel(rel)? {
             let ent = ent?;
             let kind = ent.file_type().map(FileKind::of).unwrap_or(FileKind::File);
             raw.push((ent.file_name(), kind));
@@ -232,6 +231,7 @@ impl Core {
                 self.expand(&rel, layout, dir, true);
                 let asset = self.slot(&rel);
                 let g = lock(&asset.stage);
+                crate::fs::writeback::listed(g.as_ref(), dir);
                 merged_children(g.as_ref(), Some(layout), dir).unwrap_or_default()
             }
             Err(_) => Vec::new(),

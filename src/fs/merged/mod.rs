@@ -16,12 +16,13 @@ mod scan;
 
 pub use scan::{scan_once, ArchiveSource, Snapshot, Source};
 
-use crate::formats::hpi::{self, FileInfo, HpiLimits};
+use crate::formats::hpi::{self, FileInfo};
 use crate::fs::core::assets::{AssetCache, Outcome};
 use crate::fs::core::lock;
 use crate::fs::core::{view_options_for, Attr, DirItem, MountOptions};
 use crate::fs::layout::Layout;
 use crate::fs::stage::Ident;
+use crate::fs::sys;
 use crate::fs::FsError;
 use crate::view::merged::Priority;
 use crate::view::{self, AssetKind, View, ViewError};
@@ -29,11 +30,40 @@ use scan::scan;
 use std::collections::HashMap;
 use std::fs::{self, File, Metadata};
 use std::io::Read;
-use std::os::unix::fs::FileExt;
-use std::path::PathBuf;
+use std::os::fd::AsFd;
+use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
+
+/// May the merged view follow a symlink owned by `link_uid` to a file owned by `file_uid`?
+/// Only when the link belongs to the user the mount runs as, or to the file's owner (as the
+/// kernel's `protected_symlinks`): a link someone planted in the game folder to a file they do
+/// not own is never followed, so the mount (often root) never reads it for anyone.
+fn may_follow(link_uid: u32, file_uid: u32) -> bool {
+    link_uid == sys::euid() || link_uid == file_uid
+}
+
+/// Opens `rel` of `game_dir` for reading: no symlink on the way is followed and nothing
+/// outside the game folder is reached; a symlink as the last component only under
+/// [`may_follow`] (`EACCES` otherwise). Never blocks on a fifo.
+pub(super) fn open_game_file(game_dir: &Path, rel: &Path) -> std::io::Result<File> {
+    let root = sys::open_dir_path(game_dir)?;
+    let (dir, name) = sys::parent_beneath(root.as_fd(), rel)?;
+    sys::open_read_at(dir.as_fd(), &name, may_follow)
+}
+
+/// The status of what [`open_game_file`] opens.
+pub(super) fn stat_game_file(game_dir: &Path, rel: &Path) -> std::io::Result<Metadata> {
+    open_game_file(game_dir, rel)?.metadata()
+}
+
+/// The entries of folder `rel` of `game_dir` (no symlink followed, also not on the way).
+pub(super) fn read_game_dir(game_dir: &Path, rel: &Path) -> std::io::Result<fs::ReadDir> {
+    let root = sys::open_dir_path(game_dir)?;
+    let (dir, name) = sys::parent_beneath(root.as_fd(), rel)?;
+    sys::read_dir_at(dir.as_fd(), &name)
+}
 
 /// Extended attribute naming the source an entry is read from: `loose:PATH` (a file of the
 /// game folder) or `archive:NAME:PATH` (member PATH of archive NAME), PATH as the source
@@ -208,8 +238,8 @@ const ROOT_INO: u64 = 1;
 
 impl MergedCore {
     /// Scans `game_dir` and serves its merged view with sources ordered by `priority`.
-    /// Of `opts`, the cache size, TTL, owner, decoded-view budget, size limit and opener
-    /// apply; write-back does not (the view is read-only).
+    /// Of `opts`, the cache size, TTL, owner, decoded-view budget, size limit, archive
+    /// limits and opener apply; write-back does not (the view is read-only).
     pub fn new(
         game_dir: impl Into<PathBuf>,
         opts: MountOptions,
@@ -350,7 +380,7 @@ impl MergedCore {
                 },
             ));
         }
-        let meta = match fs::metadata(self.game_dir.join(&hit.path)) {
+        let meta = match stat_game_file(&self.game_dir, Path::new(&hit.path)) {
             Ok(m) if m.is_file() => m,
             Ok(_) => {
                 self.expire();
@@ -386,7 +416,7 @@ impl MergedCore {
                 if meta.len() > self.opts.max_asset_bytes {
                     return Err(FsError::Invalid("file too large".into()));
                 }
-                let mut f = File::open(self.game_dir.join(rel))?;
+                let mut f = open_game_file(&self.game_dir, Path::new(rel))?;
                 if Ident::of(&f.metadata()?) != Ident::of(meta) {
                     self.expire();
                     return Err(FsError::Stale);
@@ -406,7 +436,7 @@ impl MergedCore {
         info: &FileInfo,
         what: &str,
     ) -> Result<Vec<u8>, FsError> {
-        let f = File::open(self.game_dir.join(&a.name))?;
+        let f = open_game_file(&self.game_dir, Path::new(&a.name))?;
         let meta = f.metadata()?;
         if Ident::of(&meta) != a.ident {
             self.expire();
@@ -416,10 +446,10 @@ impl MergedCore {
         if end > meta.len() {
             return Err(ViewError::invalid(what, "member beyond the end of the archive").into());
         }
-        let mut stored = vec![0u8; info.stored_len as usize];
-        f.read_exact_at(&mut stored, u64::from(info.offset))?;
+        // the member's chunks only, read one at a time
+        let src = view::archive::FileSource::new(f)?;
         a.archive
-            .decode_member(&stored, info, &HpiLimits::default())
+            .read_from(&src, info, &self.opts.archive_limits)
             .map_err(|e| FsError::View(ViewError::invalid(what, e.to_string())))
     }
 

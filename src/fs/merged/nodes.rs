@@ -25,9 +25,8 @@ impl MergedCore {
         let hit = snap.index.winner(n);
         match hit.map(|h| (h, snap.archive_of(h.source))) {
             Some((_, Some(a))) => a.meta.clone(),
-            Some((h, None)) => {
-                fs::metadata(self.game_dir.join(&h.path)).unwrap_or_else(|_| self.dir_meta.clone())
-            }
+            Some((h, None)) => super::stat_game_file(&self.game_dir, std::path::Path::new(&h.path))
+                .unwrap_or_else(|_| self.dir_meta.clone()),
             None => fs::metadata(&self.game_dir).unwrap_or_else(|_| self.dir_meta.clone()),
         }
     }

@@ -8,7 +8,6 @@ use crate::fs::ops::FsOps;
 use crate::fs::stage::Ident;
 use crate::fs::{FsError, StatFs};
 use std::ffi::OsStr;
-use std::fs::File;
 use std::sync::atomic::Ordering;
 use std::sync::Arc;
 use std::time::Duration;
@@ -117,7 +116,7 @@ impl FsOps for MergedCore {
                 }
                 match &c {
                     Content::Loose { rel, meta } => {
-                        let f = File::open(self.game_dir.join(rel))?;
+                        let f = super::open_game_file(&self.game_dir, std::path::Path::new(rel))?;
                         if Ident::of(&f.metadata()?) != Ident::of(meta) {
                             return Err(FsError::Stale);
                         }

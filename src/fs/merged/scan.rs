@@ -6,8 +6,7 @@ use crate::fs::stage::Ident;
 use crate::fs::FsError;
 use crate::view;
 use crate::view::merged::{MergedIndex, Priority, Slot, SourceEntry, SourceList, ROOT_NODE};
-use std::fs::{self, File, Metadata};
-use std::io::Read;
+use std::fs::{self, Metadata};
 use std::path::Path;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
@@ -88,12 +87,7 @@ fn walk_loose(game_dir: &Path, skip: &[String]) -> Vec<SourceEntry> {
     let mut out = Vec::new();
     let mut stack: Vec<(String, usize)> = vec![(String::new(), 0)];
     while let Some((dir, depth)) = stack.pop() {
-        let abs = if dir.is_empty() {
-            game_dir.to_path_buf()
-        } else {
-            game_dir.join(&dir)
-        };
-        let Ok(rd) = fs::read_dir(&abs) else {
+        let Ok(rd) = super::read_game_dir(game_dir, Path::new(&dir)) else {
             continue;
         };
         let mut names: Vec<(String, bool)> = Vec::new();
@@ -107,7 +101,7 @@ fn walk_loose(game_dir: &Path, skip: &[String]) -> Vec<SourceEntry> {
             }
             let Ok(t) = ent.file_type() else { continue };
             let is_dir = if t.is_symlink() {
-                match fs::metadata(ent.path()) {
+                match super::stat_game_file(game_dir, &Path::new(&dir).join(&name)) {
                     Ok(m) if m.is_file() => false,
                     _ => continue,
                 }
@@ -162,8 +156,7 @@ pub(super) fn scan(
         .collect();
     names.sort();
     for name in names {
-        let abs = game_dir.join(&name);
-        let Ok(meta) = fs::metadata(&abs) else {
+        let Ok(meta) = super::stat_game_file(game_dir, Path::new(&name)) else {
             continue;
         };
         if !meta.is_file() {
@@ -185,20 +178,19 @@ pub(super) fn scan(
             log::warn!("{name}: too large, shown as a plain file");
             continue;
         }
-        let parsed = File::open(&abs).and_then(|mut f| {
+        // only the header and directory are read (by range)
+        let parsed = super::open_game_file(game_dir, Path::new(&name)).and_then(|f| {
             let meta = f.metadata()?;
-            let mut data = Vec::with_capacity(meta.len() as usize);
-            f.read_to_end(&mut data)?;
-            Ok((data, meta))
+            Ok((view::archive::FileSource::new(f)?, meta))
         });
-        let (data, meta) = match parsed {
+        let (src, meta) = match parsed {
             Ok(x) => x,
             Err(e) => {
                 log::warn!("{name}: cannot be read ({e}), shown as a plain file");
                 continue;
             }
         };
-        match hpi::parse(&data, &limits) {
+        match hpi::parse_from(&src, &limits) {
             Ok(archive) => {
                 let paths = view::archive::shown_paths(&archive);
                 let ident = Ident::of(&meta);

@@ -12,8 +12,8 @@ use crate::fs::core::handles::Handle;
 use crate::fs::core::inode::DETACHED;
 use crate::fs::core::{is_archive_path, lock, Core, Inval};
 use crate::fs::layout::Layout;
+use crate::fs::stage::Stage;
 use crate::fs::stage::StageMeta;
-use crate::fs::stage::{is_layout_name, Stage};
 use crate::fs::FsError;
 use crate::view::archive::ArchiveView;
 use crate::view::{AssetKind, ViewError};
@@ -57,7 +57,9 @@ pub(in crate::fs) fn part_of(vpath: &str) -> Option<&str> {
 /// names of editors and tools (`sedAb12Cd`, `tmpk2j4l1x0`, `x.tdf.Ab1234`, `x~`).
 pub(in crate::fs) fn archive_commits(vpath: &str) -> bool {
     if let Some(part) = part_of(vpath) {
-        return vpath.get(part.len() + 1..).is_some_and(is_layout_name);
+        return vpath
+            .get(part.len() + 1..)
+            .is_some_and(super::overlay::builds);
     }
     if vpath.is_empty() || vpath.split('/').any(|c| c.is_empty() || c.starts_with('.')) {
         return false;
@@ -113,12 +115,12 @@ pub(in crate::fs) enum MembersBuilt {
 
 impl Core {
     /// Whether saving `vpath` of asset `rel` commits: layout files in loose asset
-    /// directories ([`is_layout_name`]), [`archive_commits`] in archives.
+    /// directories ([`super::overlay::builds`]), [`archive_commits`] in archives.
     pub(in crate::fs) fn commits(&self, rel: &Path, vpath: &str) -> bool {
         if is_archive_path(rel) {
             archive_commits(vpath)
         } else {
-            is_layout_name(vpath)
+            super::overlay::builds(vpath)
         }
     }
 

@@ -6,12 +6,12 @@
 //! made outdated and record the result in the status.
 
 use super::archive::finish_archive_stage;
-use super::overlay::Overlay;
+use super::overlay::{builds, record_renderings, release_filled, Overlay};
 use super::{error_file, join};
 use crate::fs::core::view_options_for;
 use crate::fs::core::{is_archive_path, lock, Core};
 use crate::fs::layout::Layout;
-use crate::fs::stage::{is_layout_name, Ident, Stage};
+use crate::fs::stage::{Ident, Stage};
 use crate::fs::FsError;
 use crate::view::archive::ArchiveView;
 use crate::view::{AssetKind, EntryKind, FileSet, View, ViewError, ViewOptions};
@@ -50,6 +50,9 @@ pub(in crate::fs) enum Outdated {
         kind: AssetKind,
         view: Box<dyn View>,
         opts: Box<ViewOptions>,
+        /// `metadata.json` and `tilemap.csv` of the version being replaced (maps: the
+        /// checksums of its renderings are recorded, see `record_renderings`).
+        old_meta: Option<(Vec<u8>, Option<Vec<u8>>)>,
     },
 }
 
@@ -178,7 +181,21 @@ impl Core {
             }
         };
         let t_built = t0.elapsed();
+        if let Outdated::Check { view, .. } = &outdated {
+            release_filled(s, &Layout::new(&**view));
+        }
         if base.bytes() == Some(bytes.as_slice()) {
+            if let Outdated::Check { kind, view, .. } = &outdated {
+                // copies of earlier renderings give way to the binary's own
+                let stale = Overlay {
+                    stage: s,
+                    layout: Some(Layout::new(&**view)),
+                    view: Some(&**view),
+                    kind: *kind,
+                }
+                .stale_copies();
+                drop_outdated(rel, s, &stale);
+            }
             self.settle_stage(rel, s);
             s.meta.status = format!("clean: the last save changed nothing in the {what}");
             s.save()?;
@@ -186,12 +203,28 @@ impl Core {
         }
         let outdated = match outdated {
             Outdated::Known(v) => v,
-            Outdated::Check { kind, view, opts } => {
+            Outdated::Check {
+                kind,
+                view,
+                opts,
+                old_meta,
+            } => {
+                if let Some((m, t)) = &old_meta {
+                    record_renderings(s, m, t.as_deref());
+                }
+                // deletions the new binary applied are no longer needed
+                let layout = Layout::new(&*view);
+                s.meta.whiteouts.retain(|w| layout.is_dir(w).is_some());
                 outdated_staged(&self.opts.packer, kind, s, &*view, &bytes, &opts)
             }
         };
         let old = base.bytes().zip(base.meta());
-        replace_binary(rel, &abs, s, old, &bytes)?;
+        if let Err(e) = replace_binary(rel, &abs, s, old, &bytes) {
+            s.meta.status = format!("error: writing the {what}: {e}");
+            let _ = s.save();
+            log::warn!("{}: {}", rel.display(), s.meta.status);
+            return Err(e);
+        }
         self.settle_stage(rel, s);
         drop_outdated(rel, s, &outdated);
         let ms = |d: Duration| d.as_millis();
@@ -253,6 +286,13 @@ impl Core {
             Err(e) => return Built::Failed(e.into()),
         };
         let t_decode = t0.elapsed();
+        let old_meta = match view.as_deref() {
+            Some(v) if kind == AssetKind::Tnt => v
+                .render_vec("metadata.json")
+                .ok()
+                .map(|m| (m, v.render_vec("tilemap.csv").ok())),
+            _ => None,
+        };
         let overlay = Overlay {
             stage: s,
             layout: view.as_deref().map(Layout::new),
@@ -278,6 +318,7 @@ impl Core {
                     kind,
                     view,
                     opts: Box::new(opts),
+                    old_meta,
                 },
                 phases: vec![
                     ("decode", t_decode),
@@ -317,10 +358,28 @@ pub(in crate::fs) fn replace_binary(
             rel.display()
         );
     }
-    crate::atomic::write(abs, bytes, old.map(|(_, m)| m))?;
+    crate::atomic::write(abs, bytes, old.map(|(_, m)| m)).map_err(with_errno)?;
     s.meta.base = Some(Ident::of(&fs::metadata(abs)?));
     s.meta.committing = None;
     Ok(())
+}
+
+/// An I/O error with the errno its kind stands for when it carries none (the temporary file's
+/// errors come wrapped with its path): a full folder is `ENOSPC` to the writer, not `EIO`.
+fn with_errno(e: std::io::Error) -> FsError {
+    use std::io::ErrorKind as K;
+    if e.raw_os_error().is_some() {
+        return e.into();
+    }
+    let errno = match e.kind() {
+        K::StorageFull => libc::ENOSPC,
+        K::PermissionDenied => libc::EACCES,
+        K::ReadOnlyFilesystem => libc::EROFS,
+        K::NotFound => libc::ENOENT,
+        K::FileTooLarge => libc::EFBIG,
+        _ => return e.into(),
+    };
+    std::io::Error::from_raw_os_error(errno).into()
 }
 
 /// Removes the staged files `outdated` (paths in the staging area) after a commit.
@@ -343,8 +402,11 @@ pub(in crate::fs) fn drop_outdated(rel: &Path, s: &Stage, outdated: &[String]) {
 /// checksum in `metadata.json`. When building again from the new binary with the staged
 /// files on top does not give the same bytes, every staged layout file that differs from the
 /// new binary's generated one is outdated (so the next commit cannot undo this one); files the
-/// view does not have are kept. Maps
-/// only: GAF builds take every staged file as it is.
+/// view does not have are kept. A GAF build names a copied or renamed sequence folder after
+/// the folder and renumbers the sequences, so the copied `sequence.csv` is outdated the same
+/// way (without this, every later commit would add the copy again): staged
+/// [`regenerated`] files and copies of earlier renderings of map files are outdated after
+/// every commit.
 pub(in crate::fs) fn outdated_staged(
     packer: &crate::fs::stage::Packer,
     kind: AssetKind,
@@ -353,18 +415,15 @@ pub(in crate::fs) fn outdated_staged(
     bytes: &[u8],
     opts: &ViewOptions,
 ) -> Vec<String> {
-    if kind != AssetKind::Tnt {
-        return Vec::new();
-    }
     let overlay = Overlay {
         stage,
         layout: Some(Layout::new(view)),
         view: Some(view),
         kind,
     };
-    if packer(kind, &overlay, Some(bytes), opts).is_ok_and(|again| again == bytes) {
-        return Vec::new();
-    }
+    let stable = packer(kind, &overlay, Some(bytes), opts).is_ok_and(|again| again == bytes);
+    // copies of earlier renderings of derived map files give way to the new binary's
+    let stale = overlay.stale_copies();
     let mut out = Vec::new();
     let mut stack = vec![String::new()];
     while let Some(dir) = stack.pop() {
@@ -380,7 +439,7 @@ pub(in crate::fs) fn outdated_staged(
                 if stack.len() < 4096 {
                     stack.push(p);
                 }
-            } else if is_layout_name(&p) {
+            } else if builds(&p) && (!stable || regenerated(kind, &p) || stale.contains(&p)) {
                 // files the view does not have (the user's own) are kept
                 let in_view = overlay.layout.as_ref().and_then(|l| l.is_dir(&p)) == Some(false);
                 if in_view && fs::read(e.path()).ok() != view.render_vec(&p).ok() {
@@ -393,8 +452,24 @@ pub(in crate::fs) fn outdated_staged(
     out
 }
 
-/// A new asset commits only once it has a sequence and every sequence its metadata.json
-/// lists is there.
+/// Staged files replaced by the new binary's after every commit when they differ: a GAF
+/// sequence's `sequence.csv` (everything it says is in the binary, and a copied folder's
+/// names and indexes another sequence). Other staged files that build the same binary stay as
+/// written (their bytes can differ from the generated ones and still mean the same pixels or
+/// rows, a second `rsync -a` must find them as it left them, and a new asset arriving file by
+/// file still needs its `metadata.json`).
+fn regenerated(kind: AssetKind, path: &str) -> bool {
+    kind == AssetKind::Gaf && path.split('/').nth(1) == Some("sequence.csv")
+}
+
+/// Generated files no build reads (a sequence's `animated.png`): a renamed folder leaves
+/// them to be generated again rather than staging copies that would go stale.
+pub(in crate::fs) fn derived_only(kind: AssetKind, path: &str) -> bool {
+    kind == AssetKind::Gaf && path.rsplit('/').next() == Some("animated.png")
+}
+
+/// A new asset commits only once it has a sequence, its metadata.json, and every sequence
+/// its metadata.json lists.
 pub(in crate::fs) fn complete_new(
     kind: AssetKind,
     files: &dyn FileSet,
@@ -409,7 +484,15 @@ pub(in crate::fs) fn complete_new(
             why: "a new asset needs at least one complete sequence".into(),
         });
     }
-    if let Some(b) = files.read("metadata.json")? {
+    // a copy of a dump brings metadata.json (raw name bytes, trailing bytes, block layout):
+    // building before it is there would commit a binary without them
+    let Some(b) = files.read("metadata.json")? else {
+        return Err(ViewError::Missing {
+            file: "metadata.json".into(),
+            why: "a new GAF commits once its metadata.json is there".into(),
+        });
+    };
+    {
         let meta: serde_json::Value = serde_json::from_slice(&b)
             .map_err(|e| ViewError::invalid("metadata.json", e.to_string()))?;
         let root = files.list("")?.unwrap_or_default();
@@ -420,8 +503,11 @@ pub(in crate::fs) fn complete_new(
             .flatten()
         {
             if let Some(dir) = s.get("dir").and_then(|d| d.as_str()) {
+                // (a dump's folders hold both CSVs; a sequence built without its
+                // sequence.csv would take another place)
                 let has = root.iter().any(|(n, d)| *d && n == dir)
-                    && files.read(&format!("{dir}/frames.csv"))?.is_some();
+                    && files.read(&format!("{dir}/frames.csv"))?.is_some()
+                    && files.read(&format!("{dir}/sequence.csv"))?.is_some();
                 if !has {
                     return Err(ViewError::Missing {
                         file: format!("{dir}/"),

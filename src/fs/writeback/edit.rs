@@ -216,8 +216,8 @@ impl Edit {
                     let Some(hpi::EntryKind::File(f)) = a.entries.get(*i).map(|e| &e.kind) else {
                         continue;
                     };
-                    let stored = a
-                        .stored_member(av.data(), f)
+                    let stored = av
+                        .stored_member(f)
                         .map_err(|e| FsError::Commit(e.to_string()))?;
                     hpi::NodeKind::File(Member::Stored(stored))
                 }

@@ -20,14 +20,14 @@ mod ops;
 mod overlay;
 mod status;
 
-pub(in crate::fs) use overlay::merged_children;
+pub(in crate::fs) use overlay::{listed, merged_children};
 pub(in crate::fs) use status::STATUS_NAME;
 
 use crate::fs::core::assets::{Asset, Outcome};
 use crate::fs::core::inode::NodeKind;
 use crate::fs::core::{lock, time, Core, Resolved};
 use crate::fs::layout::Layout;
-use crate::fs::stage::{is_layout_name, Ident, Stage};
+use crate::fs::stage::{Ident, Stage};
 use crate::fs::sys::{self, SetTime};
 use crate::fs::FsError;
 use crate::view::{AssetKind, ViewError};
@@ -104,8 +104,15 @@ impl Core {
     }
 
     /// The binary of `rel` is now `ident`: if the staged files were based on another
-    /// version, clean ones are dropped and dirty ones are in conflict.
-    pub(in crate::fs) fn rebase(&self, rel: &Path, stage: &mut Stage, ident: &Ident, bytes: &[u8]) {
+    /// version, clean ones are dropped and dirty ones are in conflict. `bytes` gives the
+    /// binary's bytes, asked for only to recognise an interrupted commit of ours.
+    pub(in crate::fs) fn rebase(
+        &self,
+        rel: &Path,
+        stage: &mut Stage,
+        ident: &Ident,
+        bytes: &dyn Fn() -> std::io::Result<Vec<u8>>,
+    ) {
         let based_elsewhere = match &stage.meta.base {
             Some(b) => b != ident,
             None => stage.meta.new_asset,
@@ -114,7 +121,7 @@ impl Core {
             return;
         }
         if stage.meta.committing.is_some()
-            && stage.meta.committing == Some(crate::fs::stage::Written::of(bytes))
+            && bytes().ok().map(|b| crate::fs::stage::Written::of(&b)) == stage.meta.committing
         {
             // our own commit, interrupted between the rename and the record of it
             stage.meta.base = Some(ident.clone());
@@ -174,6 +181,10 @@ impl Core {
                 return if m.is_dir() { Loc::Dir } else { Loc::Staged(m) };
             }
             if s.hidden(vpath) {
+                return Loc::None;
+            }
+            let parent = vpath.rsplit_once('/').map_or("", |(d, _)| d);
+            if overlay::filling(Some(s), parent) {
                 return Loc::None;
             }
         }
@@ -266,7 +277,7 @@ impl Core {
         let commits = if archive {
             archive::archive_commits(vpath)
         } else {
-            is_layout_name(vpath)
+            overlay::builds(vpath)
         };
         if commits {
             s.meta.dirty.insert(vpath.to_string());
@@ -312,7 +323,13 @@ impl Core {
         let n = name
             .to_str()
             .ok_or_else(|| FsError::Invalid("names in asset directories must be UTF-8".into()))?;
-        if n.is_empty() || n == "." || n == ".." || n.contains('/') || n == STATUS_NAME {
+        if n.is_empty()
+            || n == "."
+            || n == ".."
+            || n.contains('/')
+            || n == STATUS_NAME
+            || n == overlay::FILLING
+        {
             return Err(FsError::Invalid(format!("{n:?}: not allowed here")));
         }
         Ok(n)

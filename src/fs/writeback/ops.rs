@@ -3,6 +3,7 @@
 //! (a new asset) and `rmdir` of an asset directory.
 
 use super::archive::{is_archive_stage, part_of};
+use super::overlay::FILLING;
 use super::{join, merged_children, Loc};
 use crate::fs::core::handles::Handle;
 use crate::fs::core::inode::NodeKind;
@@ -52,7 +53,8 @@ impl Core {
         let (root, rel, gen, layout, meta, dir) = self.in_asset(parent)?.ok_or(FsError::NotDir)?;
         let name = Self::name_str(name)?;
         let vpath = join(&dir, name);
-        let exists = !matches!(self.locate(&rel, &layout, &vpath), Loc::None);
+        let loc = self.locate(&rel, &layout, &vpath);
+        let exists = !matches!(loc, Loc::None);
         if exists && flags & libc::O_EXCL != 0 {
             return Err(FsError::Exists);
         }
@@ -178,7 +180,38 @@ impl Core {
         if !self.commits(rel, &vpath) {
             return Ok(());
         }
+        self.refuse_while_removing(rel, &vpath)?;
         self.commit(rel, &vpath)
+    }
+
+    /// A save into a loose asset whose `metadata.json` was deleted (marked for removal)
+    /// cannot be applied: the call fails (`EIO`) and the status says why, so that a push
+    /// from a tree without `metadata.json` (`rsync -a --delete`) does not silently commit
+    /// nothing.
+    pub(in crate::fs) fn refuse_while_removing(
+        &self,
+        rel: &Path,
+        vpath: &str,
+    ) -> Result<(), FsError> {
+        if is_archive_path(rel) {
+            return Ok(());
+        }
+        let asset = self.slot(rel);
+        let mut g = lock(&asset.stage);
+        let Some(s) = g.as_mut().filter(|s| s.meta.removing) else {
+            return Ok(());
+        };
+        s.meta.status = format!(
+            "error: {vpath} was saved but metadata.json is deleted (the asset is marked for \
+             removal), so nothing is applied; write metadata.json again to commit, or `rmdir` \
+             the asset directory to delete the binary"
+        );
+        let _ = s.save();
+        log::warn!("{}: {}", rel.display(), s.meta.status);
+        Err(FsError::Commit(format!(
+            "{}: {vpath} not applied: metadata.json is deleted",
+            rel.display()
+        )))
     }
 
     /// `setattr` of a node inside an asset directory.
@@ -264,6 +297,9 @@ impl Core {
                 .mode(mode & 0o7777 & !umask)
                 .create(&p)?;
             self.chown_new(&p, uid, gid)?;
+            if !is_archive_path(&rel) {
+                fs::write(p.join(FILLING), b"")?;
+            }
             if archive_dir {
                 s.meta.dirty.insert(vpath.clone());
             }
@@ -367,6 +403,7 @@ impl Core {
         self.with_stage(&rel, &meta, |s| {
             let p = s.path(&vpath);
             if p.is_dir() {
+                let _ = fs::remove_file(p.join(FILLING));
                 fs::remove_dir(&p)?;
             }
             if layout.is_dir(&vpath) == Some(true) && !s.hidden(&vpath) {
@@ -409,7 +446,11 @@ impl Core {
                     parent, name, newparent, newname, &rel, &layout, &meta, gen, &src, &dst,
                 );
             }
-            Loc::Dir => return Err(exdev()),
+            Loc::Dir => {
+                return self.rename_dir(
+                    parent, name, newparent, newname, &rel, &layout, &meta, gen, &src, &dst,
+                )
+            }
             _ => {}
         }
         match self.locate(&rel, &layout, &dst) {
@@ -442,16 +483,130 @@ impl Core {
             Ok(())
         })?;
         if self.commits(&rel, &dst) {
-            // a rename that fails to commit is reported as EIO (the kernel would retry a
-            // rename that failed with ESTALE, and find the source gone)
-            return self.commit(&rel, &dst).map_err(|e| match e {
-                FsError::Stale => {
-                    FsError::Commit("conflict: the binary changed outside the mount".into())
-                }
-                e => e,
-            });
+            self.refuse_while_removing(&rel, &dst)?;
+            return Self::renamed(self.commit(&rel, &dst));
         }
         Ok(())
+    }
+
+    /// What a rename that took effect in the staging area answers for the commit after it:
+    /// the rename stands, so files that do not build yet (a frame swap half done) or a
+    /// conflict are in the status only; an I/O error (`ENOSPC`) is returned.
+    fn renamed(commit: Result<(), FsError>) -> Result<(), FsError> {
+        match commit {
+            Err(FsError::Commit(m)) => {
+                log::info!("rename done, not committed: {m}");
+                Ok(())
+            }
+            Err(FsError::Stale) => Ok(()),
+            r => r,
+        }
+    }
+
+    /// `rename` of a folder of a loose asset directory (a sequence folder, `<n>.layers/`,
+    /// `tiles/`): its files are staged under the new name, the old folder is deleted, and the
+    /// asset commits (a renamed sequence folder renames the sequence). The destination must
+    /// not exist (`EEXIST`; `ENOTEMPTY` for a non-empty folder), nor be inside the source
+    /// (`EINVAL`).
+    #[allow(clippy::too_many_arguments)]
+    fn rename_dir(
+        &self,
+        parent: u64,
+        name: &str,
+        newparent: u64,
+        newname: &str,
+        rel: &Path,
+        layout: &crate::fs::layout::Layout,
+        meta: &fs::Metadata,
+        gen: u64,
+        src: &str,
+        dst: &str,
+    ) -> Result<(), FsError> {
+        if dst == src {
+            return Ok(());
+        }
+        if dst.starts_with(&format!("{src}/")) {
+            return Err(FsError::Invalid(format!("{src}: cannot move into itself")));
+        }
+        match self.locate(rel, layout, dst) {
+            Loc::None => {
+                let ddir = dst.rsplit_once('/').map_or("", |(d, _)| d);
+                self.case_clash(rel, layout, ddir, newname)?;
+            }
+            Loc::Dir => {
+                let asset = self.slot(rel);
+                let g = lock(&asset.stage);
+                let empty = merged_children(g.as_ref(), Some(layout), dst)
+                    .unwrap_or_default()
+                    .is_empty();
+                if !empty {
+                    return Err(FsError::NotEmpty);
+                }
+            }
+            _ => return Err(FsError::NotDir),
+        }
+        // every file under the folder is staged (generated ones copied), then moved at once
+        let kind = AssetKind::from_name(&rel.to_string_lossy());
+        let mut files = Vec::new();
+        let mut stack = vec![src.to_string()];
+        while let Some(dir) = stack.pop() {
+            self.materialize(rel, gen, layout, meta, &dir, true)?;
+            let kids = {
+                let asset = self.slot(rel);
+                let g = lock(&asset.stage);
+                merged_children(g.as_ref(), Some(layout), &dir).unwrap_or_default()
+            };
+            for (n, d) in kids {
+                let p = join(&dir, &n);
+                if d {
+                    if stack.len() > 4096 {
+                        return Err(FsError::Invalid(format!("{src}: too many folders")));
+                    }
+                    stack.push(p);
+                } else if self.staged_path(rel, &p).is_some()
+                    || !kind.is_some_and(|k| super::commit::derived_only(k, &p))
+                {
+                    // (generated previews are not taken along: they are generated again)
+                    self.materialize(rel, gen, layout, meta, &p, false)?;
+                    files.push(p);
+                }
+            }
+        }
+        let ddir = dst.rsplit_once('/').map_or("", |(d, _)| d);
+        if !ddir.is_empty() {
+            self.materialize(rel, gen, layout, meta, ddir, true)?;
+        }
+        self.with_stage(rel, meta, |s| {
+            let to = s.path(dst);
+            if to.is_dir() {
+                let _ = fs::remove_file(to.join(FILLING));
+                fs::remove_dir(&to)?;
+            }
+            fs::rename(s.path(src), &to)?;
+            let under = format!("{src}/");
+            s.meta.dirty.retain(|d| d != src && !d.starts_with(&under));
+            s.meta
+                .whiteouts
+                .retain(|d| d != src && !d.starts_with(&under));
+            if layout.is_dir(src).is_some() {
+                s.meta.whiteouts.insert(src.to_string());
+            }
+            for f in &files {
+                let moved = format!("{dst}{}", f.get(src.len()..).unwrap_or_default());
+                Self::mark_dirty(s, &moved);
+            }
+            s.meta.dirty.insert(src.to_string());
+            // the table changes with the staged files, under the stage lock (`stands_at`)
+            let mut t = self.table_mut();
+            if let Some(ino) =
+                t.move_child(parent, OsStr::new(name), newparent, OsStr::new(newname))
+            {
+                t.set_vpath(ino, dst);
+            }
+            Ok(())
+        })?;
+        self.refuse_while_removing(rel, dst)?;
+        Self::renamed(self.commit(rel, dst))
     }
 
     /// `mkdir NAME.gaf` in a real folder: a new asset, staged only.
@@ -489,6 +644,8 @@ impl Core {
             fs::DirBuilder::new()
                 .mode(mode & 0o7777 & !umask)
                 .create(&s.files)?;
+            // nothing generated shows while a copy fills it (see `FILLING`)
+            fs::write(s.files.join(FILLING), b"")?;
             s.meta.status = "new asset: waiting for files".into();
             s.save()?;
         }

@@ -7,8 +7,90 @@ use crate::fs::stage::{is_layout_name, Stage};
 use crate::view::{AssetKind, FileSet, View, ViewError};
 use std::fs;
 
+/// The marker of a folder made with `mkdir` inside an asset directory (or of a new asset
+/// directory) being filled: it shows only what was written into it (a commit between two files of a copy does not make
+/// generated files appear under the copying tool). Removed once the folder holds every file
+/// the binary gives it, or when it is listed.
+pub(in crate::fs) const FILLING: &str = ".tafs-filling";
+
+/// Removes the [`FILLING`] marker of staged folder `path`, keeping the folder's times (a
+/// copying tool set them: `rsync -a` must find them as it left them).
+fn unmark(path: &std::path::Path) {
+    let marker = path.join(FILLING);
+    if marker.symlink_metadata().is_err() {
+        return;
+    }
+    let times = fs::metadata(path).ok().map(|m| {
+        use std::os::unix::fs::MetadataExt;
+        (
+            crate::fs::core::time(m.atime(), m.atime_nsec()),
+            crate::fs::core::time(m.mtime(), m.mtime_nsec()),
+        )
+    });
+    if fs::remove_file(&marker).is_ok() {
+        if let Some((a, m)) = times {
+            let _ = crate::fs::sys::set_times(
+                path,
+                crate::fs::sys::SetTime::At(a),
+                crate::fs::sys::SetTime::At(m),
+            );
+        }
+    }
+}
+
+/// Whether staged folder `dir` is being filled ([`FILLING`]).
+pub(in crate::fs) fn filling(stage: Option<&Stage>, dir: &str) -> bool {
+    stage.is_some_and(|s| s.path(dir).join(FILLING).exists())
+}
+
+/// Folder `dir` was listed: it is no longer being filled.
+pub(in crate::fs) fn listed(stage: Option<&Stage>, dir: &str) {
+    if let Some(s) = stage {
+        unmark(&s.path(dir));
+    }
+}
+
+/// After a commit giving `layout`: folders being filled that hold every file the binary
+/// gives them stop being filled.
+pub(in crate::fs) fn release_filled(stage: &Stage, layout: &Layout) {
+    let complete = |p: &str| {
+        layout.children(p).is_some_and(|kids| {
+            kids.iter()
+                .all(|(n, _)| stage.path(&join(p, n)).symlink_metadata().is_ok())
+        })
+    };
+    if filling(Some(stage), "") && complete("") {
+        unmark(&stage.path(""));
+    }
+    let mut stack = vec![String::new()];
+    while let Some(dir) = stack.pop() {
+        let Ok(rd) = fs::read_dir(stage.path(&dir)) else {
+            continue;
+        };
+        for e in rd.flatten() {
+            if !e.file_type().is_ok_and(|t| t.is_dir()) {
+                continue;
+            }
+            let Ok(name) = e.file_name().into_string() else {
+                continue;
+            };
+            let p = join(&dir, &name);
+            if stack.len() < 4096 {
+                stack.push(p.clone());
+            }
+            if !filling(Some(stage), &p) {
+                continue;
+            }
+            if complete(&p) {
+                unmark(&e.path());
+            }
+        }
+    }
+}
+
 /// Children of `dir`: the generated ones not deleted, then staged ones (a staged entry
-/// replaces a generated one of the same name). `None` if the folder does not exist.
+/// replaces a generated one of the same name). `None` if the folder does not exist. A folder
+/// being filled ([`FILLING`]) shows its staged entries only.
 pub(in crate::fs) fn merged_children(
     stage: Option<&Stage>,
     layout: Option<&Layout>,
@@ -17,6 +99,7 @@ pub(in crate::fs) fn merged_children(
     let mut out: Vec<(String, bool)> = Vec::new();
     let mut exists = dir.is_empty();
     let hidden = |p: &str| stage.is_some_and(|s| s.hidden(p));
+    let layout = layout.filter(|_| !filling(stage, dir));
     if let Some(gen) = layout.and_then(|l| l.children(dir)) {
         if dir.is_empty() || !hidden(dir) {
             exists = true;
@@ -36,6 +119,7 @@ pub(in crate::fs) fn merged_children(
                     let d = e.file_type().is_ok_and(|t| t.is_dir());
                     e.file_name().into_string().ok().map(|n| (n, d))
                 })
+                .filter(|(n, _)| n != FILLING)
                 .collect();
             staged.sort();
             for (n, d) in staged {
@@ -48,6 +132,71 @@ pub(in crate::fs) fn merged_children(
         }
     }
     exists.then_some(out)
+}
+
+/// Whether `vpath` of a loose asset directory is part of what a commit builds:
+/// [`is_layout_name`], or a layout name inside a top folder whose name starts with `.` (a
+/// sequence named `.hidden`, the safe folder `.._x` of a hostile name), `.git` aside.
+pub(in crate::fs) fn builds(vpath: &str) -> bool {
+    match vpath.split_once('/') {
+        Some((first, rest)) if first.starts_with('.') => {
+            !matches!(first, "." | ".." | ".git") && is_layout_name(rest)
+        }
+        _ => is_layout_name(vpath),
+    }
+}
+
+/// Where the checksums of earlier versions' `map.png` and `minimap.png` renderings are kept
+/// (in the asset's staging folder, beside `asset.json`).
+const RENDERINGS: &str = "renderings.json";
+
+/// Checksums kept per file.
+const RENDERINGS_KEEP: usize = 64;
+
+/// The map files whose copies of earlier renderings are recognised: `map.png` and
+/// `minimap.png` by the checksum `metadata.json` holds, `tilemap.csv` (renumbered by a
+/// re-tiling) by the CRC-32 of its bytes.
+pub(in crate::fs) const MAP_DERIVED: [&str; 3] = ["map.png", "minimap.png", "tilemap.csv"];
+
+fn renderings(stage: &Stage) -> serde_json::Map<String, serde_json::Value> {
+    fs::read(stage.dir.join(RENDERINGS))
+        .ok()
+        .and_then(|b| serde_json::from_slice::<serde_json::Value>(&b).ok())
+        .and_then(|v| v.as_object().cloned())
+        .unwrap_or_default()
+}
+
+/// Records the checksums a map's `metadata.json` (`meta_json`, a version being replaced)
+/// holds for its `map.png` and `minimap.png`, and the CRC-32 of its `tilemap.csv`.
+pub(in crate::fs) fn record_renderings(stage: &Stage, meta_json: &[u8], tilemap: Option<&[u8]>) {
+    let Ok(meta) = serde_json::from_slice::<serde_json::Value>(meta_json) else {
+        return;
+    };
+    let mut all = renderings(stage);
+    let tilemap_crc = tilemap.map(|t| u64::from(crc32fast::hash(t)));
+    for (file, crc) in MAP_DERIVED.iter().zip([
+        meta["checksums"]["map"].as_u64(),
+        meta["checksums"]["minimap"].as_u64(),
+        tilemap_crc,
+    ]) {
+        let Some(crc) = crc else {
+            continue;
+        };
+        let list = all
+            .entry(file.to_string())
+            .or_insert_with(|| serde_json::Value::Array(Vec::new()));
+        if let Some(a) = list.as_array_mut() {
+            if !a.iter().any(|v| v.as_u64() == Some(crc)) {
+                a.push(crc.into());
+            }
+            let extra = a.len().saturating_sub(RENDERINGS_KEEP);
+            a.drain(..extra);
+        }
+    }
+    if let Ok(b) = serde_json::to_vec(&serde_json::Value::Object(all)) {
+        let _ = fs::create_dir_all(&stage.dir);
+        let _ = crate::atomic::write(&stage.dir.join(RENDERINGS), &b, None);
+    }
 }
 
 /// The file set a commit builds from: the generated view with the staged layout files and
@@ -66,13 +215,58 @@ pub(in crate::fs) fn skip_generated(kind: AssetKind, path: &str) -> bool {
     kind == AssetKind::Tnt && path == "map.png"
 }
 
+impl Overlay<'_> {
+    /// Whether staged `bytes` of a map's `map.png` or `minimap.png` are a copy of an earlier
+    /// version's rendering (its checksum is one an earlier `metadata.json` held, not the
+    /// current one): not an edit, whatever order the files of a copy arrive in.
+    pub(in crate::fs) fn stale_copy(&self, path: &str, bytes: &[u8]) -> bool {
+        if self.kind != AssetKind::Tnt || !MAP_DERIVED.contains(&path) {
+            return false;
+        }
+        let known = renderings(self.stage);
+        let Some(list) = known.get(path).and_then(|v| v.as_array()) else {
+            return false;
+        };
+        let known_crc = |crc: u32| list.iter().any(|v| v.as_u64() == Some(u64::from(crc)));
+        if path == "tilemap.csv" {
+            let crc = crc32fast::hash(bytes);
+            let current = match (&self.layout, self.view) {
+                (Some(l), Some(v)) if l.is_dir(path) == Some(false) => v.render_vec(path).ok(),
+                _ => None,
+            };
+            return known_crc(crc) && current.is_some_and(|c| crc32fast::hash(&c) != crc);
+        }
+        let Ok(Some(meta)) = self.read("metadata.json") else {
+            return false;
+        };
+        let minimap = path == "minimap.png";
+        let Ok(crc) = crate::view::tnt::image_checksum(bytes, &meta, minimap) else {
+            return false;
+        };
+        let current = serde_json::from_slice::<serde_json::Value>(&meta)
+            .ok()
+            .and_then(|m| m["checksums"][if minimap { "minimap" } else { "map" }].as_u64());
+        current != Some(u64::from(crc)) && known_crc(crc)
+    }
+
+    /// The staged derived map files that are copies of earlier renderings ([`Self::stale_copy`]).
+    pub(in crate::fs) fn stale_copies(&self) -> Vec<String> {
+        MAP_DERIVED
+            .iter()
+            .filter(|f| fs::read(self.stage.path(f)).is_ok_and(|b| self.stale_copy(f, &b)))
+            .map(|f| f.to_string())
+            .collect()
+    }
+}
+
 impl FileSet for Overlay<'_> {
     fn read(&self, path: &str) -> Result<Option<Vec<u8>>, ViewError> {
-        if !is_layout_name(path) {
+        if !builds(path) {
             return Ok(None);
         }
         let p = self.stage.path(path);
         match crate::view::read_input(&p) {
+            Ok(b) if self.stale_copy(path, &b) => {}
             Ok(b) => return Ok(Some(b)),
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
             Err(_) if p.is_dir() => return Ok(None),
@@ -98,10 +292,12 @@ impl FileSet for Overlay<'_> {
                 let mut v: Vec<(String, bool)> = v
                     .into_iter()
                     .filter(|(n, d)| {
-                        if *d {
+                        if *d && dir.is_empty() {
+                            n != ".git"
+                        } else if *d {
                             !n.starts_with('.')
                         } else {
-                            is_layout_name(&join(dir, n))
+                            builds(&join(dir, n))
                         }
                     })
                     .collect();

@@ -95,13 +95,25 @@ pub fn build(files: &dyn FileSet, opts: &BuildOptions) -> Result<Built, ViewErro
             warnings.push(format!("{dir}/: no frames.csv or sequence.csv; skipped"));
             continue;
         }
-        let raw_name = meta
-            .sequences
-            .iter()
-            .find(|s| s.dir == dir)
+        let listed = meta.sequences.iter().find(|s| s.dir == dir);
+        let raw_name = listed
             .and_then(|s| unhex(&s.name_raw_hex))
             .and_then(|v| <[u8; 32]>::try_from(v).ok());
-        let (index, seq) = build_sequence(files, &dir, has_seq, has_frames, raw_name, &meta, opts)?;
+        // in a dump that lists its sequences, the folder names the sequence: `mv A B`
+        // renames it, `cp -r A B` is one new sequence B (sequence.csv's name is A's, copied
+        // with it); sequence.csv's name gives the exact bytes where the folder is its safe
+        // form (see `names_folder`)
+        let folder_named = !meta.sequences.is_empty();
+        let (index, seq) = build_sequence(
+            files,
+            &dir,
+            has_seq,
+            has_frames,
+            raw_name,
+            folder_named,
+            &meta,
+            opts,
+        )?;
         let pos = order.get(dir.as_str()).copied().unwrap_or(usize::MAX);
         seqs.push((index.unwrap_or(u64::MAX), pos, dir, seq));
     }
@@ -224,6 +236,8 @@ pub(super) struct RowFields {
     key: u8,
     duration: u32,
     storage: Option<bool>,
+    /// `argb4444` / `argb1555` in the storage column: a truecolor frame.
+    truecolor: Option<gaf::Argb>,
     blend: u8,
 }
 
@@ -234,13 +248,11 @@ pub(super) fn row_fields(
     with_duration: bool,
 ) -> Result<RowFields, ViewError> {
     let first = if with_duration { "frame" } else { "layer" };
-    let storage = match t
-        .get(row, "storage")
-        .unwrap_or("")
-        .to_ascii_lowercase()
-        .as_str()
-    {
+    let storage_text = t.get(row, "storage").unwrap_or("").to_ascii_lowercase();
+    let truecolor = gaf::Argb::from_name(&storage_text);
+    let storage = match storage_text.as_str() {
         "" => None,
+        _ if truecolor.is_some() => None,
         "raw" => Some(false),
         "compressed" | "rle" => Some(true),
         other => {
@@ -248,7 +260,7 @@ pub(super) fn row_fields(
                 &t.file,
                 line,
                 "storage",
-                format!("{other:?} is not raw or compressed"),
+                format!("{other:?} is not raw, compressed, argb4444 or argb1555"),
             ))
         }
     };
@@ -266,16 +278,34 @@ pub(super) fn row_fields(
             0
         },
         storage,
+        truecolor,
         blend: t.opt_num(line, row, "blend", "a byte 0..255")?.unwrap_or(0),
     })
 }
 
+/// Whether `dir` is the folder a dump gives a sequence named `name`: its safe form
+/// ([`crate::view::safe_component`]), possibly with the `_<n>` suffixes that keep folder
+/// names unique ([`crate::view::unique_names`]).
+pub fn names_folder(name: &[u8], dir: &str) -> bool {
+    let safe = crate::view::safe_component(name);
+    match dir.strip_prefix(safe.as_str()) {
+        Some("") => true,
+        Some(rest) => rest.strip_prefix('_').is_some_and(|r| {
+            r.split('_')
+                .all(|d| !d.is_empty() && d.bytes().all(|b| b.is_ascii_digit()))
+        }),
+        None => false,
+    }
+}
+
+#[allow(clippy::too_many_arguments)]
 pub(super) fn build_sequence(
     files: &dyn FileSet,
     dir: &str,
     seq_csv: Option<Vec<u8>>,
     frames_csv: Option<Vec<u8>>,
     raw_name: Option<[u8; 32]>,
+    folder_named: bool,
     meta: &Metadata,
     opts: &BuildOptions,
 ) -> Result<(Option<u64>, Sequence), ViewError> {
@@ -291,7 +321,15 @@ pub(super) fn build_sequence(
             .first()
             .ok_or_else(|| csv_err(&file, 2, "-", "no data row"))?;
         index = t.opt_num(*line, row, "index", "a sequence number")?;
-        name = t.get(row, "name").unwrap_or("").as_bytes().to_vec();
+        let csv_name = t.get(row, "name").unwrap_or("").as_bytes();
+        // the name the dump wrote for a listed folder whose name bytes are not UTF-8
+        let dumped = raw_name.is_some_and(|raw| {
+            let end = raw.iter().position(|&b| b == 0).unwrap_or(32);
+            raw.get(..end).map(String::from_utf8_lossy) == Some(String::from_utf8_lossy(csv_name))
+        });
+        if !folder_named || dumped || names_folder(csv_name, dir) {
+            name = csv_name.to_vec();
+        }
         loop_word = t
             .opt_num(*line, row, "loop_flags", "a number 0..65535")?
             .unwrap_or(1);
@@ -441,6 +479,11 @@ pub(super) fn build_frame(
             payload: None,
         }),
     };
+    if let Some(fmt) = rf.truecolor {
+        frame.compressed = fmt.byte();
+        frame.content = Content::Truecolor(truecolor_words(files, key, csv_file, rf, fmt)?);
+        return Ok(frame);
+    }
     // Layers first: a composite whose flattening still equals <n>.png stays a composite.
     let ldir = format!("{key}.layers");
     let layers = if files.list(&ldir)?.is_some() {
@@ -593,4 +636,41 @@ pub(super) fn build_frame(
         payload: None,
     });
     Ok(frame)
+}
+
+/// The words of a truecolor frame from `<key>.png` (any colour type; colours the format
+/// cannot hold are quantised to the nearest it can). No image for a 0-size frame.
+fn truecolor_words(
+    files: &dyn FileSet,
+    key: &str,
+    csv_file: &str,
+    rf: &RowFields,
+    fmt: gaf::Argb,
+) -> Result<Vec<u16>, ViewError> {
+    if rf.width == 0 || rf.height == 0 {
+        return Ok(vec![]);
+    }
+    let png_name = format!("{key}.png");
+    let data = files.read(&png_name)?.ok_or_else(|| ViewError::Missing {
+        file: png_name.clone(),
+        why: format!(
+            "{csv_file} row {} lists a {}×{} {} frame",
+            rf.line,
+            rf.width,
+            rf.height,
+            fmt.name()
+        ),
+    })?;
+    let img = decode_png(&data).map_err(|m| ViewError::invalid(&png_name, m))?;
+    if img.width != u32::from(rf.width) || img.height != u32::from(rf.height) {
+        return Err(ViewError::invalid(
+            &png_name,
+            format!(
+                "image is {}×{} but {csv_file} row {} says {}×{}",
+                img.width, img.height, rf.line, rf.width, rf.height
+            ),
+        ));
+    }
+    let rgba = super::truecolor::to_rgba(&img);
+    Ok(super::truecolor::quantise(fmt, &rgba))
 }

@@ -6,10 +6,15 @@
 //!                            bytes, header words, composite parents, palette, transparency)
 //! <sequence>/sequence.csv    index,name,loop_flags,unknown4
 //! <sequence>/frames.csv      frame,width,height,origin_x,origin_y,transparency,
-//!                            duration_ticks,duration_sec,storage,blend
-//! <sequence>/<n>.png         indexed PNG, one transparent slot (none for 0-size frames)
+//!                            duration_ticks,duration_sec,storage,blend (storage raw,
+//!                            compressed, or argb4444 / argb1555 for truecolor .taf frames)
+//! <sequence>/<n>.png         indexed PNG, one transparent slot (none for 0-size frames);
+//!                            truecolor frames: RGBA PNG of the exactly expanded words
 //! <sequence>/<n>.layers/     composite frames only: layers.csv + <k>.png (+ <k>.layers/)
-//! <sequence>/animated.png    APNG preview (not read back)
+//! <sequence>/animated.png    APNG preview (not read back; RGBA with the frames' alpha when
+//!                            the sequence holds truecolor frames)
+//! palette.gpl                GIMP palette of the palette the frames are drawn with (not
+//!                            read back)
 //! ```
 //!
 //! A composite frame's `<n>.png` is the flattened frame on the union box of its layers and
@@ -29,6 +34,7 @@ pub mod layout;
 mod meta;
 mod render;
 mod reuse;
+pub mod truecolor;
 
 pub use anim::{animation, write_apng, Animation, Transparency};
 pub use build::{always_raw, build, BuildOptions, Built, Storage};
@@ -79,12 +85,16 @@ pub const LAYERS_CSV_HEADER: [&str; 8] = [
 pub const MAX_ANIMATION_PIXELS: u64 = gaf::MAX_FLAT_PIXELS;
 
 /// Names at the top of a dump that sequence folders must not take.
-pub(super) const RESERVED: &[&str] = &["metadata.json", ".tafs-status"];
+pub(super) const RESERVED: &[&str] = &["metadata.json", PALETTE_GPL, ".tafs-status"];
+
+/// The GIMP palette of the palette the frames are drawn with (generated only).
+pub const PALETTE_GPL: &str = "palette.gpl";
 
 /// What one file of the view shows.
 #[derive(Debug, Clone)]
 pub(super) enum Node {
     Metadata,
+    PaletteGpl,
     SequenceCsv(usize),
     FramesCsv(usize),
     /// Frame PNG: sequence, path of indices (frame, layer, sublayer…).
@@ -97,6 +107,7 @@ pub(super) enum Node {
 pub struct GafView {
     gaf: Gaf,
     palette: Palette,
+    palette_source: String,
     metadata: Vec<u8>,
     entries: Vec<Entry>,
     nodes: HashMap<String, Node>,
@@ -130,6 +141,8 @@ impl GafView {
         let mut entries = vec![Entry::file("metadata.json")];
         let mut nodes = HashMap::new();
         nodes.insert("metadata.json".to_string(), Node::Metadata);
+        entries.push(Entry::file(PALETTE_GPL));
+        nodes.insert(PALETTE_GPL.to_string(), Node::PaletteGpl);
         let mut meta = Metadata {
             kind: "gaf".into(),
             version: gaf.version,
@@ -186,6 +199,7 @@ impl GafView {
         Ok(GafView {
             gaf,
             palette: opts.palette.clone(),
+            palette_source: opts.palette_source.clone(),
             metadata,
             entries,
             nodes,
@@ -205,7 +219,7 @@ impl GafView {
         for &k in rest {
             match &f.content {
                 Content::Layers(l) => f = l.get(k)?,
-                Content::Pixels(_) => return None,
+                Content::Pixels(_) | Content::Truecolor(_) => return None,
             }
         }
         Some(f)
@@ -246,6 +260,9 @@ impl View for GafView {
         let missing = || ViewError::NotFound(path.to_string());
         match node {
             Node::Metadata => out.write_all(&self.metadata).map_err(io),
+            Node::PaletteGpl => out
+                .write_all(crate::view::pal::gpl(&self.palette, &self.palette_source).as_bytes())
+                .map_err(io),
             Node::SequenceCsv(si) => {
                 let s = self.gaf.sequences.get(*si).ok_or_else(missing)?;
                 let row = vec![
@@ -283,6 +300,16 @@ impl View for GafView {
             }
             Node::FramePng(si, p) => {
                 let f = self.frame_at(*si, p).ok_or_else(missing)?;
+                if let (Content::Truecolor(words), Some(fmt)) = (&f.content, f.truecolor()) {
+                    let rgba = truecolor::expand(fmt, words);
+                    return truecolor::write_rgba_png(
+                        out,
+                        u32::from(f.width),
+                        u32::from(f.height),
+                        &rgba,
+                    )
+                    .map_err(|m| ViewError::invalid(path, m));
+                }
                 let flat = f
                     .flatten()
                     .ok_or_else(|| ViewError::invalid(path, "layers span too many pixels"))?;
@@ -291,6 +318,10 @@ impl View for GafView {
             }
             Node::Animated(si) => {
                 let s = self.gaf.sequences.get(*si).ok_or_else(missing)?;
+                if truecolor::sequence_has_truecolor(s) {
+                    return truecolor::write_rgba_apng(out, s, &self.palette)
+                        .map_err(|m| ViewError::invalid(path, m));
+                }
                 let anim =
                     animation(s, Transparency::Game).map_err(|m| ViewError::invalid(path, m))?;
                 write_apng(out, &anim, &self.palette, s.loops())

@@ -55,7 +55,7 @@ pub(super) fn lay_out_frame(
     let mut x = FrameExtras {
         word12: f.word12,
         word20: f.word20,
-        compressed_byte: (f.compressed > 1).then_some(f.compressed),
+        compressed_byte: (f.compressed > 1 && f.truecolor().is_none()).then_some(f.compressed),
         composite: None,
         flat_fnv: String::new(),
     };
@@ -74,8 +74,14 @@ pub(super) fn lay_out_frame(
         cx.extras.insert(key.to_string(), x);
     }
     if !frame_is_empty(f) {
+        // truecolor frames are RGBA PNGs whatever the dump's frame format
+        let ext = if f.truecolor().is_some() {
+            "png"
+        } else {
+            cx.ext
+        };
         (cx.add)(
-            format!("{key}.{}", cx.ext),
+            format!("{key}.{ext}"),
             Node::FramePng(si, path.clone()),
             false,
         );
@@ -123,7 +129,9 @@ pub(super) fn plain_name(raw: &[u8; 32]) -> bool {
 }
 
 pub(super) fn storage_name(f: &Frame) -> &'static str {
-    if f.is_compressed() {
+    if let Some(t) = f.truecolor() {
+        t.name()
+    } else if f.is_compressed() {
         "compressed"
     } else {
         "raw"

@@ -13,7 +13,8 @@ pub fn reuse_payloads(gaf: &mut Gaf, base: &Gaf) {
             Content::Pixels(p) if p.payload.is_some() => {
                 index.entry(frame_hash(f)).or_default().push(f);
             }
-            Content::Pixels(_) => {}
+            // truecolor words are written as they are: nothing to reuse
+            Content::Pixels(_) | Content::Truecolor(_) => {}
             Content::Layers(l) => l.iter().for_each(|x| collect(x, index)),
         }
     }
@@ -26,6 +27,7 @@ pub fn reuse_payloads(gaf: &mut Gaf, base: &Gaf) {
         let h = frame_hash(f);
         match &mut f.content {
             Content::Layers(l) => l.iter_mut().for_each(|x| apply(x, index)),
+            Content::Truecolor(_) => {}
             Content::Pixels(_) => {
                 let found = index.get(&h).and_then(|cands| {
                     cands
@@ -143,6 +145,7 @@ pub(super) fn frame_difference(a: &Frame, b: &Frame) -> Option<String> {
         (Content::Pixels(_), Content::Pixels(_)) => {
             (!same_pixels_and_fields(a, b)).then(|| "pixels".to_string())
         }
+        (Content::Truecolor(x), Content::Truecolor(y)) => (x != y).then(|| "pixels".to_string()),
         _ => Some("structure".into()),
     }
 }

@@ -32,7 +32,7 @@ pub mod preview;
 mod retile;
 
 pub use meta::{Checksums, FeatureMeta, FillerMeta, LayoutMeta, Metadata};
-pub use pack::{pack, pack_with_report, PackOptions, PackReport};
+pub use pack::{image_checksum, pack, pack_with_report, PackOptions, PackReport};
 pub use retile::{canon_table, rebuild_minimap};
 
 use crate::formats::palette::Palette;

@@ -30,6 +30,51 @@ pub struct PackReport {
     pub minimap_rebuilt: bool,
 }
 
+/// The palette metadata.json names (`palette_rgb`), if any.
+fn own_palette(meta: &Metadata) -> Result<Option<Palette>, ViewError> {
+    match &meta.palette_rgb {
+        Some(h) => {
+            let rgb = unhex(h)
+                .filter(|b| b.len() == 768)
+                .ok_or_else(|| ViewError::invalid(METADATA, "palette_rgb: not 768 bytes of hex"))?;
+            let mut colors = [[0u8; 3]; 256];
+            for (c, v) in colors.iter_mut().zip(rgb.chunks_exact(3)) {
+                c.copy_from_slice(v);
+            }
+            Ok(Some(Palette { colors }))
+        }
+        None => Ok(None),
+    }
+}
+
+/// The checksum [`pack`] compares `map.png` (`minimap`: `minimap.png`) with to tell an edit:
+/// the CRC-32 of its palette indices folded to the first index of equal colour, read with
+/// the palette of `meta_json` (a map's metadata.json). `metadata.json` of a version holds
+/// the checksums of that version's renderings, so a file whose checksum is one of an earlier
+/// version's is a copy of that rendering, not an edit.
+pub fn image_checksum(png: &[u8], meta_json: &[u8], minimap: bool) -> Result<u32, ViewError> {
+    let meta: Metadata = serde_json::from_slice(meta_json)
+        .map_err(|e| ViewError::invalid(METADATA, e.to_string()))?;
+    let own = own_palette(&meta)?;
+    let ta = Palette::ta();
+    let palette = own.as_ref().unwrap_or(&ta);
+    let canon = canon_table(palette);
+    if minimap {
+        let d = decode_png(png).map_err(|e| ViewError::invalid(MINI_PNG, e))?;
+        let img = to_indices(&d, palette, &[], MINIMAP_PAD);
+        return Ok(canon_crc(&img.indices, &canon));
+    }
+    let mut h = crc32fast::Hasher::new();
+    let mut canon_row = Vec::new();
+    stream_png_rows(png, MAP_PNG, palette, |_, row| {
+        canon_row.clear();
+        canon_row.extend(row.iter().map(|&i| canon[usize::from(i)]));
+        h.update(&canon_row);
+        Ok(())
+    })?;
+    Ok(h.finalize())
+}
+
 /// Options of [`pack`]. The palette is not an option: the PNGs are read with the palette
 /// metadata.json names (`palette_rgb`, else the built-in TA palette), the one they were
 /// written with.
@@ -65,19 +110,7 @@ pub fn pack_with_report(
     let meta_bytes = need(files, METADATA, "the map's header constants")?;
     let meta: Metadata = serde_json::from_slice(&meta_bytes)
         .map_err(|e| ViewError::invalid(METADATA, e.to_string()))?;
-    let own_palette = match &meta.palette_rgb {
-        Some(h) => {
-            let rgb = unhex(h)
-                .filter(|b| b.len() == 768)
-                .ok_or_else(|| ViewError::invalid(METADATA, "palette_rgb: not 768 bytes of hex"))?;
-            let mut colors = [[0u8; 3]; 256];
-            for (c, v) in colors.iter_mut().zip(rgb.chunks_exact(3)) {
-                c.copy_from_slice(v);
-            }
-            Some(Palette { colors })
-        }
-        None => None,
-    };
+    let own_palette = own_palette(&meta)?;
     let ta = Palette::ta();
     let palette = own_palette.as_ref().unwrap_or(&ta);
     let canon = canon_table(palette);

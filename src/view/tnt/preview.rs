@@ -188,6 +188,12 @@ fn decode_sprite(gaf: &[u8], seqname: &str) -> Result<Flat, String> {
         .frames
         .first()
         .ok_or_else(|| format!("sequence {seqname:?} has no frames"))?;
+    if let Some(t) = first.frame.truecolor() {
+        return Err(format!(
+            "sequence {seqname:?}: a truecolor ({}) frame has no palette indices to draw",
+            t.name()
+        ));
+    }
     first
         .frame
         .flatten()

@@ -1,0 +1,298 @@
+//! `tafs pcx …` (describe, convert, dump, build) and `tafs pal …` (dump, build, gpl): PCX
+//! pictures and palettes, through the same views the mount shows ([`crate::view::pcx`],
+//! [`crate::view::pal`]).
+
+use super::gaf::load_palette;
+use super::{err, read_file, write_bytes, CliError};
+use crate::formats::palette::Palette;
+use crate::formats::pcx::{self, Pcx, PcxKind};
+use crate::formats::Limits;
+use crate::view::image::{decode_png, PngPixels};
+use crate::view::{self, pal, pcx as pview, AssetKind, DirFileSet};
+use std::io::Write;
+use std::path::{Path, PathBuf};
+
+/// `tafs pcx` subcommands.
+#[derive(clap::Subcommand, Debug)]
+pub enum PcxCmd {
+    /// Size, layout, header fields, palette and how TA draws the file.
+    Describe {
+        /// The PCX file.
+        file: PathBuf,
+    },
+    /// PCX → PNG (indexed with the PCX's palette) or PNG → PCX (by the target's extension).
+    Convert {
+        /// Input (.pcx or .png).
+        file: PathBuf,
+        /// Output (.png or .pcx; written atomically).
+        #[arg(short, long)]
+        target: PathBuf,
+        /// PNG → PCX: the palette (.pal or .pcx) the picture is mapped to (default: an
+        /// indexed PNG's own palette; else the built-in TA palette).
+        #[arg(long)]
+        palette: Option<PathBuf>,
+    },
+    /// Write the exploded view (image.png + metadata.json; swatch.png, palette.gpl and
+    /// palette.csv for a 1×1 palette carrier), as the mount shows it.
+    Dump {
+        /// The PCX file.
+        file: PathBuf,
+        /// Output folder (created).
+        #[arg(short, long)]
+        target: PathBuf,
+    },
+    /// Rebuild a PCX from a dump folder.
+    Build {
+        /// The dump folder.
+        dir: PathBuf,
+        /// Output PCX (written atomically; nothing is written on error).
+        #[arg(short, long)]
+        target: PathBuf,
+        /// The original PCX: unchanged pixels keep their palette index (required for a
+        /// palette carrier, whose picture and header are kept).
+        #[arg(long)]
+        base: Option<PathBuf>,
+    },
+}
+
+/// `tafs pal` subcommands.
+#[derive(clap::Subcommand, Debug)]
+pub enum PalCmd {
+    /// Write the exploded view of a .pal or palette .pcx: swatch.png, palette.gpl, palette.csv.
+    Dump {
+        /// The palette file (.pal, or a .pcx whose palette is wanted).
+        file: PathBuf,
+        /// Output folder (created).
+        #[arg(short, long)]
+        target: PathBuf,
+    },
+    /// Rebuild a palette file from a dump folder: palette.csv decides; an edited swatch.png
+    /// is taken with --base (which tells which of the two was edited).
+    Build {
+        /// The dump folder.
+        dir: PathBuf,
+        /// Output .pal or .pcx (written atomically).
+        #[arg(short, long)]
+        target: PathBuf,
+        /// The original file (required for a .pcx; a .pal keeps the bytes after its 1,024).
+        #[arg(long)]
+        base: Option<PathBuf>,
+    },
+    /// The GIMP palette (.gpl) of a .pal or .pcx, printed or written to --target.
+    Gpl {
+        /// The palette file (.pal or .pcx).
+        file: PathBuf,
+        /// Output .gpl (default: standard output).
+        #[arg(short, long)]
+        target: Option<PathBuf>,
+    },
+}
+
+/// Runs a `tafs pcx` subcommand.
+pub fn run_pcx(cmd: PcxCmd) -> Result<i32, CliError> {
+    match cmd {
+        PcxCmd::Describe { file } => describe(&file),
+        PcxCmd::Convert {
+            file,
+            target,
+            palette,
+        } => convert(&file, &target, palette.as_deref()),
+        PcxCmd::Dump { file, target } => dump(AssetKind::Pcx, &file, &target),
+        PcxCmd::Build { dir, target, base } => {
+            build(AssetKind::Pcx, &dir, &target, base.as_deref())
+        }
+    }
+}
+
+/// Runs a `tafs pal` subcommand.
+pub fn run_pal(cmd: PalCmd) -> Result<i32, CliError> {
+    match cmd {
+        PalCmd::Dump { file, target } => {
+            let data = read_file(&file)?;
+            let pkind = palette_kind(&file)?;
+            let v = pal::open(&data, pkind, &file_name(&file), &Limits::default())
+                .map_err(|e| in_file(&file, e))?;
+            view::write_tree(&v, &target)?;
+            Ok(0)
+        }
+        PalCmd::Build { dir, target, base } => {
+            let pkind = palette_kind(&target)?;
+            let base = base.as_deref().map(read_file).transpose()?;
+            let bytes = pal::build(
+                &DirFileSet::new(&dir),
+                pkind,
+                base.as_deref(),
+                &Limits::default(),
+            )
+            .map_err(|e| in_file(&dir, e))?;
+            write_bytes(&target, &bytes)?;
+            Ok(0)
+        }
+        PalCmd::Gpl { file, target } => {
+            let p = load_palette(&file)?;
+            write_gpl(&p, &file_name(&file), target.as_deref())
+        }
+    }
+}
+
+/// Writes the GIMP palette of `p` to `target`, or to standard output.
+pub fn write_gpl(p: &Palette, name: &str, target: Option<&Path>) -> Result<i32, CliError> {
+    let text = pal::gpl(p, name);
+    match target {
+        Some(t) => write_bytes(t, text.as_bytes())?,
+        None => std::io::stdout().lock().write_all(text.as_bytes())?,
+    }
+    Ok(0)
+}
+
+fn file_name(p: &Path) -> String {
+    p.file_name()
+        .map(|n| n.to_string_lossy().to_string())
+        .unwrap_or_default()
+}
+
+fn in_file(p: &Path, e: impl std::fmt::Display) -> CliError {
+    CliError::Msg(format!("{}: {e}", p.display()))
+}
+
+fn palette_kind(p: &Path) -> Result<pal::PaletteFile, CliError> {
+    match AssetKind::from_name(&file_name(p)) {
+        Some(AssetKind::Pal) => Ok(pal::PaletteFile::Pal),
+        Some(AssetKind::Pcx) => Ok(pal::PaletteFile::Pcx),
+        _ => err(format!("{}: expected a .pal or .pcx", p.display())),
+    }
+}
+
+fn dump(kind: AssetKind, file: &Path, target: &Path) -> Result<i32, CliError> {
+    let data = read_file(file)?;
+    let opts = view::options_for(file, None, &Default::default());
+    let v = view::open(kind, &data, &opts).map_err(|e| in_file(file, e))?;
+    view::write_tree(&*v, target)?;
+    Ok(0)
+}
+
+fn build(kind: AssetKind, dir: &Path, target: &Path, base: Option<&Path>) -> Result<i32, CliError> {
+    let opts = view::options_for(base.unwrap_or(target), None, &Default::default());
+    let base = base.map(read_file).transpose()?;
+    let bytes = view::rebuild(kind, &DirFileSet::new(dir), base.as_deref(), &opts)
+        .map_err(|e| in_file(dir, e))?;
+    write_bytes(target, &bytes)?;
+    Ok(0)
+}
+
+fn describe(file: &Path) -> Result<i32, CliError> {
+    let data = read_file(file)?;
+    let lim = Limits::default();
+    let p = pcx::parse(&data, &lim).map_err(|e| in_file(file, e))?;
+    let f = p.fields();
+    let mut out = std::io::stdout().lock();
+    let kind = match p.kind {
+        PcxKind::Indexed8 => "8-bit paletted",
+        PcxKind::Rgb24 => "24-bit RGB (3 planes)",
+    };
+    writeln!(out, "file: {}", file.display())?;
+    writeln!(out, "size: {}×{} ({kind})", p.width, p.height)?;
+    writeln!(
+        out,
+        "version: {}  encoding: {}  window: ({}, {})–({}, {})  dpi: {}×{}",
+        f.version,
+        if f.encoding == 1 { "RLE" } else { "stored" },
+        f.xmin,
+        f.ymin,
+        f.xmax,
+        f.ymax,
+        f.hdpi,
+        f.vdpi
+    )?;
+    writeln!(
+        out,
+        "bytes per line: {} (padding {} per line)",
+        p.bytes_per_line,
+        usize::from(p.bytes_per_line).saturating_sub(p.width as usize)
+    )?;
+    if let Some(pal) = &p.palette {
+        let used = {
+            let mut seen = [false; 256];
+            for &i in &p.pixels {
+                seen[usize::from(i)] = true;
+            }
+            seen.iter().filter(|s| **s).count()
+        };
+        writeln!(
+            out,
+            "palette: 256 colours (CRC-32 {:08x}), {used} used by the picture",
+            pal.crc32()
+        )?;
+    }
+    if pal::is_palette_carrier(&data, &lim) {
+        writeln!(
+            out,
+            "role: palette carrier (1×1, TA: Kingdoms): the mount shows it as a palette"
+        )?;
+    }
+    let canonical = pcx::write(&p).is_ok_and(|w| w == data);
+    writeln!(
+        out,
+        "encoder: {}",
+        if canonical {
+            "this codec's runs reproduce the file"
+        } else {
+            "other runs or trailing bytes (kept in metadata.json while the pixels are unchanged)"
+        }
+    )?;
+    for n in pview::game_notes(&p) {
+        writeln!(out, "note: {n}")?;
+    }
+    Ok(0)
+}
+
+fn ext_is(p: &Path, ext: &str) -> bool {
+    p.extension()
+        .and_then(|e| e.to_str())
+        .is_some_and(|e| e.eq_ignore_ascii_case(ext))
+}
+
+fn convert(file: &Path, target: &Path, palette: Option<&Path>) -> Result<i32, CliError> {
+    let data = read_file(file)?;
+    let lim = Limits::default();
+    if ext_is(target, "png") {
+        let p = pcx::parse(&data, &lim).map_err(|e| in_file(file, e))?;
+        let png = pview::image_png(&p).map_err(|e| in_file(file, e))?;
+        write_bytes(target, &png)?;
+        return Ok(0);
+    }
+    if !ext_is(target, "pcx") {
+        return err(format!(
+            "{}: the target must end in .png or .pcx",
+            target.display()
+        ));
+    }
+    let img = decode_png(&data).map_err(|e| in_file(file, e))?;
+    if u64::from(img.width) * u64::from(img.height) > lim.max_frame_pixels
+        || img.width > u32::from(u16::MAX)
+        || img.height > u32::from(u16::MAX)
+    {
+        return err(format!(
+            "{}: {}×{} is too large for a PCX",
+            file.display(),
+            img.width,
+            img.height
+        ));
+    }
+    let pal = match (palette, &img.pixels) {
+        (Some(p), _) => load_palette(p)?,
+        (None, PngPixels::Indexed { plte, .. }) => {
+            let mut colors = [[0u8; 3]; 256];
+            for (c, rgb) in colors.iter_mut().zip(plte.chunks_exact(3)) {
+                c.copy_from_slice(rgb);
+            }
+            Palette { colors }
+        }
+        (None, _) => Palette::ta(),
+    };
+    let pixels = pview::map_to_palette(&img, &pal, None);
+    let p = Pcx::new(PcxKind::Indexed8, img.width, img.height, pixels, Some(pal));
+    let bytes = pcx::write(&p).map_err(|e| in_file(target, e))?;
+    write_bytes(target, &bytes)?;
+    Ok(0)
+}
