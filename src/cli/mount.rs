@@ -212,12 +212,35 @@ fn history_list(
     Ok((state, abs, v))
 }
 
-/// Runs `tafs history`: lists the kept versions of a binary, newest first.
+/// Why the kept version `bytes` of `binary` would not be a working binary (it does not
+/// decode as what the binary's name says it is); `None` when it decodes.
+fn version_broken(binary: &Path, bytes: &[u8]) -> Option<String> {
+    let name = binary.file_name()?.to_str()?;
+    if crate::view::archive::is_archive_name(name) {
+        let limits = crate::formats::hpi::HpiLimits::default();
+        return crate::formats::hpi::parse(bytes, &limits)
+            .err()
+            .map(|e| e.to_string());
+    }
+    let kind = crate::view::AssetKind::from_name(name)?;
+    crate::view::open(kind, bytes, &crate::view::ViewOptions::default())
+        .err()
+        .map(|e| e.to_string())
+}
+
+/// Runs `tafs history`: lists the kept versions of a binary, newest first; a version that
+/// does not decode is marked so (`tafs restore` refuses it).
 pub fn history(a: HistoryArgs) -> Result<i32, CliError> {
-    let (_, _, v) = history_list(&a.binary, a.state_dir.as_deref())?;
+    let (_, abs, v) = history_list(&a.binary, a.state_dir.as_deref())?;
     for (i, p) in v.iter().rev().enumerate() {
         let len = std::fs::metadata(p).map(|m| m.len()).unwrap_or(0);
-        println!("{}\t{len} bytes\t{}", i + 1, p.display());
+        let broken = std::fs::read(p)
+            .map_err(|e| e.to_string())
+            .map_or_else(Some, |b| version_broken(&abs, &b));
+        match broken {
+            None => println!("{}\t{len} bytes\t{}", i + 1, p.display()),
+            Some(e) => println!("{}\t{len} bytes\t{}\tbroken: {e}", i + 1, p.display()),
+        }
     }
     Ok(0)
 }
@@ -230,6 +253,13 @@ pub fn restore(a: RestoreArgs) -> Result<i32, CliError> {
         return super::err(format!("{}: no version {n} in the history", abs.display()));
     };
     let bytes = super::read_file(p)?;
+    if let Some(e) = version_broken(&abs, &bytes) {
+        return super::err(format!(
+            "{}: version {n} ({}) does not decode, not restored: {e}",
+            abs.display(),
+            p.display()
+        ));
+    }
     let cur = std::fs::metadata(&abs).ok();
     if cur.is_some() {
         // the version being replaced goes to the history too (restoring can be undone)
@@ -317,6 +347,7 @@ fn check_mountpoint(mnt: &Path) -> Result<(), CliError> {
 
 /// Runs `tafs mount`.
 pub fn run(a: MountArgs) -> Result<i32, CliError> {
+    crate::fs::return_big_buffers();
     let merged = match a.merged {
         true => Some(parse_priority(a.priority.as_deref())?),
         false => None,

@@ -17,11 +17,13 @@ pub mod tnt;
 /// what would exhaust memory.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Limits {
-    /// Total frames (including layers) in one GAF.
+    /// Total frames (including layers, each reference counted) in one GAF.
     pub max_frames: usize,
     /// Pixels (width × height) of one frame or layer.
     pub max_frame_pixels: u64,
-    /// Decoded pixels of the whole file, summed over every frame and layer.
+    /// Decoded pixels of the whole file, summed over every frame and layer, each reference
+    /// of a shared frame counted (the decoded GAF holds one copy per reference; two bytes
+    /// per pixel: 128 Mi pixels = 256 MiB).
     pub max_total_pixels: u64,
     /// Nesting depth of composite frames (1 = layers of a top-level frame).
     pub max_layer_depth: usize,
@@ -40,11 +42,11 @@ pub struct Limits {
 impl Default for Limits {
     fn default() -> Self {
         Limits {
-            max_frames: 1 << 20,
+            max_frames: 1 << 16,
             max_frame_pixels: 16 << 20,
-            max_total_pixels: 1 << 30,
+            max_total_pixels: 128 << 20,
             max_layer_depth: 16,
-            max_frame_references: 1 << 20,
+            max_frame_references: 1 << 16,
             max_map_cells: 1024 * 1024,
             max_tiles: 65_536,
             max_features: 0xFFFA,

@@ -276,8 +276,13 @@ impl Filesystem for TafsFs {
         }
     }
 
-    fn open(&self, _req: &Request, ino: INodeNo, flags: OpenFlags, reply: ReplyOpen) {
-        match self.core.open(ino.0, flags.0) {
+    fn open(&self, req: &Request, ino: INodeNo, flags: OpenFlags, reply: ReplyOpen) {
+        let caller = super::caller::Caller {
+            uid: req.uid(),
+            gid: req.gid(),
+            pid: req.pid(),
+        };
+        match super::caller::with(caller, || self.core.open(ino.0, flags.0)) {
             Ok(o) => reply.opened(FileHandle(o.fh), fopen(o.keep_cache)),
             Err(e) => reply.error(errno("open", &e)),
         }

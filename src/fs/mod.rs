@@ -12,7 +12,10 @@
 //!
 //! The contract (what each operation does where) is `SEMANTICS.md` at the top of the crate.
 
+mod budget;
+pub use budget::return_big_buffers;
 mod cache;
+mod caller;
 pub mod core;
 pub mod fuse;
 mod layout;
@@ -67,6 +70,9 @@ pub enum FsError {
     /// The name exists already.
     #[error("file exists")]
     Exists,
+    /// No room in the budget of decoded views right now; the request may be retried.
+    #[error("no room for another decoded view now")]
+    NoRoom,
     /// The operation would move something across what can be moved (out of an asset
     /// directory, a folder inside one, across archives).
     #[error("cannot move across: {0}")]
@@ -105,6 +111,7 @@ impl FsError {
             FsError::IsDir => libc::EISDIR,
             FsError::BadHandle(_) => libc::EBADF,
             FsError::Invalid(_) => libc::EINVAL,
+            FsError::NoRoom => libc::EAGAIN,
             FsError::NotSupported(_) => libc::EOPNOTSUPP,
             FsError::NoAttr => libc::ENODATA,
             FsError::Exists => libc::EEXIST,

@@ -14,6 +14,7 @@ use crate::view::{AssetKind, FileSet, ViewError, ViewOptions};
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeSet;
 use std::io::Write;
+use std::os::unix::fs::PermissionsExt;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
@@ -240,9 +241,19 @@ impl Stage {
     }
 
     /// Keeps `bytes` (the binary before a change or a deletion) in the history, keeping the
-    /// last [`HISTORY_KEEP`] versions.
+    /// last [`HISTORY_KEEP`] versions. The version is written atomically (a full state dir
+    /// leaves no partial version) with the mode and owner of the binary as it is now (other
+    /// users read an old version only if they may read the binary); the history folders are
+    /// made `0700`.
     pub fn push_history(&self, bytes: &[u8]) -> std::io::Result<PathBuf> {
-        std::fs::create_dir_all(&self.history)?;
+        use std::os::unix::fs::DirBuilderExt;
+        std::fs::DirBuilder::new()
+            .recursive(true)
+            .mode(0o700)
+            .create(&self.history)?;
+        let like = std::fs::metadata(&self.meta.binary)
+            .ok()
+            .filter(std::fs::Metadata::is_file);
         let nanos = std::time::SystemTime::now()
             .duration_since(std::time::UNIX_EPOCH)
             .map(|d| d.as_nanos())
@@ -254,9 +265,14 @@ impl Stage {
             .map(|n| n.to_string_lossy().into_owned())
             .unwrap_or_default();
         let p = self.history.join(format!("{nanos:020}-{name}"));
-        let mut f = std::fs::File::create(&p)?;
-        f.write_all(bytes)?;
-        f.sync_all()?;
+        match &like {
+            Some(m) => crate::atomic::write(&p, bytes, Some(m))?,
+            // no binary to follow (a new asset): readable by its owner only
+            None => {
+                crate::atomic::write(&p, bytes, None)?;
+                std::fs::set_permissions(&p, std::fs::Permissions::from_mode(0o600))?;
+            }
+        }
         let mut all = history_of(&self.history);
         while all.len() > HISTORY_KEEP {
             let old = all.remove(0);
@@ -266,10 +282,16 @@ impl Stage {
     }
 }
 
-/// The versions in a history folder, oldest first.
+/// The versions in a history folder, oldest first (temporary files of a version being
+/// written, whose names start with a dot, are no versions).
 pub fn history_of(dir: &Path) -> Vec<PathBuf> {
     let mut v: Vec<PathBuf> = std::fs::read_dir(dir)
-        .map(|rd| rd.flatten().map(|e| e.path()).collect())
+        .map(|rd| {
+            rd.flatten()
+                .filter(|e| !e.file_name().to_string_lossy().starts_with('.'))
+                .map(|e| e.path())
+                .collect()
+        })
         .unwrap_or_default();
     v.sort();
     v

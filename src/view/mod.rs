@@ -155,6 +155,13 @@ pub trait View: Send + Sync {
         None
     }
 
+    /// Bytes rendering the file at `path` holds while it runs (beyond the view itself),
+    /// when the view knows it; 0 = small.
+    fn render_cost(&self, path: &str) -> u64 {
+        let _ = path;
+        0
+    }
+
     /// The bytes of the file at `path`.
     fn render_vec(&self, path: &str) -> Result<Vec<u8>, ViewError> {
         let mut v = Vec::new();
@@ -270,10 +277,38 @@ impl DirFileSet {
     }
 }
 
+/// Largest file a rebuild reads (a PNG of the largest map allowed, 16,384² pixels, is
+/// 256 MiB uncompressed); larger ones are refused from their size, before they are read.
+pub const MAX_INPUT_BYTES: u64 = 512 << 20;
+
+/// Reads the file at `p` as a rebuild input, refusing from its size (`InvalidData`) one
+/// over [`MAX_INPUT_BYTES`].
+pub fn read_input(p: &Path) -> io::Result<Vec<u8>> {
+    use std::io::Read;
+    let f = std::fs::File::open(p)?;
+    let len = f.metadata()?.len();
+    if len > MAX_INPUT_BYTES {
+        return Err(io::Error::new(
+            io::ErrorKind::InvalidData,
+            format!("{len} bytes, over the {MAX_INPUT_BYTES} bytes a rebuild reads"),
+        ));
+    }
+    let mut v = Vec::with_capacity(len as usize);
+    // a file growing while it is read stops at the bound too
+    f.take(MAX_INPUT_BYTES + 1).read_to_end(&mut v)?;
+    if v.len() as u64 > MAX_INPUT_BYTES {
+        return Err(io::Error::new(
+            io::ErrorKind::InvalidData,
+            format!("over the {MAX_INPUT_BYTES} bytes a rebuild reads"),
+        ));
+    }
+    Ok(v)
+}
+
 impl FileSet for DirFileSet {
     fn read(&self, rel: &str) -> Result<Option<Vec<u8>>, ViewError> {
         let p = self.path(rel)?;
-        match std::fs::read(&p) {
+        match read_input(&p) {
             Ok(b) => Ok(Some(b)),
             Err(e) if e.kind() == io::ErrorKind::NotFound => Ok(None),
             Err(e) if p.is_dir() => Err(ViewError::invalid(rel, format!("is a directory ({e})"))),

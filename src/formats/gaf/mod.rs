@@ -18,7 +18,7 @@ mod write;
 pub use layout::{
     sequence_len, write_with_layout, Check, Filler, FrameSlot, Layout, SequenceSlot, SlotBody,
 };
-pub use read::parse;
+pub use read::{decoded_pixels, parse};
 pub use truecolor::{Argb, FORMAT_ARGB1555, FORMAT_ARGB4444};
 pub use write::{write, write_canonical};
 

@@ -6,9 +6,27 @@ use crate::formats::bytes::Bytes;
 use std::collections::HashMap;
 
 /// Decodes a GAF. Follows pointers only, checks every offset and length against the input,
-/// and refuses what exceeds `limits`. A malformed payload rejects the whole file.
+/// and refuses what exceeds `limits` (from the headers, before decoding any pixel). A
+/// malformed payload rejects the whole file.
 pub fn parse(data: &[u8], limits: &Limits) -> Result<Gaf, GafError> {
+    // the headers first: a file over budget is refused before any pixel is decoded
+    walk(data, limits, true)?;
+    walk(data, limits, false).map(|(gaf, _)| gaf)
+}
+
+/// The pixels [`parse`] would decode from `data` (every reference of a frame counted, as
+/// [`parse`] keeps one copy per reference), found by following the headers only: no pixel is
+/// decoded, so a caller can budget the memory of a decode before it starts. Refuses what
+/// [`parse`] refuses for its structure or its [`Limits`].
+pub fn decoded_pixels(data: &[u8], limits: &Limits) -> Result<u64, GafError> {
+    walk(data, limits, true).map(|(_, pixels)| pixels)
+}
+
+/// Follows the whole graph of `data`; with `count_only`, pixel payloads are checked for
+/// their place only (raw) or their row lengths (RLE), and not decoded.
+fn walk(data: &[u8], limits: &Limits, count_only: bool) -> Result<(Gaf, u64), GafError> {
     let mut r = Reader {
+        count_only,
         b: Bytes::new(data),
         limits,
         end: 0,
@@ -39,18 +57,25 @@ pub fn parse(data: &[u8], limits: &Limits) -> Result<Gaf, GafError> {
     }
     let end = usize::try_from(r.end).unwrap_or(usize::MAX);
     let trailing = data.get(end..).unwrap_or_default().to_vec();
-    let layout = Layout::record(data, r.end, &r.blocks, slots);
-    Ok(Gaf {
+    let layout = if count_only {
+        None
+    } else {
+        Some(Arc::new(Layout::record(data, r.end, &r.blocks, slots)))
+    };
+    let gaf = Gaf {
         version,
         header_word8,
         sequences,
         trailing,
         warnings: r.warnings,
-        layout: Some(Arc::new(layout)),
-    })
+        layout,
+    };
+    Ok((gaf, r.pixels))
 }
 
 struct Reader<'a, 'l> {
+    /// Check and count, do not decode pixels.
+    count_only: bool,
     b: Bytes<'a>,
     limits: &'l Limits,
     /// Furthest byte any block reached.
@@ -290,6 +315,14 @@ impl Reader<'_, '_> {
 
     fn raw(&mut self, off: u64, width: u16, height: u16, key: u8) -> Result<Content, GafError> {
         let n = u64::from(width) * u64::from(height);
+        if self.count_only {
+            self.need("raw pixel data", off, n)?;
+            return Ok(Content::Pixels(Pixels {
+                payload: None,
+                indices: Vec::new(),
+                opaque: Vec::new(),
+            }));
+        }
         let bytes = self.need("raw pixel data", off, n)?;
         let indices = bytes.to_vec();
         let opaque = indices.iter().map(|&i| i != key).collect();
@@ -302,6 +335,22 @@ impl Reader<'_, '_> {
 
     fn rle(&mut self, off: u64, width: u16, height: u16, key: u8) -> Result<Content, GafError> {
         let (w, h) = (usize::from(width), usize::from(height));
+        if self.count_only {
+            let mut pos = off;
+            for y in 0..h {
+                let count = self
+                    .b
+                    .u16(pos)
+                    .map_err(|_| self.truncated(&format!("RLE row {y} byte count"), pos, 2))?;
+                pos += 2 + u64::from(count);
+            }
+            self.need("RLE pixel data", off, pos - off)?;
+            return Ok(Content::Pixels(Pixels {
+                payload: None,
+                indices: Vec::new(),
+                opaque: Vec::new(),
+            }));
+        }
         let mut indices = vec![key; w * h];
         let mut opaque = vec![false; w * h];
         let mut pos = off;

@@ -485,7 +485,10 @@ impl MergedCore {
         let opened = match c {
             Content::Loose { rel, .. } => {
                 let opts = view_options_for(&self.game_dir, rel);
-                (self.opts.opener)(kind, &bytes, &opts)
+                self.cache
+                    .decode_within(key, kind, &bytes, &opts, |k, b, o| {
+                        (self.opts.opener)(k, b, o)
+                    })?
             }
             Content::Member { archive, entry, .. } => {
                 self.open_member(snap, archive, *entry, kind, &bytes)

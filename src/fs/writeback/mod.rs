@@ -217,7 +217,10 @@ impl Core {
         if s.meta.base.is_none() && !s.meta.new_asset {
             s.meta.base = Some(Ident::of(meta));
         }
-        fs::create_dir_all(&s.files)?;
+        if !s.files.exists() {
+            fs::create_dir_all(&s.files)?;
+            own_like(&s.files, meta)?;
+        }
         let r = f(s)?;
         s.save()?;
         Ok(r)
@@ -261,6 +264,7 @@ impl Core {
                     fs::set_permissions(&p, fs::Permissions::from_mode(perm))?;
                 }
             }
+            own_like(&p, meta)?;
             let t = time(meta.mtime(), meta.mtime_nsec());
             sys::set_times(&p, SetTime::At(t), SetTime::At(t))?;
             Ok(p)
@@ -349,5 +353,16 @@ impl Core {
 impl Asset {
     pub(in crate::fs) fn stage_active(&self) -> bool {
         lock(&self.stage).as_ref().is_some_and(|s| s.active())
+    }
+}
+
+/// Gives staged `p` (a copy of a generated file or folder) the owner and group of the binary
+/// `meta`, the owner the generated node showed: a root daemon would otherwise make it
+/// `root:root` and lock the asset's owner out of their own asset. A daemon that may not
+/// change owners leaves it its own.
+fn own_like(p: &Path, meta: &Metadata) -> Result<(), FsError> {
+    match std::os::unix::fs::lchown(p, Some(meta.uid()), Some(meta.gid())) {
+        Err(e) if e.raw_os_error() == Some(libc::EPERM) => Ok(()),
+        r => Ok(r?),
     }
 }

@@ -267,7 +267,7 @@ impl FileSet for Overlay<'_> {
             return Ok(None);
         }
         let p = self.stage.path(path);
-        match fs::read(&p) {
+        match crate::view::read_input(&p) {
             Ok(b) if self.stale_copy(path, &b) => {}
             Ok(b) => return Ok(Some(b)),
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}

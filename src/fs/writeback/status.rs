@@ -1,13 +1,15 @@
 //! The status files: `.tafs-status` in every asset directory (the asset's state, its last
 //! commit or error, what is uncommitted) and at the mount root (every asset with staged
-//! files).
+//! files in a folder the caller may enter).
 
+use crate::fs::core::assets::Asset;
 use crate::fs::core::inode::NodeKind;
 use crate::fs::core::{lock, Attr, Core, ROOT};
 use crate::fs::FsError;
 use std::ffi::OsStr;
 use std::fs;
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 use std::time::SystemTime;
 
 /// Name of the hidden status file.
@@ -15,9 +17,16 @@ pub(in crate::fs) const STATUS_NAME: &str = ".tafs-status";
 
 impl Core {
     /// The status text of asset `rel`.
+    /// Never waits: an asset whose staging area is held (a commit in progress) says so.
     pub(in crate::fs) fn asset_status(&self, rel: &Path) -> String {
         let asset = self.slot(rel);
-        let g = lock(&asset.stage);
+        let g = match asset.stage.try_lock() {
+            Ok(g) => g,
+            Err(std::sync::TryLockError::Poisoned(p)) => p.into_inner(),
+            Err(std::sync::TryLockError::WouldBlock) => {
+                return format!("{}: busy\n  commit in progress\n", rel.display());
+            }
+        };
         let Some(s) = g.as_ref() else {
             return "write-back off\n".into();
         };
@@ -49,19 +58,34 @@ impl Core {
             let rel = self.rel_path(root)?;
             return Ok(self.asset_status(&rel).into_bytes());
         }
-        let assets: Vec<PathBuf> = {
-            let all = lock(&self.assets);
-            let mut v: Vec<PathBuf> = all
-                .iter()
-                .filter(|(_, a)| lock(&a.stage).as_ref().is_some_and(|s| s.active()))
-                .map(|(p, _)| p.clone())
-                .collect();
-            v.sort();
-            v
-        };
+        // the global lock only to copy the list: staging areas are looked at without it,
+        // and one held by a commit is reported busy, not waited for
+        let mut all: Vec<(PathBuf, Arc<Asset>)> = lock(&self.assets)
+            .iter()
+            .map(|(p, a)| (p.clone(), a.clone()))
+            .collect();
+        all.sort_by(|a, b| a.0.cmp(&b.0));
+        // only the assets in folders the caller may enter (no names or errors of assets in
+        // someone's 0700 folder)
+        if let Some(c) = crate::fs::caller::current() {
+            all.retain(|(rel, _)| {
+                let dir = self.abs(rel);
+                let dir = dir.parent().unwrap_or(&self.game_dir);
+                crate::fs::caller::may_search(c, &self.game_dir, dir)
+            });
+        }
         let mut t = String::new();
-        for rel in assets {
-            t.push_str(&self.asset_status(&rel));
+        for (rel, a) in all {
+            let active = match a.stage.try_lock() {
+                Ok(g) => g.as_ref().is_some_and(|s| s.active()),
+                Err(std::sync::TryLockError::Poisoned(p)) => {
+                    p.into_inner().as_ref().is_some_and(|s| s.active())
+                }
+                Err(std::sync::TryLockError::WouldBlock) => true,
+            };
+            if active {
+                t.push_str(&self.asset_status(&rel));
+            }
         }
         if t.is_empty() {
             t.push_str("nothing staged\n");

@@ -80,6 +80,10 @@ pub const LAYERS_CSV_HEADER: [&str; 8] = [
     "blend",
 ];
 
+/// Pixels of all flattened frames of one sequence above which it gets no `animated.png`
+/// (drawing it holds them all at once).
+pub const MAX_ANIMATION_PIXELS: u64 = gaf::MAX_FLAT_PIXELS;
+
 /// Names at the top of a dump that sequence folders must not take.
 pub(super) const RESERVED: &[&str] = &["metadata.json", PALETTE_GPL, ".tafs-status"];
 
@@ -182,7 +186,12 @@ impl GafView {
                 lay_out_frame(&fe.frame, &key, si, vec![fi], &mut cx, 0);
                 any_pixels |= !frame_is_empty(&fe.frame);
             }
-            if any_pixels && area(sequence_bounds(seq)) <= gaf::MAX_FLAT_PIXELS {
+            // the preview holds every frame flattened at once: bounded like one canvas pair
+            let flat_total: u64 = seq.frames.iter().map(|fe| area(fe.frame.bounds())).sum();
+            if any_pixels
+                && area(sequence_bounds(seq)) <= gaf::MAX_FLAT_PIXELS
+                && flat_total <= MAX_ANIMATION_PIXELS
+            {
                 add(format!("{dir}/animated.png"), Node::Animated(si), false);
             }
         }
@@ -220,6 +229,23 @@ impl GafView {
 impl View for GafView {
     fn entries(&self) -> &[Entry] {
         &self.entries
+    }
+
+    /// A frame PNG: its flattened canvas (index and opacity); the animation: every frame
+    /// flattened plus one canvas.
+    fn render_cost(&self, path: &str) -> u64 {
+        match self.nodes.get(path) {
+            Some(Node::FramePng(si, p)) => self
+                .frame_at(*si, p)
+                .map_or(0, |f| area(f.bounds()).saturating_mul(2)),
+            Some(Node::Animated(si)) => self.gaf.sequences.get(*si).map_or(0, |s| {
+                let flats: u64 = s.frames.iter().map(|fe| area(fe.frame.bounds())).sum();
+                flats
+                    .saturating_mul(2)
+                    .saturating_add(area(sequence_bounds(s)))
+            }),
+            _ => 0,
+        }
     }
 
     fn render(&self, path: &str, out: &mut dyn Write) -> Result<(), ViewError> {

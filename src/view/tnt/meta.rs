@@ -132,7 +132,24 @@ impl From<&Layout> for LayoutMeta {
 }
 
 impl LayoutMeta {
-    pub(super) fn to_layout(&self) -> Result<Layout, ViewError> {
+    /// The layout, checked against the largest file a map of `cells` attribute cells can
+    /// be within `limits` (every offset, length and the file length within it) before
+    /// anything of that size is allocated.
+    pub(super) fn to_layout(
+        &self,
+        cells: u64,
+        limits: &crate::formats::Limits,
+    ) -> Result<Layout, ViewError> {
+        let max = max_file_len(cells, limits);
+        if self.file_len > max {
+            return Err(ViewError::invalid(
+                METADATA,
+                format!(
+                    "layout.file_len {} is over the {max} bytes the largest map allowed can take",
+                    self.file_len
+                ),
+            ));
+        }
         let b = |what: &str, v: [u64; 2]| -> Result<Block, ViewError> {
             let offset = u32::try_from(v[0]).map_err(|_| {
                 ViewError::invalid(
@@ -140,6 +157,15 @@ impl LayoutMeta {
                     format!("layout.{what}: offset {} too large", v[0]),
                 )
             })?;
+            if v[0].saturating_add(v[1]) > max {
+                return Err(ViewError::invalid(
+                    METADATA,
+                    format!(
+                        "layout.{what}: offset {} + length {} is over the {max} bytes the largest map allowed can take",
+                        v[0], v[1]
+                    ),
+                ));
+            }
             Ok(Block { offset, len: v[1] })
         };
         let mut filler = Vec::with_capacity(self.filler.len());
@@ -189,6 +215,21 @@ impl LayoutMeta {
             filler,
         })
     }
+}
+
+/// The largest file a map of `cells` attribute cells within `limits` makes: header, tile
+/// grid (2 bytes a tile),
+/// attributes (4 bytes a cell), tile graphics (1024 bytes a tile), feature table (128-byte
+/// names and a word) and a minimap of at most 64 Ki pixels with its size words, with as many
+/// bytes again of filler between them.
+pub(super) fn max_file_len(cells: u64, limits: &crate::formats::Limits) -> u64 {
+    let cells = cells.min(limits.max_map_cells);
+    let blocks = (cells / 4 * 2)
+        .saturating_add(cells.saturating_mul(4))
+        .saturating_add((limits.max_tiles as u64).saturating_mul(1024))
+        .saturating_add((limits.max_features as u64).saturating_mul(132))
+        .saturating_add((1 << 16) + 8);
+    tnt::HEADER_LEN.saturating_add(blocks.saturating_mul(2))
 }
 
 /// Runs of equal values other than `skip`, as `[x, y, count, value]` (row-major, may wrap rows).

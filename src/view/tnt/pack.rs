@@ -311,7 +311,7 @@ pub fn pack_with_report(
         .collect();
 
     let layout = match (&meta.layout, meta.source_version) {
-        (Some(l), VERSION_TA) => Some(l.to_layout()?),
+        (Some(l), VERSION_TA) => Some(l.to_layout(cells as u64, limits)?),
         _ => None,
     };
     if meta.source_version != VERSION_TA && meta.source_version != VERSION_LEGACY {

@@ -1,0 +1,229 @@
+//! The byte budget of decoded views: what a decode will hold is estimated from the binary's
+//! headers before it starts ([`estimate`]), leased from one [`Budget`] shared by every
+//! asset of the mount, and given back when the view is dropped ([`Leased`]). A decode that
+//! alone needs more than the whole budget is refused at once; one that needs room held by
+//! other views waits for them to be evicted or finish (at most [`WAIT`]).
+
+use crate::formats::{gaf, Limits};
+use crate::view::{AssetKind, Entry, View, ViewError};
+use std::io::Write;
+use std::sync::{Arc, Condvar, Mutex, MutexGuard};
+use std::time::{Duration, Instant};
+
+/// Longest a decode waits for room in the budget before it answers "busy".
+pub(crate) const WAIT: Duration = Duration::from_secs(30);
+
+/// The smallest budget of decoded views, whatever `--cache-size` says (a few stock-sized
+/// views).
+pub(crate) const MIN_VIEWS: u64 = 16 << 20;
+
+/// Bytes renders in flight may hold at once beyond their views (a frame PNG of the largest
+/// frame, 4096², flattened; or one animation preview). A render holds nothing else while it
+/// waits for room, so waiting cannot deadlock.
+pub(crate) const RENDER_BUDGET: u64 = 48 << 20;
+
+/// Bytes of decoded views that may be held at once.
+pub(crate) struct Budget {
+    cap: u64,
+    used: Mutex<u64>,
+    freed: Condvar,
+}
+
+/// Why a lease was not granted.
+#[derive(Debug)]
+pub(crate) enum Refused {
+    /// The decode alone needs more than the whole budget.
+    TooLarge { need: u64, cap: u64 },
+    /// No room freed up within [`WAIT`].
+    Busy,
+}
+
+impl std::fmt::Display for Refused {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Refused::TooLarge { need, cap } => write!(
+                f,
+                "needs {} MiB, over the {} MiB budget (decoded views: half of --cache-size; renders: 48 MiB)",
+                need.div_ceil(1 << 20),
+                cap >> 20
+            ),
+            Refused::Busy => write!(f, "no room in the budget of decoded views"),
+        }
+    }
+}
+
+/// Makes the allocator give every buffer of 256 KiB or more back to the system when it is
+/// freed (glibc otherwise raises that threshold after the first big buffer freed, and keeps
+/// freed decoded frames in per-thread arenas: the daemon's resident memory would no longer
+/// follow the budgets).
+pub fn return_big_buffers() {
+    #[cfg(all(target_os = "linux", target_env = "gnu"))]
+    // SAFETY: mallopt only sets allocator parameters.
+    unsafe {
+        libc::mallopt(libc::M_MMAP_THRESHOLD, 256 << 10);
+        libc::mallopt(libc::M_ARENA_MAX, 4);
+    }
+}
+
+fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
+    m.lock().unwrap_or_else(|p| p.into_inner())
+}
+
+impl Budget {
+    /// A budget of `cap` bytes.
+    pub(crate) fn new(cap: u64) -> Arc<Budget> {
+        Arc::new(Budget {
+            cap,
+            used: Mutex::new(0),
+            freed: Condvar::new(),
+        })
+    }
+
+    /// Bytes leased right now.
+    #[cfg(test)]
+    pub(crate) fn used(&self) -> u64 {
+        *lock(&self.used)
+    }
+
+    /// Leases `need` bytes. While they are not free, `evict` is called to drop something
+    /// (it returns false when there is nothing left to drop); then waits for leases to be
+    /// given back, at most [`WAIT`].
+    pub(crate) fn lease(
+        self: &Arc<Self>,
+        need: u64,
+        mut evict: impl FnMut() -> bool,
+    ) -> Result<Lease, Refused> {
+        if need > self.cap {
+            return Err(Refused::TooLarge {
+                need,
+                cap: self.cap,
+            });
+        }
+        let deadline = Instant::now() + WAIT;
+        loop {
+            {
+                let mut used = lock(&self.used);
+                if *used + need <= self.cap {
+                    *used += need;
+                    return Ok(Lease {
+                        budget: self.clone(),
+                        n: need,
+                    });
+                }
+            }
+            if evict() {
+                continue;
+            }
+            let used = lock(&self.used);
+            if *used + need <= self.cap {
+                continue;
+            }
+            let now = Instant::now();
+            if now >= deadline {
+                return Err(Refused::Busy);
+            }
+            // woken by any lease given back; evicting again is then worth a try
+            let wait = (deadline - now).min(Duration::from_millis(200));
+            drop(self.freed.wait_timeout(used, wait));
+        }
+    }
+}
+
+/// Bytes of a [`Budget`] held until dropped.
+pub(crate) struct Lease {
+    budget: Arc<Budget>,
+    n: u64,
+}
+
+impl Drop for Lease {
+    fn drop(&mut self) {
+        let mut used = lock(&self.budget.used);
+        *used = used.saturating_sub(self.n);
+        drop(used);
+        self.budget.freed.notify_all();
+    }
+}
+
+/// What decoding `bytes` as `kind` holds in memory, from the headers only: a GAF's decoded
+/// pixels (two bytes each: index and opacity, one copy per reference) plus its bytes;
+/// other kinds, and a GAF whose headers do not walk (the decoder then refuses it, also
+/// before decoding a pixel), twice their bytes (maps keep their tiles and attributes as
+/// stored).
+pub(crate) fn estimate(kind: AssetKind, bytes: &[u8], limits: &Limits) -> u64 {
+    let len = bytes.len() as u64;
+    match kind {
+        AssetKind::Gaf => gaf::decoded_pixels(bytes, limits).map_or(len.saturating_mul(2), |p| {
+            p.saturating_mul(2).saturating_add(len)
+        }),
+        _ => len.saturating_mul(2),
+    }
+}
+
+/// A decoded view with the lease of the memory it holds.
+pub(crate) struct Leased {
+    pub(crate) view: Box<dyn View>,
+    pub(crate) _lease: Lease,
+}
+
+impl View for Leased {
+    fn entries(&self) -> &[Entry] {
+        self.view.entries()
+    }
+    fn render(&self, path: &str, out: &mut dyn Write) -> Result<(), ViewError> {
+        self.view.render(path, out)
+    }
+    fn size_hint(&self, path: &str) -> Option<u64> {
+        self.view.size_hint(path)
+    }
+    fn shallow(&self) -> Option<(&[Entry], Vec<&str>)> {
+        self.view.shallow()
+    }
+    fn part_entries(&self, path: &str) -> Option<&[Entry]> {
+        self.view.part_entries(path)
+    }
+    fn render_cost(&self, path: &str) -> u64 {
+        self.view.render_cost(path)
+    }
+    fn render_vec(&self, path: &str) -> Result<Vec<u8>, ViewError> {
+        self.view.render_vec(path)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn too_large_is_refused_at_once_and_room_is_given_back() {
+        let b = Budget::new(100);
+        assert!(matches!(
+            b.lease(101, || false),
+            Err(Refused::TooLarge {
+                need: 101,
+                cap: 100
+            })
+        ));
+        let a = b.lease(60, || false).unwrap();
+        assert_eq!(b.used(), 60);
+        // evicting frees the first lease
+        let mut held = Some(a);
+        let c = b.lease(60, || held.take().is_some()).unwrap();
+        assert_eq!(b.used(), 60);
+        drop(c);
+        assert_eq!(b.used(), 0);
+    }
+
+    #[test]
+    fn a_waiting_lease_gets_room_given_back_by_another_thread() {
+        let b = Budget::new(100);
+        let a = b.lease(80, || false).unwrap();
+        let t = std::thread::spawn(move || {
+            std::thread::sleep(Duration::from_millis(100));
+            drop(a);
+        });
+        let c = b.lease(50, || false).unwrap();
+        t.join().unwrap();
+        assert_eq!(b.used(), 50);
+        drop(c);
+    }
+}

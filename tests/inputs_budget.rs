@@ -1,0 +1,86 @@
+//! Rebuild inputs are checked against the format budgets before anything is allocated: a
+//! block offset of 0xFFFF0000 in a map's metadata.json and a 3 GB frame PNG are refused at
+//! once, with a message naming the field or the file.
+
+mod tnt_support;
+
+use std::path::Path;
+use std::process::{Command, Output};
+use std::time::Instant;
+
+fn tafs(args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_tafs"))
+        .args(args)
+        .output()
+        .unwrap()
+}
+
+fn s(p: &Path) -> &str {
+    p.to_str().unwrap()
+}
+
+/// Peak RSS in MiB of the largest child waited for so far.
+fn children_max_rss_mib() -> i64 {
+    // SAFETY: getrusage fills the struct it is given.
+    let mut u: libc::rusage = unsafe { std::mem::zeroed() };
+    unsafe { libc::getrusage(libc::RUSAGE_CHILDREN, &mut u) };
+    u.ru_maxrss / 1024
+}
+
+#[test]
+fn a_huge_block_offset_in_metadata_json_is_refused_before_allocating() {
+    let t = tempfile::tempdir().unwrap();
+    let map = t.path().join("m.tnt");
+    std::fs::write(&map, tnt_support::Fixture::small(8, 8, 4).bytes()).unwrap();
+    let un = t.path().join("un");
+    let o = tafs(&["tnt", "unpack", s(&map), "-t", s(&un)]);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let mp = un.join("metadata.json");
+    let mut meta: serde_json::Value = serde_json::from_slice(&std::fs::read(&mp).unwrap()).unwrap();
+    meta["layout"]["tile_gfx"][0] = serde_json::json!(0xFFFF_0000u64);
+    std::fs::write(&mp, serde_json::to_vec_pretty(&meta).unwrap()).unwrap();
+    let out = t.path().join("back.tnt");
+    let start = Instant::now();
+    let o = tafs(&["tnt", "pack", s(&un), "-t", s(&out)]);
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(!o.status.success());
+    assert!(err.contains("layout.tile_gfx"), "{err}");
+    assert!(start.elapsed().as_secs() < 10);
+    assert!(!out.exists());
+    let rss = children_max_rss_mib();
+    assert!(rss < 256, "pack peaked at {rss} MiB");
+}
+
+#[test]
+fn a_3_gb_frame_png_is_refused_from_its_size() {
+    let t = tempfile::tempdir().unwrap();
+    let gaf = t.path().join("s.gaf");
+    let o = tafs(&["gaf", "sample", "-t", s(&gaf)]);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let dump = t.path().join("d");
+    let o = tafs(&["gaf", "dump", s(&gaf), "-t", s(&dump)]);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let png = std::fs::read_dir(&dump)
+        .unwrap()
+        .flatten()
+        .find(|e| e.path().join("0.png").exists())
+        .unwrap()
+        .path()
+        .join("0.png");
+    // sparse: 3 GB long, no disk used
+    std::fs::OpenOptions::new()
+        .write(true)
+        .open(&png)
+        .unwrap()
+        .set_len(3 << 30)
+        .unwrap();
+    let out = t.path().join("back.gaf");
+    let start = Instant::now();
+    let o = tafs(&["gaf", "build", s(&dump), "-t", s(&out)]);
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(!o.status.success());
+    assert!(err.contains("0.png") && err.contains("over the"), "{err}");
+    assert!(start.elapsed().as_secs() < 10);
+    let rss = children_max_rss_mib();
+    assert!(rss < 256, "build peaked at {rss} MiB");
+}

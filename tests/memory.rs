@@ -1,0 +1,284 @@
+//! Memory is bounded in bytes: hostile GAFs (a big RLE frame referenced many times, a
+//! composite reference chain, a tiny file whose frame header is shared by many entries)
+//! under a real mount with many parallel readers; the daemon's peak RSS (`VmHWM`) stays at
+//! or below `--cache-size` + 64 MiB, and what is over budget is refused early.
+
+mod mount_common;
+
+use mount_common::{fuse_available, mount};
+use std::path::{Path, PathBuf};
+use std::time::Instant;
+
+fn put(buf: &mut Vec<u8>, at: usize, bytes: &[u8]) {
+    if buf.len() < at + bytes.len() {
+        buf.resize(at + bytes.len(), 0);
+    }
+    buf[at..at + bytes.len()].copy_from_slice(bytes);
+}
+
+fn frame_header(w: u16, h: u16, comp: u8, layers: u8, data: u32) -> Vec<u8> {
+    let mut v = Vec::new();
+    v.extend_from_slice(&w.to_le_bytes());
+    v.extend_from_slice(&h.to_le_bytes());
+    v.extend_from_slice(&0i16.to_le_bytes());
+    v.extend_from_slice(&0i16.to_le_bytes());
+    v.extend_from_slice(&[9, comp, layers, 0]);
+    v.extend_from_slice(&0u32.to_le_bytes());
+    v.extend_from_slice(&data.to_le_bytes());
+    v.extend_from_slice(&0u32.to_le_bytes());
+    v
+}
+
+fn seq_header(items: &[u32]) -> Vec<u8> {
+    let mut v = Vec::new();
+    v.extend_from_slice(&(items.len() as u16).to_le_bytes());
+    v.extend_from_slice(&1u16.to_le_bytes());
+    v.extend_from_slice(&0u32.to_le_bytes());
+    let mut n = [0u8; 32];
+    n[..4].copy_from_slice(b"bomb");
+    v.extend_from_slice(&n);
+    for p in items {
+        v.extend_from_slice(&p.to_le_bytes());
+        v.extend_from_slice(&1u32.to_le_bytes());
+    }
+    v
+}
+
+fn gaf_head(f: &mut Vec<u8>) {
+    put(f, 0, &0x0001_0100u32.to_le_bytes());
+    put(f, 4, &1u32.to_le_bytes());
+    put(f, 12, &16u32.to_le_bytes());
+}
+
+/// One `side`² RLE frame (every row: repeats of 64 opaque pixels) referenced `refs` times.
+pub fn shared_rle(side: u16, refs: usize) -> Vec<u8> {
+    let mut f = Vec::new();
+    gaf_head(&mut f);
+    let seq = seq_header(&vec![0; refs]);
+    let header = 16 + seq.len() as u32;
+    put(&mut f, 16, &seq_header(&vec![header; refs]));
+    put(
+        &mut f,
+        header as usize,
+        &frame_header(side, side, 1, 0, header + 24),
+    );
+    let mut row = Vec::new();
+    for _ in 0..usize::from(side) / 64 {
+        row.extend_from_slice(&[(63 << 2) | 2, 7]);
+    }
+    let mut data = Vec::new();
+    for _ in 0..side {
+        data.extend_from_slice(&(row.len() as u16).to_le_bytes());
+        data.extend_from_slice(&row);
+    }
+    put(&mut f, header as usize + 24, &data);
+    f
+}
+
+/// Composites nested 16 deep, each with 255 layers that all point at the next one: a
+/// reference chain of 255^16 frames in a few KB.
+pub fn composite_chain() -> Vec<u8> {
+    let mut f = Vec::new();
+    gaf_head(&mut f);
+    let first = 16 + seq_header(&[0]).len() as u32;
+    put(&mut f, 16, &seq_header(&[first]));
+    let level = 24 + 255 * 4;
+    for d in 0..16u32 {
+        let at = first + d * level;
+        let next = at + level;
+        put(&mut f, at as usize, &frame_header(64, 64, 0, 255, at + 24));
+        let table: Vec<u8> = (0..255).flat_map(|_| next.to_le_bytes()).collect();
+        put(&mut f, at as usize + 24, &table);
+    }
+    let leaf = first + 16 * level;
+    put(
+        &mut f,
+        leaf as usize,
+        &frame_header(64, 64, 0, 0, leaf + 24),
+    );
+    put(&mut f, leaf as usize + 24, &[3; 64 * 64]);
+    f
+}
+
+/// About a kilobyte: 100 frame-list items reach one composite whose 200 layers all reach
+/// one 128² RLE frame (rows of zero commands).
+pub fn tiny_shared() -> Vec<u8> {
+    let mut f = Vec::new();
+    gaf_head(&mut f);
+    let comp = 16 + seq_header(&[0; 100]).len() as u32;
+    put(&mut f, 16, &seq_header(&[comp; 100]));
+    let leaf = comp + 24 + 200 * 4;
+    put(
+        &mut f,
+        comp as usize,
+        &frame_header(128, 128, 0, 200, comp + 24),
+    );
+    let table: Vec<u8> = (0..200).flat_map(|_| leaf.to_le_bytes()).collect();
+    put(&mut f, comp as usize + 24, &table);
+    put(
+        &mut f,
+        leaf as usize,
+        &frame_header(128, 128, 1, 0, leaf + 24),
+    );
+    put(&mut f, leaf as usize + 24, &[0; 256]);
+    f
+}
+
+/// The daemon serving `mnt` (the `tafs mount` process whose command line names it).
+fn daemon_pid(mnt: &Path) -> u32 {
+    let want = mnt.to_str().unwrap();
+    for e in std::fs::read_dir("/proc").unwrap().flatten() {
+        let Ok(pid) = e.file_name().to_string_lossy().parse::<u32>() else {
+            continue;
+        };
+        let Ok(cmd) = std::fs::read(e.path().join("cmdline")) else {
+            continue;
+        };
+        let args: Vec<&[u8]> = cmd.split(|&b| b == 0).collect();
+        if args.iter().any(|a| *a == b"mount") && args.contains(&want.as_bytes()) {
+            return pid;
+        }
+    }
+    panic!("no daemon serves {want}");
+}
+
+/// Peak resident memory of `pid` in KiB.
+fn vm_hwm_kib(pid: u32) -> u64 {
+    let s = std::fs::read_to_string(format!("/proc/{pid}/status")).unwrap();
+    s.lines()
+        .find_map(|l| l.strip_prefix("VmHWM:"))
+        .and_then(|v| v.trim().trim_end_matches("kB").trim().parse().ok())
+        .unwrap()
+}
+
+fn files_under(p: &Path, out: &mut Vec<PathBuf>) {
+    let Ok(rd) = std::fs::read_dir(p) else { return };
+    for e in rd.flatten() {
+        let path = e.path();
+        match e.file_type() {
+            Ok(t) if t.is_dir() => files_under(&path, out),
+            Ok(_) => out.push(path),
+            Err(_) => {}
+        }
+    }
+}
+
+#[test]
+fn hostile_gafs_are_refused_early_by_the_cli() {
+    for (name, data) in [
+        ("shared.gaf", shared_rle(4096, 64)),
+        ("chain.gaf", composite_chain()),
+        ("tiny.gaf", tiny_shared()),
+    ] {
+        let t = tempfile::tempdir().unwrap();
+        let p = t.path().join(name);
+        std::fs::write(&p, &data).unwrap();
+        let start = Instant::now();
+        let o = std::process::Command::new(env!("CARGO_BIN_EXE_tafs"))
+            .args(["gaf", "list"])
+            .arg(&p)
+            .output()
+            .unwrap();
+        let took = start.elapsed();
+        let err = String::from_utf8_lossy(&o.stderr);
+        assert!(!o.status.success(), "{name} ({} bytes) listed", data.len());
+        assert!(
+            err.contains("more than"),
+            "{name}: refused for its budget: {err}"
+        );
+        assert!(took.as_secs() < 5, "{name}: refused after {took:?}");
+    }
+    // SAFETY: getrusage fills the struct it is given.
+    let mut u: libc::rusage = unsafe { std::mem::zeroed() };
+    unsafe { libc::getrusage(libc::RUSAGE_CHILDREN, &mut u) };
+    let mib = u.ru_maxrss / 1024;
+    println!("gaf list of the hostile GAFs peaked at {mib} MiB");
+    assert!(mib < 100, "gaf list peaked at {mib} MiB");
+}
+
+#[test]
+fn daemon_memory_stays_within_the_cache_size_under_hostile_gafs_and_200_readers() {
+    if !fuse_available() {
+        return;
+    }
+    let t = tempfile::tempdir().unwrap();
+    let game = t.path().join("game");
+    std::fs::create_dir_all(game.join("anims")).unwrap();
+    // each within the per-file limits (2 × 2048² = 8 Mi pixels = 16 MiB decoded), 12 in one
+    // folder decoded by the listing at once
+    for i in 0..12 {
+        std::fs::write(
+            game.join(format!("anims/big{i:02}.gaf")),
+            shared_rle(2048, 2),
+        )
+        .unwrap();
+    }
+    // over the budget of decoded views alone: refused before decoding
+    std::fs::write(game.join("anims/over.gaf"), shared_rle(4096, 4)).unwrap();
+    // over the per-file limits
+    std::fs::write(game.join("anims/bomb.gaf"), shared_rle(4096, 64)).unwrap();
+    std::fs::write(game.join("anims/chain.gaf"), composite_chain()).unwrap();
+    std::fs::write(game.join("anims/tiny.gaf"), tiny_shared()).unwrap();
+    let mnt = t.path().join("mnt");
+    let cache_mib = 64u64;
+    let m = mount(&game, &mnt, &["--cache-size", &format!("{cache_mib}M")]);
+    let pid = daemon_pid(&m.mnt);
+    let base = vm_hwm_kib(pid);
+
+    let anims = m.mnt.join("anims");
+    let start = Instant::now();
+    let mut kinds = std::collections::BTreeMap::new();
+    for e in std::fs::read_dir(&anims).unwrap() {
+        let e = e.unwrap();
+        let dir = e.file_type().unwrap().is_dir();
+        kinds.insert(e.file_name().to_string_lossy().into_owned(), dir);
+    }
+    let listed = start.elapsed();
+    for i in 0..12 {
+        assert_eq!(
+            kinds.get(&format!("big{i:02}.gaf")),
+            Some(&true),
+            "{kinds:?}"
+        );
+    }
+    for name in ["over.gaf", "bomb.gaf", "chain.gaf", "tiny.gaf"] {
+        assert_eq!(
+            kinds.get(name),
+            Some(&false),
+            "{name} is refused: {kinds:?}"
+        );
+    }
+    let mut files = Vec::new();
+    files_under(&anims, &mut files);
+    assert!(files.len() > 12 * 4, "{files:?}");
+    // 200 parallel readers over every file
+    std::thread::scope(|s| {
+        for r in 0..200 {
+            let files = &files;
+            s.spawn(move || {
+                for k in 0..files.len() {
+                    let p = &files[(k + r * 7) % files.len()];
+                    // EAGAIN (no room right now) is allowed; anything else is not
+                    if let Err(e) = std::fs::read(p) {
+                        assert_eq!(e.raw_os_error(), Some(libc::EAGAIN), "{p:?}: {e}");
+                    }
+                }
+            });
+        }
+    });
+    // a frame really renders: 2048² PNG
+    let png = std::fs::read(anims.join("big00.gaf/bomb/0.png")).unwrap();
+    assert_eq!(&png[1..4], b"PNG");
+    assert_eq!(u32::from_be_bytes(png[16..20].try_into().unwrap()), 2048);
+    let hwm = vm_hwm_kib(pid);
+    println!(
+        "daemon VmHWM: {} MiB after mounting, {} MiB after listing ({listed:?}) and 200 readers",
+        base / 1024,
+        hwm / 1024
+    );
+    assert!(
+        hwm <= (cache_mib + 64) * 1024,
+        "daemon peak RSS {} MiB over --cache-size {cache_mib} MiB + 64 MiB",
+        hwm / 1024
+    );
+}
