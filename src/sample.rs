@@ -1,6 +1,6 @@
 //! Sample assets the crate generates itself (for the demo, the README and tests): an animated
 //! GAF with RLE, raw and composite frames, a texture GAF, a map, a PCX build picture, a palette
-//! carrier and a textured 3DO model.
+//! carrier, a textured 3DO model and a truecolor TA: Kingdoms `.taf`.
 
 use crate::formats::gaf::{Content, Frame, FrameEntry, Gaf, Pixels, Sequence, VERSION_STANDARD};
 
@@ -456,4 +456,42 @@ pub fn demo_model_3do() -> Vec<u8> {
         Err(0x20),
     ));
     write_3do(&hull)
+}
+
+/// A truecolor TA: Kingdoms `.taf` (ARGB4444): one 24×24 frame of a glow, opaque in the
+/// centre and fading out (soft alpha), as retail TAK effects are.
+pub fn truecolor_taf() -> Gaf {
+    let (w, h) = (24u16, 24u16);
+    let mut words = Vec::with_capacity(usize::from(w) * usize::from(h));
+    for y in 0..i32::from(h) {
+        for x in 0..i32::from(w) {
+            let (dx, dy) = (x - 12, y - 12);
+            let d = ((dx * dx + dy * dy) as f64).sqrt();
+            let a = (15.0 - d * 1.4).clamp(0.0, 15.0) as u16;
+            let r = 15u16;
+            let g = (15.0 - d * 0.6).clamp(4.0, 15.0) as u16;
+            let b = 2u16;
+            words.push(a << 12 | r << 8 | g << 4 | b);
+        }
+    }
+    let frame = Frame {
+        width: w,
+        height: h,
+        origin_x: 12,
+        origin_y: 12,
+        key: 0,
+        compressed: crate::formats::gaf::FORMAT_ARGB4444,
+        blend: 0,
+        word12: 0,
+        word20: 0,
+        content: Content::Truecolor(words),
+    };
+    Gaf {
+        version: VERSION_STANDARD,
+        header_word8: 0,
+        sequences: vec![sequence("glow", vec![(frame, 2)])],
+        trailing: vec![],
+        warnings: vec![],
+        layout: None,
+    }
 }

@@ -40,6 +40,8 @@ pub fn write_demo(dir: &Path) -> io::Result<()> {
         &crate::sample::palette_carrier_pcx(),
     )?;
     put("objects3d/demo.3do", &crate::sample::demo_model_3do())?;
+    let taf = gaf::write(&crate::sample::truecolor_taf()).map_err(io::Error::other)?;
+    put("anims/glow_4444.taf", &taf)?;
     Ok(())
 }
 
@@ -47,6 +49,6 @@ pub fn write_demo(dir: &Path) -> io::Result<()> {
 pub fn hints(mnt: &Path) -> String {
     let m = mnt.display();
     format!(
-        "Try:\n  ls -R {m}\n  cat {m}/anims/demo.gaf/pulse/frames.csv\n  open {m}/anims/demo.gaf/pulse/animated.png (an animated PNG) or 0.png in an image viewer\n  cp -r {m}/anims/demo.gaf /tmp/demo-dump   # the same files `tafs gaf dump` writes\n  open {m}/maps/demo.tnt/map.png, cat {m}/maps/demo.tnt/features.csv\n  open {m}/unitpics/demo.pcx/image.png, {m}/objects3d/demo.3do/preview.png\n  load {m}/palettes/PALETTE.PAL/palette.gpl (or {m}/anims/demo.gaf/palette.gpl) in GIMP, Krita or Aseprite\n  tafs umount {m}   (or Ctrl-C)\n"
+        "Try:\n  ls -R {m}\n  cat {m}/anims/demo.gaf/pulse/frames.csv\n  open {m}/anims/demo.gaf/pulse/animated.png (an animated PNG) or 0.png in an image viewer\n  cp -r {m}/anims/demo.gaf /tmp/demo-dump   # the same files `tafs gaf dump` writes\n  open {m}/maps/demo.tnt/map.png, cat {m}/maps/demo.tnt/features.csv\n  open {m}/unitpics/demo.pcx/image.png, {m}/objects3d/demo.3do/preview.png, {m}/anims/glow_4444.taf/glow/0.png (RGBA)\n  load {m}/palettes/PALETTE.PAL/palette.gpl (or {m}/anims/demo.gaf/palette.gpl) in GIMP, Krita or Aseprite\n  tafs umount {m}   (or Ctrl-C)\n"
     )
 }
