@@ -115,8 +115,17 @@ impl Core {
         if s.meta.removing {
             return Ok(());
         }
-        let cur = match fs::read(&abs) {
-            Ok(b) => Some((b, fs::metadata(&abs)?)),
+        // read beneath the game folder, never through a symlink swapped in
+        let read_cur = || -> std::io::Result<(Vec<u8>, fs::Metadata)> {
+            use std::io::Read;
+            let mut f = self.open_rel(rel, libc::O_RDONLY | libc::O_CLOEXEC, 0)?;
+            let m = f.metadata()?;
+            let mut b = Vec::new();
+            f.read_to_end(&mut b)?;
+            Ok((b, m))
+        };
+        let cur = match read_cur() {
+            Ok(x) => Some(x),
             // an archive is never new
             Err(e) if e.kind() == std::io::ErrorKind::NotFound && archive => {
                 return Err(FsError::Stale)
