@@ -92,11 +92,7 @@ pub fn open_dir(dir: &Path) -> io::Result<OwnedFd> {
 /// The run file's name for `mnt` (a stable hash of its absolute path).
 fn name_of(mnt: &Path) -> CString {
     let abs = std::path::absolute(mnt).unwrap_or_else(|_| mnt.to_path_buf());
-    let mut h: u64 = 0xcbf2_9ce4_8422_2325;
-    for b in abs.as_os_str().as_bytes() {
-        h ^= u64::from(*b);
-        h = h.wrapping_mul(0x0100_0000_01b3);
-    }
+    let h = crate::fs::stage::fnv64(abs.as_os_str().as_bytes());
     CString::new(format!("{h:016x}.pid")).unwrap_or_default()
 }
 

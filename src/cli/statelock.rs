@@ -43,15 +43,6 @@ fn open_rw(p: &Path) -> io::Result<File> {
         .open(p)
 }
 
-fn fnv64(data: &[u8]) -> u64 {
-    let mut h: u64 = 0xcbf2_9ce4_8422_2325;
-    for b in data {
-        h ^= u64::from(*b);
-        h = h.wrapping_mul(0x0100_0000_01b3);
-    }
-    h
-}
-
 /// Locks `state` for `game_dir` (both absolute), making `state` (0700) when missing.
 pub fn lock(state: &Path, game_dir: &Path) -> Result<StateLock, String> {
     let game = game_dir
@@ -107,7 +98,7 @@ pub fn lock(state: &Path, game_dir: &Path) -> Result<StateLock, String> {
     }
     let mine = locks.join(format!(
         "{:016x}.lock",
-        fnv64(game.as_os_str().as_encoded_bytes())
+        crate::fs::stage::fnv64(game.as_os_str().as_encoded_bytes())
     ));
     let mut f = open_rw(&mine).map_err(|e| err(&mine, e))?;
     if !flock(&f, libc::LOCK_EX).map_err(|e| err(&mine, e))? {

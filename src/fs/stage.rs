@@ -139,9 +139,10 @@ pub struct Stage {
     pub meta: StageMeta,
 }
 
+pub use sha_like::fnv64;
+
 /// The key of a binary's staging area and history.
 pub fn key_of(abs_binary: &Path) -> String {
-    use sha_like::fnv64;
     let name = abs_binary
         .file_name()
         .map(|n| crate::view::safe_component(n.to_string_lossy().as_bytes()))
