@@ -3,8 +3,10 @@
 //! and a palette.csv edited by `sed -i` rebuild the binary (checked by Pillow and by bytes);
 //! an unedited save rebuilds identical bytes; a 3DO directory refuses writes with EROFS.
 
+mod common;
 mod mount_common;
 
+use common::py;
 use mount_common::{fuse_available, sh, Mount};
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -58,20 +60,6 @@ fn tafs(args: &[&str]) -> std::process::Output {
         String::from_utf8_lossy(&o.stderr)
     );
     o
-}
-
-fn py(script: &str) -> String {
-    let o = Command::new("python3")
-        .arg("-c")
-        .arg(script)
-        .output()
-        .unwrap();
-    assert!(
-        o.status.success(),
-        "python: {}",
-        String::from_utf8_lossy(&o.stderr)
-    );
-    String::from_utf8_lossy(&o.stdout).trim().to_string()
 }
 
 /// Files under `dir`, relative, sorted.

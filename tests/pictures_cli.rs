@@ -1,6 +1,9 @@
 //! `tafs pcx|pal|3do …`, `tafs gaf palette` and `tafs roundtrip` on the demo folder's
 //! self-made files (and corpus files when present), checked with Pillow and by bytes.
 
+mod common;
+
+use common::py;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
@@ -18,20 +21,6 @@ fn ok(args: &[&str]) -> String {
         String::from_utf8_lossy(&o.stderr)
     );
     String::from_utf8_lossy(&o.stdout).into_owned()
-}
-
-fn py(script: &str) -> String {
-    let o = Command::new("python3")
-        .arg("-c")
-        .arg(script)
-        .output()
-        .unwrap();
-    assert!(
-        o.status.success(),
-        "python: {}",
-        String::from_utf8_lossy(&o.stderr)
-    );
-    String::from_utf8_lossy(&o.stdout).trim().to_string()
 }
 
 fn demo() -> (tempfile::TempDir, PathBuf) {

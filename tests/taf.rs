@@ -4,8 +4,10 @@
 //! the dump is checked bit for bit against an independent Python/Pillow decoder and an
 //! unedited dump rebuilds the identical file; a Pillow edit rebuilds the hand-computed word.
 
+mod common;
 mod mount_common;
 
+use common::py;
 use mount_common::{fuse_available, mount};
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -87,20 +89,6 @@ fn run(args: &[&str]) -> String {
         String::from_utf8_lossy(&o.stderr)
     );
     String::from_utf8_lossy(&o.stdout).into_owned()
-}
-
-fn py(script: &str) -> String {
-    let o = Command::new("python3")
-        .arg("-c")
-        .arg(script)
-        .output()
-        .unwrap();
-    assert!(
-        o.status.success(),
-        "python: {}",
-        String::from_utf8_lossy(&o.stderr)
-    );
-    String::from_utf8_lossy(&o.stdout).trim().to_string()
 }
 
 fn p(x: &Path) -> &str {

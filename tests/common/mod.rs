@@ -62,3 +62,19 @@ pub fn tafs_ok(args: &[&str]) -> String {
     );
     String::from_utf8_lossy(&o.stdout).into_owned()
 }
+
+/// Runs `python3 -c SCRIPT` (the independent checkers: Pillow, csv, trimesh …), asserts it
+/// succeeded and returns its trimmed standard output.
+pub fn py(script: &str) -> String {
+    let o = std::process::Command::new("python3")
+        .arg("-c")
+        .arg(script)
+        .output()
+        .unwrap();
+    assert!(
+        o.status.success(),
+        "python: {}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+    String::from_utf8_lossy(&o.stdout).trim().to_string()
+}
