@@ -124,11 +124,16 @@ pub(in crate::fs) fn merged_children(
                 .filter(|(n, _)| n != FILLING)
                 .collect();
             staged.sort();
+            // generated names by position, so the merge is linear in the folder's size
+            let at: std::collections::HashMap<String, usize> = out
+                .iter()
+                .enumerate()
+                .map(|(i, (n, _))| (n.clone(), i))
+                .collect();
             for (n, d) in staged {
-                if let Some(x) = out.iter_mut().find(|(m, _)| *m == n) {
-                    x.1 = d;
-                } else {
-                    out.push((n, d));
+                match at.get(&n).and_then(|&i| out.get_mut(i)) {
+                    Some(x) => x.1 = d,
+                    None => out.push((n, d)),
                 }
             }
         }
