@@ -3,56 +3,17 @@
 
 mod mount_common;
 
-use mount_common::{fuse_available, is_mounted, UnmountGuard};
+use mount_common::{as_second_user, fuse_available, is_mounted, second_user, UnmountGuard};
 use std::os::unix::fs::PermissionsExt;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 
 const TAFS: &str = env!("CARGO_BIN_EXE_tafs");
-const EVIL: &str = "tafs-evil";
-
-/// A second local user (created when missing). Needs root, `useradd` and `runuser`.
-fn second_user() -> bool {
-    // SAFETY: geteuid has no preconditions.
-    if unsafe { libc::geteuid() } != 0 {
-        println!("SKIPPED: the second-user tests need root (useradd, runuser)");
-        return false;
-    }
-    let exists = Command::new("id")
-        .arg(EVIL)
-        .output()
-        .is_ok_and(|o| o.status.success());
-    if !exists {
-        let o = Command::new("useradd")
-            .args(["--no-create-home", "--shell", "/usr/sbin/nologin", EVIL])
-            .output()
-            .expect("useradd is missing: apt-get install -y passwd");
-        // a parallel test may have made it in between
-        let again = Command::new("id")
-            .arg(EVIL)
-            .output()
-            .is_ok_and(|o| o.status.success());
-        assert!(
-            again,
-            "useradd {EVIL}: {}",
-            String::from_utf8_lossy(&o.stderr)
-        );
-    }
-    true
-}
+const EVIL: &str = mount_common::SECOND_USER;
 
 /// Runs `ARGS` as the second user, asserting success.
 fn as_evil(args: &[&str]) {
-    let o = Command::new("runuser")
-        .args(["-u", EVIL, "--"])
-        .args(args)
-        .output()
-        .expect("runuser is missing: apt-get install -y util-linux");
-    assert!(
-        o.status.success(),
-        "runuser {args:?}: {}",
-        String::from_utf8_lossy(&o.stderr)
-    );
+    assert!(as_second_user(args), "runuser {args:?} failed");
 }
 
 fn tafs_env(args: &[&str], xdg: &Path) -> std::process::Output {
@@ -155,6 +116,14 @@ fn symlinked_run_folder_is_never_followed() {
     umount(&mnt, &xdg);
 }
 
+/// A runtime folder of the caller's own (0700) under `dir`.
+fn private_xdg(dir: &Path) -> PathBuf {
+    let xdg = dir.join("own-xdg");
+    std::fs::create_dir(&xdg).unwrap();
+    std::fs::set_permissions(&xdg, std::fs::Permissions::from_mode(0o700)).unwrap();
+    xdg
+}
+
 /// Field 22 of /proc/PID/stat.
 fn start_time(pid: u32) -> String {
     let s = std::fs::read_to_string(format!("/proc/{pid}/stat")).unwrap();
@@ -168,9 +137,7 @@ fn umount_never_signals_a_process_that_does_not_serve_the_mount() {
         return;
     }
     let (t, game, mnt, _) = setup();
-    let xdg = t.path().join("own-xdg");
-    std::fs::create_dir(&xdg).unwrap();
-    std::fs::set_permissions(&xdg, std::fs::Permissions::from_mode(0o700)).unwrap();
+    let xdg = private_xdg(t.path());
     let _g = mount(&game, &mnt, &xdg);
     let files: Vec<PathBuf> = std::fs::read_dir(xdg.join("tafs"))
         .unwrap()
@@ -204,9 +171,7 @@ fn umount_stops_the_daemon_through_its_run_file() {
         return;
     }
     let (t, game, mnt, _) = setup();
-    let xdg = t.path().join("own-xdg");
-    std::fs::create_dir(&xdg).unwrap();
-    std::fs::set_permissions(&xdg, std::fs::Permissions::from_mode(0o700)).unwrap();
+    let xdg = private_xdg(t.path());
     let _g = mount(&game, &mnt, &xdg);
     let run = xdg.join("tafs");
     let mode = std::fs::symlink_metadata(&run)

@@ -6,39 +6,17 @@
 mod mount_common;
 mod writeback_common;
 
-use mount_common::{fuse_available, mount};
+use mount_common::{as_second_user as as_other, fuse_available, mount, second_user};
 use std::os::unix::fs::{MetadataExt, PermissionsExt};
 use std::path::Path;
 use std::process::Command;
 use std::time::{Duration, Instant};
 
 const TAFS: &str = env!("CARGO_BIN_EXE_tafs");
-const OTHER: &str = "tafs-evil";
+const OTHER: &str = mount_common::SECOND_USER;
 
 fn s(p: &Path) -> &str {
     p.to_str().unwrap()
-}
-
-/// A second local user (made when missing); false when not root.
-fn second_user() -> bool {
-    // SAFETY: geteuid has no preconditions.
-    if unsafe { libc::geteuid() } != 0 {
-        println!("SKIPPED: the second-user test needs root (useradd, runuser)");
-        return false;
-    }
-    let have = || {
-        Command::new("id")
-            .arg(OTHER)
-            .output()
-            .is_ok_and(|o| o.status.success())
-    };
-    if !have() {
-        let _ = Command::new("useradd")
-            .args(["--no-create-home", "--shell", "/usr/sbin/nologin", OTHER])
-            .output();
-    }
-    assert!(have(), "useradd {OTHER} failed");
-    true
 }
 
 /// Whether the second user can read `p`.
@@ -236,19 +214,6 @@ fn root_status_answers_while_another_asset_commits() {
     if took > Duration::from_secs(1) {
         assert!(busy_seen, "the committing asset is shown busy");
     }
-}
-
-/// Runs `args` as the second user; whether it succeeded.
-fn as_other(args: &[&str]) -> bool {
-    let o = Command::new("runuser")
-        .args(["-u", OTHER, "--"])
-        .args(args)
-        .output()
-        .expect("runuser is missing: apt-get install -y util-linux");
-    if !o.status.success() {
-        println!("runuser {args:?}: {}", String::from_utf8_lossy(&o.stderr));
-    }
-    o.status.success()
 }
 
 #[test]

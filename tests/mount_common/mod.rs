@@ -194,3 +194,52 @@ impl Drop for Mount {
             .output();
     }
 }
+
+/// The second local user of the hostile-user tests.
+pub const SECOND_USER: &str = "tafs-evil";
+
+/// Makes [`SECOND_USER`] when missing; false (with a SKIPPED line) when not root.
+pub fn second_user() -> bool {
+    // SAFETY: geteuid has no preconditions.
+    if unsafe { libc::geteuid() } != 0 {
+        println!("SKIPPED: the second-user tests need root (useradd, runuser)");
+        return false;
+    }
+    let have = || {
+        std::process::Command::new("id")
+            .arg(SECOND_USER)
+            .output()
+            .is_ok_and(|o| o.status.success())
+    };
+    if !have() {
+        let o = std::process::Command::new("useradd")
+            .args([
+                "--no-create-home",
+                "--shell",
+                "/usr/sbin/nologin",
+                SECOND_USER,
+            ])
+            .output()
+            .expect("useradd is missing: apt-get install -y passwd");
+        // a parallel test may have made it in between
+        assert!(
+            have(),
+            "useradd {SECOND_USER}: {}",
+            String::from_utf8_lossy(&o.stderr)
+        );
+    }
+    true
+}
+
+/// Runs `args` as [`SECOND_USER`]; whether it succeeded (its stderr printed when not).
+pub fn as_second_user(args: &[&str]) -> bool {
+    let o = std::process::Command::new("runuser")
+        .args(["-u", SECOND_USER, "--"])
+        .args(args)
+        .output()
+        .expect("runuser is missing: apt-get install -y util-linux");
+    if !o.status.success() {
+        println!("runuser {args:?}: {}", String::from_utf8_lossy(&o.stderr));
+    }
+    o.status.success()
+}
