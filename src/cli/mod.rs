@@ -64,6 +64,8 @@ enum Command {
     Restore(mount::RestoreArgs),
     /// Which source (loose file or archive) a path of the merged game view comes from.
     Which(mount::WhichArgs),
+    /// What the mod of a `mount --merged --into` changes: its files against what they shadow.
+    Diff(mount::DiffArgs),
 }
 
 /// Runs the CLI and returns the process exit code.
@@ -92,6 +94,7 @@ pub fn main() -> i32 {
         Command::History(a) => mount::history(a),
         Command::Restore(a) => mount::restore(a),
         Command::Which(a) => mount::which(a),
+        Command::Diff(a) => mount::diff(a),
     };
     match result {
         Ok(code) => code,

@@ -2,6 +2,7 @@
 
 use super::{demo, runfile, CliError};
 use crate::fs::fuse::{mount, mount_merged, MountConfig};
+use crate::fs::merged::Target;
 use crate::fs::{sys, MountOptions};
 use std::io::{Read, Write};
 use std::os::fd::{FromRawFd, OwnedFd};
@@ -11,7 +12,7 @@ use std::time::Duration;
 /// Arguments of `tafs mount`.
 #[derive(clap::Args, Debug)]
 #[command(
-    after_help = "Examples:\n  tafs mount ~/ta ~/ta-mnt\n  tafs mount --demo /tmp/tafs-demo\n  tafs mount --merged ~/ta ~/ta-game\n  tafs mount --merged --priority mymod.ufo,loose ~/ta ~/ta-game"
+    after_help = "Examples:\n  tafs mount ~/ta ~/ta-mnt\n  tafs mount --demo /tmp/tafs-demo\n  tafs mount --merged ~/ta ~/ta-game\n  tafs mount --merged --priority mymod.ufo,loose ~/ta ~/ta-game\n  tafs mount --merged --into mods/mymod.ufo ~/ta ~/ta-game   (edit the game, every change lands in the mod)"
 )]
 pub struct MountArgs {
     /// GAME_DIR MOUNTPOINT (with --demo: only MOUNTPOINT).
@@ -63,6 +64,11 @@ pub struct MountArgs {
     /// loose,gp3,gpf,ccx,ufo,hpi (archives of one rank: by name, A first).
     #[arg(long, value_name = "LIST", requires = "merged")]
     pub priority: Option<String>,
+    /// With --merged: make the view writable, every change landing in TARGET (a folder, or an
+    /// archive .hpi .ufo .ccx .gp3 .gpf; created when missing), which wins over every other
+    /// source. A relative TARGET is relative to GAME_DIR.
+    #[arg(long, value_name = "TARGET", requires = "merged", conflicts_with = "ro")]
+    pub into: Option<PathBuf>,
 }
 
 /// Arguments of `tafs which`.
@@ -161,6 +167,29 @@ fn parse_priority(s: Option<&str>) -> Result<crate::view::merged::Priority, CliE
 pub struct StatusArgs {
     /// The mountpoint (or an asset directory in it).
     pub path: PathBuf,
+}
+
+/// Arguments of `tafs diff`.
+#[derive(clap::Args, Debug)]
+#[command(
+    after_help = "Each line: M (differs from the stock file it shadows), = (the same bytes) or A (new), the path in the mod, and the source it shadows."
+)]
+pub struct DiffArgs {
+    /// The mountpoint of a `tafs mount --merged --into TARGET` mount.
+    pub path: PathBuf,
+}
+
+/// Runs `tafs diff`: lists the files of the mod compared with what they shadow.
+pub fn diff(a: DiffArgs) -> Result<i32, CliError> {
+    let p = a.path.join(crate::fs::merged::MOD_DIFF_NAME);
+    let text = std::fs::read_to_string(&p).map_err(|e| {
+        msg(format!(
+            "{}: {e} (is it a `tafs mount --merged --into` mount?)",
+            p.display()
+        ))
+    })?;
+    print!("{text}");
+    Ok(0)
 }
 
 /// Arguments of `tafs history`.
@@ -402,8 +431,22 @@ pub fn run(a: MountArgs) -> Result<i32, CliError> {
             other => cfg.extra.push(other.to_string()),
         }
     }
+    let into = match &a.into {
+        Some(t) => {
+            if a.options.iter().any(|o| o == "ro") {
+                return super::err("--into makes the view writable: it cannot be mounted ro");
+            }
+            let t = game_dir.join(t);
+            let target = crate::fs::merged::prepare_target(&t)
+                .map_err(|e| msg(format!("--into {}: {e}", t.display())))?;
+            Some(target)
+        }
+        None => None,
+    };
     let opts = MountOptions {
-        read_only: a.ro || a.options.iter().any(|o| o == "ro") || merged.is_some(),
+        read_only: a.ro
+            || a.options.iter().any(|o| o == "ro")
+            || (merged.is_some() && into.is_none()),
         cache_size: a.cache_size,
         archive_limits: crate::formats::hpi::HpiLimits {
             max_member_size: a.max_member_size,
@@ -430,7 +473,7 @@ pub fn run(a: MountArgs) -> Result<i32, CliError> {
         &game_dir,
         &mnt,
         opts,
-        merged,
+        merged.map(|p| (p, into)),
         &cfg,
         status,
         demo_dir.is_some(),
@@ -532,14 +575,21 @@ fn serve(
     game_dir: &Path,
     mnt: &Path,
     opts: MountOptions,
-    merged: Option<crate::view::merged::Priority>,
+    merged: Option<(crate::view::merged::Priority, Option<Target>)>,
     cfg: &MountConfig,
     mut status: Option<std::fs::File>,
     demo: bool,
 ) -> Result<i32, CliError> {
-    // One mount at a time edits a game folder's staged files (see `statelock`).
-    let _state_lock = match (&opts.state_dir, merged.is_none() && !opts.read_only) {
-        (Some(state), true) => match super::statelock::lock(state, game_dir) {
+    // One mount at a time edits a game folder's staged files (see `statelock`); a mod is
+    // written through a normal core serving its folder (an archive's: the one holding it).
+    let staged = match &merged {
+        None => Some(game_dir.to_path_buf()),
+        Some((_, Some(Target::Folder(d)))) => Some(d.clone()),
+        Some((_, Some(Target::Archive(f)))) => f.parent().map(Path::to_path_buf),
+        Some((_, None)) => None,
+    };
+    let _state_lock = match (&opts.state_dir, staged.filter(|_| !opts.read_only)) {
+        (Some(state), Some(dir)) => match super::statelock::lock(state, &dir) {
             Ok(l) => Some(l),
             Err(text) => {
                 if let Some(mut w) = status.take() {
@@ -553,7 +603,8 @@ fn serve(
     // Every thread started from here on inherits the blocked signals; one thread waits for them.
     let set = block_signals();
     let mounted = match merged {
-        Some(p) => mount_merged(game_dir, mnt, opts, p, cfg),
+        Some((p, Some(t))) => crate::fs::merged::mount_overlay(game_dir, t, mnt, opts, p, cfg),
+        Some((p, None)) => mount_merged(game_dir, mnt, opts, p, cfg),
         None => mount(game_dir, mnt, opts, cfg),
     };
     let mounted = match mounted {

@@ -620,7 +620,7 @@ pub fn mount_merged(
     mount_ops(core, true, rx, mountpoint, cfg)
 }
 
-fn mount_ops(
+pub(crate) fn mount_ops(
     core: Arc<dyn FsOps>,
     read_only: bool,
     rx: Receiver<Inval>,

@@ -12,7 +12,12 @@
 
 mod nodes;
 mod ops;
+mod overlay;
+mod overlay_ops;
+mod report;
 mod scan;
+
+pub use overlay::{mount_overlay, prepare_target, OverlayCore, Target, MOD_DIFF_NAME};
 
 pub use scan::{scan_once, ArchiveSource, Snapshot, Source};
 
@@ -219,6 +224,8 @@ pub struct MergedCore {
     game_dir: PathBuf,
     opts: MountOptions,
     priority: Priority,
+    /// A path of the game folder that is no source (the mod a writable view writes into).
+    exclude: Option<String>,
     dir_meta: Metadata,
     state: Mutex<Refresh>,
     inodes: Mutex<Inodes>,
@@ -245,14 +252,33 @@ impl MergedCore {
         opts: MountOptions,
         priority: Priority,
     ) -> Result<MergedCore, FsError> {
+        Self::new_excluding(game_dir, opts, priority, None)
+    }
+
+    /// [`MergedCore::new`] leaving out `exclude` (a path relative to `game_dir`, as spelled
+    /// on disk, with everything under it): the mod a writable view writes into is never
+    /// also a source below it.
+    pub fn new_excluding(
+        game_dir: impl Into<PathBuf>,
+        opts: MountOptions,
+        priority: Priority,
+        exclude: Option<String>,
+    ) -> Result<MergedCore, FsError> {
         let game_dir = game_dir.into();
         let dir_meta = fs::metadata(&game_dir)?;
         if !dir_meta.is_dir() {
             return Err(FsError::NotDir);
         }
         let next_ver = AtomicU64::new(1);
-        let snap = scan(&game_dir, &priority, opts.max_asset_bytes, None, &next_ver)?
-            .ok_or(FsError::NotFound)?;
+        let snap = scan(
+            &game_dir,
+            &priority,
+            opts.max_asset_bytes,
+            None,
+            &next_ver,
+            exclude.as_deref(),
+        )?
+        .ok_or(FsError::NotFound)?;
         let mut inodes = Inodes {
             by_id: HashMap::new(),
             by_ino: HashMap::new(),
@@ -264,6 +290,7 @@ impl MergedCore {
             cache: AssetCache::new(opts.max_views, opts.cache_size),
             game_dir,
             priority,
+            exclude,
             dir_meta,
             state: Mutex::new(Refresh {
                 snap: Arc::new(snap),
@@ -306,6 +333,7 @@ impl MergedCore {
             self.opts.max_asset_bytes,
             Some(&old),
             &self.next_ver,
+            self.exclude.as_deref(),
         );
         let mut st = lock(&self.state);
         match r {
@@ -338,6 +366,57 @@ impl MergedCore {
         st.scanning = false;
         st.checked = Instant::now();
         st.snap.clone()
+    }
+
+    /// The shown path of the file that `path` (any letter case) is or lies inside (an
+    /// exploded GAF/TNT), if the view has one there.
+    pub fn file_at(&self, path: &str) -> Option<String> {
+        let snap = self.snapshot();
+        let mut n = crate::view::merged::ROOT_NODE;
+        for comp in path.split('/').filter(|c| !c.is_empty()) {
+            n = snap.index.child(n, comp)?;
+            if !snap.index.is_dir(n) {
+                return Some(snap.index.path(n));
+            }
+        }
+        None
+    }
+
+    /// The shown path of the folder or file at `path` (any letter case), if visible.
+    pub fn shown_path(&self, path: &str) -> Option<String> {
+        let snap = self.snapshot();
+        snap.index.lookup(path).map(|n| snap.index.path(n))
+    }
+
+    /// Every source holding `path` (any letter case; inside an exploded GAF/TNT: the
+    /// binary's), described as in [`SOURCES_XATTR`], winner first; empty when none does.
+    pub fn sources_at(&self, path: &str) -> Vec<String> {
+        let snap = self.snapshot();
+        let mut n = crate::view::merged::ROOT_NODE;
+        for comp in path.split('/').filter(|c| !c.is_empty()) {
+            if !snap.index.is_dir(n) {
+                break;
+            }
+            match snap.index.child(n, comp) {
+                Some(c) => n = c,
+                None => return Vec::new(),
+            }
+        }
+        snap.sources_of(n)
+    }
+
+    /// The bytes and metadata (of its source) of the winning file at `path` (any letter
+    /// case): a loose file read whole or a member decompressed, exactly as stored.
+    pub fn raw_file(&self, path: &str) -> Result<(Arc<Vec<u8>>, Metadata), FsError> {
+        let snap = self.snapshot();
+        let n = snap.index.lookup(path).ok_or(FsError::NotFound)?;
+        if snap.index.is_dir(n) {
+            return Err(FsError::IsDir);
+        }
+        let key = snap.index.path(n).to_ascii_lowercase();
+        let (ver, c) = self.content(&snap, n)?;
+        let b = self.bytes_of(&key, ver, &c)?;
+        Ok((b, c.meta().clone()))
     }
 
     /// Makes the next request scan the sources again (a source was found changed).

@@ -80,10 +80,11 @@ impl Snapshot {
     }
 }
 
-/// Lists the loose files of `game_dir` (not the archives in `skip`), folders first in each
-/// folder, sorted by name. Symlinks to files are files; symlinks to folders, sockets and
-/// other special files and names that are not UTF-8 are left out.
-fn walk_loose(game_dir: &Path, skip: &[String]) -> Vec<SourceEntry> {
+/// Lists the loose files of `game_dir` (not the archives in `skip`, not the path `exclude`
+/// with everything under it), folders first in each folder, sorted by name. Symlinks to
+/// files are files; symlinks to folders, sockets and other special files and names that
+/// are not UTF-8 are left out.
+fn walk_loose(game_dir: &Path, skip: &[String], exclude: Option<&str>) -> Vec<SourceEntry> {
     let mut out = Vec::new();
     let mut stack: Vec<(String, usize)> = vec![(String::new(), 0)];
     while let Some((dir, depth)) = stack.pop() {
@@ -112,6 +113,14 @@ fn walk_loose(game_dir: &Path, skip: &[String]) -> Vec<SourceEntry> {
             } else {
                 continue;
             };
+            let path = if dir.is_empty() {
+                name.clone()
+            } else {
+                format!("{dir}/{name}")
+            };
+            if exclude == Some(path.as_str()) {
+                continue;
+            }
             names.push((name, is_dir));
         }
         names.sort();
@@ -138,13 +147,15 @@ fn walk_loose(game_dir: &Path, skip: &[String]) -> Vec<SourceEntry> {
 /// in `.hpi .ufo .ccx .gp3 .gpf` (any case) and that parses is an archive source; one that
 /// does not parse stays a loose file (warning logged). Archives whose identity equals one in
 /// `old` are not read again; `None` when the sources are those of `old`. `next_ver`
-/// numbers new archive versions.
+/// numbers new archive versions. `exclude` (a path relative to `game_dir`, as spelled on
+/// disk: the mod the view writes into) is no source at all.
 pub(super) fn scan(
     game_dir: &Path,
     priority: &Priority,
     max_bytes: u64,
     old: Option<&Snapshot>,
     next_ver: &AtomicU64,
+    exclude: Option<&str>,
 ) -> Result<Option<Snapshot>, FsError> {
     let limits = HpiLimits::default();
     let mut archives: Vec<Arc<ArchiveSource>> = Vec::new();
@@ -152,7 +163,7 @@ pub(super) fn scan(
     let mut names: Vec<String> = fs::read_dir(game_dir)?
         .flatten()
         .filter_map(|e| e.file_name().to_str().map(str::to_string))
-        .filter(|n| view::archive::is_archive_name(n))
+        .filter(|n| view::archive::is_archive_name(n) && exclude != Some(n.as_str()))
         .collect();
     names.sort();
     for name in names {
@@ -208,7 +219,7 @@ pub(super) fn scan(
         }
     }
     let consumed: Vec<String> = archives.iter().map(|a| a.name.clone()).collect();
-    let loose = walk_loose(game_dir, &consumed);
+    let loose = walk_loose(game_dir, &consumed, exclude);
     if let Some(o) = old {
         if o.loose == loose && o.archives == idents {
             // Same sources: the caller keeps the old snapshot (same versions, same inodes).
@@ -254,5 +265,5 @@ pub(super) fn scan(
 /// Scans `game_dir` and overlays its sources in `priority` order (what `tafs which` and
 /// the mount use): archives at the top level of the game folder, loose files everywhere.
 pub fn scan_once(game_dir: &Path, priority: &Priority) -> Result<Snapshot, FsError> {
-    scan(game_dir, priority, 1 << 30, None, &AtomicU64::new(1))?.ok_or(FsError::NotFound)
+    scan(game_dir, priority, 1 << 30, None, &AtomicU64::new(1), None)?.ok_or(FsError::NotFound)
 }

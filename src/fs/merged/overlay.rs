@@ -1,0 +1,878 @@
+//! The writable merged view (`tafs mount --merged --into TARGET`): the mod TARGET (a folder,
+//! or an archive served as the normal mount serves an archive directory) on top of the
+//! read-only merged stock view.
+//!
+//! [`OverlayCore`] is a union of two file systems: a normal write-back [`Core`] serving
+//! TARGET (the *top*) and a [`MergedCore`] of the game folder without TARGET (the *stock*
+//! view). Every name the top holds wins (ignoring letter case); folders of both are merged;
+//! a file or an exploded GAF/TNT comes whole from one layer. The first write to a stock path
+//! *copies it up*: the winning file's bytes (a loose file or an archive member; for a path
+//! inside an exploded GAF/TNT, the whole binary) are written through the top at the same
+//! path, spelled as the stock view shows it, and the operation is forwarded to the top, so
+//! write-back of that GAF/TNT is exactly the normal one. Stock sources are never written:
+//! deleting or renaming a file only the stock view holds fails with `EROFS` (logged, and
+//! listed in the root `.tafs-status`). The union has its own inode numbers (a folder one per
+//! path, a file one per inode of the layer serving it) and translates the top's kernel
+//! invalidations to them. The contract is `SEMANTICS.md`, "Merged game view".
+
+use super::MergedCore;
+use crate::fs::core::{lock, Attr, Core, DirItem, FileKind, Inval, MountOptions, ROOT};
+use crate::fs::fuse::{MountConfig, Mounted};
+use crate::fs::ops::FsOps;
+use crate::fs::FsError;
+use crate::view::merged::Priority;
+use std::collections::HashMap;
+use std::ffi::{OsStr, OsString};
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::mpsc::{self, Sender};
+use std::sync::{Arc, Mutex};
+
+/// Name of the generated root file listing what the mod changes (`tafs diff`).
+pub const MOD_DIFF_NAME: &str = ".tafs-diff";
+/// Inode of the root `.tafs-status`.
+pub(super) const STATUS_INO: u64 = 2;
+/// Inode of the root [`MOD_DIFF_NAME`].
+pub(super) const DIFF_INO: u64 = 3;
+/// Deepest folder chain resolved (a guard: the kernel's paths are shorter).
+const MAX_DEPTH: usize = 2048;
+/// Refused operations kept for `.tafs-status`.
+const MAX_REFUSED: usize = 64;
+
+/// The mod a writable merged view writes into.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Target {
+    /// A folder (absolute path).
+    Folder(PathBuf),
+    /// An archive (`.hpi .ufo .ccx .gp3 .gpf`; absolute path).
+    Archive(PathBuf),
+}
+
+impl Target {
+    /// The absolute path of TARGET.
+    pub fn path(&self) -> &Path {
+        match self {
+            Target::Folder(p) | Target::Archive(p) => p,
+        }
+    }
+
+    /// The folder the top [`Core`] serves: TARGET itself, or the archive's folder.
+    fn core_dir(&self) -> &Path {
+        match self {
+            Target::Folder(p) => p,
+            Target::Archive(p) => p.parent().unwrap_or(Path::new("/")),
+        }
+    }
+}
+
+/// Makes TARGET usable: an existing folder or archive is taken as it is; a missing one is
+/// created (a folder, or an empty archive when the name has an archive extension, with its
+/// missing parent folders). Returns the absolute TARGET.
+pub fn prepare_target(path: &Path) -> Result<Target, FsError> {
+    let abs = std::path::absolute(path)?;
+    let name = abs
+        .file_name()
+        .and_then(|n| n.to_str())
+        .ok_or_else(|| FsError::Invalid(format!("{}: no file name", abs.display())))?;
+    let archive = crate::view::archive::is_archive_name(name);
+    match std::fs::symlink_metadata(&abs) {
+        Ok(m) if m.is_dir() => Ok(Target::Folder(abs)),
+        Ok(m) if m.is_file() && archive => {
+            let bytes = std::fs::read(&abs)?;
+            crate::formats::hpi::parse(&bytes, &Default::default()).map_err(|e| {
+                FsError::Invalid(format!("{}: not a readable archive: {e}", abs.display()))
+            })?;
+            Ok(Target::Archive(abs))
+        }
+        Ok(_) => Err(FsError::Invalid(format!(
+            "{}: neither a folder nor an archive (.hpi .ufo .ccx .gp3 .gpf)",
+            abs.display()
+        ))),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+            if archive {
+                if let Some(p) = abs.parent() {
+                    std::fs::create_dir_all(p)?;
+                }
+                let empty = crate::formats::hpi::write(&[], &crate::formats::hpi::WriteOptions::v1())
+                    .map_err(|e| FsError::Invalid(format!("empty archive: {e}")))?;
+                crate::atomic::write(&abs, &empty, None)?;
+                log::info!("{}: created (an empty archive)", abs.display());
+                Ok(Target::Archive(abs))
+            } else {
+                std::fs::create_dir_all(&abs)?;
+                log::info!("{}: created (a folder)", abs.display());
+                Ok(Target::Folder(abs))
+            }
+        }
+        Err(e) => Err(e.into()),
+    }
+}
+
+/// What a union inode stands for. Folders of the merged tree (and GAF/TNT directories at
+/// their level) have one per path; everything else one per inode of the layer serving it.
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub(super) enum Key {
+    /// A folder or asset directory of the merged tree (lowercase shown path).
+    Dir(String),
+    /// A node served by the top (its inode there).
+    Top(u64),
+    /// A node served by the stock view (its inode there).
+    Stock(u64),
+}
+
+/// A union inode.
+#[derive(Debug, Clone)]
+pub(super) struct UNode {
+    pub(super) key: Key,
+    pub(super) parent: u64,
+    pub(super) name: OsString,
+    /// Shown path (`/`-separated, "" for the root).
+    pub(super) path: String,
+    /// Inode in the top, with the lookups of it this node made.
+    pub(super) top: Option<(u64, u64)>,
+    /// Inode in the stock view, with the lookups of it this node made.
+    pub(super) stock: Option<(u64, u64)>,
+    /// Lookups the kernel holds.
+    pub(super) lookups: u64,
+    /// The change count of the top this node was last checked against.
+    pub(super) epoch: u64,
+}
+
+#[derive(Default)]
+pub(super) struct Nodes {
+    pub(super) by_key: HashMap<Key, u64>,
+    pub(super) map: HashMap<u64, UNode>,
+    /// Top inode → union inode (for the top's kernel invalidations).
+    pub(super) top_rev: HashMap<u64, u64>,
+    pub(super) next: u64,
+}
+
+/// How [`OverlayCore::intern`] sets a layer inode of a node.
+#[derive(Debug, Clone, Copy)]
+pub(super) enum Slot {
+    /// Left as it is.
+    Keep,
+    /// The layer has no such node.
+    Clear,
+    /// This inode.
+    Set(u64),
+}
+
+/// An open file of the union.
+pub(super) enum Handle {
+    /// A handle of the top, for top inode `ino`.
+    Top { fh: u64, ino: u64 },
+    /// A handle of the stock view, for stock inode `ino`.
+    Stock { fh: u64, ino: u64 },
+    /// A generated root file.
+    Text(Arc<Vec<u8>>, Attr),
+}
+
+/// The writable merged view: TARGET over the merged stock view (see the module comment).
+pub struct OverlayCore {
+    pub(super) top: Arc<Core>,
+    pub(super) stock: MergedCore,
+    pub(super) target: Target,
+    pub(super) nodes: Arc<Mutex<Nodes>>,
+    pub(super) handles: Mutex<HashMap<u64, Arc<Handle>>>,
+    pub(super) dirs: Mutex<HashMap<u64, Arc<Vec<DirItem>>>>,
+    pub(super) next_fh: AtomicU64,
+    /// Changes made through the top (copy-ups, creations, removals, renames).
+    pub(super) epoch: AtomicU64,
+    /// Operations refused on stock content, newest last.
+    pub(super) refused: Mutex<Vec<String>>,
+    /// One copy-up at a time.
+    pub(super) copying: Mutex<()>,
+}
+
+/// The path of `rel` in `dir` ("" is `dir`).
+pub(super) fn join(dir: &str, name: &str) -> String {
+    if dir.is_empty() {
+        name.to_string()
+    } else {
+        format!("{dir}/{name}")
+    }
+}
+
+/// Errors of the top that mean "this inode is no longer what the path shows".
+pub(super) fn gone(e: &FsError) -> bool {
+    matches!(e, FsError::Stale | FsError::UnknownInode(_)) || crate::fs::core::is_not_found(e)
+}
+
+impl OverlayCore {
+    /// A union of `target` (served with `opts`: write-back as in the normal mount) over the
+    /// merged view of `game_dir` in `priority` order, TARGET left out of the sources.
+    /// The top's kernel invalidations are translated and sent to `inval`.
+    pub fn new(
+        game_dir: &Path,
+        target: Target,
+        opts: MountOptions,
+        priority: Priority,
+        inval: Option<Sender<Inval>>,
+    ) -> Result<OverlayCore, FsError> {
+        let game = std::fs::canonicalize(game_dir)?;
+        let exclude = std::fs::canonicalize(target.path())
+            .ok()
+            .and_then(|t| t.strip_prefix(&game).ok().map(Path::to_path_buf))
+            .and_then(|r| r.to_str().map(str::to_string))
+            .filter(|r| !r.is_empty());
+        if std::fs::canonicalize(target.path()).ok().as_deref() == Some(game.as_path()) {
+            return Err(FsError::Invalid(
+                "--into: TARGET cannot be the game folder itself".into(),
+            ));
+        }
+        if let Some(x) = &exclude {
+            log::info!("{x}: the mod, not a source of the stock view");
+        }
+        let stock = MergedCore::new_excluding(game_dir, opts.clone(), priority, exclude)?;
+        let nodes = Arc::new(Mutex::new(Nodes {
+            next: 4,
+            ..Nodes::default()
+        }));
+        let top_inval = inval.map(|out| {
+            let (tx, rx) = mpsc::channel::<Inval>();
+            let nodes = nodes.clone();
+            let spawned = std::thread::Builder::new()
+                .name("tafs-overlay-inval".into())
+                .spawn(move || {
+                    for m in rx {
+                        let n = lock(&nodes);
+                        let t = match m {
+                            Inval::Entry { parent, name } => n
+                                .top_rev
+                                .get(&parent)
+                                .map(|&p| Inval::Entry { parent: p, name }),
+                            Inval::Inode { ino } => {
+                                n.top_rev.get(&ino).map(|&i| Inval::Inode { ino: i })
+                            }
+                        };
+                        drop(n);
+                        if let Some(t) = t {
+                            let _ = out.send(t);
+                        }
+                    }
+                });
+            if let Err(e) = spawned {
+                log::warn!("no invalidation thread for the mod: {e}");
+            }
+            tx
+        });
+        let top = Arc::new(Core::new(target.core_dir(), opts, top_inval)?);
+        let top_root = match &target {
+            Target::Folder(_) => ROOT,
+            Target::Archive(p) => {
+                let name = p.file_name().unwrap_or_default();
+                let a = top.lookup(ROOT, name)?;
+                if a.kind != FileKind::Dir {
+                    return Err(FsError::Invalid(format!(
+                        "{}: not shown as an archive directory",
+                        p.display()
+                    )));
+                }
+                a.ino
+            }
+        };
+        {
+            let mut n = lock(&nodes);
+            n.by_key.insert(Key::Dir(String::new()), ROOT);
+            n.top_rev.insert(top_root, ROOT);
+            n.map.insert(
+                ROOT,
+                UNode {
+                    key: Key::Dir(String::new()),
+                    parent: ROOT,
+                    name: OsString::new(),
+                    path: String::new(),
+                    top: Some((top_root, 0)),
+                    stock: Some((ROOT, 0)),
+                    lookups: 1,
+                    epoch: 0,
+                },
+            );
+        }
+        Ok(OverlayCore {
+            top,
+            stock,
+            target,
+            nodes,
+            handles: Mutex::new(HashMap::new()),
+            dirs: Mutex::new(HashMap::new()),
+            next_fh: AtomicU64::new(1),
+            epoch: AtomicU64::new(1),
+            refused: Mutex::new(Vec::new()),
+            copying: Mutex::new(()),
+        })
+    }
+
+    /// The mod.
+    pub fn target(&self) -> &Target {
+        &self.target
+    }
+
+    pub(super) fn node(&self, ino: u64) -> Result<UNode, FsError> {
+        lock(&self.nodes)
+            .map
+            .get(&ino)
+            .cloned()
+            .ok_or(FsError::UnknownInode(ino))
+    }
+
+    pub(super) fn epoch(&self) -> u64 {
+        self.epoch.load(Ordering::Acquire)
+    }
+
+    /// Something changed in the top: nodes of the stock view check again whether the top
+    /// now holds their path.
+    pub(super) fn bump(&self) {
+        self.epoch.fetch_add(1, Ordering::AcqRel);
+    }
+
+    /// Records (and logs) an operation refused on stock content.
+    pub(super) fn refuse(&self, path: &str, what: &str) -> FsError {
+        let text = format!(
+            "{path}: {what} refused: only the stock game holds it, and a mod cannot remove stock content"
+        );
+        log::warn!("{text}");
+        let mut r = lock(&self.refused);
+        if r.len() >= MAX_REFUSED {
+            r.remove(0);
+        }
+        r.push(text);
+        FsError::ReadOnly("stock content cannot be removed or renamed by a mod")
+    }
+
+    /// The union inode of `key` (a node named `name` in union folder `parent`), made when
+    /// new; its layer inodes set as `top` and `stock` say (a lookup of each inode set is
+    /// recorded when `counted`, and given back when the node goes).
+    pub(super) fn intern(
+        &self,
+        key: Key,
+        parent: u64,
+        name: &OsStr,
+        top: Slot,
+        stock: Slot,
+        counted: bool,
+    ) -> u64 {
+        let pnode = self.node(parent).ok();
+        let path = join(
+            pnode.as_ref().map_or("", |p| p.path.as_str()),
+            &name.to_string_lossy(),
+        );
+        let epoch = self.epoch();
+        let c = u64::from(counted);
+        let mut stale: Vec<(bool, u64, u64)> = Vec::new();
+        let ino = {
+            let mut n = lock(&self.nodes);
+            let ino = match n.by_key.get(&key) {
+                Some(&i) => i,
+                None => {
+                    let i = n.next;
+                    n.next += 1;
+                    n.by_key.insert(key.clone(), i);
+                    n.map.insert(
+                        i,
+                        UNode {
+                            key,
+                            parent,
+                            name: name.to_os_string(),
+                            path,
+                            top: None,
+                            stock: None,
+                            lookups: 0,
+                            epoch,
+                        },
+                    );
+                    i
+                }
+            };
+            let mut rev = None;
+            if let Some(u) = n.map.get_mut(&ino) {
+                u.parent = parent;
+                u.name = name.to_os_string();
+                u.epoch = epoch;
+                for (is_top, slot, new) in [(true, &mut u.top, top), (false, &mut u.stock, stock)] {
+                    match (slot.as_mut(), new) {
+                        (_, Slot::Keep) => {}
+                        (Some((old, looks)), Slot::Set(x)) if *old == x => *looks += c,
+                        (old, Slot::Set(x)) => {
+                            if let Some((o, l)) = old {
+                                stale.push((is_top, *o, *l));
+                            }
+                            *slot = Some((x, c));
+                            if is_top {
+                                rev = Some(x);
+                            }
+                        }
+                        (Some((o, l)), Slot::Clear) => {
+                            stale.push((is_top, *o, *l));
+                            *slot = None;
+                        }
+                        (None, Slot::Clear) => {}
+                    }
+                }
+            }
+            if let Some(x) = rev {
+                n.top_rev.insert(x, ino);
+            }
+            ino
+        };
+        self.forget_layers(&stale);
+        ino
+    }
+
+    /// Gives back layer lookups a union node made.
+    pub(super) fn forget_layers(&self, list: &[(bool, u64, u64)]) {
+        for &(is_top, ino, looks) in list {
+            if looks == 0 {
+                continue;
+            }
+            if is_top {
+                self.top.forget(ino, looks);
+            } else {
+                self.stock.forget(ino, looks);
+            }
+        }
+    }
+
+    /// Looks `name` up in the top folder `pt` and gives the lookup straight back (the
+    /// caller keeps no reference): the attributes, or `None` when the top has no such name.
+    pub(super) fn peek_top(&self, pt: u64, name: &OsStr) -> Result<Option<Attr>, FsError> {
+        match self.top.lookup(pt, name) {
+            Ok(a) => {
+                self.top.forget(a.ino, 1);
+                Ok(Some(a))
+            }
+            Err(e) if crate::fs::core::is_not_found(&e) => Ok(None),
+            Err(e) => Err(e),
+        }
+    }
+
+    /// The top's attributes at `path`, walked from its root: the lookups on the way are
+    /// given back, the one of the result is the caller's (to forget).
+    pub(super) fn top_walk(&self, path: &str) -> Result<Option<Attr>, FsError> {
+        let root = self.top_root()?;
+        let mut cur: Option<Attr> = None;
+        for comp in path.split('/').filter(|c| !c.is_empty()) {
+            let at = cur.as_ref().map_or(root, |a| a.ino);
+            let next = self.top.lookup(at, OsStr::new(comp));
+            if let Some(a) = cur.take() {
+                // the child holds its parent in the top's table while it is known
+                let forget_later = a.ino;
+                match next {
+                    Ok(n) => {
+                        self.top.forget(forget_later, 1);
+                        cur = Some(n);
+                        continue;
+                    }
+                    Err(e) => {
+                        self.top.forget(forget_later, 1);
+                        return if crate::fs::core::is_not_found(&e) || gone(&e) {
+                            Ok(None)
+                        } else {
+                            Err(e)
+                        };
+                    }
+                }
+            }
+            match next {
+                Ok(n) => cur = Some(n),
+                Err(e) if crate::fs::core::is_not_found(&e) || gone(&e) => return Ok(None),
+                Err(e) => return Err(e),
+            }
+        }
+        Ok(cur)
+    }
+
+    /// The top's attributes at `path` (no lookup kept: for checks only).
+    pub(super) fn top_at(&self, path: &str) -> Result<Option<Attr>, FsError> {
+        let a = self.top_walk(path)?;
+        if let Some(a) = &a {
+            self.top.forget(a.ino, 1);
+        }
+        Ok(a)
+    }
+
+    /// The top inode of TARGET's root.
+    pub(super) fn top_root(&self) -> Result<u64, FsError> {
+        self.node(ROOT)?
+            .top
+            .map(|t| t.0)
+            .ok_or(FsError::NotFound)
+    }
+
+    /// The names of top folder `pt`.
+    pub(super) fn top_names(&self, pt: u64) -> Result<Vec<DirItem>, FsError> {
+        let fh = self.top.opendir(pt)?;
+        let mut out = Vec::new();
+        let r = (|| {
+            let mut off = 0;
+            loop {
+                let batch = self.top.readdir(fh, off)?;
+                if batch.is_empty() {
+                    return Ok(());
+                }
+                for (next, it) in batch {
+                    off = next;
+                    if it.name != "." && it.name != ".." {
+                        out.push(it);
+                    }
+                }
+            }
+        })();
+        let _ = self.top.releasedir(fh);
+        r.map(|()| out)
+    }
+
+    /// True when the node at union folder `ino` is an exploded GAF/TNT (or another asset)
+    /// rather than a folder of the merged tree: its contents come from one layer only.
+    pub(super) fn opaque(u: &UNode) -> bool {
+        match &u.key {
+            Key::Dir(_) => u
+                .name
+                .to_str()
+                .is_some_and(crate::fs::core::is_asset_name),
+            _ => true,
+        }
+    }
+
+    /// The current layer inodes of union folder-or-asset `ino`: refreshed from its parent
+    /// when the top changed since it was last checked (or `force`). `Stale` when the path
+    /// no longer shows a folder.
+    pub(super) fn dir_layers(
+        &self,
+        ino: u64,
+        force: bool,
+    ) -> Result<(Option<u64>, Option<u64>), FsError> {
+        self.dir_layers_at(ino, force, 0)
+    }
+
+    fn dir_layers_at(
+        &self,
+        ino: u64,
+        force: bool,
+        depth: usize,
+    ) -> Result<(Option<u64>, Option<u64>), FsError> {
+        if depth > MAX_DEPTH {
+            return Err(FsError::Invalid("folders nested too deeply".into()));
+        }
+        let u = self.node(ino)?;
+        let (t, s) = (u.top.map(|x| x.0), u.stock.map(|x| x.0));
+        if ino == ROOT {
+            if force {
+                self.refresh_root()?;
+                let r = self.node(ROOT)?;
+                return Ok((r.top.map(|x| x.0), r.stock.map(|x| x.0)));
+            }
+            return Ok((t, s));
+        }
+        let Key::Dir(_) = u.key else {
+            return Err(FsError::Invalid("not a folder of the merged tree".into()));
+        };
+        if !force && (u.epoch == self.epoch() || t.is_some()) {
+            return Ok((t, s));
+        }
+        let (pt, ps) = self.dir_layers_at(u.parent, false, depth + 1)?;
+        let top_child = match pt {
+            Some(pt) => match self.top.lookup(pt, &u.name) {
+                Ok(a) if a.kind == FileKind::Dir => Some(a.ino),
+                Ok(a) => {
+                    self.top.forget(a.ino, 1);
+                    return Err(FsError::Stale);
+                }
+                Err(e) if gone(&e) => None,
+                Err(e) => return Err(e),
+            },
+            None => None,
+        };
+        let again = force || s.is_none();
+        let stock_child = match (ps, again) {
+            (Some(ps), true) => match self.stock.lookup(ps, &u.name) {
+                Ok(a) if a.kind == FileKind::Dir => Some(a.ino),
+                Ok(a) => {
+                    self.stock.forget(a.ino, 1);
+                    None
+                }
+                Err(_) => None,
+            },
+            (_, false) => s,
+            (None, true) => None,
+        };
+        if top_child.is_none() && stock_child.is_none() {
+            return Err(FsError::Stale);
+        }
+        let slot = |x: Option<u64>| x.map_or(Slot::Clear, Slot::Set);
+        self.intern(
+            u.key.clone(),
+            u.parent,
+            &u.name,
+            slot(top_child),
+            if again { slot(stock_child) } else { Slot::Keep },
+            true,
+        );
+        Ok((top_child, stock_child))
+    }
+
+    /// Looks TARGET's root up again in the top (an archive TARGET's directory after a
+    /// change of generation).
+    fn refresh_root(&self) -> Result<(), FsError> {
+        let Target::Archive(p) = &self.target else {
+            return Ok(());
+        };
+        let a = self.top.lookup(ROOT, p.file_name().unwrap_or_default())?;
+        let mut n = lock(&self.nodes);
+        if let Some(r) = n.map.get_mut(&ROOT) {
+            r.top = Some((a.ino, 0));
+        }
+        n.top_rev.insert(a.ino, ROOT);
+        Ok(())
+    }
+
+    /// Whether the top now holds the path of stock node `u` (checked once per change of
+    /// the top): `Stale` when it does (the kernel looks the path up again and finds the
+    /// mod's version).
+    pub(super) fn check_stock(&self, ino: u64, u: &UNode) -> Result<(), FsError> {
+        let now = self.epoch();
+        if u.epoch == now {
+            return Ok(());
+        }
+        if self.top_at(&u.path)?.is_some() {
+            return Err(FsError::Stale);
+        }
+        if let Some(x) = lock(&self.nodes).map.get_mut(&ino) {
+            x.epoch = now;
+        }
+        Ok(())
+    }
+
+    /// The layer serving union node `ino` now: `(true, top inode)` or `(false, stock
+    /// inode)`.
+    pub(super) fn layer(&self, ino: u64) -> Result<(bool, u64), FsError> {
+        let u = self.node(ino)?;
+        match &u.key {
+            Key::Top(t) => Ok((true, *t)),
+            Key::Stock(s) => {
+                self.check_stock(ino, &u)?;
+                Ok((false, *s))
+            }
+            Key::Dir(_) => match self.dir_layers(ino, false)? {
+                (Some(t), _) => Ok((true, t)),
+                (None, Some(s)) => Ok((false, s)),
+                (None, None) => Err(FsError::Stale),
+            },
+        }
+    }
+
+    /// The caller's user and group (the daemon's outside a request).
+    pub(super) fn who() -> (u32, u32) {
+        match crate::fs::caller::current() {
+            Some(c) => (c.uid, c.gid),
+            // SAFETY: plain getters without arguments.
+            None => (crate::fs::sys::euid(), unsafe { libc::getegid() }),
+        }
+    }
+
+    /// Makes sure folder `path` (shown spelling) exists in the top, creating what is
+    /// missing (with the spelling the top already has for a component, if any); returns
+    /// its top inode with one lookup the caller owns (`None`: the root, nothing to forget).
+    pub(super) fn mkdir_top(&self, path: &str) -> Result<Option<u64>, FsError> {
+        let root = self.top_root()?;
+        let (uid, gid) = Self::who();
+        let mut cur: Option<u64> = None;
+        for comp in path.split('/').filter(|c| !c.is_empty()) {
+            let at = cur.unwrap_or(root);
+            let name = OsStr::new(comp);
+            let mut found = match self.top.lookup(at, name) {
+                Ok(a) => Some(a),
+                Err(e) if crate::fs::core::is_not_found(&e) => None,
+                Err(e) => return Err(e),
+            };
+            if found.is_none() {
+                // another spelling the top already has
+                let twin = self
+                    .top_names(at)?
+                    .into_iter()
+                    .find(|d| d.name.to_str().is_some_and(|n| n.eq_ignore_ascii_case(comp)));
+                if let Some(d) = twin {
+                    found = self.top.lookup(at, &d.name).ok();
+                }
+            }
+            let next = match found {
+                Some(a) if a.kind == FileKind::Dir => a.ino,
+                Some(a) => {
+                    self.top.forget(a.ino, 1);
+                    if let Some(c) = cur {
+                        self.top.forget(c, 1);
+                    }
+                    return Err(FsError::NotDir);
+                }
+                None => {
+                    let a = self.top.mkdir(at, name, 0o755, 0o022, uid, gid)?;
+                    self.bump();
+                    a.ino
+                }
+            };
+            if let Some(c) = cur {
+                self.top.forget(c, 1);
+            }
+            cur = Some(next);
+        }
+        Ok(cur)
+    }
+
+    /// Copies the stock file at or above `path` (the file itself, or the GAF/TNT a path of
+    /// its exploded view lies in) into the top, at the stock view's spelling; a stock-only
+    /// folder is made in the top. Nothing is done when the top already holds the path.
+    pub(super) fn copy_up(&self, path: &str) -> Result<(), FsError> {
+        let _one = lock(&self.copying);
+        if self.top_at(path)?.is_some() {
+            return Ok(());
+        }
+        let Some(file) = self.stock.file_at(path) else {
+            // a folder of the stock view only
+            let shown = self.stock.shown_path(path).unwrap_or_else(|| path.to_string());
+            if let Some(d) = self.mkdir_top(&shown)? {
+                self.top.forget(d, 1);
+            }
+            return Ok(());
+        };
+        if self.top_at(&file)?.is_some() {
+            return Ok(());
+        }
+        let (bytes, meta) = self.stock.raw_file(&file)?;
+        let (dir, name) = file.rsplit_once('/').unwrap_or(("", file.as_str()));
+        let held = self.mkdir_top(dir)?;
+        let pt = match held {
+            Some(p) => p,
+            None => self.top_root()?,
+        };
+        let r = self.write_top(pt, name, &bytes, &meta);
+        if let Some(p) = held {
+            self.top.forget(p, 1);
+        }
+        r?;
+        log::info!(
+            "{file}: copied into the mod {} (from {})",
+            self.target.path().display(),
+            self.stock.sources_at(&file).first().cloned().unwrap_or_default()
+        );
+        Ok(())
+    }
+
+    /// Writes `bytes` as new file `name` of top folder `pt` (a copy-up of a stock file
+    /// whose source has `meta`).
+    fn write_top(
+        &self,
+        pt: u64,
+        name: &str,
+        bytes: &[u8],
+        meta: &std::fs::Metadata,
+    ) -> Result<(), FsError> {
+        let (uid, gid) = Self::who();
+        use std::os::unix::fs::PermissionsExt;
+        let mode = (meta.permissions().mode() & 0o555) | 0o644;
+        let (a, o) = self.top.create(
+            pt,
+            OsStr::new(name),
+            libc::S_IFREG | mode,
+            0,
+            libc::O_WRONLY | libc::O_CREAT | libc::O_EXCL,
+            uid,
+            gid,
+        )?;
+        let written = (|| {
+            let mut off = 0usize;
+            while off < bytes.len() {
+                let end = (off + (1 << 20)).min(bytes.len());
+                let chunk = bytes.get(off..end).unwrap_or_default();
+                let n = self.top.write(o.fh, off as u64, chunk)? as usize;
+                if n == 0 {
+                    return Err(FsError::Invalid("short write".into()));
+                }
+                off += n;
+            }
+            self.top.flush(o.fh)
+        })();
+        let closed = self.top.release(o.fh);
+        self.top.forget(a.ino, 1);
+        self.bump();
+        written?;
+        closed
+    }
+
+    /// Copies union node `ino` up (see [`OverlayCore::copy_up`]) and returns its top inode
+    /// (looked up: the lookup is given back when the node is forgotten).
+    pub(super) fn up(&self, ino: u64) -> Result<u64, FsError> {
+        let u = self.node(ino)?;
+        if let Key::Top(t) = u.key {
+            return Ok(t);
+        }
+        if let Key::Dir(_) = u.key {
+            if let (Some(t), _) = self.dir_layers(ino, false)? {
+                return Ok(t);
+            }
+        }
+        self.copy_up(&u.path)?;
+        if let Key::Dir(_) = u.key {
+            if let (Some(t), _) = self.dir_layers(ino, true)? {
+                return Ok(t);
+            }
+            return Err(FsError::Stale);
+        }
+        // a stock file or a node inside a stock GAF/TNT: its inode in the top now (one
+        // lookup kept: the operation forwarded may keep using it)
+        let t = self.top_walk(&u.path)?.ok_or(FsError::Stale)?;
+        Ok(t.ino)
+    }
+
+    /// The top folder to create `name`'s siblings in for union folder `parent`, made (or
+    /// copied up) when the top has none yet. `EEXIST` when the merged folder shows a name
+    /// that differs from `name` only in letter case (TA would see them as one file).
+    pub(super) fn parent_for_new(&self, parent: u64, name: &OsStr) -> Result<u64, FsError> {
+        let u = self.node(parent)?;
+        if !Self::opaque(&u) {
+            if let (Some(n), Ok((_, ps))) = (name.to_str(), self.dir_layers(parent, false)) {
+                let twin_stock = ps.and_then(|ps| {
+                    let a = self.stock.lookup(ps, name).ok();
+                    if let Some(a) = a {
+                        self.stock.forget(a.ino, 1);
+                        return None;
+                    }
+                    self.stock
+                        .shown_path(&join(&u.path, n))
+                        .filter(|shown| shown.rsplit('/').next() != Some(n))
+                });
+                if let Some(t) = twin_stock {
+                    log::info!("{}: the view shows {t} (letter case)", join(&u.path, n));
+                    return Err(FsError::Exists);
+                }
+            }
+        }
+        self.up(parent)
+    }
+
+    /// Mounts the writable merged view of `game_dir` with TARGET on top at `mountpoint`.
+    pub fn mount(
+        game_dir: &Path,
+        target: Target,
+        mountpoint: &Path,
+        opts: MountOptions,
+        priority: Priority,
+        cfg: &MountConfig,
+    ) -> Result<Mounted, FsError> {
+        let (tx, rx) = mpsc::channel();
+        let core = Arc::new(OverlayCore::new(game_dir, target, opts, priority, Some(tx))?);
+        crate::fs::fuse::mount_ops(core, false, rx, mountpoint, cfg)
+    }
+}
+
+/// [`OverlayCore::mount`].
+pub fn mount_overlay(
+    game_dir: &Path,
+    target: Target,
+    mountpoint: &Path,
+    opts: MountOptions,
+    priority: Priority,
+    cfg: &MountConfig,
+) -> Result<Mounted, FsError> {
+    OverlayCore::mount(game_dir, target, mountpoint, opts, priority, cfg)
+}

@@ -1,0 +1,746 @@
+//! [`FsOps`] for the writable merged view ([`OverlayCore`]): lookups and listings merged
+//! from TARGET (the top) and the stock view, reads from the layer serving a node, writes
+//! forwarded to the top after a copy-up, removals of stock-only content refused.
+
+use super::overlay::{gone, join, Handle, Key, OverlayCore, Slot, UNode, DIFF_INO, STATUS_INO};
+use super::{SOURCES_XATTR, SOURCE_XATTR};
+use crate::fs::core::{is_asset_name, is_not_found, lock, Attr, DirItem, FileKind, Opened, SetAttr, ROOT};
+use crate::fs::ops::FsOps;
+use crate::fs::{FsError, StatFs};
+use std::collections::HashSet;
+use std::ffi::OsStr;
+use std::path::Path;
+use std::sync::atomic::Ordering;
+use std::sync::Arc;
+use std::time::Duration;
+
+const STATUS_NAME: &str = ".tafs-status";
+
+impl OverlayCore {
+    /// `a` as the union shows node `ino`: its inode, and for stock content the owner's
+    /// write bit (a write copies it into the mod).
+    fn shown(mut a: Attr, ino: u64, top: bool) -> Attr {
+        a.ino = ino;
+        if !top {
+            a.perm |= 0o200;
+        }
+        a
+    }
+
+    fn is_special(ino: u64) -> bool {
+        ino == STATUS_INO || ino == DIFF_INO
+    }
+
+    /// Attributes of a generated root file holding `bytes`.
+    fn text_attr(&self, ino: u64, len: usize) -> Result<Attr, FsError> {
+        let root = self.top_root()?;
+        let mut a = self.top.getattr(root, None)?;
+        a.ino = ino;
+        a.kind = FileKind::File;
+        a.size = len as u64;
+        a.blocks = (len as u64).div_ceil(512);
+        a.perm = 0o444;
+        a.nlink = 1;
+        a.mtime = std::time::SystemTime::now();
+        Ok(a)
+    }
+
+    fn text(&self, ino: u64) -> String {
+        if ino == STATUS_INO {
+            self.status_text()
+        } else {
+            self.diff_text()
+        }
+    }
+
+    /// Runs `f` on the layer serving `ino`; a folder of the merged tree whose layer inode
+    /// went away is looked up again once.
+    fn on_layer<T>(
+        &self,
+        ino: u64,
+        f: impl Fn(bool, u64) -> Result<T, FsError>,
+    ) -> Result<T, FsError> {
+        let (top, x) = self.layer(ino)?;
+        match f(top, x) {
+            Err(e) if gone(&e) => {
+                let u = self.node(ino)?;
+                match u.key {
+                    Key::Dir(_) => {
+                        let (t, s) = self.dir_layers(ino, true)?;
+                        match (t, s) {
+                            (Some(t), _) => f(true, t),
+                            (None, Some(s)) => f(false, s),
+                            (None, None) => Err(FsError::Stale),
+                        }
+                    }
+                    _ => Err(FsError::Stale),
+                }
+            }
+            r => r,
+        }
+    }
+
+    /// Looks `name` up in union folder `parent` (not counted).
+    fn lookup_entry(&self, parent: u64, name: &OsStr) -> Result<Attr, FsError> {
+        let u = self.node(parent)?;
+        if Self::opaque(&u) {
+            let a = self.on_layer(parent, |top, x| {
+                let a = if top {
+                    self.top.lookup(x, name)?
+                } else {
+                    self.stock.lookup(x, name)?
+                };
+                Ok((top, a))
+            })?;
+            let (top, a) = a;
+            let ino = if top {
+                self.intern(Key::Top(a.ino), parent, name, Slot::Set(a.ino), Slot::Keep, true)
+            } else {
+                self.intern(Key::Stock(a.ino), parent, name, Slot::Keep, Slot::Set(a.ino), true)
+            };
+            return Ok(Self::shown(a, ino, top));
+        }
+        let (pt, ps) = self.dir_layers(parent, false)?;
+        let path = join(&u.path, &name.to_string_lossy());
+        let dir_key = || Key::Dir(path.to_ascii_lowercase());
+        if let Some(pt) = pt {
+            match self.top.lookup(pt, name) {
+                Ok(a) => {
+                    let ino = if a.kind == FileKind::Dir {
+                        let merge = !name.to_str().is_some_and(is_asset_name);
+                        let s = match ps.filter(|_| merge) {
+                            Some(ps) => match self.stock.lookup(ps, name) {
+                                Ok(b) if b.kind == FileKind::Dir => Slot::Set(b.ino),
+                                Ok(b) => {
+                                    self.stock.forget(b.ino, 1);
+                                    Slot::Clear
+                                }
+                                Err(_) => Slot::Clear,
+                            },
+                            None => Slot::Clear,
+                        };
+                        self.intern(dir_key(), parent, name, Slot::Set(a.ino), s, true)
+                    } else {
+                        self.intern(Key::Top(a.ino), parent, name, Slot::Set(a.ino), Slot::Keep, true)
+                    };
+                    return Ok(Self::shown(a, ino, true));
+                }
+                Err(e) if is_not_found(&e) => {}
+                Err(e) if gone(&e) => return Err(FsError::Stale),
+                Err(e) => return Err(e),
+            }
+        }
+        let ps = ps.ok_or(FsError::NotFound)?;
+        let a = self.stock.lookup(ps, name)?;
+        if let Some(pt) = pt {
+            // the mod spells the name otherwise: its version is the one shown
+            let twin = self.top_names(pt)?.into_iter().any(|d| {
+                d.name
+                    .to_str()
+                    .zip(name.to_str())
+                    .is_some_and(|(x, y)| x.eq_ignore_ascii_case(y))
+            });
+            if twin {
+                self.stock.forget(a.ino, 1);
+                return Err(FsError::NotFound);
+            }
+        }
+        let ino = if a.kind == FileKind::Dir {
+            self.intern(dir_key(), parent, name, Slot::Clear, Slot::Set(a.ino), true)
+        } else {
+            self.intern(Key::Stock(a.ino), parent, name, Slot::Keep, Slot::Set(a.ino), true)
+        };
+        Ok(Self::shown(a, ino, false))
+    }
+
+    /// The entries of one layer's folder `x` (no `.`/`..`).
+    fn list_layer(&self, top: bool, x: u64) -> Result<Vec<DirItem>, FsError> {
+        if top {
+            return self.top_names(x);
+        }
+        let fh = self.stock.opendir(x)?;
+        let r = self.stock.readdir(fh, 0);
+        let _ = self.stock.releasedir(fh);
+        Ok(r?
+            .into_iter()
+            .map(|(_, it)| it)
+            .filter(|it| it.name != "." && it.name != "..")
+            .collect())
+    }
+
+    /// The listing of union folder `ino`: the top's entries, then the stock view's that
+    /// the top does not have (ignoring letter case).
+    fn list(&self, ino: u64, u: &UNode) -> Result<Vec<DirItem>, FsError> {
+        let mut items = DirItem::dots(ino, u.parent);
+        let name_of = |it: &DirItem| it.name.to_string_lossy().to_ascii_lowercase();
+        if Self::opaque(u) {
+            let (top, kids) = self.on_layer(ino, |top, x| Ok((top, self.list_layer(top, x)?)))?;
+            for it in kids {
+                let key = if top { Key::Top(it.ino) } else { Key::Stock(it.ino) };
+                let (t, s) = if top {
+                    (Slot::Set(it.ino), Slot::Keep)
+                } else {
+                    (Slot::Keep, Slot::Set(it.ino))
+                };
+                let i = self.intern(key, ino, &it.name, t, s, false);
+                items.push(DirItem {
+                    ino: i,
+                    attr: None,
+                    ..it
+                });
+            }
+            return Ok(items);
+        }
+        let (pt, ps) = self.dir_layers(ino, false)?;
+        let mut seen = HashSet::new();
+        let mut add = |it: DirItem, top: bool| {
+            let n = name_of(&it);
+            if !seen.insert(n.clone()) {
+                return;
+            }
+            let (key, t, s) = match (it.kind == FileKind::Dir, top) {
+                (true, true) => (Key::Dir(join(&u.path, &n)), Slot::Set(it.ino), Slot::Keep),
+                (true, false) => (Key::Dir(join(&u.path, &n)), Slot::Keep, Slot::Set(it.ino)),
+                (false, true) => (Key::Top(it.ino), Slot::Set(it.ino), Slot::Keep),
+                (false, false) => (Key::Stock(it.ino), Slot::Keep, Slot::Set(it.ino)),
+            };
+            let i = self.intern(key.clone(), ino, &it.name, t, s, false);
+            items.push(DirItem {
+                ino: i,
+                attr: None,
+                ..it
+            });
+        };
+        if let Some(pt) = pt {
+            for it in self.list_layer(true, pt)? {
+                add(it, true);
+            }
+        }
+        if let Some(ps) = ps {
+            for it in self.list_layer(false, ps)? {
+                add(it, false);
+            }
+        }
+        Ok(items)
+    }
+
+    /// Union folder `parent` has `name` in the stock view (not counted).
+    fn stock_has(&self, ps: Option<u64>, name: &OsStr) -> Option<Attr> {
+        let a = self.stock.lookup(ps?, name).ok()?;
+        self.stock.forget(a.ino, 1);
+        Some(a)
+    }
+
+    /// The top folder holding `name` of union folder `parent` for removing or renaming it:
+    /// the top's own, or (inside a stock GAF/TNT) the copied-up one; `EROFS` when only
+    /// the stock view holds the name.
+    fn top_holding(&self, parent: u64, name: &OsStr, what: &str) -> Result<u64, FsError> {
+        let u = self.node(parent)?;
+        if Self::opaque(&u) {
+            return self.up(parent);
+        }
+        let (pt, ps) = self.dir_layers(parent, false)?;
+        if let Some(pt) = pt {
+            if self.peek_top(pt, name)?.is_some() {
+                return Ok(pt);
+            }
+        }
+        if self.stock_has(ps, name).is_some() {
+            return Err(self.refuse(&join(&u.path, &name.to_string_lossy()), what));
+        }
+        Err(FsError::NotFound)
+    }
+
+    /// Interns a node the top just made (`a`, counted there) in union folder `parent`.
+    fn made(&self, parent: u64, name: &OsStr, a: Attr) -> Result<Attr, FsError> {
+        self.bump();
+        let u = self.node(parent)?;
+        let key = if !Self::opaque(&u) && a.kind == FileKind::Dir {
+            Key::Dir(join(&u.path, &name.to_string_lossy()).to_ascii_lowercase())
+        } else {
+            Key::Top(a.ino)
+        };
+        let stock = match key {
+            Key::Dir(_) => Slot::Clear,
+            _ => Slot::Keep,
+        };
+        let ino = self.intern(key, parent, name, Slot::Set(a.ino), stock, true);
+        self.remember(ino);
+        Ok(Self::shown(a, ino, true))
+    }
+
+    fn remember(&self, ino: u64) -> bool {
+        match lock(&self.nodes).map.get_mut(&ino) {
+            Some(u) => {
+                u.lookups += 1;
+                true
+            }
+            None => false,
+        }
+    }
+
+    fn handle(&self, fh: u64) -> Result<Arc<Handle>, FsError> {
+        lock(&self.handles)
+            .get(&fh)
+            .cloned()
+            .ok_or(FsError::BadHandle(fh))
+    }
+
+    fn add_handle(&self, h: Handle) -> u64 {
+        let fh = self.next_fh.fetch_add(1, Ordering::Relaxed);
+        lock(&self.handles).insert(fh, Arc::new(h));
+        fh
+    }
+
+    /// The path inside the mod a top node's sources are named by: the binary it lies in
+    /// (the first component named like an asset), else the path itself.
+    fn source_path(path: &str) -> String {
+        let mut acc = String::new();
+        for comp in path.split('/').filter(|c| !c.is_empty()) {
+            acc = join(&acc, comp);
+            if is_asset_name(comp) {
+                break;
+            }
+        }
+        acc
+    }
+}
+
+impl FsOps for OverlayCore {
+    fn ttl(&self) -> Duration {
+        self.top.options().ttl
+    }
+
+    fn lookup(&self, parent: u64, name: &OsStr) -> Result<Attr, FsError> {
+        if parent == ROOT && (name == STATUS_NAME || name == super::MOD_DIFF_NAME) {
+            let ino = if name == STATUS_NAME { STATUS_INO } else { DIFF_INO };
+            return self.text_attr(ino, self.text(ino).len());
+        }
+        for _ in 0..3 {
+            let a = self.lookup_entry(parent, name)?;
+            if self.remember(a.ino) {
+                return Ok(a);
+            }
+        }
+        Err(FsError::Stale)
+    }
+
+    fn forget(&self, ino: u64, n: u64) {
+        if ino == ROOT || Self::is_special(ino) {
+            return;
+        }
+        let dropped = {
+            let mut nodes = lock(&self.nodes);
+            let Some(u) = nodes.map.get_mut(&ino) else {
+                return;
+            };
+            u.lookups = u.lookups.saturating_sub(n);
+            if u.lookups > 0 {
+                return;
+            }
+            let u = nodes.map.remove(&ino);
+            if let Some(u) = &u {
+                if nodes.by_key.get(&u.key) == Some(&ino) {
+                    nodes.by_key.remove(&u.key);
+                }
+                if let Some((t, _)) = u.top {
+                    if nodes.top_rev.get(&t) == Some(&ino) {
+                        nodes.top_rev.remove(&t);
+                    }
+                }
+            }
+            u
+        };
+        if let Some(u) = dropped {
+            let mut list = Vec::new();
+            if let Some((t, l)) = u.top {
+                list.push((true, t, l));
+            }
+            if let Some((s, l)) = u.stock {
+                list.push((false, s, l));
+            }
+            self.forget_layers(&list);
+        }
+    }
+
+    fn inodes(&self) -> usize {
+        lock(&self.nodes).map.len()
+    }
+
+    fn getattr(&self, ino: u64, fh: Option<u64>) -> Result<Attr, FsError> {
+        if let Some(fh) = fh {
+            if let Ok(h) = self.handle(fh) {
+                match &*h {
+                    Handle::Top { fh, ino: t } => {
+                        return Ok(Self::shown(self.top.getattr(*t, Some(*fh))?, ino, true))
+                    }
+                    Handle::Stock { fh, ino: s } => {
+                        return Ok(Self::shown(self.stock.getattr(*s, Some(*fh))?, ino, false))
+                    }
+                    Handle::Text(_, a) if a.ino == ino => return Ok(*a),
+                    Handle::Text(..) => {}
+                }
+            }
+        }
+        if Self::is_special(ino) {
+            return self.text_attr(ino, self.text(ino).len());
+        }
+        let (top, a) = self.on_layer(ino, |top, x| {
+            let a = if top {
+                self.top.getattr(x, None)?
+            } else {
+                self.stock.getattr(x, None)?
+            };
+            Ok((top, a))
+        })?;
+        Ok(Self::shown(a, ino, top))
+    }
+
+    fn readlink(&self, ino: u64) -> Result<Vec<u8>, FsError> {
+        self.on_layer(ino, |top, x| {
+            if top {
+                self.top.readlink(x)
+            } else {
+                self.stock.readlink(x)
+            }
+        })
+    }
+
+    fn open(&self, ino: u64, flags: i32) -> Result<Opened, FsError> {
+        if Self::is_special(ino) {
+            if flags & libc::O_ACCMODE != libc::O_RDONLY {
+                return Err(FsError::ReadOnly("the status files are read-only"));
+            }
+            let text = self.text(ino).into_bytes();
+            let a = self.text_attr(ino, text.len())?;
+            let fh = self.add_handle(Handle::Text(Arc::new(text), a));
+            return Ok(Opened {
+                fh,
+                keep_cache: false,
+            });
+        }
+        let writing = flags & libc::O_ACCMODE != libc::O_RDONLY || flags & libc::O_TRUNC != 0;
+        let (mut top, mut x) = self.layer(ino)?;
+        if !top && writing {
+            x = self.up(ino)?;
+            top = true;
+        }
+        let o = if top {
+            self.top.open(x, flags)?
+        } else {
+            self.stock.open(x, flags)?
+        };
+        let h = if top {
+            Handle::Top { fh: o.fh, ino: x }
+        } else {
+            Handle::Stock { fh: o.fh, ino: x }
+        };
+        Ok(Opened {
+            fh: self.add_handle(h),
+            keep_cache: o.keep_cache,
+        })
+    }
+
+    fn read(&self, fh: u64, offset: u64, size: u32) -> Result<Vec<u8>, FsError> {
+        match &*self.handle(fh)? {
+            Handle::Top { fh, .. } => self.top.read(*fh, offset, size),
+            Handle::Stock { fh, .. } => self.stock.read(*fh, offset, size),
+            Handle::Text(b, _) => Ok(crate::fs::slice_at(b, offset, size)),
+        }
+    }
+
+    fn release(&self, fh: u64) -> Result<(), FsError> {
+        let h = lock(&self.handles)
+            .remove(&fh)
+            .ok_or(FsError::BadHandle(fh))?;
+        let r = match &*h {
+            Handle::Top { fh, .. } => self.top.release(*fh),
+            Handle::Stock { fh, .. } => self.stock.release(*fh),
+            Handle::Text(..) => Ok(()),
+        };
+        if matches!(&*h, Handle::Top { .. }) {
+            self.bump();
+        }
+        r
+    }
+
+    fn opendir(&self, ino: u64) -> Result<u64, FsError> {
+        if Self::is_special(ino) {
+            return Err(FsError::NotDir);
+        }
+        let u = self.node(ino)?;
+        if let Key::Stock(_) = u.key {
+            self.check_stock(ino, &u)?;
+        }
+        let items = self.list(ino, &u)?;
+        let fh = self.next_fh.fetch_add(1, Ordering::Relaxed);
+        lock(&self.dirs).insert(fh, Arc::new(items));
+        Ok(fh)
+    }
+
+    fn readdir(&self, fh: u64, offset: u64) -> Result<Vec<(u64, DirItem)>, FsError> {
+        let items = lock(&self.dirs)
+            .get(&fh)
+            .cloned()
+            .ok_or(FsError::BadHandle(fh))?;
+        Ok(DirItem::numbered_from(&items, offset))
+    }
+
+    fn readdirplus(&self, fh: u64, offset: u64) -> Result<Vec<(u64, DirItem)>, FsError> {
+        let items = self.readdir(fh, offset)?;
+        let dir = lock(&self.dirs)
+            .get(&fh)
+            .and_then(|v| v.first().map(|d| d.ino))
+            .ok_or(FsError::BadHandle(fh))?;
+        let mut out = Vec::with_capacity(items.len());
+        for (next, mut it) in items {
+            if it.name == "." || it.name == ".." {
+                it.attr = Some(Attr::dot(it.ino));
+            } else {
+                // counted as a lookup (see `FsOps::forget`)
+                match self.lookup(dir, &it.name) {
+                    Ok(a) => {
+                        it.ino = a.ino;
+                        it.kind = a.kind;
+                        it.attr = Some(a);
+                    }
+                    Err(e) => {
+                        log::debug!("{:?}: left out of the listing: {e}", it.name);
+                        continue;
+                    }
+                }
+            }
+            out.push((next, it));
+        }
+        Ok(out)
+    }
+
+    fn releasedir(&self, fh: u64) -> Result<(), FsError> {
+        lock(&self.dirs)
+            .remove(&fh)
+            .map(|_| ())
+            .ok_or(FsError::BadHandle(fh))
+    }
+
+    fn statfs(&self) -> Result<StatFs, FsError> {
+        self.top.statfs()
+    }
+
+    fn access(&self, ino: u64, mask: i32) -> Result<(), FsError> {
+        if Self::is_special(ino) && mask & libc::W_OK != 0 {
+            return Err(FsError::ReadOnly("the status files are read-only"));
+        }
+        self.getattr(ino, None).map(|_| ())
+    }
+
+    fn has_xattrs(&self) -> bool {
+        true
+    }
+
+    fn getxattr(&self, ino: u64, name: &OsStr) -> Result<Vec<u8>, FsError> {
+        if Self::is_special(ino) {
+            return Err(FsError::NoAttr);
+        }
+        if name != SOURCE_XATTR && name != SOURCES_XATTR {
+            return Err(FsError::NoAttr);
+        }
+        let u = self.node(ino)?;
+        let (top, x) = self.layer(ino)?;
+        if !top {
+            return self.stock.getxattr(x, name);
+        }
+        let at = Self::source_path(&u.path);
+        let mut all = vec![format!("mod:{}:{at}", self.target.path().display())];
+        all.extend(self.stock.sources_at(&at));
+        if name == SOURCE_XATTR {
+            Ok(all.swap_remove(0).into_bytes())
+        } else {
+            Ok(all
+                .iter()
+                .map(|s| format!("{s}\n"))
+                .collect::<String>()
+                .into_bytes())
+        }
+    }
+
+    fn listxattr(&self, ino: u64) -> Result<Vec<u8>, FsError> {
+        if !Self::is_special(ino) {
+            self.node(ino)?;
+        }
+        Ok(format!("{SOURCE_XATTR}\0{SOURCES_XATTR}\0").into_bytes())
+    }
+
+    fn setxattr(&self, ino: u64, name: &OsStr) -> Result<(), FsError> {
+        match self.layer(ino)? {
+            (true, x) => self.top.setxattr(x, name),
+            (false, _) => Err(FsError::NotSupported("extended attributes")),
+        }
+    }
+
+    fn setattr(&self, ino: u64, set: SetAttr, fh: Option<u64>) -> Result<Attr, FsError> {
+        if Self::is_special(ino) {
+            return Err(FsError::ReadOnly("the status files are read-only"));
+        }
+        if let Some(fh) = fh {
+            if let Ok(h) = self.handle(fh) {
+                if let Handle::Top { fh, ino: t } = &*h {
+                    let a = self.top.setattr(*t, set, Some(*fh))?;
+                    self.bump();
+                    return Ok(Self::shown(a, ino, true));
+                }
+            }
+        }
+        let (top, x) = self.layer(ino)?;
+        let x = if top { x } else { self.up(ino)? };
+        let a = self.top.setattr(x, set, None)?;
+        self.bump();
+        Ok(Self::shown(a, ino, true))
+    }
+
+    fn mknod(
+        &self,
+        parent: u64,
+        name: &OsStr,
+        mode: u32,
+        umask: u32,
+        rdev: u32,
+        uid: u32,
+        gid: u32,
+    ) -> Result<Attr, FsError> {
+        let pt = self.parent_for_new(parent, name)?;
+        let a = self.top.mknod(pt, name, mode, umask, rdev, uid, gid)?;
+        self.made(parent, name, a)
+    }
+
+    fn mkdir(
+        &self,
+        parent: u64,
+        name: &OsStr,
+        mode: u32,
+        umask: u32,
+        uid: u32,
+        gid: u32,
+    ) -> Result<Attr, FsError> {
+        let pt = self.parent_for_new(parent, name)?;
+        let a = self.top.mkdir(pt, name, mode, umask, uid, gid)?;
+        self.made(parent, name, a)
+    }
+
+    fn symlink(
+        &self,
+        parent: u64,
+        name: &OsStr,
+        target: &Path,
+        uid: u32,
+        gid: u32,
+    ) -> Result<Attr, FsError> {
+        let pt = self.parent_for_new(parent, name)?;
+        let a = self.top.symlink(pt, name, target, uid, gid)?;
+        self.made(parent, name, a)
+    }
+
+    fn link(&self, ino: u64, newparent: u64, newname: &OsStr) -> Result<Attr, FsError> {
+        let (top, x) = self.layer(ino)?;
+        let x = if top { x } else { self.up(ino)? };
+        let pt = self.parent_for_new(newparent, newname)?;
+        let a = self.top.link(x, pt, newname)?;
+        self.made(newparent, newname, a)
+    }
+
+    fn unlink(&self, parent: u64, name: &OsStr) -> Result<(), FsError> {
+        let pt = self.top_holding(parent, name, "delete")?;
+        self.top.unlink(pt, name)?;
+        self.bump();
+        Ok(())
+    }
+
+    fn rmdir(&self, parent: u64, name: &OsStr) -> Result<(), FsError> {
+        let u = self.node(parent)?;
+        if !Self::opaque(&u) {
+            let (pt, ps) = self.dir_layers(parent, false)?;
+            let in_top = match pt {
+                Some(pt) => self.peek_top(pt, name)?.is_some(),
+                None => false,
+            };
+            if in_top {
+                // the merged folder also shows the stock view's entries
+                if let Some(a) = self.stock_has(ps, name) {
+                    if a.kind == FileKind::Dir
+                        && name.to_str().is_some_and(|n| !is_asset_name(n))
+                        && !self.list_layer(false, a.ino).unwrap_or_default().is_empty()
+                    {
+                        return Err(FsError::NotEmpty);
+                    }
+                }
+            }
+        }
+        let pt = self.top_holding(parent, name, "removal of the folder")?;
+        self.top.rmdir(pt, name)?;
+        self.bump();
+        Ok(())
+    }
+
+    fn rename(
+        &self,
+        parent: u64,
+        name: &OsStr,
+        newparent: u64,
+        newname: &OsStr,
+        flags: u32,
+    ) -> Result<(), FsError> {
+        let from = self.top_holding(parent, name, "rename")?;
+        let to = self.parent_for_new(newparent, newname)?;
+        // the source's folder again: copying the target's up may have changed it
+        let from = if parent == newparent { to } else { from };
+        self.top.rename(from, name, to, newname, flags)?;
+        self.bump();
+        Ok(())
+    }
+
+    fn create(
+        &self,
+        parent: u64,
+        name: &OsStr,
+        mode: u32,
+        umask: u32,
+        flags: i32,
+        uid: u32,
+        gid: u32,
+    ) -> Result<(Attr, Opened), FsError> {
+        let pt = self.parent_for_new(parent, name)?;
+        let (a, o) = self.top.create(pt, name, mode, umask, flags, uid, gid)?;
+        let t = a.ino;
+        let a = self.made(parent, name, a)?;
+        let fh = self.add_handle(Handle::Top { fh: o.fh, ino: t });
+        Ok((
+            a,
+            Opened {
+                fh,
+                keep_cache: o.keep_cache,
+            },
+        ))
+    }
+
+    fn write(&self, fh: u64, offset: u64, data: &[u8]) -> Result<u32, FsError> {
+        match &*self.handle(fh)? {
+            Handle::Top { fh, .. } => self.top.write(*fh, offset, data),
+            _ => Err(FsError::BadHandle(fh)),
+        }
+    }
+
+    fn flush(&self, fh: u64) -> Result<(), FsError> {
+        match &*self.handle(fh)? {
+            Handle::Top { fh, .. } => self.top.flush(*fh),
+            Handle::Stock { fh, .. } => self.stock.flush(*fh),
+            Handle::Text(..) => Ok(()),
+        }
+    }
+
+    fn fsync(&self, fh: u64, datasync: bool) -> Result<(), FsError> {
+        match &*self.handle(fh)? {
+            Handle::Top { fh, .. } => self.top.fsync(*fh, datasync),
+            Handle::Stock { fh, .. } => self.stock.fsync(*fh, datasync),
+            Handle::Text(..) => Ok(()),
+        }
+    }
+}
