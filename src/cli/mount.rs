@@ -436,10 +436,9 @@ pub fn run(a: MountArgs) -> Result<i32, CliError> {
             if a.options.iter().any(|o| o == "ro") {
                 return super::err("--into makes the view writable: it cannot be mounted ro");
             }
-            let t = game_dir.join(t);
-            let target = crate::fs::merged::prepare_target(&t)
-                .map_err(|e| msg(format!("--into {}: {e}", t.display())))?;
-            Some(target)
+            // made ready by the serving process (after a fork: creating an archive starts
+            // threads)
+            Some(game_dir.join(t))
         }
         None => None,
     };
@@ -575,11 +574,25 @@ fn serve(
     game_dir: &Path,
     mnt: &Path,
     opts: MountOptions,
-    merged: Option<(crate::view::merged::Priority, Option<Target>)>,
+    merged: Option<(crate::view::merged::Priority, Option<PathBuf>)>,
     cfg: &MountConfig,
     mut status: Option<std::fs::File>,
     demo: bool,
 ) -> Result<i32, CliError> {
+    let merged = match merged {
+        Some((p, Some(t))) => match crate::fs::merged::prepare_target(&t) {
+            Ok(target) => Some((p, Some(target))),
+            Err(e) => {
+                let text = format!("--into {}: {e}", t.display());
+                if let Some(mut w) = status.take() {
+                    let _ = writeln!(w, "{text}");
+                }
+                return Err(msg(text));
+            }
+        },
+        Some((p, None)) => Some((p, None)),
+        None => None,
+    };
     // One mount at a time edits a game folder's staged files (see `statelock`); a mod is
     // written through a normal core serving its folder (an archive's: the one holding it).
     let staged = match &merged {
