@@ -67,7 +67,12 @@ pub struct MountArgs {
     /// With --merged: make the view writable, every change landing in TARGET (a folder, or an
     /// archive .hpi .ufo .ccx .gp3 .gpf; created when missing), which wins over every other
     /// source. A relative TARGET is relative to GAME_DIR.
-    #[arg(long, value_name = "TARGET", requires = "merged", conflicts_with = "ro")]
+    #[arg(
+        long,
+        value_name = "TARGET",
+        requires = "merged",
+        conflicts_with = "ro"
+    )]
     pub into: Option<PathBuf>,
 }
 

@@ -93,8 +93,9 @@ pub fn prepare_target(path: &Path) -> Result<Target, FsError> {
                 if let Some(p) = abs.parent() {
                     std::fs::create_dir_all(p)?;
                 }
-                let empty = crate::formats::hpi::write(&[], &crate::formats::hpi::WriteOptions::v1())
-                    .map_err(|e| FsError::Invalid(format!("empty archive: {e}")))?;
+                let empty =
+                    crate::formats::hpi::write(&[], &crate::formats::hpi::WriteOptions::v1())
+                        .map_err(|e| FsError::Invalid(format!("empty archive: {e}")))?;
                 crate::atomic::write(&abs, &empty, None)?;
                 log::info!("{}: created (an empty archive)", abs.display());
                 Ok(Target::Archive(abs))
@@ -494,10 +495,7 @@ impl OverlayCore {
 
     /// The top inode of TARGET's root.
     pub(super) fn top_root(&self) -> Result<u64, FsError> {
-        self.node(ROOT)?
-            .top
-            .map(|t| t.0)
-            .ok_or(FsError::NotFound)
+        self.node(ROOT)?.top.map(|t| t.0).ok_or(FsError::NotFound)
     }
 
     /// The names of top folder `pt`.
@@ -527,10 +525,7 @@ impl OverlayCore {
     /// rather than a folder of the merged tree: its contents come from one layer only.
     pub(super) fn opaque(u: &UNode) -> bool {
         match &u.key {
-            Key::Dir(_) => u
-                .name
-                .to_str()
-                .is_some_and(crate::fs::core::is_asset_name),
+            Key::Dir(_) => u.name.to_str().is_some_and(crate::fs::core::is_asset_name),
             _ => true,
         }
     }
@@ -688,10 +683,11 @@ impl OverlayCore {
             };
             if found.is_none() {
                 // another spelling the top already has
-                let twin = self
-                    .top_names(at)?
-                    .into_iter()
-                    .find(|d| d.name.to_str().is_some_and(|n| n.eq_ignore_ascii_case(comp)));
+                let twin = self.top_names(at)?.into_iter().find(|d| {
+                    d.name
+                        .to_str()
+                        .is_some_and(|n| n.eq_ignore_ascii_case(comp))
+                });
                 if let Some(d) = twin {
                     found = self.top.lookup(at, &d.name).ok();
                 }
@@ -729,7 +725,10 @@ impl OverlayCore {
         }
         let Some(file) = self.stock.file_at(path) else {
             // a folder of the stock view only
-            let shown = self.stock.shown_path(path).unwrap_or_else(|| path.to_string());
+            let shown = self
+                .stock
+                .shown_path(path)
+                .unwrap_or_else(|| path.to_string());
             if let Some(d) = self.mkdir_top(&shown)? {
                 self.top.forget(d, 1);
             }
@@ -753,7 +752,11 @@ impl OverlayCore {
         log::info!(
             "{file}: copied into the mod {} (from {})",
             self.target.path().display(),
-            self.stock.sources_at(&file).first().cloned().unwrap_or_default()
+            self.stock
+                .sources_at(&file)
+                .first()
+                .cloned()
+                .unwrap_or_default()
         );
         Ok(())
     }
@@ -860,7 +863,13 @@ impl OverlayCore {
         cfg: &MountConfig,
     ) -> Result<Mounted, FsError> {
         let (tx, rx) = mpsc::channel();
-        let core = Arc::new(OverlayCore::new(game_dir, target, opts, priority, Some(tx))?);
+        let core = Arc::new(OverlayCore::new(
+            game_dir,
+            target,
+            opts,
+            priority,
+            Some(tx),
+        )?);
         crate::fs::fuse::mount_ops(core, false, rx, mountpoint, cfg)
     }
 }

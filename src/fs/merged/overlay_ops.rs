@@ -4,7 +4,9 @@
 
 use super::overlay::{gone, join, Handle, Key, OverlayCore, Slot, UNode, DIFF_INO, STATUS_INO};
 use super::{SOURCES_XATTR, SOURCE_XATTR};
-use crate::fs::core::{is_asset_name, is_not_found, lock, Attr, DirItem, FileKind, Opened, SetAttr, ROOT};
+use crate::fs::core::{
+    is_asset_name, is_not_found, lock, Attr, DirItem, FileKind, Opened, SetAttr, ROOT,
+};
 use crate::fs::ops::FsOps;
 use crate::fs::{FsError, StatFs};
 use std::collections::HashSet;
@@ -62,7 +64,8 @@ impl OverlayCore {
     ) -> Result<T, FsError> {
         let (top, x) = self.layer(ino)?;
         match f(top, x) {
-            Err(e) if gone(&e) => {
+            Err(e @ (FsError::Stale | FsError::UnknownInode(_))) => {
+                log::trace!("{ino}: {e}, looked up again");
                 let u = self.node(ino)?;
                 match u.key {
                     Key::Dir(_) => {
@@ -94,9 +97,23 @@ impl OverlayCore {
             })?;
             let (top, a) = a;
             let ino = if top {
-                self.intern(Key::Top(a.ino), parent, name, Slot::Set(a.ino), Slot::Keep, true)
+                self.intern(
+                    Key::Top(a.ino),
+                    parent,
+                    name,
+                    Slot::Set(a.ino),
+                    Slot::Keep,
+                    true,
+                )
             } else {
-                self.intern(Key::Stock(a.ino), parent, name, Slot::Keep, Slot::Set(a.ino), true)
+                self.intern(
+                    Key::Stock(a.ino),
+                    parent,
+                    name,
+                    Slot::Keep,
+                    Slot::Set(a.ino),
+                    true,
+                )
             };
             return Ok(Self::shown(a, ino, top));
         }
@@ -121,7 +138,14 @@ impl OverlayCore {
                         };
                         self.intern(dir_key(), parent, name, Slot::Set(a.ino), s, true)
                     } else {
-                        self.intern(Key::Top(a.ino), parent, name, Slot::Set(a.ino), Slot::Keep, true)
+                        self.intern(
+                            Key::Top(a.ino),
+                            parent,
+                            name,
+                            Slot::Set(a.ino),
+                            Slot::Keep,
+                            true,
+                        )
                     };
                     return Ok(Self::shown(a, ino, true));
                 }
@@ -148,7 +172,14 @@ impl OverlayCore {
         let ino = if a.kind == FileKind::Dir {
             self.intern(dir_key(), parent, name, Slot::Clear, Slot::Set(a.ino), true)
         } else {
-            self.intern(Key::Stock(a.ino), parent, name, Slot::Keep, Slot::Set(a.ino), true)
+            self.intern(
+                Key::Stock(a.ino),
+                parent,
+                name,
+                Slot::Keep,
+                Slot::Set(a.ino),
+                true,
+            )
         };
         Ok(Self::shown(a, ino, false))
     }
@@ -176,7 +207,11 @@ impl OverlayCore {
         if Self::opaque(u) {
             let (top, kids) = self.on_layer(ino, |top, x| Ok((top, self.list_layer(top, x)?)))?;
             for it in kids {
-                let key = if top { Key::Top(it.ino) } else { Key::Stock(it.ino) };
+                let key = if top {
+                    Key::Top(it.ino)
+                } else {
+                    Key::Stock(it.ino)
+                };
                 let (t, s) = if top {
                     (Slot::Set(it.ino), Slot::Keep)
                 } else {
@@ -313,7 +348,11 @@ impl FsOps for OverlayCore {
 
     fn lookup(&self, parent: u64, name: &OsStr) -> Result<Attr, FsError> {
         if parent == ROOT && (name == STATUS_NAME || name == super::MOD_DIFF_NAME) {
-            let ino = if name == STATUS_NAME { STATUS_INO } else { DIFF_INO };
+            let ino = if name == STATUS_NAME {
+                STATUS_INO
+            } else {
+                DIFF_INO
+            };
             return self.text_attr(ino, self.text(ino).len());
         }
         for _ in 0..3 {

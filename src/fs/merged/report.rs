@@ -57,10 +57,12 @@ impl OverlayCore {
             }
             Target::Archive(p) => {
                 let limits = self.top.options().archive_limits;
-                let read = std::fs::read(p).map_err(|e| e.to_string()).and_then(|data| {
-                    let a = hpi::parse(&data, &limits).map_err(|e| e.to_string())?;
-                    Ok((data, a))
-                });
+                let read = std::fs::read(p)
+                    .map_err(|e| e.to_string())
+                    .and_then(|data| {
+                        let a = hpi::parse(&data, &limits).map_err(|e| e.to_string())?;
+                        Ok((data, a))
+                    });
                 match read {
                     Ok((data, a)) => {
                         let paths = crate::view::archive::shown_paths(&a);
