@@ -250,7 +250,31 @@ fn session(game: &Path, into: &str, plan: &Plan) {
     );
     assert!(diff.contains("A\tmaps/newmap.tnt\n"), "{diff}");
 
-    // 5. deletion rules: a new file of TARGET goes; a stock-only file cannot
+    // 5. letter case: the copies keep the stock view's spelling; a name differing from a
+    // shown one only in case is refused
+    if target.is_dir() {
+        for p in [plan.gaf, plan.fbi] {
+            assert!(
+                target.join(p).is_file(),
+                "{p} spelled as the stock view shows it"
+            );
+        }
+    }
+    let (fdir, fname) = plan.fbi.rsplit_once('/').unwrap();
+    let twin = v(&format!("{fdir}/{}", fname.to_ascii_lowercase()));
+    let twin = if twin == v(plan.fbi) {
+        v(&format!("{fdir}/{}", fname.to_ascii_uppercase()))
+    } else {
+        twin
+    };
+    let e = std::fs::write(&twin, b"twin").unwrap_err();
+    assert_eq!(e.raw_os_error(), Some(libc::EEXIST), "{e}");
+    // a new folder and file land in TARGET
+    std::fs::create_dir(v("newdir")).unwrap();
+    std::fs::write(v("newdir/readme.txt"), b"new").unwrap();
+    assert_eq!(in_target(&target, "newdir/readme.txt").unwrap(), b"new");
+
+    // 6. deletion rules: a new file of TARGET goes; a stock-only file cannot
     let note = v("maps/newnote.txt");
     std::fs::write(&note, b"mod note").unwrap();
     assert_eq!(in_target(&target, "maps/newnote.txt").unwrap(), b"mod note");
@@ -260,14 +284,22 @@ fn session(game: &Path, into: &str, plan: &Plan) {
     let e = std::fs::remove_file(v(plan.stock_only)).unwrap_err();
     assert_eq!(e.raw_os_error(), Some(libc::EROFS), "{e}");
     assert!(v(plan.stock_only).exists());
+    let (sdir, _) = plan.stock_only.rsplit_once('/').unwrap();
+    let e = std::fs::remove_dir(v(sdir)).unwrap_err();
+    assert_eq!(e.raw_os_error(), Some(libc::EROFS), "{e}");
+    let e = std::fs::rename(v(plan.stock_only), v("moved.tdf")).unwrap_err();
+    assert_eq!(e.raw_os_error(), Some(libc::EROFS), "{e}");
     let status = tafs_ok(&["status", m.mnt.to_str().unwrap()]);
     assert!(
         status.contains(&format!("{}: delete refused", plan.stock_only)),
         "{status}"
     );
+    std::fs::remove_file(v("newdir/readme.txt")).unwrap();
+    std::fs::remove_dir(v("newdir")).unwrap();
+    assert!(!v("newdir").exists());
     drop(m);
 
-    // 6. a remount shows the mod
+    // 7. a remount shows the mod
     let m = mount_into(game, &mnt, &state, into);
     let v = |p: &str| m.mnt.join(p);
     assert_eq!(std::fs::read(v(plan.fbi)).unwrap(), fbi_mod);
@@ -283,7 +315,7 @@ fn session(game: &Path, into: &str, plan: &Plan) {
     assert_eq!(which(&v(plan.fbi)), plan.fbi_source);
     drop(m);
 
-    // 7. the stock sources are untouched; without TARGET the view is stock again
+    // 8. the stock sources are untouched; without TARGET the view is stock again
     assert_eq!(
         hash_tree(game, &target),
         before,

@@ -161,8 +161,8 @@ pub(super) enum Slot {
 
 /// An open file of the union.
 pub(super) enum Handle {
-    /// A handle of the top, for top inode `ino`.
-    Top { fh: u64, ino: u64 },
+    /// A handle of the top, for top inode `ino`, opened for writing or not.
+    Top { fh: u64, ino: u64, writing: bool },
     /// A handle of the stock view, for stock inode `ino`.
     Stock { fh: u64, ino: u64 },
     /// A generated root file.

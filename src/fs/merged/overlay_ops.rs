@@ -227,6 +227,7 @@ impl OverlayCore {
             return Ok(items);
         }
         let (pt, ps) = self.dir_layers(ino, false)?;
+        let lower = |n: &str| join(&u.path, n).to_ascii_lowercase();
         let mut seen = HashSet::new();
         let mut add = |it: DirItem, top: bool| {
             let n = name_of(&it);
@@ -234,8 +235,8 @@ impl OverlayCore {
                 return;
             }
             let (key, t, s) = match (it.kind == FileKind::Dir, top) {
-                (true, true) => (Key::Dir(join(&u.path, &n)), Slot::Set(it.ino), Slot::Keep),
-                (true, false) => (Key::Dir(join(&u.path, &n)), Slot::Keep, Slot::Set(it.ino)),
+                (true, true) => (Key::Dir(lower(&n)), Slot::Set(it.ino), Slot::Keep),
+                (true, false) => (Key::Dir(lower(&n)), Slot::Keep, Slot::Set(it.ino)),
                 (false, true) => (Key::Top(it.ino), Slot::Set(it.ino), Slot::Keep),
                 (false, false) => (Key::Stock(it.ino), Slot::Keep, Slot::Set(it.ino)),
             };
@@ -410,7 +411,7 @@ impl FsOps for OverlayCore {
         if let Some(fh) = fh {
             if let Ok(h) = self.handle(fh) {
                 match &*h {
-                    Handle::Top { fh, ino: t } => {
+                    Handle::Top { fh, ino: t, .. } => {
                         return Ok(Self::shown(self.top.getattr(*t, Some(*fh))?, ino, true))
                     }
                     Handle::Stock { fh, ino: s } => {
@@ -470,7 +471,11 @@ impl FsOps for OverlayCore {
             self.stock.open(x, flags)?
         };
         let h = if top {
-            Handle::Top { fh: o.fh, ino: x }
+            Handle::Top {
+                fh: o.fh,
+                ino: x,
+                writing,
+            }
         } else {
             Handle::Stock { fh: o.fh, ino: x }
         };
@@ -497,7 +502,8 @@ impl FsOps for OverlayCore {
             Handle::Stock { fh, .. } => self.stock.release(*fh),
             Handle::Text(..) => Ok(()),
         };
-        if matches!(&*h, Handle::Top { .. }) {
+        if matches!(&*h, Handle::Top { writing: true, .. }) {
+            // a save may have committed (an archive TARGET shows a new member)
             self.bump();
         }
         r
@@ -622,7 +628,7 @@ impl FsOps for OverlayCore {
         }
         if let Some(fh) = fh {
             if let Ok(h) = self.handle(fh) {
-                if let Handle::Top { fh, ino: t } = &*h {
+                if let Handle::Top { fh, ino: t, .. } = &*h {
                     let a = self.top.setattr(*t, set, Some(*fh))?;
                     self.bump();
                     return Ok(Self::shown(a, ino, true));
@@ -750,7 +756,11 @@ impl FsOps for OverlayCore {
         let (a, o) = self.top.create(pt, name, mode, umask, flags, uid, gid)?;
         let t = a.ino;
         let a = self.made(parent, name, a)?;
-        let fh = self.add_handle(Handle::Top { fh: o.fh, ino: t });
+        let fh = self.add_handle(Handle::Top {
+            fh: o.fh,
+            ino: t,
+            writing: true,
+        });
         Ok((
             a,
             Opened {
