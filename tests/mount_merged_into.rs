@@ -315,6 +315,25 @@ fn session(game: &Path, into: &str, plan: &Plan) {
     assert_eq!(which(&v(plan.fbi)), plan.fbi_source);
     drop(m);
 
+    // `tafs which` without a mount: TARGET first with --into; a top-level .ufo mod is what
+    // the game itself picks (ufo above hpi)
+    let g = game.to_str().unwrap();
+    let w = tafs_ok(&["which", "--all", "--into", into, g, plan.gaf]);
+    let first = w.lines().next().unwrap_or_default().to_string();
+    assert_eq!(
+        first,
+        format!(
+            "mod:{}:{}",
+            std::path::absolute(&target).unwrap().display(),
+            plan.gaf
+        )
+    );
+    assert_eq!(w.lines().nth(1), Some(plan.gaf_source), "{w}");
+    if !target.is_dir() {
+        let plain = tafs_ok(&["which", g, plan.gaf]);
+        assert_eq!(plain.trim(), format!("archive:{into}:{}", plan.gaf));
+    }
+
     // 8. the stock sources are untouched; without TARGET the view is stock again
     assert_eq!(
         hash_tree(game, &target),

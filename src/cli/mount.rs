@@ -93,15 +93,21 @@ pub struct WhichArgs {
     /// Priority list, as for `tafs mount --merged` (with GAME_DIR only).
     #[arg(long, value_name = "LIST")]
     pub priority: Option<String>,
+    /// The mod of `tafs mount --merged --into TARGET` (with GAME_DIR only; relative to it):
+    /// TARGET is the first source, and no source below it.
+    #[arg(long, value_name = "TARGET")]
+    pub into: Option<PathBuf>,
 }
 
 /// Runs `tafs which`.
 pub fn which(a: WhichArgs) -> Result<i32, CliError> {
-    use crate::fs::merged::{scan_once, SOURCES_XATTR, SOURCE_XATTR};
+    use crate::fs::merged::{scan_excluding, SOURCES_XATTR, SOURCE_XATTR};
     let lines: Vec<String> = match a.paths.as_slice() {
         [p] => {
-            if a.priority.is_some() {
-                return super::err("--priority needs GAME_DIR (a mount has its own order)");
+            if a.priority.is_some() || a.into.is_some() {
+                return super::err(
+                    "--priority and --into need GAME_DIR (a mount has its own order and mod)",
+                );
             }
             let name = if a.all { SOURCES_XATTR } else { SOURCE_XATTR };
             let v = sys::getxattr(p, name).map_err(|e| {
@@ -117,9 +123,20 @@ pub fn which(a: WhichArgs) -> Result<i32, CliError> {
         }
         [game, path] => {
             let priority = parse_priority(a.priority.as_deref())?;
-            let snap =
-                scan_once(game, &priority).map_err(|e| msg(format!("{}: {e}", game.display())))?;
+            let gerr = |e: crate::fs::FsError| msg(format!("{}: {e}", game.display()));
+            let target = match &a.into {
+                Some(t) => Some(target_of(&game.join(t))?),
+                None => None,
+            };
+            let exclude = match &target {
+                Some(t) => crate::fs::merged::exclude_of(game, t).map_err(gerr)?,
+                None => None,
+            };
+            let snap = scan_excluding(game, &priority, exclude.as_deref()).map_err(gerr)?;
             let path = path.to_string_lossy().replace('\\', "/");
+            let top = target
+                .as_ref()
+                .and_then(|t| crate::fs::merged::mod_source(t, &path));
             // Inside an exploded GAF/TNT: the binary's sources.
             let mut node = None;
             let mut prefix = String::new();
@@ -132,10 +149,19 @@ pub fn which(a: WhichArgs) -> Result<i32, CliError> {
                 match snap.index.find_any(&prefix) {
                     Some(n) => node = Some(n),
                     None if node.is_some_and(|n| !snap.index.is_dir(n)) => break,
+                    None if top.is_some() => {
+                        node = None;
+                        break;
+                    }
                     None => {
                         return super::err(format!("{path}: in no source of {}", game.display()))
                     }
                 }
+            }
+            if let (Some(t), None) = (&top, node) {
+                // only the mod has it
+                println!("{t}");
+                return Ok(0);
             }
             let n = node.unwrap_or(crate::view::merged::ROOT_NODE);
             if let Some(h) = snap.index.hidden_by(n) {
@@ -145,7 +171,7 @@ pub fn which(a: WhichArgs) -> Result<i32, CliError> {
                     return Ok(1);
                 }
             }
-            snap.sources_of(n)
+            top.into_iter().chain(snap.sources_of(n)).collect()
         }
         _ => return super::err("which needs GAME_DIR PATH, or one path in a merged mount"),
     };
@@ -158,6 +184,24 @@ pub fn which(a: WhichArgs) -> Result<i32, CliError> {
         println!("{l}");
     }
     Ok(0)
+}
+
+/// The mod at `path` as `tafs mount --merged --into` takes it (without creating it).
+fn target_of(path: &Path) -> Result<Target, CliError> {
+    let abs = std::path::absolute(path)?;
+    let archive = abs
+        .file_name()
+        .and_then(|n| n.to_str())
+        .is_some_and(crate::view::archive::is_archive_name);
+    match std::fs::metadata(&abs) {
+        Ok(m) if m.is_dir() => Ok(Target::Folder(abs)),
+        Ok(m) if m.is_file() && archive => Ok(Target::Archive(abs)),
+        Ok(_) => super::err(format!(
+            "--into {}: not a folder or an archive",
+            abs.display()
+        )),
+        Err(e) => super::err(format!("--into {}: {e}", abs.display())),
+    }
 }
 
 fn parse_priority(s: Option<&str>) -> Result<crate::view::merged::Priority, CliError> {

@@ -17,9 +17,11 @@ mod overlay_ops;
 mod report;
 mod scan;
 
-pub use overlay::{mount_overlay, prepare_target, OverlayCore, Target, MOD_DIFF_NAME};
+pub use overlay::{
+    exclude_of, mod_source, mount_overlay, prepare_target, OverlayCore, Target, MOD_DIFF_NAME,
+};
 
-pub use scan::{scan_once, ArchiveSource, Snapshot, Source};
+pub use scan::{scan_excluding, scan_once, ArchiveSource, Snapshot, Source};
 
 use crate::formats::hpi::{self, FileInfo};
 use crate::fs::core::assets::{AssetCache, Outcome};

@@ -109,6 +109,70 @@ pub fn prepare_target(path: &Path) -> Result<Target, FsError> {
     }
 }
 
+/// Where `target` lies in `game_dir` (a path relative to it, as spelled on disk), if it
+/// does: that path is no source of the stock view. TARGET cannot be the game folder.
+pub fn exclude_of(game_dir: &Path, target: &Target) -> Result<Option<String>, FsError> {
+    let game = std::fs::canonicalize(game_dir)?;
+    let t = std::fs::canonicalize(target.path()).ok();
+    if t.as_deref() == Some(game.as_path()) {
+        return Err(FsError::Invalid(
+            "--into: TARGET cannot be the game folder itself".into(),
+        ));
+    }
+    Ok(
+        t.and_then(|t| t.strip_prefix(&game).ok().map(Path::to_path_buf))
+            .and_then(|r| r.to_str().map(str::to_string))
+            .filter(|r| !r.is_empty()),
+    )
+}
+
+/// How `user.tafs.source` names `path` (any letter case) when `target` holds it:
+/// `mod:TARGET:PATH` with TARGET's spelling (inside an exploded GAF/TNT: the binary's path);
+/// `None` when TARGET does not hold it. Reads TARGET only (no mount needed).
+pub fn mod_source(target: &Target, path: &str) -> Option<String> {
+    let comps: Vec<&str> = path
+        .split('/')
+        .filter(|c| !c.is_empty() && *c != ".")
+        .collect();
+    let mut found = String::new();
+    match target {
+        Target::Folder(dir) => {
+            let mut cur = dir.clone();
+            for comp in comps {
+                let name = std::fs::read_dir(&cur)
+                    .ok()?
+                    .flatten()
+                    .filter_map(|e| e.file_name().to_str().map(str::to_string))
+                    .find(|n| n.eq_ignore_ascii_case(comp))?;
+                cur.push(&name);
+                found = join(&found, &name);
+                if !cur.is_dir() {
+                    break;
+                }
+            }
+        }
+        Target::Archive(p) => {
+            let data = std::fs::read(p).ok()?;
+            let a = crate::formats::hpi::parse(&data, &Default::default()).ok()?;
+            let paths = crate::view::archive::shown_paths(&a);
+            let mut prefix = String::new();
+            for comp in comps {
+                prefix = join(&prefix, comp);
+                let i = paths.iter().position(|s| s.eq_ignore_ascii_case(&prefix))?;
+                found = paths.get(i)?.clone();
+                let is_dir = matches!(
+                    a.entries.get(i).map(|e| &e.kind),
+                    Some(crate::formats::hpi::EntryKind::Dir)
+                );
+                if !is_dir {
+                    break;
+                }
+            }
+        }
+    }
+    Some(format!("mod:{}:{found}", target.path().display()))
+}
+
 /// What a union inode stands for. Folders of the merged tree (and GAF/TNT directories at
 /// their level) have one per path; everything else one per inode of the layer serving it.
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
@@ -211,17 +275,7 @@ impl OverlayCore {
         priority: Priority,
         inval: Option<Sender<Inval>>,
     ) -> Result<OverlayCore, FsError> {
-        let game = std::fs::canonicalize(game_dir)?;
-        let exclude = std::fs::canonicalize(target.path())
-            .ok()
-            .and_then(|t| t.strip_prefix(&game).ok().map(Path::to_path_buf))
-            .and_then(|r| r.to_str().map(str::to_string))
-            .filter(|r| !r.is_empty());
-        if std::fs::canonicalize(target.path()).ok().as_deref() == Some(game.as_path()) {
-            return Err(FsError::Invalid(
-                "--into: TARGET cannot be the game folder itself".into(),
-            ));
-        }
+        let exclude = exclude_of(game_dir, &target)?;
         if let Some(x) = &exclude {
             log::info!("{x}: the mod, not a source of the stock view");
         }

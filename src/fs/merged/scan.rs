@@ -267,3 +267,21 @@ pub(super) fn scan(
 pub fn scan_once(game_dir: &Path, priority: &Priority) -> Result<Snapshot, FsError> {
     scan(game_dir, priority, 1 << 30, None, &AtomicU64::new(1), None)?.ok_or(FsError::NotFound)
 }
+
+/// [`scan_once`] leaving out `exclude` (a path relative to `game_dir`: the mod of a
+/// writable view, see [`super::exclude_of`]).
+pub fn scan_excluding(
+    game_dir: &Path,
+    priority: &Priority,
+    exclude: Option<&str>,
+) -> Result<Snapshot, FsError> {
+    scan(
+        game_dir,
+        priority,
+        1 << 30,
+        None,
+        &AtomicU64::new(1),
+        exclude,
+    )?
+    .ok_or(FsError::NotFound)
+}
