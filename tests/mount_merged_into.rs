@@ -105,6 +105,11 @@ fn session(game: &Path, into: &str, plan: &Plan) {
     assert_eq!(which(&v(plan.gaf)), plan.gaf_source);
     assert_eq!(which(&v(plan.fbi)), plan.fbi_source);
     let frame_before = std::fs::read(v(plan.frame)).unwrap();
+    // TARGET inside the game folder is no stock source (only the top)
+    assert!(
+        !v(into).exists(),
+        "{into} is not shown as a loose file or folder"
+    );
 
     // 1. a frame of a GAF only an archive holds, edited as an image editor would save it
     let edited = w.join("edited.png");
