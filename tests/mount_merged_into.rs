@@ -460,3 +460,41 @@ fn without_into_the_merged_view_stays_read_only() {
     let out = tafs(&["diff", m.mnt.to_str().unwrap()]);
     assert!(!out.status.success(), "no diff without --into");
 }
+
+#[test]
+fn a_target_that_is_no_folder_or_archive_or_the_game_itself_is_refused() {
+    if !fuse_available() {
+        return;
+    }
+    let (d, _) = self_made();
+    let game = d.path().join("game");
+    let mnt = d.path().join("mnt");
+    std::fs::create_dir_all(&mnt).unwrap();
+    let _guard = mount_common::UnmountGuard(mnt.clone());
+    for (into, why) in [
+        ("gamedata/sidedata.tdf", "neither a folder nor an archive"),
+        (".", "cannot be the game folder"),
+    ] {
+        let out = tafs(&[
+            "mount",
+            "-d",
+            "--merged",
+            "--into",
+            into,
+            game.to_str().unwrap(),
+            mnt.to_str().unwrap(),
+        ]);
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert!(!out.status.success(), "{into}: mounted");
+        assert!(err.contains(why), "{into}: {err}");
+        assert!(!mount_common::is_mounted(&mnt));
+    }
+    let out = tafs(&[
+        "mount",
+        "--into",
+        "mod",
+        game.to_str().unwrap(),
+        mnt.to_str().unwrap(),
+    ]);
+    assert!(!out.status.success(), "--into needs --merged");
+}
