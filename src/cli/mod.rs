@@ -56,7 +56,8 @@ enum Command {
     Mount(mount::MountArgs),
     /// Unmount a tafs mount.
     Umount(mount::UmountArgs),
-    /// Write-back status of a mount: staged, pending, failed and conflicting edits.
+    /// Write-back status of a mount: staged, pending, failed and conflicting edits (with
+    /// `mount --merged --into`: also what the mod overrides and adds).
     Status(mount::StatusArgs),
     /// Versions of a binary kept by write-back (newest first).
     History(mount::HistoryArgs),

@@ -55,7 +55,7 @@ pub struct MountArgs {
     /// ~/.local/state/tafs).
     #[arg(long, value_name = "DIR")]
     pub state_dir: Option<PathBuf>,
-    /// Show the game as the game sees it (read-only): loose files and the members of every
+    /// Show the game as the game sees it (read-only unless --into): loose files and the members of every
     /// archive at the top of GAME_DIR overlaid, folders merged ignoring case.
     #[arg(long)]
     pub merged: bool,
