@@ -250,6 +250,23 @@ pub struct OverlayCore {
     pub(super) copying: Mutex<()>,
 }
 
+/// A top inode an operation is forwarded to; a lookup taken for it (`held`) is given back
+/// when dropped (an open handle or a child made in it keeps the top's node meanwhile).
+pub(super) struct TopIno<'a> {
+    core: &'a OverlayCore,
+    /// The inode.
+    pub(super) ino: u64,
+    held: bool,
+}
+
+impl Drop for TopIno<'_> {
+    fn drop(&mut self) {
+        if self.held {
+            self.core.top.forget(self.ino, 1);
+        }
+    }
+}
+
 /// The path of `rel` in `dir` ("" is `dir`).
 pub(super) fn join(dir: &str, name: &str) -> String {
     if dir.is_empty() {
@@ -856,35 +873,53 @@ impl OverlayCore {
         closed
     }
 
-    /// Copies union node `ino` up (see [`OverlayCore::copy_up`]) and returns its top inode
-    /// (looked up: the lookup is given back when the node is forgotten).
-    pub(super) fn up(&self, ino: u64) -> Result<u64, FsError> {
+    /// Copies union node `ino` up (see [`OverlayCore::copy_up`]) and returns its top
+    /// inode.
+    pub(super) fn up(&self, ino: u64) -> Result<TopIno<'_>, FsError> {
         let u = self.node(ino)?;
+        let own = |ino| TopIno {
+            core: self,
+            ino,
+            held: false,
+        };
         if let Key::Top(t) = u.key {
-            return Ok(t);
+            return Ok(own(t));
         }
         if let Key::Dir(_) = u.key {
             if let (Some(t), _) = self.dir_layers(ino, false)? {
-                return Ok(t);
+                return Ok(own(t));
             }
         }
         self.copy_up(&u.path)?;
         if let Key::Dir(_) = u.key {
             if let (Some(t), _) = self.dir_layers(ino, true)? {
-                return Ok(t);
+                return Ok(own(t));
             }
             return Err(FsError::Stale);
         }
-        // a stock file or a node inside a stock GAF/TNT: its inode in the top now (one
-        // lookup kept: the operation forwarded may keep using it)
+        // a stock file or a node inside a stock GAF/TNT: its inode in the top now, held
+        // while the operation forwarded uses it
         let t = self.top_walk(&u.path)?.ok_or(FsError::Stale)?;
-        Ok(t.ino)
+        Ok(TopIno {
+            core: self,
+            ino: t.ino,
+            held: true,
+        })
+    }
+
+    /// `ino` as a [`TopIno`] a union node holds (nothing to give back).
+    pub(super) fn up_own(&self, ino: u64) -> TopIno<'_> {
+        TopIno {
+            core: self,
+            ino,
+            held: false,
+        }
     }
 
     /// The top folder to create `name`'s siblings in for union folder `parent`, made (or
     /// copied up) when the top has none yet. `EEXIST` when the merged folder shows a name
     /// that differs from `name` only in letter case (TA would see them as one file).
-    pub(super) fn parent_for_new(&self, parent: u64, name: &OsStr) -> Result<u64, FsError> {
+    pub(super) fn parent_for_new(&self, parent: u64, name: &OsStr) -> Result<TopIno<'_>, FsError> {
         let u = self.node(parent)?;
         if !Self::opaque(&u) {
             if let (Some(n), Ok((_, ps))) = (name.to_str(), self.dir_layers(parent, false)) {

@@ -2,7 +2,9 @@
 //! from TARGET (the top) and the stock view, reads from the layer serving a node, writes
 //! forwarded to the top after a copy-up, removals of stock-only content refused.
 
-use super::overlay::{gone, join, Handle, Key, OverlayCore, Slot, UNode, DIFF_INO, STATUS_INO};
+use super::overlay::{
+    gone, join, Handle, Key, OverlayCore, Slot, TopIno, UNode, DIFF_INO, STATUS_INO,
+};
 use super::{SOURCES_XATTR, SOURCE_XATTR};
 use crate::fs::core::{
     is_asset_name, is_not_found, lock, Attr, DirItem, FileKind, Opened, SetAttr, ROOT,
@@ -270,7 +272,7 @@ impl OverlayCore {
     /// The top folder holding `name` of union folder `parent` for removing or renaming it:
     /// the top's own, or (inside a stock GAF/TNT) the copied-up one; `EROFS` when only
     /// the stock view holds the name.
-    fn top_holding(&self, parent: u64, name: &OsStr, what: &str) -> Result<u64, FsError> {
+    fn top_holding(&self, parent: u64, name: &OsStr, what: &str) -> Result<TopIno<'_>, FsError> {
         let u = self.node(parent)?;
         if Self::opaque(&u) {
             return self.up(parent);
@@ -278,7 +280,7 @@ impl OverlayCore {
         let (pt, ps) = self.dir_layers(parent, false)?;
         if let Some(pt) = pt {
             if self.peek_top(pt, name)?.is_some() {
-                return Ok(pt);
+                return Ok(self.own(pt));
             }
         }
         if self.stock_has(ps, name).is_some() {
@@ -303,6 +305,11 @@ impl OverlayCore {
         let ino = self.intern(key, parent, name, Slot::Set(a.ino), stock, true);
         self.remember(ino);
         Ok(Self::shown(a, ino, true))
+    }
+
+    /// A top inode a union node holds (nothing to give back).
+    fn own(&self, ino: u64) -> TopIno<'_> {
+        self.up_own(ino)
     }
 
     fn remember(&self, ino: u64) -> bool {
@@ -461,8 +468,11 @@ impl FsOps for OverlayCore {
         }
         let writing = flags & libc::O_ACCMODE != libc::O_RDONLY || flags & libc::O_TRUNC != 0;
         let (mut top, mut x) = self.layer(ino)?;
+        let _held;
         if !top && writing {
-            x = self.up(ino)?;
+            let t = self.up(ino)?;
+            x = t.ino;
+            _held = t;
             top = true;
         }
         let o = if top {
@@ -636,8 +646,8 @@ impl FsOps for OverlayCore {
             }
         }
         let (top, x) = self.layer(ino)?;
-        let x = if top { x } else { self.up(ino)? };
-        let a = self.top.setattr(x, set, None)?;
+        let t = if top { self.own(x) } else { self.up(ino)? };
+        let a = self.top.setattr(t.ino, set, None)?;
         self.bump();
         Ok(Self::shown(a, ino, true))
     }
@@ -653,7 +663,7 @@ impl FsOps for OverlayCore {
         gid: u32,
     ) -> Result<Attr, FsError> {
         let pt = self.parent_for_new(parent, name)?;
-        let a = self.top.mknod(pt, name, mode, umask, rdev, uid, gid)?;
+        let a = self.top.mknod(pt.ino, name, mode, umask, rdev, uid, gid)?;
         self.made(parent, name, a)
     }
 
@@ -667,7 +677,7 @@ impl FsOps for OverlayCore {
         gid: u32,
     ) -> Result<Attr, FsError> {
         let pt = self.parent_for_new(parent, name)?;
-        let a = self.top.mkdir(pt, name, mode, umask, uid, gid)?;
+        let a = self.top.mkdir(pt.ino, name, mode, umask, uid, gid)?;
         self.made(parent, name, a)
     }
 
@@ -680,21 +690,21 @@ impl FsOps for OverlayCore {
         gid: u32,
     ) -> Result<Attr, FsError> {
         let pt = self.parent_for_new(parent, name)?;
-        let a = self.top.symlink(pt, name, target, uid, gid)?;
+        let a = self.top.symlink(pt.ino, name, target, uid, gid)?;
         self.made(parent, name, a)
     }
 
     fn link(&self, ino: u64, newparent: u64, newname: &OsStr) -> Result<Attr, FsError> {
         let (top, x) = self.layer(ino)?;
-        let x = if top { x } else { self.up(ino)? };
+        let t = if top { self.own(x) } else { self.up(ino)? };
         let pt = self.parent_for_new(newparent, newname)?;
-        let a = self.top.link(x, pt, newname)?;
+        let a = self.top.link(t.ino, pt.ino, newname)?;
         self.made(newparent, newname, a)
     }
 
     fn unlink(&self, parent: u64, name: &OsStr) -> Result<(), FsError> {
         let pt = self.top_holding(parent, name, "delete")?;
-        self.top.unlink(pt, name)?;
+        self.top.unlink(pt.ino, name)?;
         self.bump();
         Ok(())
     }
@@ -720,7 +730,7 @@ impl FsOps for OverlayCore {
             }
         }
         let pt = self.top_holding(parent, name, "removal of the folder")?;
-        self.top.rmdir(pt, name)?;
+        self.top.rmdir(pt.ino, name)?;
         self.bump();
         Ok(())
     }
@@ -736,8 +746,12 @@ impl FsOps for OverlayCore {
         let from = self.top_holding(parent, name, "rename")?;
         let to = self.parent_for_new(newparent, newname)?;
         // the source's folder again: copying the target's up may have changed it
-        let from = if parent == newparent { to } else { from };
-        self.top.rename(from, name, to, newname, flags)?;
+        let from = if parent == newparent {
+            to.ino
+        } else {
+            from.ino
+        };
+        self.top.rename(from, name, to.ino, newname, flags)?;
         self.bump();
         Ok(())
     }
@@ -753,7 +767,9 @@ impl FsOps for OverlayCore {
         gid: u32,
     ) -> Result<(Attr, Opened), FsError> {
         let pt = self.parent_for_new(parent, name)?;
-        let (a, o) = self.top.create(pt, name, mode, umask, flags, uid, gid)?;
+        let (a, o) = self
+            .top
+            .create(pt.ino, name, mode, umask, flags, uid, gid)?;
         let t = a.ino;
         let a = self.made(parent, name, a)?;
         let fh = self.add_handle(Handle::Top {
