@@ -69,6 +69,16 @@ fn in_target(target: &Path, path: &str) -> Option<Vec<u8>> {
     Some(a.read(&data, &f, &hpi::HpiLimits::default()).unwrap())
 }
 
+/// The sorted names of folder `p`.
+fn names(p: &Path) -> Vec<String> {
+    let mut v: Vec<String> = std::fs::read_dir(p)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().into_string().unwrap())
+        .collect();
+    v.sort();
+    v
+}
+
 fn which(p: &Path) -> String {
     tafs_ok(&["which", p.to_str().unwrap()]).trim().to_string()
 }
@@ -105,6 +115,8 @@ fn session(game: &Path, into: &str, plan: &Plan) {
     assert_eq!(which(&v(plan.gaf)), plan.gaf_source);
     assert_eq!(which(&v(plan.fbi)), plan.fbi_source);
     let frame_before = std::fs::read(v(plan.frame)).unwrap();
+    let (gdir, gname) = plan.gaf.rsplit_once('/').unwrap();
+    let listed_before = names(&v(gdir));
     // TARGET inside the game folder is no stock source (only the top)
     assert!(
         !v(into).exists(),
@@ -160,6 +172,13 @@ fn session(game: &Path, into: &str, plan: &Plan) {
     assert!(src.ends_with(plan.gaf), "{src}");
     let all = tafs_ok(&["which", "--all", v(plan.frame).to_str().unwrap()]);
     assert_eq!(all.lines().nth(1), Some(plan.gaf_source), "{all}");
+
+    // the folder lists the mod's GAF once, among the stock entries it had before
+    let listed = names(&v(gdir));
+    assert_eq!(
+        listed, listed_before,
+        "same names, TARGET's {gname} in place of the stock one"
+    );
 
     // 2. an FBI edited with sed -i (a new file renamed over the stock name)
     let fbi_before = std::fs::read(v(plan.fbi)).unwrap();
