@@ -744,6 +744,10 @@ impl FsOps for OverlayCore {
         flags: u32,
     ) -> Result<(), FsError> {
         let from = self.top_holding(parent, name, "rename")?;
+        if flags & libc::RENAME_NOREPLACE != 0 && self.lookup_entry(newparent, newname).is_ok() {
+            // the view has the name, maybe only from the stock side
+            return Err(FsError::Exists);
+        }
         let to = self.parent_for_new(newparent, newname)?;
         // the source's folder again: copying the target's up may have changed it
         let from = if parent == newparent {
