@@ -517,3 +517,44 @@ fn a_target_that_is_no_folder_or_archive_or_the_game_itself_is_refused() {
     ]);
     assert!(!out.status.success(), "--into needs --merged");
 }
+
+#[test]
+fn git_and_cp_into_the_view_land_in_the_mod() {
+    if !fuse_available() {
+        return;
+    }
+    let (d, _) = self_made();
+    let game = d.path().join("game");
+    let w = d.path();
+    let repo = w.join("repo");
+    sh(&format!(
+        "mkdir -p '{r}' && cd '{r}' && git init -q && echo 'Name=Mine;' > mine.fbi && git add . \
+         && git -c user.email=t@t -c user.name=t commit -qm one",
+        r = repo.display()
+    ));
+    let m = mount_into(&game, &w.join("mnt"), &w.join("state"), "mods/mymod");
+    let target = game.join("mods/mymod");
+    sh(&format!(
+        "git clone -q '{}' '{}'",
+        repo.display(),
+        m.mnt.join("UNITS/mine").display()
+    ));
+    assert_eq!(
+        std::fs::read(target.join("UNITS/mine/mine.fbi")).unwrap(),
+        b"Name=Mine;\n"
+    );
+    let st = sh(&format!(
+        "cd '{}' && git status --porcelain",
+        m.mnt.join("UNITS/mine").display()
+    ));
+    assert_eq!(st, "", "the clone is clean");
+    // cp -a into a stock folder: the file lands in TARGET, the stock ones stay
+    sh(&format!(
+        "cp -a '{}' '{}'",
+        repo.join("mine.fbi").display(),
+        m.mnt.join("UNITS/mine.fbi").display()
+    ));
+    assert!(target.join("UNITS/mine.fbi").is_file());
+    assert!(m.mnt.join("UNITS/ARMCOM.FBI").is_file());
+    assert_eq!(names(&target.join("UNITS")), ["mine", "mine.fbi"]);
+}
