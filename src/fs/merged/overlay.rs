@@ -248,6 +248,8 @@ pub struct OverlayCore {
     pub(super) refused: Mutex<Vec<String>>,
     /// One copy-up at a time.
     pub(super) copying: Mutex<()>,
+    /// Lowercase names of top folders, by top inode, with the change count they were read at.
+    pub(super) names: Mutex<HashMap<u64, (u64, Arc<std::collections::HashSet<String>>)>>,
 }
 
 /// A top inode an operation is forwarded to; a lookup taken for it (`held`) is given back
@@ -373,6 +375,7 @@ impl OverlayCore {
             epoch: AtomicU64::new(1),
             refused: Mutex::new(Vec::new()),
             copying: Mutex::new(()),
+            names: Mutex::new(HashMap::new()),
         })
     }
 

@@ -160,13 +160,8 @@ impl OverlayCore {
         let a = self.stock.lookup(ps, name)?;
         if let Some(pt) = pt {
             // the mod spells the name otherwise: its version is the one shown
-            let twin = self.top_names(pt)?.into_iter().any(|d| {
-                d.name
-                    .to_str()
-                    .zip(name.to_str())
-                    .is_some_and(|(x, y)| x.eq_ignore_ascii_case(y))
-            });
-            if twin {
+            let lower = name.to_string_lossy().to_ascii_lowercase();
+            if self.top_lower_names(pt)?.contains(&lower) {
                 self.stock.forget(a.ino, 1);
                 return Err(FsError::NotFound);
             }
@@ -184,6 +179,30 @@ impl OverlayCore {
             )
         };
         Ok(Self::shown(a, ino, false))
+    }
+
+    /// The names of top folder `pt` in lowercase, kept until the next change made through
+    /// the view (a stock lookup in a folder the mod has asks once per change, not once per
+    /// name).
+    fn top_lower_names(&self, pt: u64) -> Result<Arc<HashSet<String>>, FsError> {
+        let epoch = self.epoch();
+        if let Some((e, set)) = lock(&self.names).get(&pt) {
+            if *e == epoch {
+                return Ok(set.clone());
+            }
+        }
+        let set: HashSet<String> = self
+            .top_names(pt)?
+            .iter()
+            .map(|d| d.name.to_string_lossy().to_ascii_lowercase())
+            .collect();
+        let set = Arc::new(set);
+        let mut cache = lock(&self.names);
+        if cache.len() >= 1024 {
+            cache.clear();
+        }
+        cache.insert(pt, (epoch, set.clone()));
+        Ok(set)
     }
 
     /// The entries of one layer's folder `x` (no `.`/`..`).
