@@ -39,6 +39,9 @@ const MAX_DEPTH: usize = 2048;
 /// Refused operations kept for `.tafs-status`.
 const MAX_REFUSED: usize = 64;
 
+/// The lowercase names of a folder of the mod.
+pub(super) type LowerNames = Arc<std::collections::HashSet<String>>;
+
 /// The mod a writable merged view writes into.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Target {
@@ -249,7 +252,7 @@ pub struct OverlayCore {
     /// One copy-up at a time.
     pub(super) copying: Mutex<()>,
     /// Lowercase names of top folders, by top inode, with the change count they were read at.
-    pub(super) names: Mutex<HashMap<u64, (u64, Arc<std::collections::HashSet<String>>)>>,
+    pub(super) names: Mutex<HashMap<u64, (u64, LowerNames)>>,
 }
 
 /// A top inode an operation is forwarded to; a lookup taken for it (`held`) is given back
