@@ -93,6 +93,7 @@ impl Core {
         trigger: &str,
         moved: Option<(&str, &str)>,
     ) -> Result<(), FsError> {
+        let _m = self.mutating();
         let archive = is_archive_path(rel);
         let name = rel.file_name().and_then(|n| n.to_str()).unwrap_or("");
         let kind = AssetKind::from_name(name);
