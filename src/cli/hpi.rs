@@ -4,8 +4,7 @@
 //! member's chunks by range and writes them out chunk by chunk (never the whole archive in
 //! memory).
 
-use super::write_bytes;
-use super::{err, read_file, CliError};
+use super::{err, CliError};
 use crate::formats::hpi::{
     self, Archive, EntryKind, HpiLimits, Member, Method, Node, NodeKind, Source, Version,
     WriteOptions,
@@ -447,16 +446,24 @@ fn read_tree(dir: &Path, depth: usize, total: &mut u64) -> Result<Vec<Node>, Cli
         } else if m.is_dir() {
             out.push(Node::dir(name, read_tree(&p, depth + 1, total)?));
         } else if m.is_file() {
-            let bytes = read_file(&p)?;
-            *total += bytes.len() as u64;
+            let len = m.len();
+            *total += len;
             let date = m
                 .modified()
                 .ok()
                 .and_then(|t| t.duration_since(std::time::UNIX_EPOCH).ok())
                 .map_or(0, |d| u32::try_from(d.as_secs()).unwrap_or(u32::MAX));
+            // read when the writer reaches it, so packing holds a window of files, not all
+            let what = p.display().to_string();
+            let fetch: hpi::Fetch = std::sync::Arc::new(move || std::fs::read(&p));
             out.push(Node {
                 name,
-                kind: NodeKind::File(Member::Data { bytes, date }),
+                kind: NodeKind::File(Member::Deferred(hpi::Deferred {
+                    what,
+                    date,
+                    len,
+                    fetch,
+                })),
             });
         }
     }
@@ -493,10 +500,16 @@ fn pack(
         bar.set_message("compressing");
         bar.enable_steady_tick(std::time::Duration::from_millis(200));
     }
-    let bytes =
-        hpi::write(&tree, &opts).map_err(|e| CliError::Msg(format!("{}: {e}", dir.display())))?;
+    crate::atomic::replace_seekable(target, |w| {
+        hpi::write_to(&tree, &opts, None, w)
+            .map(drop)
+            .map_err(|e| CliError::Msg(format!("{}: {e}", dir.display())))
+    })
+    .map_err(|e| match e {
+        CliError::Io(io) => CliError::Msg(format!("{}: {io}", target.display())),
+        e => e,
+    })?;
     bar.finish_and_clear();
-    write_bytes(target, &bytes)?;
     Ok(0)
 }
 
