@@ -5,27 +5,12 @@
 
 mod common;
 
+use common::{children_max_rss_mib, noise};
 use std::io::Cursor;
 use std::sync::Arc;
 use tafs::formats::hpi::{
     self, Deferred, HpiError, HpiLimits, InMemory, Member, Node, NodeKind, WriteOptions,
 };
-
-fn noise(n: usize, seed: u32) -> Vec<u8> {
-    let mut s = seed.max(1);
-    (0..n)
-        .map(|i| {
-            s ^= s << 13;
-            s ^= s >> 17;
-            s ^= s << 5;
-            if (i / 700) % 2 == 0 {
-                b"unitname"[(i / 5) % 8]
-            } else {
-                s as u8
-            }
-        })
-        .collect()
-}
 
 fn tree() -> Vec<Node> {
     vec![
@@ -204,14 +189,6 @@ fn a_deferred_member_that_cannot_be_fetched_names_itself() {
     let e = stream(&t, &WriteOptions::v1(), None).unwrap_err();
     let m = e.to_string();
     assert!(m.contains("src/gone.tdf") && m.contains("vanished"), "{m}");
-}
-
-/// Peak RSS in MiB of the largest child waited for so far.
-fn children_max_rss_mib() -> i64 {
-    // SAFETY: getrusage fills the struct it is given.
-    let mut u: libc::rusage = unsafe { std::mem::zeroed() };
-    unsafe { libc::getrusage(libc::RUSAGE_CHILDREN, &mut u) };
-    u.ru_maxrss / 1024
 }
 
 #[test]

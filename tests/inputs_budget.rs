@@ -2,8 +2,10 @@
 //! block offset of 0xFFFF0000 in a map's metadata.json and a 3 GB frame PNG are refused at
 //! once, with a message naming the field or the file.
 
+mod common;
 mod tnt_support;
 
+use common::children_max_rss_mib;
 use std::path::Path;
 use std::process::{Command, Output};
 use std::time::Instant;
@@ -17,14 +19,6 @@ fn tafs(args: &[&str]) -> Output {
 
 fn s(p: &Path) -> &str {
     p.to_str().unwrap()
-}
-
-/// Peak RSS in MiB of the largest child waited for so far.
-fn children_max_rss_mib() -> i64 {
-    // SAFETY: getrusage fills the struct it is given.
-    let mut u: libc::rusage = unsafe { std::mem::zeroed() };
-    unsafe { libc::getrusage(libc::RUSAGE_CHILDREN, &mut u) };
-    u.ru_maxrss / 1024
 }
 
 #[test]
