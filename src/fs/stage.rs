@@ -303,16 +303,34 @@ pub fn history_dir(state: &Path, abs_binary: &Path) -> PathBuf {
     state.join("history").join(key_of(abs_binary))
 }
 
-/// New assets (created with `mkdir`, no binary yet) staged under `state` for binaries inside
-/// `game_dir`: their absolute binary paths.
-pub fn new_assets(state: &Path, game_dir: &Path) -> Vec<PathBuf> {
+/// The persisted staging areas under `state` of binaries inside `game_dir`.
+fn staged_metas(state: &Path, game_dir: &Path) -> Vec<StageMeta> {
     let Ok(rd) = std::fs::read_dir(state.join("assets")) else {
         return Vec::new();
     };
     rd.flatten()
         .filter_map(|e| std::fs::read(e.path().join("asset.json")).ok())
         .filter_map(|b| serde_json::from_slice::<StageMeta>(&b).ok())
-        .filter(|m| m.new_asset && m.binary.starts_with(game_dir) && !m.binary.exists())
+        .filter(|m| m.binary.starts_with(game_dir))
+        .collect()
+}
+
+/// New assets (created with `mkdir`, no binary yet) staged under `state` for binaries inside
+/// `game_dir`: their absolute binary paths.
+pub fn new_assets(state: &Path, game_dir: &Path) -> Vec<PathBuf> {
+    staged_metas(state, game_dir)
+        .into_iter()
+        .filter(|m| m.new_asset && !m.binary.exists())
+        .map(|m| m.binary)
+        .collect()
+}
+
+/// Binaries inside `game_dir` with a staging area under `state` (staged files, a status, a
+/// new asset): their absolute paths. The mount's root status reads these, so an asset
+/// staged before a remount is reported before anything of it is looked up again.
+pub fn staged_binaries(state: &Path, game_dir: &Path) -> Vec<PathBuf> {
+    staged_metas(state, game_dir)
+        .into_iter()
         .map(|m| m.binary)
         .collect()
 }

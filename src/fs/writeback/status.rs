@@ -58,6 +58,18 @@ impl Core {
             let rel = self.rel_path(root)?;
             return Ok(self.asset_status(&rel).into_bytes());
         }
+        // assets staged before a remount are reported without being looked up first
+        if let Some(sd) = &self.opts.state_dir {
+            let game =
+                std::path::absolute(&self.game_dir).unwrap_or_else(|_| self.game_dir.clone());
+            for b in crate::fs::stage::staged_binaries(sd, &game) {
+                if let Ok(rel) = b.strip_prefix(&game) {
+                    if !rel.as_os_str().is_empty() {
+                        self.slot(rel);
+                    }
+                }
+            }
+        }
         // the global lock only to copy the list: staging areas are looked at without it,
         // and one held by a commit is reported busy, not waited for
         let mut all: Vec<(PathBuf, Arc<Asset>)> = lock(&self.assets)
