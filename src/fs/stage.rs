@@ -383,8 +383,8 @@ impl Stage {
         self.note_save(gap);
         match &self.meta.operation {
             Some(o) if !o.commits.is_empty() => format!(
-                "committed by the last operation ({} commit{}, below); its last save changed \
-                 nothing more in the {what}",
+                "clean: the last operation made {} commit{} of the {what} (below); its last \
+                 save added nothing to them",
                 o.commits.len() + o.more,
                 if o.commits.len() + o.more == 1 { "" } else { "s" }
             ),
@@ -627,7 +627,7 @@ mod tests {
         assert_eq!(std::fs::metadata(&h[0]).unwrap().nlink(), 1);
         let o = s.meta.operation.clone().unwrap();
         assert_eq!(o.commits.len(), 5);
-        assert!(s.clean_status("binary", gap).contains("5 commits"));
+        assert!(s.clean_status("binary", gap).contains("made 5 commits"));
         // an operation over (no gap): the next commit keeps the binary again, as a copy
         // when the binary has another link
         std::fs::hard_link(&bin, d.path().join("other")).unwrap();
