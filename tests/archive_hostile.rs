@@ -118,20 +118,12 @@ fn safe_named_and_case_duplicate_members_take_edits_and_removals() {
     // a save of the member shown as `a_b.tdf~2` reaches `a*b.tdf`, nothing else
     let before = members(&arch);
     sh(&format!("printf '[STAR2]{{}}' > '{}'", at("a_b.tdf~2")));
-    let before = check(
-        &before,
-        &arch,
-        &[(b"gamedata/a*b.tdf", Some(b"[STAR2]{}"))],
-    );
+    let before = check(&before, &arch, &[(b"gamedata/a*b.tdf", Some(b"[STAR2]{}"))]);
     assert_eq!(std::fs::read(gd.join("a_b.tdf~2")).unwrap(), b"[STAR2]{}");
     assert_eq!(std::fs::read(gd.join("a_b.tdf")).unwrap(), b"[PLAIN]{}");
     // the same through a temporary file renamed over it (sed -i)
     sh(&format!("sed -i 's/STAR2/STAR3/' '{}'", at("a_b.tdf~2")));
-    let before = check(
-        &before,
-        &arch,
-        &[(b"gamedata/a*b.tdf", Some(b"[STAR3]{}"))],
-    );
+    let before = check(&before, &arch, &[(b"gamedata/a*b.tdf", Some(b"[STAR3]{}"))]);
 
     // the case-duplicate archive takes an edit of another member (was EIO)
     sh(&format!("printf '[OTHER2]{{}}' > '{}'", at("other.tdf")));
@@ -141,12 +133,11 @@ fn safe_named_and_case_duplicate_members_take_edits_and_removals() {
         &[(b"gamedata/other.tdf", Some(b"[OTHER2]{}"))],
     );
     // and of each of the two, by its shown name
-    sh(&format!("cp /dev/stdin '{}' <<'E'\n[UP2]\nE", at("ABC.TDF")));
-    let before = check(
-        &before,
-        &arch,
-        &[(b"gamedata/ABC.TDF", Some(b"[UP2]\n"))],
-    );
+    sh(&format!(
+        "cp /dev/stdin '{}' <<'E'\n[UP2]\nE",
+        at("ABC.TDF")
+    ));
+    let before = check(&before, &arch, &[(b"gamedata/ABC.TDF", Some(b"[UP2]\n"))]);
     sh(&format!("printf '[LOW2]' > '{}'", at("abc.tdf~2")));
     let before = check(&before, &arch, &[(b"gamedata/abc.tdf", Some(b"[LOW2]"))]);
     // removals: another member, then each of the two
@@ -221,7 +212,10 @@ fn hpi_list_escapes_control_characters_and_raw_prints_the_bytes() {
         b"del\x7f.tdf",
         b"cp\xe9.tdf",
     ];
-    let tree: Vec<Node> = names.iter().map(|n| Node::file(*n, b"x".to_vec())).collect();
+    let tree: Vec<Node> = names
+        .iter()
+        .map(|n| Node::file(*n, b"x".to_vec()))
+        .collect();
     mount_common::put(&arch, hpi::write(&tree, &WriteOptions::v1()).unwrap());
     let list = tafs_ok(&["hpi", "list", arch.to_str().unwrap()]);
     for want in [

@@ -72,8 +72,17 @@ fn a_twelve_frame_git_checkout_is_one_version_and_the_original_stays() {
 
     // a repository of the dump: `main` as dumped, `edit` with every pulse frame edited
     let repo = w.join("repo");
-    tafs_ok(&["gaf", "dump", bin.to_str().unwrap(), "-t", repo.to_str().unwrap()]);
-    git(&repo, "init -q -b main && git add -A && git commit -qm dump");
+    tafs_ok(&[
+        "gaf",
+        "dump",
+        bin.to_str().unwrap(),
+        "-t",
+        repo.to_str().unwrap(),
+    ]);
+    git(
+        &repo,
+        "init -q -b main && git add -A && git commit -qm dump",
+    );
     git(&repo, "checkout -q -b edit");
     for i in 0..12 {
         let p = repo.join(format!("pulse/{i}.png"));

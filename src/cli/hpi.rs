@@ -167,11 +167,7 @@ fn list(path: &Path, raw: bool) -> Result<i32, CliError> {
     for (i, e) in a.entries.iter().enumerate() {
         match &e.kind {
             EntryKind::Dir => {
-                write!(
-                    out,
-                    "{:>10} {:>10} {:>6} {:>6}  ",
-                    "-", "-", "dir", ""
-                )?;
+                write!(out, "{:>10} {:>10} {:>6} {:>6}  ", "-", "-", "dir", "")?;
                 out.write_all(&name(i))?;
                 out.write_all(b"/\n")?;
             }

@@ -386,7 +386,11 @@ impl Stage {
                 "clean: the last operation made {} commit{} of the {what} (below); its last \
                  save added nothing to them",
                 o.commits.len() + o.more,
-                if o.commits.len() + o.more == 1 { "" } else { "s" }
+                if o.commits.len() + o.more == 1 {
+                    ""
+                } else {
+                    "s"
+                }
             ),
             _ => format!("clean: the last save changed nothing in the {what}"),
         }
@@ -638,7 +642,9 @@ mod tests {
         assert_eq!(h.len(), 2);
         assert_eq!(std::fs::read(&h[1]).unwrap(), b"v5");
         assert_eq!(std::fs::metadata(&h[1]).unwrap().nlink(), 1, "copied");
-        assert!(s.clean_status("binary", zero).starts_with("clean: the last save"));
+        assert!(s
+            .clean_status("binary", zero)
+            .starts_with("clean: the last save"));
     }
 
     #[test]

@@ -596,7 +596,13 @@ mod tests {
 
     #[test]
     fn member_names_commit_and_temporary_names_do_not() {
-        for n in ["side.tdf", "u/ARMCOM.FBI", "a_b.tdf~2", "x.gaf~13", "d/a.b~3"] {
+        for n in [
+            "side.tdf",
+            "u/ARMCOM.FBI",
+            "a_b.tdf~2",
+            "x.gaf~13",
+            "d/a.b~3",
+        ] {
             assert!(archive_commits(n), "{n}");
         }
         for n in [

@@ -362,10 +362,9 @@ pub(in crate::fs) fn replace_binary(
     s.meta.committing = Some(crate::fs::stage::Written::of(bytes));
     s.save()?;
     let linked = match old {
-        Some((b, m)) => s.keep_replaced(abs, b, m, bytes, gap).map_err(|e| {
-            s.meta.committing = None;
-            e
-        })?,
+        Some((b, m)) => s
+            .keep_replaced(abs, b, m, bytes, gap)
+            .inspect_err(|_| s.meta.committing = None)?,
         None => None,
     };
     let n = crate::atomic::remove_leftovers(abs);
