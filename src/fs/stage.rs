@@ -397,10 +397,10 @@ impl Stage {
     }
 
     /// Keeps `bytes` (the binary before a change or a deletion) in the history, keeping the
-    /// original and the last [`HISTORY_KEEP`] versions. The version is written atomically (a full state dir
-    /// leaves no partial version) with the mode and owner of the binary as it is now (other
-    /// users read an old version only if they may read the binary); the history folders are
-    /// made `0700`.
+    /// original and the last [`HISTORY_KEEP`] versions. The version is written atomically (a
+    /// full state dir leaves no partial version) with the mode and owner of the binary as it
+    /// is now (other users read an old version only if they may read the binary); the
+    /// history folders are made `0700`.
     pub fn push_history(&self, bytes: &[u8]) -> std::io::Result<PathBuf> {
         self.push_history_from(bytes, None)
     }
