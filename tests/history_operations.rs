@@ -1,8 +1,9 @@
 //! The history through a real mount with real tools (SEMANTICS.md, "State directory"): a
-//! `git checkout` changing 12 frames is one operation, one version in the history (the
-//! binary before it), and the status lists each of its commits; the original (the binary
-//! before the first commit) is never evicted by later versions and `tafs restore --original`
-//! brings it back.
+//! `git checkout` changing 12 frames, and an rsync of an edited tree, are one operation
+//! each, one version in the history (the binary before it, kept as the replaced file itself,
+//! not a copy), and the status lists each of its commits; the original (the binary before
+//! the first commit) is never evicted by later versions and `tafs restore --original` brings
+//! it back.
 
 mod common;
 mod mount_common;
@@ -10,6 +11,7 @@ mod writeback_common;
 
 use common::{tafs_ok, TAFS};
 use mount_common::{fuse_available, sh, Mount};
+use std::os::unix::fs::MetadataExt;
 use std::path::Path;
 use tafs::formats::gaf;
 use writeback_common::edit_png;
@@ -92,7 +94,7 @@ fn a_twelve_frame_git_checkout_is_one_version_and_the_original_stays() {
     git(&repo, "commit -qam edit && git checkout -q main");
 
     {
-        let m = mount(&game, &mnt, &state, "2");
+        let m = mount(&game, &mnt, &state, "4");
         let asset = m.mnt.join("anims/fx.gaf");
         let into = format!(
             "--git-dir={} --work-tree={}",
@@ -100,6 +102,7 @@ fn a_twelve_frame_git_checkout_is_one_version_and_the_original_stays() {
             asset.display()
         );
         // the mount's asset folder checked out at `edit`: 12 frames written
+        let ino = std::fs::metadata(&bin).unwrap().ino();
         git(&repo, &format!("{into} checkout -q -f edit"));
         assert_ne!(std::fs::read(&bin).unwrap(), orig, "nothing committed");
         // the asset shows the checked-out frames (the previews follow the binary)
@@ -114,6 +117,14 @@ fn a_twelve_frame_git_checkout_is_one_version_and_the_original_stays() {
         assert!(h[0].ends_with("\toriginal"), "{h:?}");
         let kept = h[0].split('\t').nth(2).unwrap();
         assert!(std::fs::read(kept).unwrap() == orig);
+        // kept without a copy: the version is the file the binary was (state and game
+        // folder are on one file system here), now linked only from the history
+        let km = std::fs::metadata(kept).unwrap();
+        assert_eq!(
+            (km.ino(), km.nlink()),
+            (ino, 1),
+            "not the replaced file itself"
+        );
         // the status lists each commit of the checkout, and no "changed nothing"
         let text = sh(&format!("{TAFS} status {}", asset.display()));
         assert!(
@@ -129,9 +140,41 @@ fn a_twelve_frame_git_checkout_is_one_version_and_the_original_stays() {
         );
         assert!(!text.contains("changed nothing"), "{text}");
         // after the gap, checking `main` out again is a second operation: a second version
-        std::thread::sleep(std::time::Duration::from_millis(2500));
+        std::thread::sleep(std::time::Duration::from_millis(4500));
         git(&repo, &format!("{into} checkout -q -f main"));
         assert_eq!(history(&bin, &state).len(), 2);
+        // an rsync of an edited tree, after the gap, is one more operation: one more version
+        std::thread::sleep(std::time::Duration::from_millis(4500));
+        let tree = w.join("tree");
+        sh(&format!(
+            "rsync -a {}/ {}/",
+            asset.display(),
+            tree.display()
+        ));
+        for i in [1, 5, 9] {
+            let p = tree.join(format!("pulse/{i}.png"));
+            let (png, _) = edit_png(&std::fs::read(&p).unwrap(), 0x60 + i as u8);
+            std::fs::write(&p, png).unwrap();
+        }
+        let before = std::fs::read(&bin).unwrap();
+        sh(&format!(
+            "rsync -a {}/ {}/",
+            tree.display(),
+            asset.display()
+        ));
+        assert!(
+            std::fs::read(&bin).unwrap() != before,
+            "rsync committed nothing"
+        );
+        let h = history(&bin, &state);
+        assert_eq!(h.len(), 3, "{h:?}");
+        let newest = h[0].split('\t').nth(2).unwrap();
+        assert!(
+            std::fs::read(newest).unwrap() == before,
+            "not the binary before the rsync"
+        );
+        let text = sh(&format!("{TAFS} status {}", asset.display()));
+        assert!(text.contains("last operation: 3 commits"), "{text}");
     }
 
     // every save its own operation: 12 more versions; the original is not evicted
