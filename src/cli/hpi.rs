@@ -23,9 +23,15 @@ const PROGRESS_BYTES: u64 = 16 << 20;
 #[derive(clap::Subcommand, Debug)]
 pub enum HpiCmd {
     /// List folders and files with sizes, compression and ratio (no decompression).
+    /// Every byte of a member name outside printable ASCII is printed `\xNN` and a backslash
+    /// `\\`, so control characters in a name never reach the terminal; `--raw` prints the
+    /// names' bytes as stored.
     List {
         /// The archive (.hpi .ufo .ccx .gp3 .gpf).
         archive: PathBuf,
+        /// Print member names as their raw bytes, unescaped.
+        #[arg(long)]
+        raw: bool,
     },
     /// Header facts: version, key, counts, sizes, trailer.
     Info {
@@ -100,7 +106,7 @@ fn parse_key(s: &str) -> Result<u32, String> {
 /// Runs a `tafs hpi` subcommand.
 pub fn run(cmd: HpiCmd) -> Result<i32, CliError> {
     match cmd {
-        HpiCmd::List { archive } => list(&archive),
+        HpiCmd::List { archive, raw } => list(&archive, raw),
         HpiCmd::Info { archive } => info(&archive),
         HpiCmd::Extract {
             archive,
@@ -126,9 +132,31 @@ fn open(path: &Path) -> Result<(FileSource, Archive), CliError> {
     Ok((src, a))
 }
 
-fn list(path: &Path) -> Result<i32, CliError> {
+/// A member path for a terminal: printable ASCII kept, a backslash doubled, every other byte
+/// (control characters, DEL, bytes of other code pages) written `\xNN`.
+pub fn escape_name(raw: &[u8]) -> String {
+    let mut s = String::with_capacity(raw.len());
+    for &b in raw {
+        match b {
+            b'\\' => s.push_str("\\\\"),
+            0x20..=0x7e => s.push(b as char),
+            _ => s.push_str(&format!("\\x{b:02x}")),
+        }
+    }
+    s
+}
+
+fn list(path: &Path, raw: bool) -> Result<i32, CliError> {
     let (_, a) = open(path)?;
     let mut out = std::io::stdout().lock();
+    let name = |i: usize| -> Vec<u8> {
+        let p = a.path(i);
+        if raw {
+            p
+        } else {
+            escape_name(&p).into_bytes()
+        }
+    };
     writeln!(
         out,
         "{:>10} {:>10} {:>6} {:>6}  path",
@@ -137,27 +165,24 @@ fn list(path: &Path) -> Result<i32, CliError> {
     let (mut size, mut stored) = (0u64, 0u64);
     for (i, e) in a.entries.iter().enumerate() {
         match &e.kind {
-            EntryKind::Dir => writeln!(
-                out,
-                "{:>10} {:>10} {:>6} {:>6}  {}/",
-                "-",
-                "-",
-                "dir",
-                "",
-                a.path_str(i)
-            )?,
+            EntryKind::Dir => {
+                write!(out, "{:>10} {:>10} {:>6} {:>6}  ", "-", "-", "dir", "")?;
+                out.write_all(&name(i))?;
+                out.write_all(b"/\n")?;
+            }
             EntryKind::File(f) => {
                 size += u64::from(f.size);
                 stored += f.stored_len;
-                writeln!(
+                write!(
                     out,
-                    "{:>10} {:>10} {:>6} {:>6}  {}",
+                    "{:>10} {:>10} {:>6} {:>6}  ",
                     f.size,
                     f.stored_len,
                     f.method.name(),
                     format!("{:.2}", f.ratio()),
-                    a.path_str(i)
-                )?
+                )?;
+                out.write_all(&name(i))?;
+                out.write_all(b"\n")?;
             }
         }
     }

@@ -532,6 +532,15 @@ impl Archive {
             })
     }
 
+    /// Whether one folder holds two entries whose names differ only in letter case (or not
+    /// at all).
+    pub fn has_duplicate_names(&self) -> bool {
+        let mut seen = std::collections::HashSet::new();
+        self.entries
+            .iter()
+            .any(|e| !seen.insert((e.parent, e.name.to_ascii_lowercase())))
+    }
+
     /// The index of the entry at `path` (components compared case-insensitively, as the
     /// game's readers do).
     pub fn find(&self, path: &[u8]) -> Option<usize> {

@@ -31,6 +31,10 @@ pub struct WriteOptions {
     /// Version 2 directory or name blocks to emit verbatim when the block to write decodes
     /// to the same bytes (so an unchanged archive is reproduced byte for byte).
     pub reuse_blocks: Vec<KeptBlock>,
+    /// Accept two entries of one folder whose names differ only in letter case (or not at
+    /// all): an archive that already holds such names is rewritten with them. Off, such a
+    /// tree is refused (the game could reach only one of them).
+    pub keep_duplicate_names: bool,
 }
 
 impl WriteOptions {
@@ -44,6 +48,7 @@ impl WriteOptions {
             dir_padding: Vec::new(),
             last78: 0,
             reuse_blocks: Vec::new(),
+            keep_duplicate_names: false,
         }
     }
 
@@ -72,6 +77,7 @@ impl WriteOptions {
             dir_padding: a.dir_padding.clone(),
             last78: a.last78,
             reuse_blocks: a.blocks.clone(),
+            keep_duplicate_names: a.has_duplicate_names(),
         }
     }
 }
@@ -145,7 +151,7 @@ pub fn write_to<W: Write + Seek>(
             ),
         ));
     }
-    check_tree(tree, 0)?;
+    check_tree(tree, 0, opts.keep_duplicate_names)?;
     let mut members: Vec<&Member> = Vec::new();
     match opts.version {
         Version::V1 => collect(tree, &mut members),
@@ -290,7 +296,7 @@ fn placed_in_order<'a>(
     Ok(())
 }
 
-fn check_tree(nodes: &[Node], depth: usize) -> Result<(), HpiError> {
+fn check_tree(nodes: &[Node], depth: usize, duplicates: bool) -> Result<(), HpiError> {
     if depth > MAX_WRITE_DEPTH {
         return Err(HpiError::unwritable(
             "directory",
@@ -310,14 +316,14 @@ fn check_tree(nodes: &[Node], depth: usize) -> Result<(), HpiError> {
                 format!("invalid name {shown:?}"),
             ));
         }
-        if !seen.insert(n.name.to_ascii_lowercase()) {
+        if !seen.insert(n.name.to_ascii_lowercase()) && !duplicates {
             return Err(HpiError::unwritable(
                 "directory",
                 format!("{shown:?} appears twice in one folder (names are case-insensitive)"),
             ));
         }
         if let NodeKind::Dir(kids) = &n.kind {
-            check_tree(kids, depth + 1)?;
+            check_tree(kids, depth + 1, duplicates)?;
         }
     }
     Ok(())

@@ -92,6 +92,9 @@ pub struct MountOptions {
     pub state_dir: Option<PathBuf>,
     /// Rebuilds binaries from staged files (write-back).
     pub packer: super::stage::Packer,
+    /// Saves of one asset less than this apart are one operation: its commits keep one
+    /// version in the history (the binary before it).
+    pub operation_gap: Duration,
 }
 
 impl Default for MountOptions {
@@ -111,6 +114,7 @@ impl Default for MountOptions {
             opener: Arc::new(view::open),
             state_dir: None,
             packer: Arc::new(view::rebuild),
+            operation_gap: super::stage::OPERATION_GAP,
         }
     }
 }
