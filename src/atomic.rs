@@ -43,6 +43,24 @@ pub fn write_with<E: From<io::Error>>(
     like: Option<&Metadata>,
     f: impl FnOnce(&mut dyn Write) -> Result<(), E>,
 ) -> Result<(), E> {
+    write_seekable(target, like, |w| f(w))
+}
+
+/// [`replace_with`] for a writer that also seeks (an archive writes its directory last).
+pub fn replace_seekable<E: From<io::Error>>(
+    target: &Path,
+    f: impl FnOnce(&mut io::BufWriter<&mut std::fs::File>) -> Result<(), E>,
+) -> Result<(), E> {
+    let like = std::fs::metadata(target).ok().filter(Metadata::is_file);
+    write_seekable(target, like.as_ref(), f)
+}
+
+/// [`write_with`] for a writer that also seeks; `like` as in [`write()`].
+pub fn write_seekable<E: From<io::Error>>(
+    target: &Path,
+    like: Option<&Metadata>,
+    f: impl FnOnce(&mut io::BufWriter<&mut std::fs::File>) -> Result<(), E>,
+) -> Result<(), E> {
     let dir = match target.parent() {
         Some(d) if !d.as_os_str().is_empty() => d,
         _ => Path::new("."),

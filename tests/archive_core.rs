@@ -140,6 +140,8 @@ fn fixture(bytes: Vec<u8>) -> Fixture {
     let state = tempfile::tempdir().unwrap();
     let opts = MountOptions {
         state_dir: Some(state.path().to_path_buf()),
+        // every call here is an operation of its own: each commit keeps a version
+        operation_gap: std::time::Duration::ZERO,
         ..MountOptions::default()
     };
     let core = Core::new(game.path(), opts, None).unwrap();

@@ -18,9 +18,18 @@ use writeback_common::{edit_png, sample_bytes};
 
 use common::{tafs, tafs_ok as ok};
 
-/// A write-back mount with TTL 0, state directory `state` and the options `extra`.
+/// A write-back mount with TTL 0, state directory `state` and the options `extra`; every
+/// save is an operation of its own (each commit keeps a version, so `tafs restore` puts back
+/// the archive before the last commit).
 fn mount(game: &Path, mnt: &Path, state: &Path, extra: &[&str]) -> Mount {
-    let mut args = vec!["--ttl", "0", "--state-dir", state.to_str().unwrap()];
+    let mut args = vec![
+        "--ttl",
+        "0",
+        "--state-dir",
+        state.to_str().unwrap(),
+        "--operation-gap",
+        "0",
+    ];
     args.extend_from_slice(extra);
     mount_common::mount(game, mnt, &args)
 }

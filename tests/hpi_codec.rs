@@ -1,29 +1,15 @@
 //! Self-made archives in every variant, hand-assembled archives read from first principles,
 //! repacks, and malformed inputs.
 
+mod common;
+
+use common::noise;
 use flate2::read::ZlibDecoder;
 use std::io::Read;
 use tafs::formats::hpi::{
     self, sqsh, Archive, EntryKind, HpiError, HpiLimits, Member, Method, Node, NodeKind, Version,
     WriteOptions,
 };
-
-fn noise(n: usize, seed: u32) -> Vec<u8> {
-    let mut s = seed.max(1);
-    (0..n)
-        .map(|i| {
-            s ^= s << 13;
-            s ^= s >> 17;
-            s ^= s << 5;
-            // Half text-like runs, half noise, so every method has work to do.
-            if (i / 512) % 2 == 0 {
-                b"abcdefgh"[(i / 3) % 8]
-            } else {
-                s as u8
-            }
-        })
-        .collect()
-}
 
 /// (path, contents) of the test tree's files, and its folder paths, in order.
 type Files = Vec<(String, Vec<u8>)>;

@@ -483,6 +483,52 @@ fn commit_interrupted_after_the_rename_is_recognised_at_start() {
 }
 
 #[test]
+fn commit_killed_after_keeping_the_binary_resumes_at_start() {
+    use tafs::fs::stage::{history_dir, history_of, key_of, Ident, StageMeta, Written};
+    let f = fixture();
+    let bin = f.game.path().join("anims/fx.gaf");
+    let png = read(&f.core, "anims/fx.gaf/pulse/0.png");
+    let (edited, _) = edit_png(&png, 0xB1);
+    cp_onto(&f.core, "anims/fx.gaf/pulse/0.png", &edited).unwrap();
+    drop(f.core);
+    let committed = std::fs::read(&bin).unwrap();
+    let abs = std::path::absolute(&bin).unwrap();
+    let hist = history_dir(f.state.path(), &abs);
+    assert_eq!(history_of(&hist).len(), 1);
+    // the next save, killed after the binary was linked into the history and before the
+    // rename: the staged file is dirty, the record names bytes never written, and the link
+    // changed the binary's ctime
+    let dir = f.state.path().join("assets").join(key_of(&abs));
+    let (again, _) = edit_png(&png, 0xB2);
+    std::fs::write(dir.join("files/pulse/0.png"), &again).unwrap();
+    let json = dir.join("asset.json");
+    let mut meta: StageMeta = serde_json::from_slice(&std::fs::read(&json).unwrap()).unwrap();
+    meta.base = Some(Ident::of(&std::fs::metadata(&bin).unwrap()));
+    meta.dirty.insert("pulse/0.png".into());
+    meta.committing = Some(Written::of(b"never written"));
+    std::fs::write(&json, serde_json::to_vec(&meta).unwrap()).unwrap();
+    std::fs::hard_link(&bin, hist.join("99999999999999999999-fx.gaf")).unwrap();
+
+    let core = Core::new(f.game.path(), opts(f.state.path()), None).unwrap();
+    let st = status(&core, "anims/fx.gaf");
+    assert!(
+        !st.contains("conflict"),
+        "taken for a change made outside: {st}"
+    );
+    // the link of the commit that did not happen is gone; the binary has one link again
+    assert_eq!(history_of(&hist).len(), 1);
+    use std::os::unix::fs::MetadataExt;
+    assert_eq!(std::fs::metadata(&bin).unwrap().nlink(), 1);
+    assert_eq!(std::fs::read(&bin).unwrap(), committed);
+    // the staged edit commits at the next save, keeping the binary it replaces
+    cp_onto(&core, "anims/fx.gaf/pulse/0.png", &again).unwrap();
+    assert_ne!(std::fs::read(&bin).unwrap(), committed);
+    let h = history_of(&hist);
+    assert_eq!(h.len(), 2);
+    assert_eq!(std::fs::read(&h[1]).unwrap(), committed);
+}
+
+#[test]
 fn xattr_writes_answer_enotsup() {
     let f = fixture();
     for p in ["anims/fx.gaf/pulse/0.png", "anims/fx.gaf/pulse", "anims"] {

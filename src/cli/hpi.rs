@@ -4,8 +4,7 @@
 //! member's chunks by range and writes them out chunk by chunk (never the whole archive in
 //! memory).
 
-use super::write_bytes;
-use super::{err, read_file, CliError};
+use super::{err, CliError};
 use crate::formats::hpi::{
     self, Archive, EntryKind, HpiLimits, Member, Method, Node, NodeKind, Source, Version,
     WriteOptions,
@@ -24,9 +23,15 @@ const PROGRESS_BYTES: u64 = 16 << 20;
 #[derive(clap::Subcommand, Debug)]
 pub enum HpiCmd {
     /// List folders and files with sizes, compression and ratio (no decompression).
+    /// Every byte of a member name outside printable ASCII is printed `\xNN` and a backslash
+    /// `\\`, so control characters in a name never reach the terminal; `--raw` prints the
+    /// names' bytes as stored.
     List {
         /// The archive (.hpi .ufo .ccx .gp3 .gpf).
         archive: PathBuf,
+        /// Print member names as their raw bytes, unescaped.
+        #[arg(long)]
+        raw: bool,
     },
     /// Header facts: version, key, counts, sizes, trailer.
     Info {
@@ -101,7 +106,7 @@ fn parse_key(s: &str) -> Result<u32, String> {
 /// Runs a `tafs hpi` subcommand.
 pub fn run(cmd: HpiCmd) -> Result<i32, CliError> {
     match cmd {
-        HpiCmd::List { archive } => list(&archive),
+        HpiCmd::List { archive, raw } => list(&archive, raw),
         HpiCmd::Info { archive } => info(&archive),
         HpiCmd::Extract {
             archive,
@@ -127,9 +132,31 @@ fn open(path: &Path) -> Result<(FileSource, Archive), CliError> {
     Ok((src, a))
 }
 
-fn list(path: &Path) -> Result<i32, CliError> {
+/// A member path for a terminal: printable ASCII kept, a backslash doubled, every other byte
+/// (control characters, DEL, bytes of other code pages) written `\xNN`.
+pub fn escape_name(raw: &[u8]) -> String {
+    let mut s = String::with_capacity(raw.len());
+    for &b in raw {
+        match b {
+            b'\\' => s.push_str("\\\\"),
+            0x20..=0x7e => s.push(b as char),
+            _ => s.push_str(&format!("\\x{b:02x}")),
+        }
+    }
+    s
+}
+
+fn list(path: &Path, raw: bool) -> Result<i32, CliError> {
     let (_, a) = open(path)?;
     let mut out = std::io::stdout().lock();
+    let name = |i: usize| -> Vec<u8> {
+        let p = a.path(i);
+        if raw {
+            p
+        } else {
+            escape_name(&p).into_bytes()
+        }
+    };
     writeln!(
         out,
         "{:>10} {:>10} {:>6} {:>6}  path",
@@ -138,27 +165,24 @@ fn list(path: &Path) -> Result<i32, CliError> {
     let (mut size, mut stored) = (0u64, 0u64);
     for (i, e) in a.entries.iter().enumerate() {
         match &e.kind {
-            EntryKind::Dir => writeln!(
-                out,
-                "{:>10} {:>10} {:>6} {:>6}  {}/",
-                "-",
-                "-",
-                "dir",
-                "",
-                a.path_str(i)
-            )?,
+            EntryKind::Dir => {
+                write!(out, "{:>10} {:>10} {:>6} {:>6}  ", "-", "-", "dir", "")?;
+                out.write_all(&name(i))?;
+                out.write_all(b"/\n")?;
+            }
             EntryKind::File(f) => {
                 size += u64::from(f.size);
                 stored += f.stored_len;
-                writeln!(
+                write!(
                     out,
-                    "{:>10} {:>10} {:>6} {:>6}  {}",
+                    "{:>10} {:>10} {:>6} {:>6}  ",
                     f.size,
                     f.stored_len,
                     f.method.name(),
                     format!("{:.2}", f.ratio()),
-                    a.path_str(i)
-                )?
+                )?;
+                out.write_all(&name(i))?;
+                out.write_all(b"\n")?;
             }
         }
     }
@@ -447,16 +471,24 @@ fn read_tree(dir: &Path, depth: usize, total: &mut u64) -> Result<Vec<Node>, Cli
         } else if m.is_dir() {
             out.push(Node::dir(name, read_tree(&p, depth + 1, total)?));
         } else if m.is_file() {
-            let bytes = read_file(&p)?;
-            *total += bytes.len() as u64;
+            let len = m.len();
+            *total += len;
             let date = m
                 .modified()
                 .ok()
                 .and_then(|t| t.duration_since(std::time::UNIX_EPOCH).ok())
                 .map_or(0, |d| u32::try_from(d.as_secs()).unwrap_or(u32::MAX));
+            // read when the writer reaches it, so packing holds a window of files, not all
+            let what = p.display().to_string();
+            let fetch: hpi::Fetch = std::sync::Arc::new(move || std::fs::read(&p));
             out.push(Node {
                 name,
-                kind: NodeKind::File(Member::Data { bytes, date }),
+                kind: NodeKind::File(Member::Deferred(hpi::Deferred {
+                    what,
+                    date,
+                    len,
+                    fetch,
+                })),
             });
         }
     }
@@ -493,10 +525,16 @@ fn pack(
         bar.set_message("compressing");
         bar.enable_steady_tick(std::time::Duration::from_millis(200));
     }
-    let bytes =
-        hpi::write(&tree, &opts).map_err(|e| CliError::Msg(format!("{}: {e}", dir.display())))?;
+    crate::atomic::replace_seekable(target, |w| {
+        hpi::write_to(&tree, &opts, None, w)
+            .map(drop)
+            .map_err(|e| CliError::Msg(format!("{}: {e}", dir.display())))
+    })
+    .map_err(|e| match e {
+        CliError::Io(io) => CliError::Msg(format!("{}: {io}", target.display())),
+        e => e,
+    })?;
     bar.finish_and_clear();
-    write_bytes(target, &bytes)?;
     Ok(0)
 }
 

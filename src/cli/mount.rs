@@ -55,6 +55,10 @@ pub struct MountArgs {
     /// ~/.local/state/tafs).
     #[arg(long, value_name = "DIR")]
     pub state_dir: Option<PathBuf>,
+    /// Saves of one asset less than this many seconds apart are one operation, whose
+    /// commits keep one version in the history (the binary before the operation).
+    #[arg(long, value_name = "SECONDS", default_value_t = 2.0)]
+    pub operation_gap: f64,
     /// Show the game as the game sees it (read-only unless --into): loose files and the members of every
     /// archive at the top of GAME_DIR overlaid, folders merged ignoring case.
     #[arg(long)]
@@ -257,8 +261,12 @@ pub struct RestoreArgs {
     /// The binary in the game folder (not in the mount), e.g. ~/ta/anims/fx.gaf.
     pub binary: PathBuf,
     /// Version to restore: its number in `tafs history` (1 = the newest, the default).
-    #[arg(value_name = "VERSION")]
+    #[arg(value_name = "VERSION", conflicts_with = "original")]
     pub number: Option<usize>,
+    /// Restore the original: the oldest version kept, the binary as it was before its first
+    /// commit (never evicted from the history).
+    #[arg(long)]
+    pub original: bool,
     /// The state directory the mount used.
     #[arg(long, value_name = "DIR")]
     pub state_dir: Option<PathBuf>,
@@ -315,9 +323,14 @@ pub fn history(a: HistoryArgs) -> Result<i32, CliError> {
         let broken = std::fs::read(p)
             .map_err(|e| e.to_string())
             .map_or_else(Some, |b| version_broken(&abs, &b));
+        let original = if i + 1 == v.len() { "\toriginal" } else { "" };
         match broken {
-            None => println!("{}\t{len} bytes\t{}", i + 1, p.display()),
-            Some(e) => println!("{}\t{len} bytes\t{}\tbroken: {e}", i + 1, p.display()),
+            None => println!("{}\t{len} bytes\t{}{original}", i + 1, p.display()),
+            Some(e) => println!(
+                "{}\t{len} bytes\t{}{original}\tbroken: {e}",
+                i + 1,
+                p.display()
+            ),
         }
     }
     Ok(0)
@@ -326,7 +339,11 @@ pub fn history(a: HistoryArgs) -> Result<i32, CliError> {
 /// Runs `tafs restore`: puts a kept version back (atomically; the current one is kept too).
 pub fn restore(a: RestoreArgs) -> Result<i32, CliError> {
     let (state, abs, v) = history_list(&a.binary, a.state_dir.as_deref())?;
-    let n = a.number.unwrap_or(1);
+    let n = if a.original {
+        v.len().max(1)
+    } else {
+        a.number.unwrap_or(1)
+    };
     let Some(p) = v.iter().rev().nth(n.saturating_sub(1)).filter(|_| n > 0) else {
         return super::err(format!("{}: no version {n} in the history", abs.display()));
     };
@@ -342,7 +359,8 @@ pub fn restore(a: RestoreArgs) -> Result<i32, CliError> {
     if cur.is_some() {
         // the version being replaced goes to the history too (restoring can be undone)
         let current = super::read_file(&abs)?;
-        crate::fs::stage::Stage::load(&state, &abs).push_history(&current)?;
+        let from = cur.as_ref().map(|m| (abs.as_path(), m));
+        crate::fs::stage::Stage::load(&state, &abs).push_history_from(&current, from)?;
     }
     crate::atomic::write(&abs, &bytes, cur.as_ref())?;
     println!("restored {} from {}", abs.display(), p.display());
@@ -503,6 +521,8 @@ pub fn run(a: MountArgs) -> Result<i32, CliError> {
         ttl: Duration::from_secs_f64(a.ttl),
         uid: a.uid,
         gid: a.gid,
+        operation_gap: Duration::try_from_secs_f64(a.operation_gap)
+            .map_err(|e| msg(format!("--operation-gap {}: {e}", a.operation_gap)))?,
         state_dir: Some(match a.state_dir {
             Some(d) => std::path::absolute(d)?,
             None => crate::fs::stage::default_state_dir(),

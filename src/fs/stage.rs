@@ -4,11 +4,13 @@
 //! ```text
 //! STATE/assets/<key>/asset.json   binary path, base identity, dirty paths, whiteouts, status
 //! STATE/assets/<key>/files/…      staged files and folders (bytes, mode, mtime)
-//! STATE/history/<key>/<nanos>-<name>   previous versions of the binary (last HISTORY_KEEP)
+//! STATE/history/<key>/<nanos>-<name>   previous versions of the binary (the oldest, the
+//!                                      original, and the last HISTORY_KEEP)
 //! ```
 //!
 //! `<key>` is derived from the binary's absolute path, so the same binary finds its staged
-//! files again after a remount.
+//! files again after a remount. The commits of one operation (saves of one asset less than
+//! the mount's operation gap apart) keep one version: the binary before the operation.
 
 use crate::view::{AssetKind, FileSet, ViewError, ViewOptions};
 use serde::{Deserialize, Serialize};
@@ -18,8 +20,16 @@ use std::os::unix::fs::PermissionsExt;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
-/// Versions kept per binary in the history.
+/// Versions kept per binary in the history, besides the original (the oldest version, which
+/// is never evicted).
 pub const HISTORY_KEEP: usize = 10;
+
+/// Lines of one operation's commits kept for the status (the count of the others is kept).
+pub const OPERATION_LINES: usize = 64;
+
+/// Saves of one asset less than this apart (from the end of one to the start of the next)
+/// are one operation by default: its commits keep one version in the history.
+pub const OPERATION_GAP: std::time::Duration = std::time::Duration::from_secs(2);
 
 /// Rebuilds a binary of `kind` from a file set; `base` is the current binary (unchanged parts
 /// keep its stored bytes). The mount uses [`crate::view::rebuild`]; tests can substitute
@@ -105,6 +115,30 @@ pub struct StageMeta {
     /// binary as its own commit instead of a change made outside.
     #[serde(default)]
     pub committing: Option<Written>,
+    /// The last operation that committed (see [`OPERATION_GAP`]).
+    #[serde(default)]
+    pub operation: Option<Operation>,
+}
+
+/// The commits of one operation: saves of one asset, each starting less than the operation
+/// gap after the previous one ended.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Operation {
+    /// When its last save ended (milliseconds since the Unix epoch).
+    pub last_ms: u64,
+    /// What its last commit wrote (the binary a commit continuing it replaces).
+    pub wrote: Option<Written>,
+    /// Its commits' outcomes, oldest first (at most [`OPERATION_LINES`]).
+    pub commits: Vec<String>,
+    /// Commits not in `commits` (the earliest beyond [`OPERATION_LINES`]).
+    pub more: usize,
+}
+
+/// Milliseconds since the Unix epoch.
+fn now_ms() -> u64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| u64::try_from(d.as_millis()).unwrap_or(u64::MAX))
 }
 
 /// What a commit wrote: size and CRC-32 of the bytes.
@@ -241,12 +275,155 @@ impl Stage {
         }
     }
 
+    /// The last operation, if a save starting now continues it (began less than `gap` after
+    /// its last save ended).
+    fn ongoing(&mut self, gap: std::time::Duration) -> Option<&mut Operation> {
+        let gap = u64::try_from(gap.as_millis()).unwrap_or(u64::MAX);
+        let now = now_ms();
+        self.meta
+            .operation
+            .as_mut()
+            .filter(|o| now.saturating_sub(o.last_ms) < gap)
+    }
+
+    /// Called by a commit about to replace binary `abs` (whose bytes `old` were read from the
+    /// file `old_meta` describes) with `new`: keeps the binary in the history unless the
+    /// commit continues an operation whose last commit wrote it (the version before the
+    /// operation is already kept), and records the commit in the operation (a new one when
+    /// it continues none). `gap`: the mount's operation gap.
+    ///
+    /// Returns the version when it is a hard link of the binary: the link changed the
+    /// binary's ctime, so the staging area is based on the binary as it is now; if the
+    /// binary is not replaced after all, [`Self::unkeep`] removes the link.
+    pub fn keep_replaced(
+        &mut self,
+        abs: &Path,
+        old: &[u8],
+        old_meta: &std::fs::Metadata,
+        new: &[u8],
+        gap: std::time::Duration,
+    ) -> std::io::Result<Option<PathBuf>> {
+        let was = Written::of(old);
+        let continues = self.ongoing(gap).is_some_and(|o| o.wrote == Some(was));
+        let mut linked = None;
+        if !continues {
+            let (p, link) = self.push_version(old, Some((abs, old_meta)))?;
+            if link {
+                self.meta.base = std::fs::symlink_metadata(abs).ok().map(|m| Ident::of(&m));
+                linked = Some(p);
+            }
+            self.meta.operation = Some(Operation::default());
+        }
+        if let Some(o) = self.meta.operation.as_mut() {
+            o.wrote = Some(Written::of(new));
+            o.last_ms = now_ms();
+        }
+        Ok(linked)
+    }
+
+    /// Removes history version `p`, a hard link of the binary made by
+    /// [`Self::keep_replaced`] for a commit that did not replace it; the staging area is
+    /// based on the binary as it is then.
+    pub fn unkeep(&mut self, p: &Path) {
+        let _ = std::fs::remove_file(p);
+        self.meta.base = std::fs::symlink_metadata(&self.meta.binary)
+            .ok()
+            .map(|m| Ident::of(&m));
+        self.meta.operation = None;
+    }
+
+    /// At start, binary version `ident` not being the one the staging area is based on: when
+    /// it is the newest version of the history (the same file: a commit was killed after
+    /// keeping the binary and before replacing it), that version is removed and the staging
+    /// area is based on the binary again, its staged files still to commit. `true` then.
+    pub fn resume_unreplaced(&mut self, ident: &Ident) -> bool {
+        use std::os::unix::fs::MetadataExt;
+        if self.meta.committing.is_none() {
+            return false;
+        }
+        let Some(newest) = history_of(&self.history).pop() else {
+            return false;
+        };
+        let same = std::fs::symlink_metadata(&newest)
+            .is_ok_and(|m| m.ino() == ident.ino && m.dev() == ident.dev);
+        if !same {
+            return false;
+        }
+        self.meta.committing = None;
+        self.unkeep(&newest);
+        true
+    }
+
+    /// Records a commit's outcome (the status set for it) in the operation.
+    pub fn note_commit(&mut self) {
+        let line = self.meta.status.clone();
+        if let Some(o) = self.meta.operation.as_mut() {
+            o.last_ms = now_ms();
+            o.commits.push(line);
+            if o.commits.len() > OPERATION_LINES {
+                o.commits.remove(0);
+                o.more += 1;
+            }
+        }
+    }
+
+    /// A save that committed nothing (pending, or no change) ended: it continues the last
+    /// operation if it started in time (`gap`), else that operation is over.
+    pub fn note_save(&mut self, gap: std::time::Duration) {
+        match self.ongoing(gap) {
+            Some(o) => o.last_ms = now_ms(),
+            None => self.meta.operation = None,
+        }
+    }
+
+    /// The status of a save that changed nothing in the `what` (binary, archive): said so,
+    /// unless it ends an operation whose earlier saves did commit (`gap` as in
+    /// [`Self::note_save`]).
+    pub fn clean_status(&mut self, what: &str, gap: std::time::Duration) -> String {
+        self.note_save(gap);
+        match &self.meta.operation {
+            Some(o) if !o.commits.is_empty() => format!(
+                "clean: the last operation made {} commit{} of the {what} (below); its last \
+                 save added nothing to them",
+                o.commits.len() + o.more,
+                if o.commits.len() + o.more == 1 {
+                    ""
+                } else {
+                    "s"
+                }
+            ),
+            _ => format!("clean: the last save changed nothing in the {what}"),
+        }
+    }
+
     /// Keeps `bytes` (the binary before a change or a deletion) in the history, keeping the
-    /// last [`HISTORY_KEEP`] versions. The version is written atomically (a full state dir
-    /// leaves no partial version) with the mode and owner of the binary as it is now (other
-    /// users read an old version only if they may read the binary); the history folders are
-    /// made `0700`.
+    /// original and the last [`HISTORY_KEEP`] versions. The version is written atomically (a
+    /// full state dir leaves no partial version) with the mode and owner of the binary as it
+    /// is now (other users read an old version only if they may read the binary); the
+    /// history folders are made `0700`.
     pub fn push_history(&self, bytes: &[u8]) -> std::io::Result<PathBuf> {
+        self.push_history_from(bytes, None)
+    }
+
+    /// [`Self::push_history`]; `from`: the file `bytes` were read from (path and metadata of
+    /// what was read). When that file is still there, unchanged, with no other link, and on
+    /// the state directory's file system, the version is a hard link to it instead of a copy:
+    /// a commit renames a new file over the binary, so the old inode, now only in the
+    /// history, is never written again (no bytes copied, one folder `fsync`).
+    pub fn push_history_from(
+        &self,
+        bytes: &[u8],
+        from: Option<(&Path, &std::fs::Metadata)>,
+    ) -> std::io::Result<PathBuf> {
+        self.push_version(bytes, from).map(|(p, _)| p)
+    }
+
+    /// [`Self::push_history_from`], saying whether the version is a hard link.
+    fn push_version(
+        &self,
+        bytes: &[u8],
+        from: Option<(&Path, &std::fs::Metadata)>,
+    ) -> std::io::Result<(PathBuf, bool)> {
         use std::os::unix::fs::DirBuilderExt;
         std::fs::DirBuilder::new()
             .recursive(true)
@@ -266,6 +443,11 @@ impl Stage {
             .map(|n| n.to_string_lossy().into_owned())
             .unwrap_or_default();
         let p = self.history.join(format!("{nanos:020}-{name}"));
+        if let Some((src, m)) = from.filter(|_| like.is_some()) {
+            if link_version(src, m, &p, bytes.len()) {
+                return self.evict().map(|()| (p, true));
+            }
+        }
         match &like {
             Some(m) => crate::atomic::write(&p, bytes, Some(m))?,
             // no binary to follow (a new asset): readable by its owner only
@@ -274,13 +456,46 @@ impl Stage {
                 std::fs::set_permissions(&p, std::fs::Permissions::from_mode(0o600))?;
             }
         }
+        self.evict().map(|()| (p, false))
+    }
+
+    /// Removes the oldest versions beyond the original (the oldest, never removed) and the
+    /// last [`HISTORY_KEEP`].
+    fn evict(&self) -> std::io::Result<()> {
         let mut all = history_of(&self.history);
-        while all.len() > HISTORY_KEEP {
-            let old = all.remove(0);
+        while all.len() > HISTORY_KEEP + 1 {
+            let old = all.remove(1);
             let _ = std::fs::remove_file(old);
         }
-        Ok(p)
+        Ok(())
     }
+}
+
+/// Makes history version `to` a hard link of `src`, the file read as `m` (`len` bytes), and
+/// syncs the history folder; `false` (nothing left behind) when it cannot: `src` replaced or
+/// changed since, linked elsewhere too (a change there would change the version), or on
+/// another file system.
+fn link_version(src: &Path, m: &std::fs::Metadata, to: &Path, len: usize) -> bool {
+    use std::os::unix::fs::MetadataExt;
+    // unchanged (size, times, inode: ctime moves with any change, a link included), one link
+    let unchanged = std::fs::symlink_metadata(src)
+        .is_ok_and(|x| x.is_file() && Ident::of(&x) == Ident::of(m) && x.nlink() == 1);
+    if m.len() != len as u64 || !unchanged || std::fs::hard_link(src, to).is_err() {
+        return false;
+    }
+    // the link is the file that was read (a rename in between is caught)
+    let linked = std::fs::symlink_metadata(to)
+        .is_ok_and(|x| x.ino() == m.ino() && x.dev() == m.dev() && x.nlink() == 2);
+    let synced = || {
+        std::fs::File::open(to.parent().unwrap_or(Path::new(".")))
+            .and_then(|d| d.sync_all())
+            .is_ok()
+    };
+    if !(linked && synced()) {
+        let _ = std::fs::remove_file(to);
+        return false;
+    }
+    true
 }
 
 /// The versions in a history folder, oldest first (temporary files of a version being
@@ -303,16 +518,34 @@ pub fn history_dir(state: &Path, abs_binary: &Path) -> PathBuf {
     state.join("history").join(key_of(abs_binary))
 }
 
-/// New assets (created with `mkdir`, no binary yet) staged under `state` for binaries inside
-/// `game_dir`: their absolute binary paths.
-pub fn new_assets(state: &Path, game_dir: &Path) -> Vec<PathBuf> {
+/// The persisted staging areas under `state` of binaries inside `game_dir`.
+fn staged_metas(state: &Path, game_dir: &Path) -> Vec<StageMeta> {
     let Ok(rd) = std::fs::read_dir(state.join("assets")) else {
         return Vec::new();
     };
     rd.flatten()
         .filter_map(|e| std::fs::read(e.path().join("asset.json")).ok())
         .filter_map(|b| serde_json::from_slice::<StageMeta>(&b).ok())
-        .filter(|m| m.new_asset && m.binary.starts_with(game_dir) && !m.binary.exists())
+        .filter(|m| m.binary.starts_with(game_dir))
+        .collect()
+}
+
+/// New assets (created with `mkdir`, no binary yet) staged under `state` for binaries inside
+/// `game_dir`: their absolute binary paths.
+pub fn new_assets(state: &Path, game_dir: &Path) -> Vec<PathBuf> {
+    staged_metas(state, game_dir)
+        .into_iter()
+        .filter(|m| m.new_asset && !m.binary.exists())
+        .map(|m| m.binary)
+        .collect()
+}
+
+/// Binaries inside `game_dir` with a staging area under `state` (staged files, a status, a
+/// new asset): their absolute paths. The mount's root status reads these, so an asset
+/// staged before a remount is reported before anything of it is looked up again.
+pub fn staged_binaries(state: &Path, game_dir: &Path) -> Vec<PathBuf> {
+    staged_metas(state, game_dir)
+        .into_iter()
         .map(|m| m.binary)
         .collect()
 }
@@ -366,8 +599,80 @@ mod tests {
             s.push_history(&[i as u8]).unwrap();
         }
         let h = history_of(&s.history);
-        assert_eq!(h.len(), HISTORY_KEEP);
-        // the oldest three are gone: the first kept is version 3
-        assert_eq!(std::fs::read(&h[0]).unwrap(), [3u8]);
+        assert_eq!(h.len(), HISTORY_KEEP + 1);
+        // the original (version 0) stays; versions 1 and 2 are gone, the next kept is 3
+        assert_eq!(std::fs::read(&h[0]).unwrap(), [0u8]);
+        assert_eq!(std::fs::read(&h[1]).unwrap(), [3u8]);
+    }
+
+    #[test]
+    fn an_operation_keeps_one_version_linked() {
+        use std::os::unix::fs::MetadataExt;
+        let d = tempfile::tempdir().unwrap();
+        let bin = d.path().join("x.gaf");
+        let gap = std::time::Duration::from_secs(60);
+        let mut s = Stage::load(&d.path().join("state"), &bin);
+        let mut cur = b"v0".to_vec();
+        std::fs::write(&bin, &cur).unwrap();
+        for i in 1..=5u8 {
+            let new = vec![b'v', b'0' + i];
+            std::fs::write(d.path().join("new"), &new).unwrap();
+            let m = std::fs::symlink_metadata(&bin).unwrap();
+            s.keep_replaced(&bin, &cur, &m, &new, gap).unwrap();
+            std::fs::rename(d.path().join("new"), &bin).unwrap();
+            s.meta.status = format!("committed {i}");
+            s.note_commit();
+            cur = new;
+        }
+        // five commits of one operation: one version, the binary before it, a hard link
+        let h = history_of(&s.history);
+        assert_eq!(h.len(), 1);
+        assert_eq!(std::fs::read(&h[0]).unwrap(), b"v0");
+        assert_eq!(std::fs::metadata(&h[0]).unwrap().nlink(), 1);
+        let o = s.meta.operation.clone().unwrap();
+        assert_eq!(o.commits.len(), 5);
+        assert!(s.clean_status("binary", gap).contains("made 5 commits"));
+        // an operation over (no gap): the next commit keeps the binary again, as a copy
+        // when the binary has another link
+        std::fs::hard_link(&bin, d.path().join("other")).unwrap();
+        let m = std::fs::symlink_metadata(&bin).unwrap();
+        let zero = std::time::Duration::ZERO;
+        s.keep_replaced(&bin, &cur, &m, b"v9", zero).unwrap();
+        let h = history_of(&s.history);
+        assert_eq!(h.len(), 2);
+        assert_eq!(std::fs::read(&h[1]).unwrap(), b"v5");
+        assert_eq!(std::fs::metadata(&h[1]).unwrap().nlink(), 1, "copied");
+        assert!(s
+            .clean_status("binary", zero)
+            .starts_with("clean: the last save"));
+    }
+
+    #[test]
+    fn a_link_whose_commit_did_not_replace_the_binary_is_undone() {
+        use std::os::unix::fs::MetadataExt;
+        let d = tempfile::tempdir().unwrap();
+        let bin = d.path().join("x.tnt");
+        std::fs::write(&bin, b"old").unwrap();
+        let mut s = Stage::load(&d.path().join("state"), &bin);
+        let m = std::fs::symlink_metadata(&bin).unwrap();
+        s.meta.committing = Some(Written::of(b"new"));
+        let gap = std::time::Duration::ZERO;
+        let p = s.keep_replaced(&bin, b"old", &m, b"new", gap).unwrap();
+        assert!(p.is_some(), "linked");
+        assert_eq!(std::fs::metadata(&bin).unwrap().nlink(), 2);
+        // as found at the next start after a kill: the binary is the newest version's file
+        let now = Ident::of(&std::fs::symlink_metadata(&bin).unwrap());
+        assert!(s.resume_unreplaced(&now));
+        assert!(history_of(&s.history).is_empty());
+        assert_eq!(std::fs::metadata(&bin).unwrap().nlink(), 1);
+        assert_eq!(
+            s.meta.base,
+            Some(Ident::of(&std::fs::symlink_metadata(&bin).unwrap()))
+        );
+        assert!(s.meta.committing.is_none());
+        // a binary that is not the newest version's file is not taken for one
+        s.meta.committing = Some(Written::of(b"new"));
+        s.push_history(b"other").unwrap();
+        assert!(!s.resume_unreplaced(&Ident::of(&std::fs::symlink_metadata(&bin).unwrap())));
     }
 }

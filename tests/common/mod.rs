@@ -78,3 +78,29 @@ pub fn py(script: &str) -> String {
     );
     String::from_utf8_lossy(&o.stdout).trim().to_string()
 }
+
+/// Peak RSS in MiB of the largest child process waited for so far.
+pub fn children_max_rss_mib() -> i64 {
+    // SAFETY: getrusage fills the struct it is given.
+    let mut u: libc::rusage = unsafe { std::mem::zeroed() };
+    unsafe { libc::getrusage(libc::RUSAGE_CHILDREN, &mut u) };
+    u.ru_maxrss / 1024
+}
+
+/// `n` bytes of alternating text-like runs and xorshift noise (deterministic per `seed`), so
+/// every compression method has work to do.
+pub fn noise(n: usize, seed: u32) -> Vec<u8> {
+    let mut s = seed.max(1);
+    (0..n)
+        .map(|i| {
+            s ^= s << 13;
+            s ^= s >> 17;
+            s ^= s << 5;
+            if (i / 512) % 2 == 0 {
+                b"abcdefgh"[(i / 3) % 8]
+            } else {
+                s as u8
+            }
+        })
+        .collect()
+}

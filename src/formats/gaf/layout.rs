@@ -118,6 +118,57 @@ impl Layout {
         out
     }
 
+    /// Refuses a layout whose `end` lies past every byte it accounts for, or whose payload
+    /// slots claim more bytes than a GAF within `limits` can hold (at most four bytes of
+    /// payload per decoded pixel). A recorded layout always passes: every byte before its end
+    /// is in a block or in a filler. A hand-edited `metadata.json` could otherwise make the
+    /// writer produce a file of gigabytes of zeros.
+    pub fn check_budget(&self, limits: &Limits) -> Result<(), GafError> {
+        fn frame(f: &FrameSlot, sums: &mut (u64, u64), depth: usize) {
+            sums.1 = sums.1.saturating_add(FRAME_HEADER_LEN);
+            match &f.body {
+                SlotBody::Payload(len) => sums.0 = sums.0.saturating_add(*len),
+                SlotBody::Layers(l) => {
+                    sums.1 = sums.1.saturating_add(4 * l.len() as u64);
+                    if depth < MAX_DEPTH {
+                        l.iter().for_each(|c| frame(c, sums, depth + 1));
+                    }
+                }
+            }
+        }
+        // (payload bytes, other block bytes)
+        let mut sums = (0u64, 0u64);
+        for s in &self.sequences {
+            sums.1 = sums.1.saturating_add(sequence_len(s.frames.len()));
+            s.frames.iter().for_each(|f| frame(f, &mut sums, 0));
+        }
+        let cap = limits.max_total_pixels.saturating_mul(4);
+        if sums.0 > cap {
+            return Err(unwritable(
+                "metadata.json layout",
+                format!(
+                    "frame payload slots total {} bytes, more than {cap} (four per decoded pixel of the budget)",
+                    sums.0
+                ),
+            ));
+        }
+        let filler: u64 = self.filler.iter().map(|f| f.bytes.len() as u64).sum();
+        let accounted = (HEADER_LEN + 4 * self.sequence_count as u64)
+            .saturating_add(sums.0)
+            .saturating_add(sums.1)
+            .saturating_add(filler);
+        if self.end > accounted {
+            return Err(unwritable(
+                "metadata.json layout",
+                format!(
+                    "end {} lies past every recorded block and filler ({accounted} bytes accounted for)",
+                    self.end
+                ),
+            ));
+        }
+        Ok(())
+    }
+
     /// Records the layout of `data` from the block ranges the reader visited (`blocks`, with
     /// repeats for shared blocks), the furthest block end and the per-reference slots.
     pub(super) fn record(
@@ -426,6 +477,7 @@ fn subtract(mut a: Vec<(u64, u64)>, mut b: Vec<(u64, u64)>) -> Vec<(u64, u64)> {
 /// Writes `gaf` with its blocks where `layout` recorded them (see the module comment).
 /// Refuses, returning an error and no bytes, what the format cannot hold.
 pub fn write_with_layout(gaf: &Gaf, layout: &Layout) -> Result<Vec<u8>, GafError> {
+    layout.check_budget(&Limits::default())?;
     let count = u32::try_from(gaf.sequences.len())
         .map_err(|_| unwritable("file header", "more than 2^32 sequences"))?;
     let mut b = Builder {

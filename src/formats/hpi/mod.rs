@@ -23,7 +23,7 @@ mod write;
 
 pub use read::{parse, parse_from};
 pub use source::{InMemory, Source};
-pub use write::{write, WriteOptions};
+pub use write::{write, write_to, WriteOptions};
 
 /// `HAPI` at offset 0.
 pub const MAGIC: u32 = 0x4950_4148;
@@ -259,7 +259,68 @@ pub enum Member {
     },
     /// Stored bytes from an archive of the same version, written verbatim.
     Stored(StoredMember),
+    /// Stored bytes still in the archive they come from, copied range by range from the
+    /// source given to [`write_to`] when the member is written (never held whole).
+    InPlace(InPlace),
+    /// New content fetched only when the member is written (the files of a folder being
+    /// packed), so the writer holds a bounded window of members at a time.
+    Deferred(Deferred),
 }
+
+/// A member's stored range in the archive a tree is written from ([`Member::InPlace`]).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct InPlace {
+    /// Version of that archive.
+    pub version: Version,
+    /// The record's method.
+    pub method: Method,
+    /// SQSH chunks (true) or raw bytes (false).
+    pub chunked: bool,
+    /// Decompressed size.
+    pub size: u32,
+    /// Where the stored bytes start in the source (v1: the chunk size table).
+    pub offset: u64,
+    /// How many stored bytes.
+    pub len: u64,
+    /// The source's version 1 header key (its outer cipher is removed while copying).
+    pub key: u32,
+    /// Version 2 date, 0 otherwise.
+    pub date: u32,
+    /// Version 2 checksum, 0 otherwise.
+    pub checksum: u32,
+}
+
+/// Fetches a deferred member's bytes.
+pub type Fetch = std::sync::Arc<dyn Fn() -> std::io::Result<Vec<u8>> + Send + Sync>;
+
+/// New content of a [`Member::Deferred`].
+#[derive(Clone)]
+pub struct Deferred {
+    /// What the member is called in errors.
+    pub what: String,
+    /// Unix modification time (version 2).
+    pub date: u32,
+    /// Expected length (how much memory the member takes while it is prepared).
+    pub len: u64,
+    /// Supplies the bytes (called once, when the member is written).
+    pub fetch: Fetch,
+}
+
+impl std::fmt::Debug for Deferred {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Deferred")
+            .field("what", &self.what)
+            .finish()
+    }
+}
+
+impl PartialEq for Deferred {
+    fn eq(&self, o: &Self) -> bool {
+        self.what == o.what && self.date == o.date && std::sync::Arc::ptr_eq(&self.fetch, &o.fetch)
+    }
+}
+
+impl Eq for Deferred {}
 
 impl Node {
     /// A file node with new content.
@@ -471,6 +532,15 @@ impl Archive {
             })
     }
 
+    /// Whether one folder holds two entries whose names differ only in letter case (or not
+    /// at all).
+    pub fn has_duplicate_names(&self) -> bool {
+        let mut seen = std::collections::HashSet::new();
+        self.entries
+            .iter()
+            .any(|e| !seen.insert((e.parent, e.name.to_ascii_lowercase())))
+    }
+
     /// The index of the entry at `path` (components compared case-insensitively, as the
     /// game's readers do).
     pub fn find(&self, path: &[u8]) -> Option<usize> {
@@ -551,6 +621,29 @@ impl Archive {
         read::stored_member(self, &stored, file)
     }
 
+    /// A member's stored range, to be copied from this archive's bytes when a tree holding
+    /// it is written ([`Member::InPlace`]).
+    pub fn in_place(&self, file: &FileInfo) -> InPlace {
+        InPlace {
+            version: self.version,
+            method: file.method,
+            chunked: file.chunked,
+            size: file.size,
+            offset: u64::from(file.offset),
+            len: file.stored_len,
+            key: self.key,
+            date: file.date,
+            checksum: file.checksum,
+        }
+    }
+
+    /// The archive as a [`Node`] tree whose files are [`Member::InPlace`]: written with
+    /// [`write_to`] from this archive's bytes, every member keeps its stored bytes and none is
+    /// held in memory whole.
+    pub fn to_tree_in_place(&self) -> Result<Vec<Node>, HpiError> {
+        self.tree_with(|f| Ok(Member::InPlace(self.in_place(f))))
+    }
+
     /// The archive as a [`Node`] tree whose files are [`Member::Stored`]: written back with
     /// [`write()`], every member keeps its stored bytes. Replace nodes to repack with changes.
     pub fn to_tree(&self, data: &[u8]) -> Result<Vec<Node>, HpiError> {
@@ -559,6 +652,14 @@ impl Archive {
 
     /// [`Self::to_tree`] reading each member's stored bytes from `src`.
     pub fn to_tree_from(&self, src: &dyn Source) -> Result<Vec<Node>, HpiError> {
+        self.tree_with(|f| Ok(Member::Stored(self.stored_member_from(src, f)?)))
+    }
+
+    /// The archive as a [`Node`] tree, each file's member made by `member`.
+    fn tree_with(
+        &self,
+        member: impl Fn(&FileInfo) -> Result<Member, HpiError>,
+    ) -> Result<Vec<Node>, HpiError> {
         // Build children lists first (entries are parents-first), then assemble bottom-up.
         let n = self.entries.len();
         let mut kids: Vec<Vec<usize>> = vec![Vec::new(); n];
@@ -580,9 +681,7 @@ impl Archive {
         for i in (0..n).rev() {
             let e = &self.entries[i];
             let kind = match &e.kind {
-                EntryKind::File(f) => {
-                    NodeKind::File(Member::Stored(self.stored_member_from(src, f)?))
-                }
+                EntryKind::File(f) => NodeKind::File(member(f)?),
                 EntryKind::Dir => {
                     NodeKind::Dir(kids[i].iter().filter_map(|&k| built[k].take()).collect())
                 }

@@ -212,3 +212,27 @@ fn member_over_the_limit_is_refused_before_reading() {
     );
     assert!(src.reads.borrow().is_empty());
 }
+
+#[test]
+fn case_duplicates_only_where_the_archive_had_them() {
+    let tree = vec![
+        Node::file("ABC.TDF", b"upper".to_vec()),
+        Node::dir("d", vec![Node::file("x", b"x".to_vec())]),
+        Node::file("abc.tdf", b"lower".to_vec()),
+    ];
+    // a new tree with such names is refused
+    assert!(write(&tree, &WriteOptions::v1()).is_err());
+    let keep = WriteOptions {
+        keep_duplicate_names: true,
+        ..WriteOptions::v1()
+    };
+    let data = write(&tree, &keep).unwrap();
+    let a = parse(&data, &HpiLimits::default()).unwrap();
+    assert!(a.has_duplicate_names());
+    // a repack like the archive keeps both
+    assert!(WriteOptions::like(&a).keep_duplicate_names);
+    let clean = write(&big_tree(), &WriteOptions::v1()).unwrap();
+    let b = parse(&clean, &HpiLimits::default()).unwrap();
+    assert!(!b.has_duplicate_names());
+    assert!(!WriteOptions::like(&b).keep_duplicate_names);
+}

@@ -265,7 +265,7 @@ impl Core {
         dir: bool,
     ) -> Result<Attr, FsError> {
         if dir {
-            Ok(self.asset_dir_attr(ino, rel, layout, meta, vpath))
+            Ok(self.asset_dir_attr(ino, rel, gen, layout, meta, vpath))
         } else {
             let size = self.size_of(rel, gen, layout, vpath)?;
             Ok(self.gen_attr(ino, meta, false, size, 0))
@@ -287,27 +287,27 @@ impl Core {
         &self,
         ino: u64,
         rel: &Path,
+        gen: u64,
         layout: &Layout,
         meta: &Metadata,
         vpath: &str,
     ) -> Attr {
         let asset = self.slot(rel);
-        let (kids, staged) = {
+        let ((n, subdirs), staged) = {
             let g = lock(&asset.stage);
-            let kids = merged_children(g.as_ref(), Some(layout), vpath).unwrap_or_default();
+            // kept between requests while nothing changes (O(1) while a folder is filled)
+            let counts = self.dircounts.counts(ino, gen, || {
+                merged_children(g.as_ref(), Some(layout), vpath).unwrap_or_default()
+            });
             let staged = g
                 .as_ref()
                 .filter(|s| s.active())
                 .and_then(|s| fs::metadata(s.path(vpath)).ok());
-            (kids, staged)
+            (counts, staged)
         };
-        let subdirs = kids.iter().filter(|(_, d)| *d).count() as u32;
         match staged {
             Some(m) if m.is_dir() => self.staged_attr(ino, &m, subdirs),
-            _ => {
-                let n = kids.len() as u64;
-                self.gen_attr(ino, meta, true, 4096.max(n * 32), subdirs)
-            }
+            _ => self.gen_attr(ino, meta, true, 4096.max(n * 32), subdirs),
         }
     }
 

@@ -278,6 +278,7 @@ impl Core {
         } = &*h
         {
             if is_archive_path(rel) {
+                let _m = self.mutating();
                 self.archive_released(rel, *ino);
             }
         }

@@ -25,6 +25,7 @@
 
 pub(in crate::fs) mod assets;
 mod attr;
+mod dircount;
 pub(in crate::fs) mod handles;
 pub(in crate::fs) mod inode;
 mod passthrough;
@@ -91,6 +92,9 @@ pub struct MountOptions {
     pub state_dir: Option<PathBuf>,
     /// Rebuilds binaries from staged files (write-back).
     pub packer: super::stage::Packer,
+    /// Saves of one asset less than this apart are one operation: its commits keep one
+    /// version in the history (the binary before it).
+    pub operation_gap: Duration,
 }
 
 impl Default for MountOptions {
@@ -110,6 +114,7 @@ impl Default for MountOptions {
             opener: Arc::new(view::open),
             state_dir: None,
             packer: Arc::new(view::rebuild),
+            operation_gap: super::stage::OPERATION_GAP,
         }
     }
 }
@@ -200,6 +205,35 @@ pub struct Core {
     root_owner: bool,
     /// The game folder, opened once: every pass-through request is resolved beneath it.
     root_fd: std::os::fd::OwnedFd,
+    /// Kept child counts of asset folders ([`dircount`]).
+    pub(in crate::fs) dircounts: dircount::DirCounts,
+}
+
+/// A write-back operation under way, for [`dircount`]: it advanced the epoch when it began
+/// and advances it again when it ends (dropped), or adds what it created ([`Self::created`]).
+pub(in crate::fs) struct Mutating<'a> {
+    counts: &'a dircount::DirCounts,
+    e0: u64,
+    done: bool,
+}
+
+impl Mutating<'_> {
+    /// The operation created `name` (a folder when `is_dir`) in folder `dir`.
+    fn created(mut self, dir: u64, name: &OsStr, is_dir: bool) {
+        self.done = true;
+        match name.to_str() {
+            Some(n) => self.counts.end_created(self.e0, dir, n, is_dir),
+            None => self.counts.end(),
+        }
+    }
+}
+
+impl Drop for Mutating<'_> {
+    fn drop(&mut self) {
+        if !self.done {
+            self.counts.end();
+        }
+    }
 }
 
 impl Core {
@@ -228,7 +262,17 @@ impl Core {
             next_gen: AtomicU64::new(1),
             inval: inval.map(Mutex::new),
             root_owner: sys::euid() == 0,
+            dircounts: dircount::DirCounts::default(),
         })
+    }
+
+    /// Marks a write-back operation under way until the guard is dropped ([`dircount`]).
+    pub(in crate::fs) fn mutating(&self) -> Mutating<'_> {
+        Mutating {
+            counts: &self.dircounts,
+            e0: self.dircounts.begin(),
+            done: false,
+        }
     }
 
     /// The options in force.
@@ -384,6 +428,7 @@ impl FsOps for Core {
 
     fn setattr(&self, ino: u64, set: SetAttr, fh: Option<u64>) -> Result<Attr, FsError> {
         if self.wb_node(ino) {
+            let _m = self.mutating();
             return self.wb_setattr(ino, set, fh);
         }
         self.real_setattr(ino, set, fh)
@@ -400,7 +445,10 @@ impl FsOps for Core {
         gid: u32,
     ) -> Result<Attr, FsError> {
         let a = if self.wb_node(parent) {
-            self.wb_mknod(parent, name, mode, umask, uid, gid)?
+            let m = self.mutating();
+            let a = self.wb_mknod(parent, name, mode, umask, uid, gid)?;
+            m.created(parent, name, false);
+            a
         } else {
             self.real_mknod(parent, name, mode, umask, rdev, uid, gid)?
         };
@@ -417,7 +465,10 @@ impl FsOps for Core {
         gid: u32,
     ) -> Result<Attr, FsError> {
         let a = if self.wb_node(parent) {
-            self.wb_mkdir(parent, name, mode, umask, uid, gid)?
+            let m = self.mutating();
+            let a = self.wb_mkdir(parent, name, mode, umask, uid, gid)?;
+            m.created(parent, name, true);
+            a
         } else {
             self.real_mkdir(parent, name, mode, umask, uid, gid)?
         };
@@ -443,6 +494,7 @@ impl FsOps for Core {
 
     fn unlink(&self, parent: u64, name: &OsStr) -> Result<(), FsError> {
         if self.wb_node(parent) {
+            let _m = self.mutating();
             return self.wb_unlink(parent, name);
         }
         self.real_unlink(parent, name)
@@ -450,6 +502,7 @@ impl FsOps for Core {
 
     fn rmdir(&self, parent: u64, name: &OsStr) -> Result<(), FsError> {
         if self.wb_node(parent) {
+            let _m = self.mutating();
             return self.wb_rmdir(parent, name);
         }
         self.real_rmdir(parent, name)
@@ -466,6 +519,7 @@ impl FsOps for Core {
         flags: u32,
     ) -> Result<(), FsError> {
         if self.wb_node(parent) || self.wb_node(newparent) {
+            let _m = self.mutating();
             return self.wb_rename(parent, name, newparent, newname, flags);
         }
         self.real_rename(parent, name, newparent, newname, flags)
@@ -482,7 +536,10 @@ impl FsOps for Core {
         gid: u32,
     ) -> Result<(Attr, Opened), FsError> {
         let (a, o) = if self.wb_node(parent) {
-            self.wb_create(parent, name, mode, umask, flags, uid, gid)?
+            let m = self.mutating();
+            let r = self.wb_create(parent, name, mode, umask, flags, uid, gid)?;
+            m.created(parent, name, false);
+            r
         } else {
             self.real_create(parent, name, mode, umask, flags, uid, gid)?
         };

@@ -230,6 +230,7 @@ impl Core {
                 // parts listed here are decoded (in parallel) to know whether they are folders
                 self.expand(&rel, layout, dir, true);
                 let asset = self.slot(&rel);
+                let _m = self.mutating(); // a listing may release a folder being filled
                 let g = lock(&asset.stage);
                 crate::fs::writeback::listed(g.as_ref(), dir);
                 merged_children(g.as_ref(), Some(layout), dir).unwrap_or_default()

@@ -53,8 +53,10 @@ pub(in crate::fs) fn part_of(vpath: &str) -> Option<&str> {
 /// Whether saving `vpath` of an archive directory commits (and whether it is part of a
 /// commit): inside a GAF/TNT member, its layout files (as in loose asset directories);
 /// elsewhere, member files: no component starting with `.`, and a name with an extension of
-/// 1 to 4 letters or digits (`sidedata.tdf`, `ARMCOM.FBI`), which leaves out the temporary
-/// names of editors and tools (`sedAb12Cd`, `tmpk2j4l1x0`, `x.tdf.Ab1234`, `x~`).
+/// 1 to 4 letters or digits (`sidedata.tdf`, `ARMCOM.FBI`), possibly followed by the `~<n>`
+/// that keeps shown names unique (`a_b.tdf~2`, a member whose name had to be made safe or
+/// differs from another only in letter case), which leaves out the temporary names of
+/// editors and tools (`sedAb12Cd`, `tmpk2j4l1x0`, `x.tdf.Ab1234`, `x~`, `x.tdf.~1~`).
 pub(in crate::fs) fn archive_commits(vpath: &str) -> bool {
     if let Some(part) = part_of(vpath) {
         return vpath
@@ -65,6 +67,10 @@ pub(in crate::fs) fn archive_commits(vpath: &str) -> bool {
         return false;
     }
     let name = vpath.rsplit('/').next().unwrap_or(vpath);
+    let name = match name.rsplit_once('~') {
+        Some((n, k)) if !k.is_empty() && k.bytes().all(|b| b.is_ascii_digit()) => n,
+        _ => name,
+    };
     match name.rsplit_once('.') {
         Some((stem, ext)) => {
             !stem.is_empty()
@@ -581,5 +587,36 @@ impl Core {
             self.send(Inval::Inode { ino });
         }
         Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::archive_commits;
+
+    #[test]
+    fn member_names_commit_and_temporary_names_do_not() {
+        for n in [
+            "side.tdf",
+            "u/ARMCOM.FBI",
+            "a_b.tdf~2",
+            "x.gaf~13",
+            "d/a.b~3",
+        ] {
+            assert!(archive_commits(n), "{n}");
+        }
+        for n in [
+            "sedAb12Cd",
+            "x~",
+            "x.tdf~",
+            "x.tdf~a",
+            "x.tdf.~1~",
+            "x.tdf.Ab1234",
+            ".x.tdf",
+            "~2",
+            "a/.b/c.tdf",
+        ] {
+            assert!(!archive_commits(n), "{n}");
+        }
     }
 }

@@ -93,6 +93,7 @@ impl Core {
         trigger: &str,
         moved: Option<(&str, &str)>,
     ) -> Result<(), FsError> {
+        let _m = self.mutating();
         let archive = is_archive_path(rel);
         let name = rel.file_name().and_then(|n| n.to_str()).unwrap_or("");
         let kind = AssetKind::from_name(name);
@@ -168,6 +169,7 @@ impl Core {
             } => (bytes, outdated, phases),
             Built::Pending(why) => {
                 s.meta.status = format!("pending: {why}");
+                s.note_save(self.opts.operation_gap);
                 let _ = s.save();
                 log::info!("{}: {}", rel.display(), s.meta.status);
                 return Ok(());
@@ -206,7 +208,7 @@ impl Core {
                 drop_outdated(rel, s, &stale);
             }
             self.settle_stage(rel, s);
-            s.meta.status = format!("clean: the last save changed nothing in the {what}");
+            s.meta.status = s.clean_status(what, self.opts.operation_gap);
             s.save()?;
             return Ok(());
         }
@@ -228,7 +230,7 @@ impl Core {
             }
         };
         let old = base.bytes().zip(base.meta());
-        if let Err(e) = replace_binary(rel, &abs, s, old, &bytes) {
+        if let Err(e) = replace_binary(rel, &abs, s, old, &bytes, self.opts.operation_gap) {
             s.meta.status = format!("error: writing the {what}: {e}");
             let _ = s.save();
             log::warn!("{}: {}", rel.display(), s.meta.status);
@@ -251,6 +253,7 @@ impl Core {
             ms(t0.elapsed()),
             steps.join(", ")
         );
+        s.note_commit();
         s.save()?;
         log::info!("{}: {}", rel.display(), s.meta.status);
         drop(g);
@@ -345,21 +348,26 @@ impl Core {
 }
 
 /// Replaces binary `abs` (`old`: its bytes and metadata, if it exists) with `bytes`, the way
-/// every commit does: the old version to the history, a record of what is being written (so
-/// a commit killed after the rename is recognised at the next start), leftovers of an
-/// interrupted commit removed, atomic replace; the staging area is based on the new file.
+/// every commit does: a record of what is being written (so a commit killed after the rename
+/// is recognised at the next start), the old version to the history (a hard link where it
+/// can be, unless the commit continues an operation, `gap`), leftovers of an interrupted
+/// commit removed, atomic replace; the staging area is based on the new file.
 pub(in crate::fs) fn replace_binary(
     rel: &Path,
     abs: &Path,
     s: &mut Stage,
     old: Option<(&[u8], &Metadata)>,
     bytes: &[u8],
+    gap: Duration,
 ) -> Result<(), FsError> {
-    if let Some((b, _)) = old {
-        s.push_history(b)?;
-    }
     s.meta.committing = Some(crate::fs::stage::Written::of(bytes));
     s.save()?;
+    let linked = match old {
+        Some((b, m)) => s
+            .keep_replaced(abs, b, m, bytes, gap)
+            .inspect_err(|_| s.meta.committing = None)?,
+        None => None,
+    };
     let n = crate::atomic::remove_leftovers(abs);
     if n > 0 {
         log::info!(
@@ -367,7 +375,15 @@ pub(in crate::fs) fn replace_binary(
             rel.display()
         );
     }
-    crate::atomic::write(abs, bytes, old.map(|(_, m)| m)).map_err(with_errno)?;
+    if let Err(e) = crate::atomic::write(abs, bytes, old.map(|(_, m)| m)) {
+        // the binary stays: a link of it in the history goes (a later change made to the
+        // binary in place would change the version)
+        s.meta.committing = None;
+        if let Some(p) = linked {
+            s.unkeep(&p);
+        }
+        return Err(with_errno(e));
+    }
     s.meta.base = Some(Ident::of(&fs::metadata(abs)?));
     s.meta.committing = None;
     Ok(())

@@ -134,6 +134,14 @@ impl Core {
             let _ = stage.save();
             return;
         }
+        if stage.resume_unreplaced(ident) {
+            log::info!(
+                "{}: a commit interrupted before replacing the binary left it as it was",
+                rel.display()
+            );
+            let _ = stage.save();
+            return;
+        }
         if stage.meta.dirty.is_empty() {
             log::info!(
                 "{}: changed outside the mount; staged files dropped",

@@ -45,6 +45,23 @@ impl Core {
         if !s.meta.status.is_empty() {
             t.push_str(&format!("  {}\n", s.meta.status));
         }
+        // every commit of the last operation, unless it is the one line above
+        if let Some(o) = &s.meta.operation {
+            let n = o.commits.len() + o.more;
+            let alone = n == 1 && o.commits.first() == Some(&s.meta.status);
+            if n > 0 && !alone {
+                t.push_str(&format!(
+                    "  last operation: {n} commit{} (one version in the history):\n",
+                    if n == 1 { "" } else { "s" }
+                ));
+                if o.more > 0 {
+                    t.push_str(&format!("    … {} earlier commits\n", o.more));
+                }
+                for c in &o.commits {
+                    t.push_str(&format!("    {c}\n"));
+                }
+            }
+        }
         if !s.meta.dirty.is_empty() {
             let d: Vec<&str> = s.meta.dirty.iter().map(String::as_str).collect();
             t.push_str(&format!("  uncommitted: {}\n", d.join(", ")));
@@ -57,6 +74,18 @@ impl Core {
         if root != ROOT {
             let rel = self.rel_path(root)?;
             return Ok(self.asset_status(&rel).into_bytes());
+        }
+        // assets staged before a remount are reported without being looked up first
+        if let Some(sd) = &self.opts.state_dir {
+            let game =
+                std::path::absolute(&self.game_dir).unwrap_or_else(|_| self.game_dir.clone());
+            for b in crate::fs::stage::staged_binaries(sd, &game) {
+                if let Ok(rel) = b.strip_prefix(&game) {
+                    if !rel.as_os_str().is_empty() {
+                        self.slot(rel);
+                    }
+                }
+            }
         }
         // the global lock only to copy the list: staging areas are looked at without it,
         // and one held by a commit is reported busy, not waited for
