@@ -118,7 +118,13 @@ impl OverlayCore {
         }
         drop(refused);
         t.push_str("write-back:\n");
-        match self.top.status_bytes(ROOT) {
+        // a folder TARGET: every asset staged in it; an archive TARGET: that archive's
+        // staging area only (not the other assets of the folder holding it)
+        let root = match &self.target {
+            Target::Folder(_) => Ok(ROOT),
+            Target::Archive(_) => self.top_root(),
+        };
+        match root.and_then(|r| self.top.status_bytes(r)) {
             Ok(b) => t.push_str(&String::from_utf8_lossy(&b)),
             Err(e) => t.push_str(&format!("  unknown: {e}\n")),
         }
