@@ -268,7 +268,12 @@ impl Core {
             Ok(self.asset_dir_attr(ino, rel, layout, meta, vpath))
         } else {
             let size = self.size_of(rel, gen, layout, vpath)?;
-            Ok(self.gen_attr(ino, meta, false, size, 0))
+            let mut a = self.gen_attr(ino, meta, false, size, 0);
+            a.mtime = self.kept_mtime(rel, meta, vpath, false, || {
+                let b = self.render(rel, gen, layout, vpath).ok()?;
+                Some(crate::fs::writeback::fingerprint(&b))
+            });
+            Ok(a)
         }
     }
     pub(in crate::fs) fn staged_attr(&self, ino: u64, m: &Metadata, subdirs: u32) -> Attr {
@@ -306,7 +311,12 @@ impl Core {
             Some(m) if m.is_dir() => self.staged_attr(ino, &m, subdirs),
             _ => {
                 let n = kids.len() as u64;
-                self.gen_attr(ino, meta, true, 4096.max(n * 32), subdirs)
+                let mut a = self.gen_attr(ino, meta, true, 4096.max(n * 32), subdirs);
+                a.mtime = self.kept_mtime(rel, meta, vpath, true, || {
+                    let names = layout.children(vpath)?;
+                    Some(crate::fs::writeback::folder_fingerprint(&names))
+                });
+                a
             }
         }
     }

@@ -53,6 +53,9 @@ pub(in crate::fs) enum Outdated {
         /// `metadata.json` and `tilemap.csv` of the version being replaced (maps: the
         /// checksums of its renderings are recorded, see `record_renderings`).
         old_meta: Option<(Vec<u8>, Option<Vec<u8>>)>,
+        /// The version being replaced, decoded (its files' times carry over where the new
+        /// version's are the same, see `times`).
+        old: Option<Box<dyn View>>,
     },
 }
 
@@ -210,6 +213,7 @@ impl Core {
             s.save()?;
             return Ok(());
         }
+        let mut old_view = None;
         let outdated = match outdated {
             Outdated::Known(v) => v,
             Outdated::Check {
@@ -217,7 +221,9 @@ impl Core {
                 view,
                 opts,
                 old_meta,
+                old,
             } => {
+                old_view = old;
                 if let Some((m, t)) = &old_meta {
                     record_renderings(s, m, t.as_deref());
                 }
@@ -236,6 +242,9 @@ impl Core {
         }
         self.settle_stage(rel, s);
         drop_outdated(rel, s, &outdated);
+        if let Some(by) = s.meta.base.clone() {
+            self.committed_times(rel, old_view, base.meta(), by);
+        }
         let ms = |d: Duration| d.as_millis();
         let mut steps: Vec<String> = phases
             .iter()
@@ -320,6 +329,8 @@ impl Core {
             Ok((bytes, v))
         });
         let t_valid = t0.elapsed();
+        drop(overlay);
+        let old = view;
         match built {
             Ok((bytes, view)) => Built::Bytes {
                 bytes,
@@ -328,6 +339,7 @@ impl Core {
                     view,
                     opts: Box::new(opts),
                     old_meta,
+                    old,
                 },
                 phases: vec![
                     ("decode", t_decode),
