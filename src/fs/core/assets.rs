@@ -295,9 +295,8 @@ impl Core {
                     let abs = std::path::absolute(self.abs(rel)).unwrap_or_else(|_| self.abs(rel));
                     Stage::load(sd, &abs)
                 });
-                let times = crate::fs::writeback::Times::new(
-                    stage.as_ref().map(|s| s.dir.as_path()),
-                );
+                let times =
+                    crate::fs::writeback::Times::new(stage.as_ref().map(|s| s.dir.as_path()));
                 Arc::new(Asset {
                     times: Mutex::new(times),
                     state: Mutex::new(AssetState {

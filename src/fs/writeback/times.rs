@@ -125,10 +125,16 @@ pub(in crate::fs) fn folder_fingerprint(kids: &[(String, bool)]) -> u64 {
 
 fn parts(t: SystemTime) -> (i64, u32) {
     match t.duration_since(UNIX_EPOCH) {
-        Ok(d) => (i64::try_from(d.as_secs()).unwrap_or(i64::MAX), d.subsec_nanos()),
+        Ok(d) => (
+            i64::try_from(d.as_secs()).unwrap_or(i64::MAX),
+            d.subsec_nanos(),
+        ),
         Err(e) => {
             let d = e.duration();
-            let (s, n) = (i64::try_from(d.as_secs()).unwrap_or(i64::MAX), d.subsec_nanos());
+            let (s, n) = (
+                i64::try_from(d.as_secs()).unwrap_or(i64::MAX),
+                d.subsec_nanos(),
+            );
             if n == 0 {
                 (-s, 0)
             } else {
