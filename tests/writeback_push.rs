@@ -284,3 +284,86 @@ fn git_checkout_back_and_forth_commits_once_per_change() {
         assert_eq!(e.history(), h + 1);
     }
 }
+
+/// A map: an rsync backup with one tile edited, pushed with `rsync -a` twice. The first push
+/// commits the tile (no tile added: the binary equals `tafs tnt pack` of the backup); later
+/// pushes commit nothing and add no tile; the backup's stale `map.png` / `minimap.png` and
+/// `metadata.json` (the edit changed the mosaic and its checksum) are sent once, then nothing
+/// is.
+#[test]
+fn second_rsync_of_an_edited_map_backup_adds_no_tile() {
+    let map = Path::new("../shared/corpus/game/maps/example.tnt");
+    if !fuse_available() || !map.exists() {
+        println!("skipped: no FUSE or no corpus map");
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let game = dir.path().join("game");
+    std::fs::create_dir_all(game.join("maps")).unwrap();
+    let bin = game.join("maps/example.tnt");
+    std::fs::copy(map, &bin).unwrap();
+    sh(&format!(
+        "chmod 644 {0} && touch -d 2001-02-03T04:05:06 {0}",
+        bin.display()
+    ));
+    let mnt = dir.path().join("mnt");
+    let state = dir.path().join("state");
+    let _m = mount_common::mount(
+        &game,
+        &mnt,
+        &["--ttl", "0", "--state-dir", state.to_str().unwrap()],
+    );
+    let m = mnt.join("maps/example.tnt");
+    let b = dir.path().join("backup");
+    sh(&format!("rsync -a {}/ {}/", m.display(), b.display()));
+    let tiles = std::fs::read_dir(b.join("tiles")).unwrap().count();
+    let tile = b.join("tiles/3.png");
+    sh(&format!(
+        "python3 -c \"from PIL import Image\nim=Image.open('{0}'); px=im.load()\n\
+         for x in range(32):\n  for y in range(8): px[x,y]=(px[x,y]+7)%256\nim.save('{0}')\" \
+         && touch -d 2031-01-02T03:04:05 {0}",
+        tile.display()
+    ));
+    let want = dir.path().join("want.tnt");
+    let o = Command::new(TAFS)
+        .args(["tnt", "pack"])
+        .arg(&b)
+        .arg("-t")
+        .arg(&want)
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let want = std::fs::read(want).unwrap();
+    let push = || sh(&format!("rsync -ai {}/ {}/", b.display(), m.display()));
+    let first = push();
+    let status = || std::fs::read_to_string(m.join(".tafs-status")).unwrap_or_default();
+    assert_eq!(transferred(&first), ["tiles/3.png"], "{first}");
+    assert_eq!(std::fs::read(&bin).unwrap(), want, "{}", status());
+    let meta = std::fs::metadata(&bin).unwrap();
+    let id = (meta.ino(), meta.mtime(), meta.mtime_nsec());
+    let second = push();
+    let sent = transferred(&second);
+    assert!(
+        sent.iter()
+            .all(|f| ["map.png", "minimap.png", "metadata.json"].contains(&f.as_str())),
+        "second rsync sent more than the stale renderings: {second}"
+    );
+    for _ in 0..2 {
+        let again = push();
+        assert!(
+            transferred(&again).is_empty(),
+            "a later rsync sent: {again}"
+        );
+    }
+    let meta = std::fs::metadata(&bin).unwrap();
+    assert_eq!(
+        (meta.ino(), meta.mtime(), meta.mtime_nsec()),
+        id,
+        "{}",
+        status()
+    );
+    assert_eq!(std::fs::read(&bin).unwrap(), want);
+    assert_eq!(std::fs::read_dir(m.join("tiles")).unwrap().count(), tiles);
+    let st = status();
+    assert!(!st.contains("error") && !st.contains("pending"), "{st}");
+}
