@@ -360,10 +360,19 @@ pub(super) fn build_sequence(
         why: "a sequence folder needs its frame list".into(),
     })?;
     let rows = read_rows(&file, &data, true)?;
+    // the sequence of the base this folder was dumped from (metadata.json lists the folders
+    // in the base's order)
+    let base_seq = opts.base.as_ref().and_then(|b| {
+        let i = meta.sequences.iter().position(|s| s.dir == dir)?;
+        b.sequences.get(i)
+    });
     let mut frames = Vec::with_capacity(rows.len());
     for rf in &rows {
         let key = format!("{dir}/{}", rf.index);
-        let frame = build_frame(files, &key, &file, rf, meta, opts, 0)?;
+        let base = base_seq
+            .and_then(|s| s.frames.get(rf.index))
+            .map(|fe| &fe.frame);
+        let frame = build_frame(files, &key, &file, rf, meta, opts, base, 0)?;
         frames.push(FrameEntry {
             duration: rf.duration,
             frame,
@@ -452,6 +461,11 @@ pub(super) fn storage_for(rf: &RowFields, extras: Option<&FrameExtras>, opts: &B
 
 pub(super) const MAX_BUILD_DEPTH: usize = 16;
 
+/// Builds the frame of row `rf` (`key`: its path without `.png`). `base`: the frame the base
+/// has at this place, if known: where the row's size is the base frame's (frames.csv did not
+/// change it), an image of another size gives the frame its size (a frame image moved or
+/// swapped in from another frame).
+#[allow(clippy::too_many_arguments)]
 pub(super) fn build_frame(
     files: &dyn FileSet,
     key: &str,
@@ -459,6 +473,7 @@ pub(super) fn build_frame(
     rf: &RowFields,
     meta: &Metadata,
     opts: &BuildOptions,
+    base: Option<&Frame>,
     depth: usize,
 ) -> Result<Frame, ViewError> {
     let extras = meta.frames.get(key);
@@ -509,6 +524,10 @@ pub(super) fn build_frame(
         }
         let mut v = Vec::new();
         for lr in &rows {
+            let base_layer = match base.map(|b| &b.content) {
+                Some(Content::Layers(l)) => l.get(lr.index),
+                _ => None,
+            };
             v.push(build_frame(
                 files,
                 &format!("{ldir}/{}", lr.index),
@@ -516,6 +535,7 @@ pub(super) fn build_frame(
                 lr,
                 meta,
                 opts,
+                base_layer,
                 depth + 1,
             )?);
         }
@@ -556,13 +576,28 @@ pub(super) fn build_frame(
         }
         .map_err(|m| ViewError::invalid(&png_name, m))?;
         if img.width != u32::from(rf.width) || img.height != u32::from(rf.height) {
-            return Err(ViewError::invalid(
-                &png_name,
-                format!(
-                    "image is {}×{} but {csv_file} row {} says {}×{}",
-                    img.width, img.height, rf.line, rf.width, rf.height
-                ),
-            ));
+            // the row's size is the base frame's: the image was replaced (a frame moved or
+            // swapped in), so its size wins; a size the row changed must agree
+            let row_unedited = layers.is_none()
+                && base.is_some_and(|b| {
+                    !matches!(b.content, Content::Layers(_))
+                        && (b.width, b.height) == (rf.width, rf.height)
+                });
+            match (u16::try_from(img.width), u16::try_from(img.height)) {
+                (Ok(w), Ok(h)) if row_unedited && w > 0 && h > 0 => {
+                    frame.width = w;
+                    frame.height = h;
+                }
+                _ => {
+                    return Err(ViewError::invalid(
+                        &png_name,
+                        format!(
+                            "image is {}×{} but {csv_file} row {} says {}×{}",
+                            img.width, img.height, rf.line, rf.width, rf.height
+                        ),
+                    ))
+                }
+            }
         }
         let avoid = super::layout::avoid_for(compressed, rf.key);
         let dump_palette = u32::from_str_radix(&meta.palette_crc32, 16).ok();
@@ -673,4 +708,76 @@ fn truecolor_words(
     }
     let rgba = super::truecolor::to_rgba(&img);
     Ok(super::truecolor::quantise(fmt, &rgba))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::formats::Limits;
+    use crate::view::gaf::GafView;
+    use crate::view::{MemFileSet, ViewOptions};
+
+    /// The sample GAF, its dump in memory and the folder of its first sequence.
+    fn dumped() -> (Gaf, MemFileSet, String) {
+        let bytes = gaf::write(&crate::sample::animated_gaf()).unwrap();
+        let g = gaf::parse(&bytes, &Limits::default()).unwrap();
+        let v = GafView::from_gaf(g.clone(), &ViewOptions::default()).unwrap();
+        let files = MemFileSet::from_view(&v).unwrap();
+        let meta: serde_json::Value =
+            serde_json::from_slice(&files.files["metadata.json"]).unwrap();
+        let dir = meta["sequences"][0]["dir"].as_str().unwrap().to_string();
+        (g, files, dir)
+    }
+
+    fn opts(base: Option<Gaf>) -> BuildOptions {
+        BuildOptions {
+            palette: Palette::ta(),
+            base,
+            ..Default::default()
+        }
+    }
+
+    #[test]
+    fn swapped_images_of_two_sizes_swap_the_frames_when_frames_csv_is_unedited() {
+        let (g, mut files, dir) = dumped();
+        let f = |g: &Gaf, i: usize| g.sequences[0].frames[i].frame.clone();
+        assert_ne!(
+            (f(&g, 0).width, f(&g, 0).height),
+            (f(&g, 1).width, f(&g, 1).height)
+        );
+        let (a, b) = (format!("{dir}/0.png"), format!("{dir}/1.png"));
+        let pa = files.files[&a].clone();
+        let pb = files.files.insert(b.clone(), pa).unwrap();
+        files.files.insert(a, pb);
+        // without a base nothing says the rows are unedited: the sizes disagree
+        let e = build(&files, &opts(None)).unwrap_err().to_string();
+        assert!(e.contains("0.png") && e.contains("says"), "{e}");
+        let built = build(&files, &opts(Some(g.clone()))).unwrap().gaf;
+        let look = |f: &Frame| (f.width, f.height, f.pixels().map(|p| p.indices.clone()));
+        assert_eq!(look(&f(&built, 0)), look(&f(&g, 1)));
+        assert_eq!(look(&f(&built, 1)), look(&f(&g, 0)));
+        // the stored bytes of both frames are reused, only moved
+        let payload = |f: &Frame| f.pixels().and_then(|p| p.payload.clone());
+        assert_eq!(payload(&f(&built, 0)), payload(&f(&g, 1)));
+        assert!(payload(&f(&built, 1)).is_some());
+        assert_eq!(f(&built, 0).origin_x, f(&g, 0).origin_x);
+    }
+
+    #[test]
+    fn a_size_frames_csv_changed_must_agree_with_the_image() {
+        let (g, mut files, dir) = dumped();
+        let csv = format!("{dir}/frames.csv");
+        let text = String::from_utf8(files.files[&csv].clone()).unwrap();
+        let mut lines: Vec<String> = text.lines().map(str::to_string).collect();
+        let header: Vec<&str> = lines[0].split(',').collect();
+        let w = header.iter().position(|h| *h == "width").unwrap();
+        let mut row: Vec<String> = lines[1].split(',').map(str::to_string).collect();
+        row[w] = (row[w].parse::<u32>().unwrap() + 3).to_string();
+        lines[1] = row.join(",");
+        files
+            .files
+            .insert(csv, (lines.join("\n") + "\n").into_bytes());
+        let e = build(&files, &opts(Some(g))).unwrap_err().to_string();
+        assert!(e.contains("0.png") && e.contains("says"), "{e}");
+    }
 }
