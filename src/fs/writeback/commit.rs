@@ -6,7 +6,7 @@
 //! made outdated and record the result in the status.
 
 use super::archive::finish_archive_stage;
-use super::overlay::{builds, record_renderings, release_filled, Overlay};
+use super::overlay::{builds, record_flattenings, record_renderings, release_filled, Overlay};
 use super::{error_file, join};
 use crate::fs::core::view_options_for;
 use crate::fs::core::{is_archive_path, lock, Core};
@@ -179,7 +179,7 @@ impl Core {
                 s.meta.status = format!("error: {message}");
                 let _ = s.save();
                 log::warn!("{}: commit refused: {message}", rel.display());
-                if file.as_deref().map_or(true, |f| f == trigger) {
+                if file.as_deref().map_or(true, |f| names_the_save(f, trigger)) {
                     return Err(FsError::Commit(format!("{}: {message}", rel.display())));
                 }
                 return Ok(());
@@ -215,8 +215,10 @@ impl Core {
                 old,
             } => {
                 old_view = old;
-                if let Some((m, t)) = &old_meta {
-                    record_renderings(s, m, t.as_deref());
+                match &old_meta {
+                    Some((m, t)) if kind == AssetKind::Tnt => record_renderings(s, m, t.as_deref()),
+                    Some((m, _)) => record_flattenings(s, m),
+                    None => {}
                 }
                 // deletions the new binary applied are no longer needed
                 let layout = Layout::new(&*view);
@@ -300,6 +302,7 @@ impl Core {
                 .render_vec("metadata.json")
                 .ok()
                 .map(|m| (m, v.render_vec("tilemap.csv").ok())),
+            Some(v) => v.render_vec("metadata.json").ok().map(|m| (m, None)),
             _ => None,
         };
         let overlay = Overlay {
@@ -463,6 +466,16 @@ pub(in crate::fs) fn outdated_staged(
     }
     out.sort();
     out
+}
+
+/// Whether a commit error in `file` is the save of `trigger`'s: the same file, or (GAF) a file
+/// in the `<n>.layers/` folder of frame image `<n>.png` (an edit of the layers conflicting
+/// with an edit of the image fails whichever save makes it one).
+fn names_the_save(file: &str, trigger: &str) -> bool {
+    file == trigger
+        || file
+            .strip_suffix(".png")
+            .is_some_and(|stem| trigger.starts_with(&format!("{stem}.layers/")))
 }
 
 /// Staged files replaced by the new binary's after every commit when they differ: a GAF

@@ -657,6 +657,23 @@ pub(super) fn build_frame(
         if same {
             return Ok(c);
         }
+        // <n>.png edited: it wins over layers that are as dumped; both edited (and the
+        // image not their flattening) is a conflict, whatever order they were saved in
+        let layers_unedited = extras.map(|x| x.flat_fnv.as_str()).is_some_and(|fp| {
+            !fp.is_empty()
+                && image_fingerprint(flat.width, flat.height, &flat.indices, &flat.opaque) == fp
+        });
+        let dumped = extras.is_some_and(|x| !x.flat_fnv.is_empty());
+        if dumped && !layers_unedited {
+            return Err(ViewError::invalid(
+                &png_name,
+                format!(
+                    "conflict: both {png_name} and {ldir}/ were edited since the dump and the \
+                     image is not the layers' flattening; keep one: delete {ldir}/ to keep \
+                     the image, or put the dump's {png_name} back to keep the layers"
+                ),
+            ));
+        }
     }
     let (indices, opaque) = match image {
         Some(img) => {
@@ -779,5 +796,107 @@ mod tests {
             .insert(csv, (lines.join("\n") + "\n").into_bytes());
         let e = build(&files, &opts(Some(g))).unwrap_err().to_string();
         assert!(e.contains("0.png") && e.contains("says"), "{e}");
+    }
+
+    /// `png` (an indexed dump PNG) with its first opaque pixel set to index `to`.
+    fn repaint(png: &[u8], to: u8) -> Vec<u8> {
+        let d = crate::view::image::decode_png(png).unwrap();
+        let crate::view::image::PngPixels::Indexed {
+            mut indices, trns, ..
+        } = d.pixels
+        else {
+            panic!("dump PNGs are indexed")
+        };
+        let transparent = trns.iter().position(|a| *a == 0).map(|i| i as u8);
+        let pos = indices
+            .iter()
+            .position(|i| Some(*i) != transparent && *i != to)
+            .unwrap();
+        indices[pos] = to;
+        let mut out = Vec::new();
+        crate::view::image::write_indexed_png(
+            &mut out,
+            d.width,
+            d.height,
+            &indices,
+            &Palette::ta(),
+            transparent,
+        )
+        .unwrap();
+        out
+    }
+
+    /// The composite frame of the sample (sequence folder, frame number).
+    fn composite(files: &MemFileSet) -> (String, String) {
+        let k = files
+            .files
+            .keys()
+            .find(|k| k.contains(".layers/layers.csv"))
+            .unwrap()
+            .clone();
+        let (dir, rest) = k.split_once('/').unwrap();
+        (
+            dir.to_string(),
+            rest.split_once(".layers").unwrap().0.to_string(),
+        )
+    }
+
+    fn frame_at<'g>(g: &'g Gaf, files: &MemFileSet, dir: &str, n: &str) -> &'g Frame {
+        let meta: serde_json::Value =
+            serde_json::from_slice(&files.files["metadata.json"]).unwrap();
+        let si = meta["sequences"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .position(|s| s["dir"] == dir)
+            .unwrap();
+        &g.sequences[si].frames[n.parse::<usize>().unwrap()].frame
+    }
+
+    #[test]
+    fn an_image_and_its_layers_decided_by_content_and_both_edited_is_a_conflict() {
+        let (g, files, _) = dumped();
+        let (dir, n) = composite(&files);
+        let png = format!("{dir}/{n}.png");
+        let layer = format!("{dir}/{n}.layers/0.png");
+        // unedited: the composite as it was
+        let built = build(&files, &opts(Some(g.clone()))).unwrap().gaf;
+        assert_eq!(
+            frame_at(&built, &files, &dir, &n),
+            frame_at(&g, &files, &dir, &n)
+        );
+        // a layer edited (the image as dumped): still a composite, with the edited layer
+        let mut only_layer = files.clone();
+        let edited = repaint(&files.files[&layer], 0xB7);
+        only_layer.files.insert(layer.clone(), edited.clone());
+        let built = build(&only_layer, &opts(Some(g.clone()))).unwrap().gaf;
+        let f = frame_at(&built, &files, &dir, &n);
+        assert!(matches!(f.content, Content::Layers(_)));
+        assert_ne!(f, frame_at(&g, &files, &dir, &n));
+        // the image edited (the layers as dumped): the image wins, a plain frame
+        let mut only_png = files.clone();
+        only_png
+            .files
+            .insert(png.clone(), repaint(&files.files[&png], 0xB7));
+        let built = build(&only_png, &opts(Some(g.clone()))).unwrap().gaf;
+        assert!(matches!(
+            frame_at(&built, &files, &dir, &n).content,
+            Content::Pixels(_)
+        ));
+        // both edited alike (the image is the edited layers' flattening): the layers
+        let mut alike = only_png.clone();
+        alike.files.insert(layer.clone(), edited.clone());
+        let built = build(&alike, &opts(Some(g.clone()))).unwrap().gaf;
+        let from_layers = build(&only_layer, &opts(Some(g.clone()))).unwrap().gaf;
+        assert_eq!(
+            frame_at(&built, &files, &dir, &n),
+            frame_at(&from_layers, &files, &dir, &n)
+        );
+        // both edited differently: a conflict naming the image
+        let mut both = only_layer.clone();
+        both.files
+            .insert(png.clone(), repaint(&files.files[&png], 0xB8));
+        let e = build(&both, &opts(Some(g))).unwrap_err().to_string();
+        assert!(e.contains("conflict") && e.contains(&png), "{e}");
     }
 }
