@@ -197,8 +197,8 @@ impl Core {
             release_filled(s, &Layout::new(&**view));
         }
         if base.bytes() == Some(bytes.as_slice()) {
-            // copies of earlier renderings stay as written (not read by any build): a second
-            // rsync of the tree they came from must find them as it left them
+            // copies of earlier renderings arriving now stay as written (no build reads them):
+            // a second rsync of the tree they came from must find them as it left them
             self.settle_stage(rel, s);
             s.meta.status = format!("clean: the last save changed nothing in the {what}");
             s.save()?;
@@ -437,8 +437,9 @@ pub(in crate::fs) fn outdated_staged(
         kind,
     };
     let stable = packer(kind, &overlay, Some(bytes), opts).is_ok_and(|again| again == bytes);
-    // copies of earlier renderings of derived map files stay as written (no build reads
-    // them), so a second rsync of the tree they came from finds them as it left them
+    // copies of earlier renderings of derived map files give way to the new binary's (a
+    // file this commit made outdated, such as the tilemap.csv a re-tiling renumbered; a
+    // copy arriving stale, by a commit that changes nothing, stays as written)
     let stale = overlay.stale_copies();
     let mut out = Vec::new();
     let mut stack = vec![String::new()];
@@ -455,7 +456,7 @@ pub(in crate::fs) fn outdated_staged(
                 if stack.len() < 4096 {
                     stack.push(p);
                 }
-            } else if builds(&p) && !stale.contains(&p) && (!stable || regenerated(kind, &p)) {
+            } else if builds(&p) && (!stable || regenerated(kind, &p) || stale.contains(&p)) {
                 // files the view does not have (the user's own) are kept
                 let in_view = overlay.layout.as_ref().and_then(|l| l.is_dir(&p)) == Some(false);
                 if in_view && fs::read(e.path()).ok() != view.render_vec(&p).ok() {

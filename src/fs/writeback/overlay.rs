@@ -376,6 +376,25 @@ impl FileSet for Overlay<'_> {
         }
     }
 
+    /// A generated file not staged over or deleted, or a staged copy that is not dirty (it
+    /// built the binary at the last commit, or changed nothing then).
+    fn unedited(&self, path: &str) -> bool {
+        if !builds(path) || self.view.is_none() {
+            return false;
+        }
+        match fs::symlink_metadata(self.stage.path(path)) {
+            Ok(m) => m.is_file() && !self.stage.meta.dirty.contains(path),
+            Err(_) => {
+                !self.stage.hidden(path)
+                    && !filling(
+                        Some(self.stage),
+                        path.rsplit_once('/').map_or("", |(d, _)| d),
+                    )
+                    && self.layout.as_ref().and_then(|l| l.is_dir(path)) == Some(false)
+            }
+        }
+    }
+
     fn list(&self, dir: &str) -> Result<Option<Vec<(String, bool)>>, ViewError> {
         Ok(
             merged_children(Some(self.stage), self.layout.as_ref(), dir).map(|v| {

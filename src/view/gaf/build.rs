@@ -494,6 +494,33 @@ pub(super) fn build_frame(
             payload: None,
         }),
     };
+    // an unedited image of a frame the base has at this place, under an unedited row: the
+    // base's frame as it is (its stored bytes), nothing read or decoded (a commit costs what
+    // was edited, not the size of the GAF)
+    if let Some(b) = base.filter(|b| !matches!(b.content, Content::Layers(_))) {
+        let same_header = (b.width, b.height, b.origin_x, b.origin_y, b.key)
+            == (
+                frame.width,
+                frame.height,
+                frame.origin_x,
+                frame.origin_y,
+                frame.key,
+            )
+            && (b.compressed, b.blend, b.word12, b.word20)
+                == (
+                    rf.truecolor.map_or(frame.compressed, |f| f.byte()),
+                    frame.blend,
+                    frame.word12,
+                    frame.word20,
+                );
+        if same_header
+            && files.unedited(&format!("{key}.png"))
+            && files.unedited("metadata.json")
+            && files.list(&format!("{key}.layers"))?.is_none()
+        {
+            return Ok(b.clone());
+        }
+    }
     if let Some(fmt) = rf.truecolor {
         frame.compressed = fmt.byte();
         frame.content = Content::Truecolor(truecolor_words(files, key, csv_file, rf, fmt)?);
@@ -545,7 +572,10 @@ pub(super) fn build_frame(
     };
     let empty = rf.width == 0 || rf.height == 0;
     let mut png_name = format!("{key}.png");
-    let image = if empty {
+    // a composite's unedited flattening: the layers decide, the image is not decoded
+    let flat_as_dumped =
+        layers.is_some() && files.unedited(&png_name) && files.unedited("metadata.json");
+    let image = if empty || flat_as_dumped {
         None
     } else {
         let data = match files.read(&png_name)? {
@@ -626,13 +656,14 @@ pub(super) fn build_frame(
             )
         })?;
         // <n>.png unchanged since the dump: the layers decide (they may have been edited).
-        let png_unedited = match (&image, extras.map(|x| x.flat_fnv.as_str())) {
-            (Some(img), Some(fp)) if !fp.is_empty() => {
-                let opaque: Vec<bool> = img.transparent.iter().map(|t| !t).collect();
-                image_fingerprint(img.width, img.height, &img.indices, &opaque) == fp
-            }
-            _ => false,
-        };
+        let png_unedited = flat_as_dumped
+            || match (&image, extras.map(|x| x.flat_fnv.as_str())) {
+                (Some(img), Some(fp)) if !fp.is_empty() => {
+                    let opaque: Vec<bool> = img.transparent.iter().map(|t| !t).collect();
+                    image_fingerprint(img.width, img.height, &img.indices, &opaque) == fp
+                }
+                _ => false,
+            };
         let same = png_unedited
             || match &image {
                 None => flat.width == 0 || flat.height == 0,
