@@ -84,6 +84,18 @@ pub fn build(files: &dyn FileSet, opts: &BuildOptions) -> Result<Built, ViewErro
         .enumerate()
         .map(|(i, s)| (s.dir.as_str(), i))
         .collect();
+    // the folder each sequence of the base is shown in (as its dump names them): the base's
+    // frames at a folder's places are what that folder's unedited files hold
+    let base_dirs: HashMap<String, &Sequence> = opts
+        .base
+        .as_ref()
+        .map(|b| {
+            crate::view::unique_names(b.sequences.iter().map(|s| s.name_bytes()), super::RESERVED)
+                .into_iter()
+                .zip(&b.sequences)
+                .collect()
+        })
+        .unwrap_or_default();
     let mut seqs: Vec<(u64, usize, String, Sequence)> = Vec::new();
     for (dir, is_dir) in root {
         if !is_dir {
@@ -113,6 +125,7 @@ pub fn build(files: &dyn FileSet, opts: &BuildOptions) -> Result<Built, ViewErro
             folder_named,
             &meta,
             opts,
+            base_dirs.get(dir.as_str()).copied(),
         )?;
         let pos = order.get(dir.as_str()).copied().unwrap_or(usize::MAX);
         seqs.push((index.unwrap_or(u64::MAX), pos, dir, seq));
@@ -308,6 +321,7 @@ pub(super) fn build_sequence(
     folder_named: bool,
     meta: &Metadata,
     opts: &BuildOptions,
+    base_seq: Option<&Sequence>,
 ) -> Result<(Option<u64>, Sequence), ViewError> {
     let mut index = None;
     let mut name: Vec<u8> = dir.as_bytes().to_vec();
@@ -360,12 +374,6 @@ pub(super) fn build_sequence(
         why: "a sequence folder needs its frame list".into(),
     })?;
     let rows = read_rows(&file, &data, true)?;
-    // the sequence of the base this folder was dumped from (metadata.json lists the folders
-    // in the base's order)
-    let base_seq = opts.base.as_ref().and_then(|b| {
-        let i = meta.sequences.iter().position(|s| s.dir == dir)?;
-        b.sequences.get(i)
-    });
     let mut frames = Vec::with_capacity(rows.len());
     for rf in &rows {
         let key = format!("{dir}/{}", rf.index);
@@ -515,7 +523,6 @@ pub(super) fn build_frame(
                 );
         if same_header
             && files.unedited(&format!("{key}.png"))
-            && files.unedited("metadata.json")
             && files.list(&format!("{key}.layers"))?.is_none()
         {
             return Ok(b.clone());
@@ -573,8 +580,7 @@ pub(super) fn build_frame(
     let empty = rf.width == 0 || rf.height == 0;
     let mut png_name = format!("{key}.png");
     // a composite's unedited flattening: the layers decide, the image is not decoded
-    let flat_as_dumped =
-        layers.is_some() && files.unedited(&png_name) && files.unedited("metadata.json");
+    let flat_as_dumped = layers.is_some() && files.unedited(&png_name);
     let image = if empty || flat_as_dumped {
         None
     } else {
@@ -929,5 +935,62 @@ mod tests {
             .insert(png.clone(), repaint(&files.files[&png], 0xB8));
         let e = build(&both, &opts(Some(g))).unwrap_err().to_string();
         assert!(e.contains("conflict") && e.contains(&png), "{e}");
+    }
+
+    /// A dump in memory whose files other than `edited` are the base's own renderings.
+    struct Marked<'a> {
+        files: &'a MemFileSet,
+        edited: Vec<String>,
+    }
+
+    impl FileSet for Marked<'_> {
+        fn read(&self, path: &str) -> Result<Option<Vec<u8>>, ViewError> {
+            self.files.read(path)
+        }
+        fn list(&self, dir: &str) -> Result<Option<Vec<(String, bool)>>, ViewError> {
+            self.files.list(dir)
+        }
+        fn unedited(&self, path: &str) -> bool {
+            self.files.files.contains_key(path) && !self.edited.iter().any(|e| e == path)
+        }
+    }
+
+    #[test]
+    fn taking_unedited_frames_from_the_base_builds_what_reading_them_builds() {
+        let (g, files, dir) = dumped();
+        let (cdir, n) = composite(&files);
+        let frame = format!("{dir}/2.png");
+        let layer = format!("{cdir}/{n}.layers/1.png");
+        let (a, b) = (format!("{dir}/0.png"), format!("{dir}/1.png"));
+        let cases: Vec<(MemFileSet, Vec<String>)> = {
+            let mut one = files.clone();
+            one.files
+                .insert(frame.clone(), repaint(&files.files[&frame], 0xB9));
+            let mut swap = files.clone();
+            swap.files.insert(a.clone(), files.files[&b].clone());
+            swap.files.insert(b.clone(), files.files[&a].clone());
+            let mut lay = files.clone();
+            lay.files
+                .insert(layer.clone(), repaint(&files.files[&layer], 0xBA));
+            vec![
+                (files.clone(), vec![]),
+                (one, vec![frame]),
+                (swap, vec![a, b]),
+                (lay, vec![layer]),
+            ]
+        };
+        for (set, edited) in cases {
+            let read = build(&set, &opts(Some(g.clone()))).unwrap().gaf;
+            let marked = Marked {
+                files: &set,
+                edited: edited.clone(),
+            };
+            let taken = build(&marked, &opts(Some(g.clone()))).unwrap().gaf;
+            assert_eq!(
+                gaf::write(&taken).unwrap(),
+                gaf::write(&read).unwrap(),
+                "edited {edited:?}"
+            );
+        }
     }
 }
