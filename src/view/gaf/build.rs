@@ -579,8 +579,11 @@ pub(super) fn build_frame(
     };
     let empty = rf.width == 0 || rf.height == 0;
     let mut png_name = format!("{key}.png");
-    // a composite's unedited flattening: the layers decide, the image is not decoded
-    let flat_as_dumped = layers.is_some() && files.unedited(&png_name);
+    // the unedited flattening of a composite the base has at this place: the layers decide,
+    // the image is not decoded
+    let flat_as_dumped = layers.is_some()
+        && base.is_some_and(|b| matches!(b.content, Content::Layers(_)))
+        && files.unedited(&png_name);
     let image = if empty || flat_as_dumped {
         None
     } else {
