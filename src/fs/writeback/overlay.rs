@@ -248,7 +248,7 @@ fn indexed_fingerprint(png: &[u8]) -> Option<u64> {
     };
     let opaque: Vec<bool> = indices
         .iter()
-        .map(|i| trns.get(usize::from(*i)).is_none_or(|a| *a != 0))
+        .map(|i| !matches!(trns.get(usize::from(*i)), Some(0)))
         .collect();
     let fp = crate::view::gaf::image_fingerprint(d.width, d.height, &indices, &opaque);
     u64::from_str_radix(&fp, 16).ok()

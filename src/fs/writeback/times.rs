@@ -163,14 +163,20 @@ impl Core {
         }
         let asset = self.slot(rel);
         let ident = Ident::of(binary);
-        let prev = {
+        {
             let mut t = lock(&asset.times);
             t.load();
             if t.kept.is_empty() && t.prev.is_none() {
                 // nothing committed here: every file shows the binary's time
                 return now;
             }
-            let Some(fp) = fp() else { return now };
+        }
+        // rendered without the lock held (a render takes the asset's state lock, which a
+        // decode holds while it takes the staging lock, which a commit holds while it takes
+        // this one)
+        let Some(fp) = fp() else { return now };
+        let prev = {
+            let t = lock(&asset.times);
             if let Some(&(h, s, n)) = t.kept.get(vpath) {
                 if h == fp {
                     return time(s, i64::from(n));
