@@ -97,6 +97,8 @@ fn edited_backup(e: &Env) -> (PathBuf, Vec<u8>) {
     std::fs::write(&f, png).unwrap();
     // saved later than the dump (rsync's quick check compares size and mtime)
     sh(&format!("touch -d 2031-01-02T03:04:05 {}", f.display()));
+    // and a file whose bytes stay the generated ones made private: its mode carries over too
+    sh(&format!("chmod 600 {}", b.join("panel/0.png").display()));
     let want = e.path("want.gaf");
     let o = Command::new(TAFS)
         .args(["gaf", "build"])
@@ -156,11 +158,16 @@ fn twice(e: &Env, b: &Path, want: &[u8], tool: &str, push: impl Fn()) {
         !st.contains("error") && !st.contains("pending"),
         "{tool}: {st}"
     );
-    // the mount now shows the backup as it is (user attributes carried over)
+    // the mount now shows the backup as it is (user attributes carried over: no file to send,
+    // none whose mode or mtime differs)
     let dry = rsync_dry(e, b);
     assert!(
         transferred(&dry).is_empty(),
         "{tool}: rsync would send: {dry}"
+    );
+    assert!(
+        !dry.lines().any(|l| l.starts_with(".f")),
+        "{tool}: attributes differ: {dry}"
     );
 }
 
