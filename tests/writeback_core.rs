@@ -398,10 +398,31 @@ fn folders_keep_their_inodes_across_a_commit_files_do_not() {
     let pulse = ino(&f.core, "anims/fx.gaf/pulse");
     let panel = ino(&f.core, "anims/fx.gaf/panel");
     let frame = ino(&f.core, "anims/fx.gaf/panel/0.png");
+    let mtime = |p: &str| f.core.getattr(ino(&f.core, p), None).unwrap().mtime;
+    let frame_t = mtime("anims/fx.gaf/panel/0.png");
+    let panel_t = mtime("anims/fx.gaf/panel");
+    let preview_t = mtime("anims/fx.gaf/pulse/animated.png");
+    let preview = read(&f.core, "anims/fx.gaf/pulse/animated.png");
     let png = read(&f.core, "anims/fx.gaf/pulse/2.png");
     let (edited, _) = edit_png(&png, 0xB3);
+    // the new binary must get another mtime than the one the files showed
+    std::thread::sleep(std::time::Duration::from_millis(20));
     cp_onto(&f.core, "anims/fx.gaf/pulse/2.png", &edited).unwrap();
     assert_eq!(history_len(&f), 1, "the save did not commit");
+    // generated files whose bytes did not change keep their mtime (a second rsync finds
+    // them as it left them); one that changed (the preview of the edited sequence) takes
+    // the new binary's
+    let bin_t = std::fs::metadata(f.game.path().join("anims/fx.gaf"))
+        .unwrap()
+        .modified()
+        .unwrap();
+    assert_ne!(bin_t, frame_t);
+    assert_eq!(mtime("anims/fx.gaf/panel/0.png"), frame_t);
+    assert_eq!(mtime("anims/fx.gaf/panel"), panel_t);
+    assert_ne!(read(&f.core, "anims/fx.gaf/pulse/animated.png"), preview);
+    let preview_now = mtime("anims/fx.gaf/pulse/animated.png");
+    assert_ne!(preview_now, preview_t);
+    assert_eq!(preview_now, bin_t);
     // the asset directory and its folders answer with the same inodes (rsync keeps working
     // in a sibling folder it looked up before the commit) ...
     assert_eq!(ino(&f.core, "anims/fx.gaf"), root);
@@ -430,7 +451,8 @@ fn folders_keep_their_inodes_across_a_commit_files_do_not() {
         .collect();
     f.core.releasedir(dh).unwrap();
     assert!(names.iter().any(|n| n == ".0.png.XyZ123"), "{names:?}");
-    // ... while a generated file of the old version is stale and gets a new inode
+    // ... while a generated file of the old version is stale and gets a new inode (an inode
+    // is one version's file: a reader holding it never gets another version's bytes)
     assert_eq!(
         f.core.getattr(frame, None).unwrap_err().errno(),
         libc::ESTALE

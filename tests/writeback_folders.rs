@@ -268,8 +268,11 @@ fn dot_named_sequences_survive_a_frame_edit() {
     e.shows_the_binary("after the edits");
 }
 
+/// `mv 1.png tmp.png; mv 0.png 1.png; mv tmp.png 0.png` of two frames of different sizes:
+/// every step answers 0 and the swap commits (the images' sizes win where frames.csv does not
+/// change them); a frames.csv edited to a size the image does not have is an error.
 #[test]
-fn a_frame_swap_with_mv_answers_zero() {
+fn a_frame_swap_with_mv_answers_zero_and_commits() {
     let Some(e) = env() else { return };
     let seq = e.asset().join("ARMRL");
     let f0 = std::fs::read(seq.join("0.png")).unwrap();
@@ -283,13 +286,53 @@ fn a_frame_swap_with_mv_answers_zero() {
     assert_eq!(std::fs::read(seq.join("0.png")).unwrap(), f1);
     assert_eq!(std::fs::read(seq.join("1.png")).unwrap(), f0);
     let status = std::fs::read_to_string(e.asset().join(".tafs-status")).unwrap();
-    if f0.len() == f1.len() && parse(&e.bin()).sequences.len() == 4 {
-        // frames of one size swap in the binary
-        assert_ne!(std::fs::read(e.bin()).unwrap(), before, "{status}");
-    } else {
-        // frames of two sizes do not match frames.csv: the status says so
-        assert!(status.contains("error"), "{status}");
+    assert!(
+        !status.contains("error") && !status.contains("pending"),
+        "{status}"
+    );
+    let old = tafs::formats::gaf::parse(&before, &Default::default()).unwrap();
+    let new = parse(&e.bin());
+    let frame = |g: &tafs::formats::gaf::Gaf, i: usize| g.sequences[0].frames[i].frame.clone();
+    let look = |f: &tafs::formats::gaf::Frame| {
+        let p = f.pixels().expect("plain frames");
+        (f.width, f.height, p.indices.clone(), p.opaque.clone())
+    };
+    assert_ne!(
+        (frame(&old, 0).width, frame(&old, 0).height),
+        (frame(&old, 1).width, frame(&old, 1).height),
+        "the sample's frames 0 and 1 must differ in size"
+    );
+    assert_eq!(look(&frame(&new, 0)), look(&frame(&old, 1)), "{status}");
+    assert_eq!(look(&frame(&new, 1)), look(&frame(&old, 0)), "{status}");
+    // the origins stay with the rows, the other frames and sequences as they were
+    assert_eq!(frame(&new, 0).origin_x, frame(&old, 0).origin_x);
+    assert_eq!(new.sequences.len(), old.sequences.len());
+    for i in 2..old.sequences[0].frames.len() {
+        assert_eq!(look(&frame(&new, i)), look(&frame(&old, i)));
     }
+    e.shows_the_binary("after the swap");
+    // frames.csv edited to a size image 0 does not have: an error, the binary untouched
+    let committed = std::fs::read(e.bin()).unwrap();
+    let csv = std::fs::read_to_string(seq.join("frames.csv")).unwrap();
+    let mut lines: Vec<String> = csv.lines().map(str::to_string).collect();
+    let header: Vec<&str> = lines[0].split(',').collect();
+    let wcol = header.iter().position(|h| *h == "width").unwrap();
+    let mut row: Vec<String> = lines[1].split(',').map(str::to_string).collect();
+    row[wcol] = (row[wcol].parse::<u32>().unwrap() + 3).to_string();
+    lines[1] = row.join(",");
+    let edited = e.dir.path().join("frames.csv");
+    std::fs::write(&edited, lines.join("\n") + "\n").unwrap();
+    sh(&format!(
+        "cp {} {}",
+        edited.display(),
+        seq.join("frames.csv").display()
+    ));
+    let status = std::fs::read_to_string(e.asset().join(".tafs-status")).unwrap();
+    assert!(
+        status.contains("error") && status.contains("0.png"),
+        "{status}"
+    );
+    assert_eq!(std::fs::read(e.bin()).unwrap(), committed);
 }
 
 #[test]

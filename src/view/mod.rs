@@ -255,6 +255,12 @@ pub trait FileSet {
     /// The names in directory `dir` (`""` = root) with `true` for sub-directories, sorted.
     /// `None` if the directory does not exist.
     fn list(&self, dir: &str) -> Result<Option<Vec<(String, bool)>>, ViewError>;
+    /// Whether `path` holds what the build's base binary generates there, unedited (a file
+    /// of the generated view not staged over): a build may take the base's own data for it
+    /// without reading it. `false` unless a file set knows.
+    fn unedited(&self, _path: &str) -> bool {
+        false
+    }
 }
 
 /// A real directory as a [`FileSet`].

@@ -248,6 +248,8 @@ pub(in crate::fs) struct Asset {
     pub(in crate::fs) state: Mutex<AssetState>,
     /// The write-back staging area (`None` when write-back is off).
     pub(in crate::fs) stage: Mutex<Option<Stage>>,
+    /// The mtimes its generated files keep across commits (`fs::writeback::Times`).
+    pub(in crate::fs) times: Mutex<crate::fs::writeback::Times>,
 }
 
 /// What a path of the game folder is shown as.
@@ -293,7 +295,10 @@ impl Core {
                     let abs = std::path::absolute(self.abs(rel)).unwrap_or_else(|_| self.abs(rel));
                     Stage::load(sd, &abs)
                 });
+                let times =
+                    crate::fs::writeback::Times::new(stage.as_ref().map(|s| s.dir.as_path()));
                 Arc::new(Asset {
+                    times: Mutex::new(times),
                     state: Mutex::new(AssetState {
                         ident: None,
                         gen: 0,

@@ -268,7 +268,12 @@ impl Core {
             Ok(self.asset_dir_attr(ino, rel, gen, layout, meta, vpath))
         } else {
             let size = self.size_of(rel, gen, layout, vpath)?;
-            Ok(self.gen_attr(ino, meta, false, size, 0))
+            let mut a = self.gen_attr(ino, meta, false, size, 0);
+            a.mtime = self.kept_mtime(rel, meta, vpath, false, || {
+                let b = self.render(rel, gen, layout, vpath).ok()?;
+                Some(crate::fs::writeback::fingerprint(&b))
+            });
+            Ok(a)
         }
     }
     pub(in crate::fs) fn staged_attr(&self, ino: u64, m: &Metadata, subdirs: u32) -> Attr {
@@ -307,7 +312,14 @@ impl Core {
         };
         match staged {
             Some(m) if m.is_dir() => self.staged_attr(ino, &m, subdirs),
-            _ => self.gen_attr(ino, meta, true, 4096.max(n * 32), subdirs),
+            _ => {
+                let mut a = self.gen_attr(ino, meta, true, 4096.max(n * 32), subdirs);
+                a.mtime = self.kept_mtime(rel, meta, vpath, true, || {
+                    let names = layout.children(vpath)?;
+                    Some(crate::fs::writeback::folder_fingerprint(&names))
+                });
+                a
+            }
         }
     }
 

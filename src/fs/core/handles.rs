@@ -153,7 +153,10 @@ impl Core {
                 }
                 let (rel, layout, meta) = self.current(root, gen)?;
                 let bytes = self.render(&rel, gen, &layout, &vpath)?;
-                let attr = self.gen_attr(ino, &meta, false, bytes.len() as u64, 0);
+                let mut attr = self.gen_attr(ino, &meta, false, bytes.len() as u64, 0);
+                attr.mtime = self.kept_mtime(&rel, &meta, &vpath, false, || {
+                    Some(crate::fs::writeback::fingerprint(&bytes))
+                });
                 let fh = self.add_handle(Handle::Generated(bytes, attr));
                 Ok(Opened {
                     fh,

@@ -6,7 +6,7 @@
 //! made outdated and record the result in the status.
 
 use super::archive::finish_archive_stage;
-use super::overlay::{builds, record_renderings, release_filled, Overlay};
+use super::overlay::{builds, record_flattenings, record_renderings, release_filled, Overlay};
 use super::{error_file, join};
 use crate::fs::core::view_options_for;
 use crate::fs::core::{is_archive_path, lock, Core};
@@ -53,6 +53,9 @@ pub(in crate::fs) enum Outdated {
         /// `metadata.json` and `tilemap.csv` of the version being replaced (maps: the
         /// checksums of its renderings are recorded, see `record_renderings`).
         old_meta: Option<(Vec<u8>, Option<Vec<u8>>)>,
+        /// The version being replaced, decoded (its files' times carry over where the new
+        /// version's are the same, see `times`).
+        old: Option<Box<dyn View>>,
     },
 }
 
@@ -178,7 +181,7 @@ impl Core {
                 s.meta.status = format!("error: {message}");
                 let _ = s.save();
                 log::warn!("{}: commit refused: {message}", rel.display());
-                if file.as_deref().map_or(true, |f| f == trigger) {
+                if file.as_deref().map_or(true, |f| names_the_save(f, trigger)) {
                     return Err(FsError::Commit(format!("{}: {message}", rel.display())));
                 }
                 return Ok(());
@@ -196,22 +199,14 @@ impl Core {
             release_filled(s, &Layout::new(&**view));
         }
         if base.bytes() == Some(bytes.as_slice()) {
-            if let Outdated::Check { kind, view, .. } = &outdated {
-                // copies of earlier renderings give way to the binary's own
-                let stale = Overlay {
-                    stage: s,
-                    layout: Some(Layout::new(&**view)),
-                    view: Some(&**view),
-                    kind: *kind,
-                }
-                .stale_copies();
-                drop_outdated(rel, s, &stale);
-            }
+            // copies of earlier renderings arriving now stay as written (no build reads them):
+            // a second rsync of the tree they came from must find them as it left them
             self.settle_stage(rel, s);
             s.meta.status = s.clean_status(what, self.opts.operation_gap);
             s.save()?;
             return Ok(());
         }
+        let mut old_view = None;
         let outdated = match outdated {
             Outdated::Known(v) => v,
             Outdated::Check {
@@ -219,9 +214,13 @@ impl Core {
                 view,
                 opts,
                 old_meta,
+                old,
             } => {
-                if let Some((m, t)) = &old_meta {
-                    record_renderings(s, m, t.as_deref());
+                old_view = old;
+                match &old_meta {
+                    Some((m, t)) if kind == AssetKind::Tnt => record_renderings(s, m, t.as_deref()),
+                    Some((m, _)) => record_flattenings(s, m),
+                    None => {}
                 }
                 // deletions the new binary applied are no longer needed
                 let layout = Layout::new(&*view);
@@ -238,6 +237,9 @@ impl Core {
         }
         self.settle_stage(rel, s);
         drop_outdated(rel, s, &outdated);
+        if let Some(by) = s.meta.base.clone() {
+            self.committed_times(rel, old_view, base.meta(), by);
+        }
         let ms = |d: Duration| d.as_millis();
         let mut steps: Vec<String> = phases
             .iter()
@@ -303,6 +305,7 @@ impl Core {
                 .render_vec("metadata.json")
                 .ok()
                 .map(|m| (m, v.render_vec("tilemap.csv").ok())),
+            Some(v) => v.render_vec("metadata.json").ok().map(|m| (m, None)),
             _ => None,
         };
         let overlay = Overlay {
@@ -323,6 +326,8 @@ impl Core {
             Ok((bytes, v))
         });
         let t_valid = t0.elapsed();
+        drop(overlay);
+        let old = view;
         match built {
             Ok((bytes, view)) => Built::Bytes {
                 bytes,
@@ -331,6 +336,7 @@ impl Core {
                     view,
                     opts: Box::new(opts),
                     old_meta,
+                    old,
                 },
                 phases: vec![
                     ("decode", t_decode),
@@ -447,7 +453,9 @@ pub(in crate::fs) fn outdated_staged(
         kind,
     };
     let stable = packer(kind, &overlay, Some(bytes), opts).is_ok_and(|again| again == bytes);
-    // copies of earlier renderings of derived map files give way to the new binary's
+    // copies of earlier renderings of derived map files give way to the new binary's (a
+    // file this commit made outdated, such as the tilemap.csv a re-tiling renumbered; a
+    // copy arriving stale, by a commit that changes nothing, stays as written)
     let stale = overlay.stale_copies();
     let mut out = Vec::new();
     let mut stack = vec![String::new()];
@@ -475,6 +483,16 @@ pub(in crate::fs) fn outdated_staged(
     }
     out.sort();
     out
+}
+
+/// Whether a commit error in `file` is the save of `trigger`'s: the same file, or (GAF) a file
+/// in the `<n>.layers/` folder of frame image `<n>.png` (an edit of the layers conflicting
+/// with an edit of the image fails whichever save makes it one).
+fn names_the_save(file: &str, trigger: &str) -> bool {
+    file == trigger
+        || file
+            .strip_suffix(".png")
+            .is_some_and(|stem| trigger.starts_with(&format!("{stem}.layers/")))
 }
 
 /// Staged files replaced by the new binary's after every commit when they differ: a GAF

@@ -11,7 +11,8 @@
 //!   mkdir, unlink, rmdir, rename, new and removed assets);
 //! * `commit`: the one commit pipeline of loose binaries and archives;
 //! * `archive`, `edit`: what is particular to archives (members, the edited tree, renames);
-//! * `status`: the `.tafs-status` files.
+//! * `status`: the `.tafs-status` files;
+//! * `times`: the mtimes generated files keep across commits that did not change them.
 
 mod archive;
 mod commit;
@@ -19,9 +20,11 @@ mod edit;
 mod ops;
 mod overlay;
 mod status;
+mod times;
 
 pub(in crate::fs) use overlay::{listed, merged_children};
 pub(in crate::fs) use status::STATUS_NAME;
+pub(in crate::fs) use times::{fingerprint, folder_fingerprint, Times};
 
 use crate::fs::core::assets::{Asset, Outcome};
 use crate::fs::core::inode::NodeKind;

@@ -186,24 +186,72 @@ pub(in crate::fs) fn record_renderings(stage: &Stage, meta_json: &[u8], tilemap:
         meta["checksums"]["minimap"].as_u64(),
         tilemap_crc,
     ]) {
-        let Some(crc) = crc else {
-            continue;
-        };
-        let list = all
-            .entry(file.to_string())
-            .or_insert_with(|| serde_json::Value::Array(Vec::new()));
-        if let Some(a) = list.as_array_mut() {
-            if !a.iter().any(|v| v.as_u64() == Some(crc)) {
-                a.push(crc.into());
-            }
-            let extra = a.len().saturating_sub(RENDERINGS_KEEP);
-            a.drain(..extra);
+        if let Some(crc) = crc {
+            remember(&mut all, file, crc);
         }
     }
+    save_renderings(stage, all);
+}
+
+/// Records the fingerprints of the flattened images (`<n>.png` of composite frames) a GAF's
+/// `metadata.json` (`meta_json`, a version being replaced) holds.
+pub(in crate::fs) fn record_flattenings(stage: &Stage, meta_json: &[u8]) {
+    let Ok(meta) = serde_json::from_slice::<serde_json::Value>(meta_json) else {
+        return;
+    };
+    let Some(frames) = meta["frames"].as_object() else {
+        return;
+    };
+    let mut all = renderings(stage);
+    let mut any = false;
+    for (key, x) in frames {
+        let fp = x["flat_fnv"]
+            .as_str()
+            .and_then(|h| u64::from_str_radix(h, 16).ok());
+        if let Some(fp) = fp {
+            remember(&mut all, &format!("{key}.png"), fp);
+            any = true;
+        }
+    }
+    if any {
+        save_renderings(stage, all);
+    }
+}
+
+/// Adds checksum `crc` to the list of `file` (at most [`RENDERINGS_KEEP`], oldest first out).
+fn remember(all: &mut serde_json::Map<String, serde_json::Value>, file: &str, crc: u64) {
+    let list = all
+        .entry(file.to_string())
+        .or_insert_with(|| serde_json::Value::Array(Vec::new()));
+    if let Some(a) = list.as_array_mut() {
+        if !a.iter().any(|v| v.as_u64() == Some(crc)) {
+            a.push(crc.into());
+        }
+        let extra = a.len().saturating_sub(RENDERINGS_KEEP);
+        a.drain(..extra);
+    }
+}
+
+fn save_renderings(stage: &Stage, all: serde_json::Map<String, serde_json::Value>) {
     if let Ok(b) = serde_json::to_vec(&serde_json::Value::Object(all)) {
         let _ = fs::create_dir_all(&stage.dir);
         let _ = crate::atomic::write(&stage.dir.join(RENDERINGS), &b, None);
     }
+}
+
+/// The fingerprint ([`crate::view::gaf::image_fingerprint`]) of an indexed PNG as a dump
+/// writes it (transparent where its tRNS alpha is 0); `None` for other PNGs.
+fn indexed_fingerprint(png: &[u8]) -> Option<u64> {
+    let d = crate::view::image::decode_png(png).ok()?;
+    let crate::view::image::PngPixels::Indexed { indices, trns, .. } = d.pixels else {
+        return None;
+    };
+    let opaque: Vec<bool> = indices
+        .iter()
+        .map(|i| !matches!(trns.get(usize::from(*i)), Some(0)))
+        .collect();
+    let fp = crate::view::gaf::image_fingerprint(d.width, d.height, &indices, &opaque);
+    u64::from_str_radix(&fp, 16).ok()
 }
 
 /// The file set a commit builds from: the generated view with the staged layout files and
@@ -227,6 +275,9 @@ impl Overlay<'_> {
     /// version's rendering (its checksum is one an earlier `metadata.json` held, not the
     /// current one): not an edit, whatever order the files of a copy arrive in.
     pub(in crate::fs) fn stale_copy(&self, path: &str, bytes: &[u8]) -> bool {
+        if self.kind == AssetKind::Gaf {
+            return self.stale_flattening(path, bytes);
+        }
         if self.kind != AssetKind::Tnt || !MAP_DERIVED.contains(&path) {
             return false;
         }
@@ -254,6 +305,38 @@ impl Overlay<'_> {
             .ok()
             .and_then(|m| m["checksums"][if minimap { "minimap" } else { "map" }].as_u64());
         current != Some(u64::from(crc)) && known_crc(crc)
+    }
+
+    /// Whether staged `bytes` of a GAF composite frame's `<n>.png` (the flattening of its
+    /// `<n>.layers/`) are a copy of an earlier version's flattening, not the current one's:
+    /// not an edit (a tile of a copied-back export whose layer was edited must not lose the
+    /// layer edit to the export's stale image).
+    fn stale_flattening(&self, path: &str, bytes: &[u8]) -> bool {
+        let Some(stem) = path.strip_suffix(".png") else {
+            return false;
+        };
+        let composite = |l: &Layout| l.is_dir(&format!("{stem}.layers")) == Some(true);
+        if !self.layout.as_ref().is_some_and(composite) {
+            return false;
+        }
+        let known = renderings(self.stage);
+        let Some(list) = known.get(path).and_then(|v| v.as_array()) else {
+            return false;
+        };
+        let Some(fp) = indexed_fingerprint(bytes) else {
+            return false;
+        };
+        if !list.iter().any(|v| v.as_u64() == Some(fp)) {
+            return false;
+        }
+        // the current version's flattening (its own metadata.json, not a staged copy)
+        let current = self
+            .view
+            .and_then(|v| v.render_vec("metadata.json").ok())
+            .and_then(|m| serde_json::from_slice::<serde_json::Value>(&m).ok())
+            .and_then(|m| m["frames"][stem]["flat_fnv"].as_str().map(str::to_string))
+            .and_then(|h| u64::from_str_radix(&h, 16).ok());
+        current != Some(fp)
     }
 
     /// The staged derived map files that are copies of earlier renderings ([`Self::stale_copy`]).
@@ -290,6 +373,25 @@ impl FileSet for Overlay<'_> {
         match (&self.layout, self.view) {
             (Some(l), Some(v)) if l.is_dir(path) == Some(false) => Ok(Some(v.render_vec(path)?)),
             _ => Ok(None),
+        }
+    }
+
+    /// A generated file not staged over or deleted, or a staged copy that is not dirty (it
+    /// built the binary at the last commit, or changed nothing then).
+    fn unedited(&self, path: &str) -> bool {
+        if !builds(path) || self.view.is_none() {
+            return false;
+        }
+        match fs::symlink_metadata(self.stage.path(path)) {
+            Ok(m) => m.is_file() && !self.stage.meta.dirty.contains(path),
+            Err(_) => {
+                !self.stage.hidden(path)
+                    && !filling(
+                        Some(self.stage),
+                        path.rsplit_once('/').map_or("", |(d, _)| d),
+                    )
+                    && self.layout.as_ref().and_then(|l| l.is_dir(path)) == Some(false)
+            }
         }
     }
 

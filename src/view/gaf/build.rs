@@ -84,6 +84,18 @@ pub fn build(files: &dyn FileSet, opts: &BuildOptions) -> Result<Built, ViewErro
         .enumerate()
         .map(|(i, s)| (s.dir.as_str(), i))
         .collect();
+    // the folder each sequence of the base is shown in (as its dump names them): the base's
+    // frames at a folder's places are what that folder's unedited files hold
+    let base_dirs: HashMap<String, &Sequence> = opts
+        .base
+        .as_ref()
+        .map(|b| {
+            crate::view::unique_names(b.sequences.iter().map(|s| s.name_bytes()), super::RESERVED)
+                .into_iter()
+                .zip(&b.sequences)
+                .collect()
+        })
+        .unwrap_or_default();
     let mut seqs: Vec<(u64, usize, String, Sequence)> = Vec::new();
     for (dir, is_dir) in root {
         if !is_dir {
@@ -113,6 +125,7 @@ pub fn build(files: &dyn FileSet, opts: &BuildOptions) -> Result<Built, ViewErro
             folder_named,
             &meta,
             opts,
+            base_dirs.get(dir.as_str()).copied(),
         )?;
         let pos = order.get(dir.as_str()).copied().unwrap_or(usize::MAX);
         seqs.push((index.unwrap_or(u64::MAX), pos, dir, seq));
@@ -308,6 +321,7 @@ pub(super) fn build_sequence(
     folder_named: bool,
     meta: &Metadata,
     opts: &BuildOptions,
+    base_seq: Option<&Sequence>,
 ) -> Result<(Option<u64>, Sequence), ViewError> {
     let mut index = None;
     let mut name: Vec<u8> = dir.as_bytes().to_vec();
@@ -363,7 +377,10 @@ pub(super) fn build_sequence(
     let mut frames = Vec::with_capacity(rows.len());
     for rf in &rows {
         let key = format!("{dir}/{}", rf.index);
-        let frame = build_frame(files, &key, &file, rf, meta, opts, 0)?;
+        let base = base_seq
+            .and_then(|s| s.frames.get(rf.index))
+            .map(|fe| &fe.frame);
+        let frame = build_frame(files, &key, &file, rf, meta, opts, base, 0)?;
         frames.push(FrameEntry {
             duration: rf.duration,
             frame,
@@ -452,6 +469,11 @@ pub(super) fn storage_for(rf: &RowFields, extras: Option<&FrameExtras>, opts: &B
 
 pub(super) const MAX_BUILD_DEPTH: usize = 16;
 
+/// Builds the frame of row `rf` (`key`: its path without `.png`). `base`: the frame the base
+/// has at this place, if known: where the row's size is the base frame's (frames.csv did not
+/// change it), an image of another size gives the frame its size (a frame image moved or
+/// swapped in from another frame).
+#[allow(clippy::too_many_arguments)]
 pub(super) fn build_frame(
     files: &dyn FileSet,
     key: &str,
@@ -459,6 +481,7 @@ pub(super) fn build_frame(
     rf: &RowFields,
     meta: &Metadata,
     opts: &BuildOptions,
+    base: Option<&Frame>,
     depth: usize,
 ) -> Result<Frame, ViewError> {
     let extras = meta.frames.get(key);
@@ -479,6 +502,32 @@ pub(super) fn build_frame(
             payload: None,
         }),
     };
+    // an unedited image of a frame the base has at this place, under an unedited row: the
+    // base's frame as it is (its stored bytes), nothing read or decoded (a commit costs what
+    // was edited, not the size of the GAF)
+    if let Some(b) = base.filter(|b| !matches!(b.content, Content::Layers(_))) {
+        let same_header = (b.width, b.height, b.origin_x, b.origin_y, b.key)
+            == (
+                frame.width,
+                frame.height,
+                frame.origin_x,
+                frame.origin_y,
+                frame.key,
+            )
+            && (b.compressed, b.blend, b.word12, b.word20)
+                == (
+                    rf.truecolor.map_or(frame.compressed, |f| f.byte()),
+                    frame.blend,
+                    frame.word12,
+                    frame.word20,
+                );
+        if same_header
+            && files.unedited(&format!("{key}.png"))
+            && files.list(&format!("{key}.layers"))?.is_none()
+        {
+            return Ok(b.clone());
+        }
+    }
     if let Some(fmt) = rf.truecolor {
         frame.compressed = fmt.byte();
         frame.content = Content::Truecolor(truecolor_words(files, key, csv_file, rf, fmt)?);
@@ -509,6 +558,10 @@ pub(super) fn build_frame(
         }
         let mut v = Vec::new();
         for lr in &rows {
+            let base_layer = match base.map(|b| &b.content) {
+                Some(Content::Layers(l)) => l.get(lr.index),
+                _ => None,
+            };
             v.push(build_frame(
                 files,
                 &format!("{ldir}/{}", lr.index),
@@ -516,6 +569,7 @@ pub(super) fn build_frame(
                 lr,
                 meta,
                 opts,
+                base_layer,
                 depth + 1,
             )?);
         }
@@ -525,7 +579,12 @@ pub(super) fn build_frame(
     };
     let empty = rf.width == 0 || rf.height == 0;
     let mut png_name = format!("{key}.png");
-    let image = if empty {
+    // the unedited flattening of a composite the base has at this place: the layers decide,
+    // the image is not decoded
+    let flat_as_dumped = layers.is_some()
+        && base.is_some_and(|b| matches!(b.content, Content::Layers(_)))
+        && files.unedited(&png_name);
+    let image = if empty || flat_as_dumped {
         None
     } else {
         let data = match files.read(&png_name)? {
@@ -556,13 +615,28 @@ pub(super) fn build_frame(
         }
         .map_err(|m| ViewError::invalid(&png_name, m))?;
         if img.width != u32::from(rf.width) || img.height != u32::from(rf.height) {
-            return Err(ViewError::invalid(
-                &png_name,
-                format!(
-                    "image is {}×{} but {csv_file} row {} says {}×{}",
-                    img.width, img.height, rf.line, rf.width, rf.height
-                ),
-            ));
+            // the row's size is the base frame's: the image was replaced (a frame moved or
+            // swapped in), so its size wins; a size the row changed must agree
+            let row_unedited = layers.is_none()
+                && base.is_some_and(|b| {
+                    !matches!(b.content, Content::Layers(_))
+                        && (b.width, b.height) == (rf.width, rf.height)
+                });
+            match (u16::try_from(img.width), u16::try_from(img.height)) {
+                (Ok(w), Ok(h)) if row_unedited && w > 0 && h > 0 => {
+                    frame.width = w;
+                    frame.height = h;
+                }
+                _ => {
+                    return Err(ViewError::invalid(
+                        &png_name,
+                        format!(
+                            "image is {}×{} but {csv_file} row {} says {}×{}",
+                            img.width, img.height, rf.line, rf.width, rf.height
+                        ),
+                    ))
+                }
+            }
         }
         let avoid = super::layout::avoid_for(compressed, rf.key);
         let dump_palette = u32::from_str_radix(&meta.palette_crc32, 16).ok();
@@ -591,13 +665,14 @@ pub(super) fn build_frame(
             )
         })?;
         // <n>.png unchanged since the dump: the layers decide (they may have been edited).
-        let png_unedited = match (&image, extras.map(|x| x.flat_fnv.as_str())) {
-            (Some(img), Some(fp)) if !fp.is_empty() => {
-                let opaque: Vec<bool> = img.transparent.iter().map(|t| !t).collect();
-                image_fingerprint(img.width, img.height, &img.indices, &opaque) == fp
-            }
-            _ => false,
-        };
+        let png_unedited = flat_as_dumped
+            || match (&image, extras.map(|x| x.flat_fnv.as_str())) {
+                (Some(img), Some(fp)) if !fp.is_empty() => {
+                    let opaque: Vec<bool> = img.transparent.iter().map(|t| !t).collect();
+                    image_fingerprint(img.width, img.height, &img.indices, &opaque) == fp
+                }
+                _ => false,
+            };
         let same = png_unedited
             || match &image {
                 None => flat.width == 0 || flat.height == 0,
@@ -621,6 +696,23 @@ pub(super) fn build_frame(
             };
         if same {
             return Ok(c);
+        }
+        // <n>.png edited: it wins over layers that are as dumped; both edited (and the
+        // image not their flattening) is a conflict, whatever order they were saved in
+        let layers_unedited = extras.map(|x| x.flat_fnv.as_str()).is_some_and(|fp| {
+            !fp.is_empty()
+                && image_fingerprint(flat.width, flat.height, &flat.indices, &flat.opaque) == fp
+        });
+        let dumped = extras.is_some_and(|x| !x.flat_fnv.is_empty());
+        if dumped && !layers_unedited {
+            return Err(ViewError::invalid(
+                &png_name,
+                format!(
+                    "conflict: both {png_name} and {ldir}/ were edited since the dump and the \
+                     image is not the layers' flattening; keep one: delete {ldir}/ to keep \
+                     the image, or put the dump's {png_name} back to keep the layers"
+                ),
+            ));
         }
     }
     let (indices, opaque) = match image {
@@ -673,4 +765,235 @@ fn truecolor_words(
     }
     let rgba = super::truecolor::to_rgba(&img);
     Ok(super::truecolor::quantise(fmt, &rgba))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::formats::Limits;
+    use crate::view::gaf::GafView;
+    use crate::view::{MemFileSet, ViewOptions};
+
+    /// The sample GAF, its dump in memory and the folder of its first sequence.
+    fn dumped() -> (Gaf, MemFileSet, String) {
+        let bytes = gaf::write(&crate::sample::animated_gaf()).unwrap();
+        let g = gaf::parse(&bytes, &Limits::default()).unwrap();
+        let v = GafView::from_gaf(g.clone(), &ViewOptions::default()).unwrap();
+        let files = MemFileSet::from_view(&v).unwrap();
+        let meta: serde_json::Value =
+            serde_json::from_slice(&files.files["metadata.json"]).unwrap();
+        let dir = meta["sequences"][0]["dir"].as_str().unwrap().to_string();
+        (g, files, dir)
+    }
+
+    fn opts(base: Option<Gaf>) -> BuildOptions {
+        BuildOptions {
+            palette: Palette::ta(),
+            base,
+            ..Default::default()
+        }
+    }
+
+    #[test]
+    fn swapped_images_of_two_sizes_swap_the_frames_when_frames_csv_is_unedited() {
+        let (g, mut files, dir) = dumped();
+        let f = |g: &Gaf, i: usize| g.sequences[0].frames[i].frame.clone();
+        assert_ne!(
+            (f(&g, 0).width, f(&g, 0).height),
+            (f(&g, 1).width, f(&g, 1).height)
+        );
+        let (a, b) = (format!("{dir}/0.png"), format!("{dir}/1.png"));
+        let pa = files.files[&a].clone();
+        let pb = files.files.insert(b.clone(), pa).unwrap();
+        files.files.insert(a, pb);
+        // without a base nothing says the rows are unedited: the sizes disagree
+        let e = build(&files, &opts(None)).unwrap_err().to_string();
+        assert!(e.contains("0.png") && e.contains("says"), "{e}");
+        let built = build(&files, &opts(Some(g.clone()))).unwrap().gaf;
+        let look = |f: &Frame| (f.width, f.height, f.pixels().map(|p| p.indices.clone()));
+        assert_eq!(look(&f(&built, 0)), look(&f(&g, 1)));
+        assert_eq!(look(&f(&built, 1)), look(&f(&g, 0)));
+        // the stored bytes of both frames are reused, only moved
+        let payload = |f: &Frame| f.pixels().and_then(|p| p.payload.clone());
+        assert_eq!(payload(&f(&built, 0)), payload(&f(&g, 1)));
+        assert!(payload(&f(&built, 1)).is_some());
+        assert_eq!(f(&built, 0).origin_x, f(&g, 0).origin_x);
+    }
+
+    #[test]
+    fn a_size_frames_csv_changed_must_agree_with_the_image() {
+        let (g, mut files, dir) = dumped();
+        let csv = format!("{dir}/frames.csv");
+        let text = String::from_utf8(files.files[&csv].clone()).unwrap();
+        let mut lines: Vec<String> = text.lines().map(str::to_string).collect();
+        let header: Vec<&str> = lines[0].split(',').collect();
+        let w = header.iter().position(|h| *h == "width").unwrap();
+        let mut row: Vec<String> = lines[1].split(',').map(str::to_string).collect();
+        row[w] = (row[w].parse::<u32>().unwrap() + 3).to_string();
+        lines[1] = row.join(",");
+        files
+            .files
+            .insert(csv, (lines.join("\n") + "\n").into_bytes());
+        let e = build(&files, &opts(Some(g))).unwrap_err().to_string();
+        assert!(e.contains("0.png") && e.contains("says"), "{e}");
+    }
+
+    /// `png` (an indexed dump PNG) with its first opaque pixel set to index `to`.
+    fn repaint(png: &[u8], to: u8) -> Vec<u8> {
+        let d = crate::view::image::decode_png(png).unwrap();
+        let crate::view::image::PngPixels::Indexed {
+            mut indices, trns, ..
+        } = d.pixels
+        else {
+            panic!("dump PNGs are indexed")
+        };
+        let transparent = trns.iter().position(|a| *a == 0).map(|i| i as u8);
+        let pos = indices
+            .iter()
+            .position(|i| Some(*i) != transparent && *i != to)
+            .unwrap();
+        indices[pos] = to;
+        let mut out = Vec::new();
+        crate::view::image::write_indexed_png(
+            &mut out,
+            d.width,
+            d.height,
+            &indices,
+            &Palette::ta(),
+            transparent,
+        )
+        .unwrap();
+        out
+    }
+
+    /// The composite frame of the sample (sequence folder, frame number).
+    fn composite(files: &MemFileSet) -> (String, String) {
+        let k = files
+            .files
+            .keys()
+            .find(|k| k.contains(".layers/layers.csv"))
+            .unwrap()
+            .clone();
+        let (dir, rest) = k.split_once('/').unwrap();
+        (
+            dir.to_string(),
+            rest.split_once(".layers").unwrap().0.to_string(),
+        )
+    }
+
+    fn frame_at<'g>(g: &'g Gaf, files: &MemFileSet, dir: &str, n: &str) -> &'g Frame {
+        let meta: serde_json::Value =
+            serde_json::from_slice(&files.files["metadata.json"]).unwrap();
+        let si = meta["sequences"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .position(|s| s["dir"] == dir)
+            .unwrap();
+        &g.sequences[si].frames[n.parse::<usize>().unwrap()].frame
+    }
+
+    #[test]
+    fn an_image_and_its_layers_decided_by_content_and_both_edited_is_a_conflict() {
+        let (g, files, _) = dumped();
+        let (dir, n) = composite(&files);
+        let png = format!("{dir}/{n}.png");
+        let layer = format!("{dir}/{n}.layers/0.png");
+        // unedited: the composite as it was
+        let built = build(&files, &opts(Some(g.clone()))).unwrap().gaf;
+        assert_eq!(
+            frame_at(&built, &files, &dir, &n),
+            frame_at(&g, &files, &dir, &n)
+        );
+        // a layer edited (the image as dumped): still a composite, with the edited layer
+        let mut only_layer = files.clone();
+        let edited = repaint(&files.files[&layer], 0xB7);
+        only_layer.files.insert(layer.clone(), edited.clone());
+        let built = build(&only_layer, &opts(Some(g.clone()))).unwrap().gaf;
+        let f = frame_at(&built, &files, &dir, &n);
+        assert!(matches!(f.content, Content::Layers(_)));
+        assert_ne!(f, frame_at(&g, &files, &dir, &n));
+        // the image edited (the layers as dumped): the image wins, a plain frame
+        let mut only_png = files.clone();
+        only_png
+            .files
+            .insert(png.clone(), repaint(&files.files[&png], 0xB7));
+        let built = build(&only_png, &opts(Some(g.clone()))).unwrap().gaf;
+        assert!(matches!(
+            frame_at(&built, &files, &dir, &n).content,
+            Content::Pixels(_)
+        ));
+        // both edited alike (the image is the edited layers' flattening): the layers
+        let mut alike = only_png.clone();
+        alike.files.insert(layer.clone(), edited.clone());
+        let built = build(&alike, &opts(Some(g.clone()))).unwrap().gaf;
+        let from_layers = build(&only_layer, &opts(Some(g.clone()))).unwrap().gaf;
+        assert_eq!(
+            frame_at(&built, &files, &dir, &n),
+            frame_at(&from_layers, &files, &dir, &n)
+        );
+        // both edited differently: a conflict naming the image
+        let mut both = only_layer.clone();
+        both.files
+            .insert(png.clone(), repaint(&files.files[&png], 0xB8));
+        let e = build(&both, &opts(Some(g))).unwrap_err().to_string();
+        assert!(e.contains("conflict") && e.contains(&png), "{e}");
+    }
+
+    /// A dump in memory whose files other than `edited` are the base's own renderings.
+    struct Marked<'a> {
+        files: &'a MemFileSet,
+        edited: Vec<String>,
+    }
+
+    impl FileSet for Marked<'_> {
+        fn read(&self, path: &str) -> Result<Option<Vec<u8>>, ViewError> {
+            self.files.read(path)
+        }
+        fn list(&self, dir: &str) -> Result<Option<Vec<(String, bool)>>, ViewError> {
+            self.files.list(dir)
+        }
+        fn unedited(&self, path: &str) -> bool {
+            self.files.files.contains_key(path) && !self.edited.iter().any(|e| e == path)
+        }
+    }
+
+    #[test]
+    fn taking_unedited_frames_from_the_base_builds_what_reading_them_builds() {
+        let (g, files, dir) = dumped();
+        let (cdir, n) = composite(&files);
+        let frame = format!("{dir}/2.png");
+        let layer = format!("{cdir}/{n}.layers/1.png");
+        let (a, b) = (format!("{dir}/0.png"), format!("{dir}/1.png"));
+        let cases: Vec<(MemFileSet, Vec<String>)> = {
+            let mut one = files.clone();
+            one.files
+                .insert(frame.clone(), repaint(&files.files[&frame], 0xB9));
+            let mut swap = files.clone();
+            swap.files.insert(a.clone(), files.files[&b].clone());
+            swap.files.insert(b.clone(), files.files[&a].clone());
+            let mut lay = files.clone();
+            lay.files
+                .insert(layer.clone(), repaint(&files.files[&layer], 0xBA));
+            vec![
+                (files.clone(), vec![]),
+                (one, vec![frame]),
+                (swap, vec![a, b]),
+                (lay, vec![layer]),
+            ]
+        };
+        for (set, edited) in cases {
+            let read = build(&set, &opts(Some(g.clone()))).unwrap().gaf;
+            let marked = Marked {
+                files: &set,
+                edited: edited.clone(),
+            };
+            let taken = build(&marked, &opts(Some(g.clone()))).unwrap().gaf;
+            assert_eq!(
+                gaf::write(&taken).unwrap(),
+                gaf::write(&read).unwrap(),
+                "edited {edited:?}"
+            );
+        }
+    }
 }

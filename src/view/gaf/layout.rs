@@ -492,6 +492,8 @@ fn keep_frame(f: &mut Frame, base: &Frame, palette: &Palette, depth: usize) {
     let raw = !f.is_compressed();
     let key = f.key;
     match (&mut f.content, &base.content) {
+        // stored bytes taken from the base as they are: its indices already
+        (Content::Pixels(p), Content::Pixels(_)) if p.payload.is_some() => {}
         (Content::Pixels(p), Content::Pixels(q)) => {
             let colour = |i: u8| palette.colors[usize::from(i)];
             let mut changed = false;

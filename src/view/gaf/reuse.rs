@@ -5,8 +5,23 @@ use crate::formats::gaf::{Content, Frame, Gaf};
 use std::collections::HashMap;
 
 /// Gives every frame that equals a frame of `base` (header fields and pixels) the stored bytes
-/// of that frame, so unchanged frames are written exactly as they were.
+/// of that frame, so unchanged frames are written exactly as they were. Frames that already
+/// have stored bytes (taken from the base as they were) are left as they are.
 pub fn reuse_payloads(gaf: &mut Gaf, base: &Gaf) {
+    fn needs(f: &Frame) -> bool {
+        match &f.content {
+            Content::Pixels(p) => p.payload.is_none(),
+            Content::Truecolor(_) => false,
+            Content::Layers(l) => l.iter().any(needs),
+        }
+    }
+    let any = gaf
+        .sequences
+        .iter()
+        .any(|s| s.frames.iter().any(|fe| needs(&fe.frame)));
+    if !any {
+        return;
+    }
     let mut index: HashMap<u64, Vec<&Frame>> = HashMap::new();
     fn collect<'a>(f: &'a Frame, index: &mut HashMap<u64, Vec<&'a Frame>>) {
         match &f.content {
@@ -24,10 +39,14 @@ pub fn reuse_payloads(gaf: &mut Gaf, base: &Gaf) {
         }
     }
     fn apply(f: &mut Frame, index: &HashMap<u64, Vec<&Frame>>) {
-        let h = frame_hash(f);
+        let h = match &f.content {
+            Content::Pixels(p) if p.payload.is_none() => frame_hash(f),
+            _ => 0,
+        };
         match &mut f.content {
             Content::Layers(l) => l.iter_mut().for_each(|x| apply(x, index)),
             Content::Truecolor(_) => {}
+            Content::Pixels(p) if p.payload.is_some() => {}
             Content::Pixels(_) => {
                 let found = index.get(&h).and_then(|cands| {
                     cands
@@ -68,19 +87,32 @@ pub(super) fn same_pixels_and_fields(a: &Frame, b: &Frame) -> bool {
         && (a.is_compressed() || pa.indices == pb.indices)
 }
 
+/// Pixels of a frame [`frame_hash`] looks at, spread evenly over it.
+const HASH_SAMPLES: usize = 1024;
+
+/// A hash of part of what [`same_pixels_and_fields`] compares (size, key, storage, and the
+/// mask and drawn pixels at [`HASH_SAMPLES`] places spread over the frame): equal frames hash
+/// equal; candidates are then compared in full. Hashing every frame of a large GAF at each
+/// commit costs a few pixels per frame, not the GAF's size.
 pub(super) fn frame_hash(f: &Frame) -> u64 {
-    use std::hash::{Hash, Hasher};
-    let mut h = std::collections::hash_map::DefaultHasher::new();
-    (f.width, f.height, f.key, f.compressed).hash(&mut h);
+    let mut h = crc32fast::Hasher::new();
+    h.update(&f.width.to_le_bytes());
+    h.update(&f.height.to_le_bytes());
+    h.update(&[f.key, f.compressed]);
     if let Some(p) = f.pixels() {
-        p.opaque.hash(&mut h);
-        for (i, o) in p.indices.iter().zip(&p.opaque) {
-            if *o {
-                i.hash(&mut h);
-            }
+        let n = p.indices.len().min(p.opaque.len());
+        let step = n.div_ceil(HASH_SAMPLES).max(1);
+        let mut buf = Vec::with_capacity(2 * HASH_SAMPLES + 16);
+        buf.extend_from_slice(&(n as u64).to_le_bytes());
+        for k in (0..n).step_by(step) {
+            let (i, o) = (p.indices.get(k), p.opaque.get(k));
+            let o = o.copied().unwrap_or(false);
+            buf.push(u8::from(o));
+            buf.push(if o { i.copied().unwrap_or(0) } else { 0 });
         }
+        h.update(&buf);
     }
-    h.finish()
+    u64::from(h.finalize())
 }
 
 /// Compares two GAFs as the game reads them: every header field, every drawn pixel, every

@@ -1,0 +1,276 @@
+//! Times of generated files across commits (SEMANTICS.md, "Commit"): a generated file whose
+//! bytes did not change in a commit — or a generated folder whose names did not — keeps the
+//! mtime it showed before, so a second `rsync -a`, `cp -a`, `git checkout` of the same tree
+//! finds it as it left it.
+//!
+//! Decided lazily, when a file of the new version is first looked at: its fingerprint (size
+//! and CRC-32 of its bytes) is compared with the record of what that path showed (`kept`,
+//! persisted in the asset's staging folder as `times.json`) and, when there is none, with the
+//! same path of the version the last commit replaced (kept decoded in memory until the next
+//! commit). A commit thus renders nothing more than before; a file first looked at after the
+//! version after next is compared with the record only.
+
+use crate::fs::core::{lock, time, Core};
+use crate::fs::layout::Layout;
+use crate::fs::stage::Ident;
+use crate::view::View;
+use std::collections::HashMap;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use std::time::{SystemTime, UNIX_EPOCH};
+
+/// The file the records are kept in, in the asset's staging folder.
+pub(in crate::fs) const TIMES: &str = "times.json";
+
+/// Records kept per asset at most (the oldest fingerprints go first).
+const TIMES_KEEP: usize = 1 << 16;
+
+/// The version a commit replaced, kept to compare the new version's files with.
+struct Prev {
+    view: Arc<dyn View>,
+    layout: Layout,
+    /// The binary it was replaced by (only files of that version are compared with it).
+    by: Ident,
+    /// What its generated files showed without a record: the binary's mtime.
+    mtime: SystemTime,
+}
+
+/// What the replaced version had at a path.
+enum Before {
+    /// A folder's fingerprint (`None`: nothing, or not a folder).
+    Folder(Option<u64>),
+    /// A file, to render from this view.
+    File(Arc<dyn View>),
+}
+
+/// An asset's records of the times its generated files show.
+pub(in crate::fs) struct Times {
+    file: Option<PathBuf>,
+    loaded: bool,
+    dirty: bool,
+    /// Path → (fingerprint, seconds, nanoseconds) of the mtime it shows with these bytes.
+    kept: HashMap<String, (u64, i64, u32)>,
+    prev: Option<Prev>,
+}
+
+impl Times {
+    /// The records of the asset whose staging folder is `dir` (none without write-back).
+    pub(in crate::fs) fn new(dir: Option<&Path>) -> Times {
+        Times {
+            file: dir.map(|d| d.join(TIMES)),
+            loaded: false,
+            dirty: false,
+            kept: HashMap::new(),
+            prev: None,
+        }
+    }
+
+    fn load(&mut self) {
+        if self.loaded {
+            return;
+        }
+        self.loaded = true;
+        let Some(b) = self.file.as_ref().and_then(|f| std::fs::read(f).ok()) else {
+            return;
+        };
+        if let Ok(m) = serde_json::from_slice::<HashMap<String, (u64, i64, u32)>>(&b) {
+            self.kept = m;
+        }
+    }
+
+    /// Writes the records if they changed since last written.
+    pub(in crate::fs) fn flush(&mut self) {
+        if !self.dirty {
+            return;
+        }
+        let Some(f) = &self.file else { return };
+        if self.kept.len() > TIMES_KEEP {
+            // a bounded record: the oldest times go first
+            let mut v: Vec<(String, (u64, i64, u32))> = self.kept.drain().collect();
+            v.sort_by_key(|(_, (_, s, n))| std::cmp::Reverse((*s, *n)));
+            v.truncate(TIMES_KEEP);
+            self.kept = v.into_iter().collect();
+        }
+        if let Ok(b) = serde_json::to_vec(&self.kept) {
+            if let Some(d) = f.parent() {
+                let _ = std::fs::create_dir_all(d);
+            }
+            if crate::atomic::write(f, &b, None).is_ok() {
+                self.dirty = false;
+            }
+        }
+    }
+}
+
+impl Drop for Times {
+    fn drop(&mut self) {
+        self.flush();
+    }
+}
+
+/// The fingerprint of a generated file's bytes.
+pub(in crate::fs) fn fingerprint(bytes: &[u8]) -> u64 {
+    ((bytes.len() as u64) << 32) | u64::from(crc32fast::hash(bytes))
+}
+
+/// The fingerprint of a generated folder: its names (and which are folders), in order.
+pub(in crate::fs) fn folder_fingerprint(kids: &[(String, bool)]) -> u64 {
+    let mut h = crc32fast::Hasher::new();
+    for (n, d) in kids {
+        h.update(n.as_bytes());
+        h.update(if *d { b"/\0" } else { b"\0" });
+    }
+    ((kids.len() as u64) << 32) | u64::from(h.finalize())
+}
+
+fn parts(t: SystemTime) -> (i64, u32) {
+    match t.duration_since(UNIX_EPOCH) {
+        Ok(d) => (
+            i64::try_from(d.as_secs()).unwrap_or(i64::MAX),
+            d.subsec_nanos(),
+        ),
+        Err(e) => {
+            let d = e.duration();
+            let (s, n) = (
+                i64::try_from(d.as_secs()).unwrap_or(i64::MAX),
+                d.subsec_nanos(),
+            );
+            if n == 0 {
+                (-s, 0)
+            } else {
+                (-s - 1, 1_000_000_000 - n)
+            }
+        }
+    }
+}
+
+impl Core {
+    /// The mtime generated `vpath` of asset `rel` shows, the binary being `binary`: the one
+    /// it showed before the last commit(s) when its fingerprint `fp` did not change, else the
+    /// binary's. `dir`: a folder (compared by its names).
+    pub(in crate::fs) fn kept_mtime(
+        &self,
+        rel: &Path,
+        binary: &std::fs::Metadata,
+        vpath: &str,
+        dir: bool,
+        fp: impl FnOnce() -> Option<u64>,
+    ) -> SystemTime {
+        use std::os::unix::fs::MetadataExt;
+        let now = time(binary.mtime(), binary.mtime_nsec());
+        if !self.writeback() {
+            return now;
+        }
+        let asset = self.slot(rel);
+        let ident = Ident::of(binary);
+        {
+            let mut t = lock(&asset.times);
+            t.load();
+            if t.kept.is_empty() && t.prev.is_none() {
+                // nothing committed here: every file shows the binary's time
+                return now;
+            }
+        }
+        // rendered without the lock held (a render takes the asset's state lock, which a
+        // decode holds while it takes the staging lock, which a commit holds while it takes
+        // this one)
+        let Some(fp) = fp() else { return now };
+        let prev = {
+            let t = lock(&asset.times);
+            if let Some(&(h, s, n)) = t.kept.get(vpath) {
+                if h == fp {
+                    return time(s, i64::from(n));
+                }
+            }
+            // what the replaced version had at this path: a folder's names, or a file to render
+            let before = t.prev.as_ref().filter(|p| p.by == ident).map(|p| {
+                let old = if dir {
+                    Before::Folder(p.layout.children(vpath).map(|k| folder_fingerprint(&k)))
+                } else if p.layout.is_dir(vpath) == Some(false) {
+                    Before::File(p.view.clone())
+                } else {
+                    Before::Folder(None)
+                };
+                (old, p.mtime)
+            });
+            (fp, before)
+        };
+        let (fp, before) = prev;
+        let shown = match before {
+            Some((old, mtime)) => {
+                let old_fp = match old {
+                    Before::Folder(f) => f,
+                    // rendered outside the lock: other files of the asset are not held up
+                    Before::File(view) => view.render_vec(vpath).ok().map(|b| fingerprint(&b)),
+                };
+                if old_fp == Some(fp) {
+                    mtime
+                } else {
+                    now
+                }
+            }
+            None => now,
+        };
+        let mut t = lock(&asset.times);
+        let (s, n) = parts(shown);
+        t.kept.insert(vpath.to_string(), (fp, s, n));
+        t.dirty = true;
+        shown
+    }
+
+    /// A commit of `rel` replaced the version decoded as `old` (binary `old_meta`) by binary
+    /// `by`: the records so far are written, and `old` is kept to compare the new version's
+    /// files with.
+    pub(in crate::fs) fn committed_times(
+        &self,
+        rel: &Path,
+        old: Option<Box<dyn View>>,
+        old_meta: Option<&std::fs::Metadata>,
+        by: Ident,
+    ) {
+        use std::os::unix::fs::MetadataExt;
+        let asset = self.slot(rel);
+        let mut t = lock(&asset.times);
+        t.load();
+        t.flush();
+        t.prev = match (old, old_meta) {
+            (Some(view), Some(m)) => {
+                let view: Arc<dyn View> = Arc::from(view);
+                Some(Prev {
+                    layout: Layout::new(&*view),
+                    view,
+                    by,
+                    mtime: time(m.mtime(), m.mtime_nsec()),
+                })
+            }
+            _ => None,
+        };
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn times_before_the_epoch_round_trip() {
+        for (s, n) in [(0i64, 0i64), (5, 7), (-1, 0), (-3, 250_000_000)] {
+            let t = time(s, n);
+            let (s2, n2) = parts(t);
+            assert_eq!(time(s2, i64::from(n2)), t, "{s}.{n}");
+        }
+    }
+
+    #[test]
+    fn fingerprints_tell_folders_and_bytes_apart() {
+        assert_ne!(fingerprint(b"ab"), fingerprint(b"ba"));
+        assert_ne!(
+            folder_fingerprint(&[("a".into(), true)]),
+            folder_fingerprint(&[("a".into(), false)])
+        );
+        assert_eq!(
+            folder_fingerprint(&[("a".into(), false), ("b".into(), false)]),
+            folder_fingerprint(&[("a".into(), false), ("b".into(), false)])
+        );
+    }
+}
