@@ -71,7 +71,15 @@ fn env() -> Option<Env> {
     let m = mount_common::mount(
         &game,
         &mnt,
-        &["--ttl", "0", "--state-dir", state.to_str().unwrap()],
+        // every save its own history version: the tests count commits by versions
+        &[
+            "--ttl",
+            "0",
+            "--operation-gap",
+            "0",
+            "--state-dir",
+            state.to_str().unwrap(),
+        ],
     );
     Some(Env {
         dir,
@@ -318,7 +326,15 @@ fn second_rsync_of_an_edited_map_backup_adds_no_tile() {
     let _m = mount_common::mount(
         &game,
         &mnt,
-        &["--ttl", "0", "--state-dir", state.to_str().unwrap()],
+        // every save its own history version: the tests count commits by versions
+        &[
+            "--ttl",
+            "0",
+            "--operation-gap",
+            "0",
+            "--state-dir",
+            state.to_str().unwrap(),
+        ],
     );
     let m = mnt.join("maps/example.tnt");
     let b = dir.path().join("backup");
