@@ -12,6 +12,7 @@ use std::sync::Arc;
 use tafs::formats::hpi;
 use tafs::fs::core::ROOT;
 use tafs::fs::{Core, FileKind, FsOps, MountOptions};
+use writeback_common::ino;
 
 fn gaf() -> Vec<u8> {
     tafs::formats::gaf::write(&tafs::sample::animated_gaf()).unwrap()
@@ -156,17 +157,6 @@ impl Fixture {
         let abs = std::path::absolute(self.game.path().join("data.hpi")).unwrap();
         tafs::fs::stage::history_of(&tafs::fs::stage::history_dir(self.state.path(), &abs)).len()
     }
-}
-
-fn ino(core: &Core, path: &str) -> u64 {
-    let mut i = ROOT;
-    for c in path.split('/') {
-        i = core
-            .lookup(i, OsStr::new(c))
-            .unwrap_or_else(|e| panic!("{path}: {e}"))
-            .ino;
-    }
-    i
 }
 
 fn read(core: &Core, path: &str) -> Vec<u8> {

@@ -6,9 +6,8 @@ mod writeback_common;
 
 use std::ffi::OsStr;
 use std::path::Path;
-use tafs::fs::core::ROOT;
 use tafs::fs::{Core, FsOps, MountOptions};
-use writeback_common::{edit_png, parse, payloads, sample_bytes};
+use writeback_common::{edit_png, ino, parse, payloads, sample_bytes};
 
 struct Fixture {
     game: tempfile::TempDir,
@@ -30,17 +29,6 @@ fn opts(state: &Path) -> MountOptions {
         state_dir: Some(state.to_path_buf()),
         ..MountOptions::default()
     }
-}
-
-fn ino(core: &Core, path: &str) -> u64 {
-    let mut i = ROOT;
-    for c in path.split('/') {
-        i = core
-            .lookup(i, OsStr::new(c))
-            .unwrap_or_else(|e| panic!("{path}: {e}"))
-            .ino;
-    }
-    i
 }
 
 fn parent_and_name(path: &str) -> (&str, &str) {

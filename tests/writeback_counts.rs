@@ -6,20 +6,9 @@
 mod writeback_common;
 
 use std::ffi::OsStr;
-use tafs::fs::core::{FileKind, ROOT};
+use tafs::fs::core::FileKind;
 use tafs::fs::{Core, FsOps, MountOptions};
-use writeback_common::sample_bytes;
-
-fn ino(core: &Core, path: &str) -> u64 {
-    let mut i = ROOT;
-    for c in path.split('/') {
-        i = core
-            .lookup(i, OsStr::new(c))
-            .unwrap_or_else(|e| panic!("{path}: {e}"))
-            .ino;
-    }
-    i
-}
+use writeback_common::{ino, sample_bytes};
 
 /// Entries and sub-folders of `dir` from a listing (`.` and `..` left out).
 fn listed(core: &Core, dir: u64) -> (usize, u32) {

@@ -96,3 +96,16 @@ pub fn payloads(g: &Gaf) -> Vec<(String, Option<Vec<u8>>)> {
 pub fn parse(path: &Path) -> Gaf {
     gaf::parse(&std::fs::read(path).unwrap(), &Default::default()).unwrap()
 }
+
+/// The inode of `path` (components from the root of the game folder) in `core`.
+pub fn ino(core: &tafs::fs::Core, path: &str) -> u64 {
+    use tafs::fs::FsOps;
+    let mut i = tafs::fs::core::ROOT;
+    for c in path.split('/') {
+        i = core
+            .lookup(i, std::ffi::OsStr::new(c))
+            .unwrap_or_else(|e| panic!("{path}: {e}"))
+            .ino;
+    }
+    i
+}
