@@ -12,7 +12,7 @@ use std::sync::Arc;
 use tafs::formats::hpi;
 use tafs::fs::core::ROOT;
 use tafs::fs::{Core, FileKind, FsOps, MountOptions};
-use writeback_common::ino;
+use writeback_common::{ino, read};
 
 fn gaf() -> Vec<u8> {
     tafs::formats::gaf::write(&tafs::sample::animated_gaf()).unwrap()
@@ -157,13 +157,6 @@ impl Fixture {
         let abs = std::path::absolute(self.game.path().join("data.hpi")).unwrap();
         tafs::fs::stage::history_of(&tafs::fs::stage::history_dir(self.state.path(), &abs)).len()
     }
-}
-
-fn read(core: &Core, path: &str) -> Vec<u8> {
-    let o = core.open(ino(core, path), libc::O_RDONLY).unwrap();
-    let b = core.read(o.fh, 0, 1 << 24).unwrap();
-    core.release(o.fh).unwrap();
-    b
 }
 
 /// cp onto an existing file: open O_WRONLY|O_TRUNC, write, close.

@@ -3,6 +3,7 @@
 //! unedited frames (RGBA, reordered palette; made with Python Pillow) rebuilds the same file.
 
 mod common;
+mod writeback_common;
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -536,36 +537,8 @@ fn raw_frames_never_draw_the_key_but_rle_frames_keep_it() {
 
 mod mount {
     use super::*;
-    use std::ffi::OsStr;
-    use tafs::fs::core::ROOT;
-    use tafs::fs::FsOps;
+    use crate::writeback_common::cp_onto;
     use tafs::fs::{Core, MountOptions};
-
-    fn ino(core: &Core, path: &str) -> u64 {
-        path.split('/').fold(ROOT, |i, c| {
-            core.lookup(i, OsStr::new(c))
-                .unwrap_or_else(|e| panic!("{path}: {e}"))
-                .ino
-        })
-    }
-
-    /// cp onto an existing file: open O_WRONLY, truncate, write, close.
-    fn cp_onto(core: &Core, path: &str, bytes: &[u8]) {
-        let i = ino(core, path);
-        let o = core.open(i, libc::O_WRONLY).unwrap();
-        core.setattr(
-            i,
-            tafs::fs::SetAttr {
-                size: Some(0),
-                ..Default::default()
-            },
-            Some(o.fh),
-        )
-        .unwrap();
-        core.write(o.fh, 0, bytes).unwrap();
-        core.flush(o.fh).unwrap();
-        core.release(o.fh).unwrap();
-    }
 
     #[test]
     fn rewriting_every_file_of_an_unedited_dump_leaves_the_binary_untouched() {
@@ -590,7 +563,7 @@ mod mount {
             let files = dump(&g);
             // every file written back as it is (what an rsync of an unedited dump does) …
             for (path, bytes) in &files.files {
-                cp_onto(&core, &format!("anims/{name}/{path}"), bytes);
+                cp_onto(&core, &format!("anims/{name}/{path}"), bytes).unwrap();
             }
             // … and every frame re-saved as RGBA, as image editors do
             for path in files.files.keys().filter(|p| p.ends_with(".png")) {
@@ -619,7 +592,7 @@ mod mount {
                     let mut w = e.write_header().unwrap();
                     w.write_image_data(&rgba).unwrap();
                 }
-                cp_onto(&core, &format!("anims/{name}/{path}"), &png);
+                cp_onto(&core, &format!("anims/{name}/{path}"), &png).unwrap();
             }
             assert!(std::fs::read(&bin).unwrap() == data, "{name} was rewritten");
             assert_eq!(

@@ -7,7 +7,7 @@ mod writeback_common;
 use std::ffi::OsStr;
 use std::path::Path;
 use tafs::fs::{Core, FsOps, MountOptions};
-use writeback_common::{edit_png, ino, parse, payloads, sample_bytes};
+use writeback_common::{cp_onto, edit_png, ino, parse, payloads, read, sample_bytes};
 
 struct Fixture {
     game: tempfile::TempDir,
@@ -33,32 +33,6 @@ fn opts(state: &Path) -> MountOptions {
 
 fn parent_and_name(path: &str) -> (&str, &str) {
     path.rsplit_once('/').unwrap()
-}
-
-fn read(core: &Core, path: &str) -> Vec<u8> {
-    let o = core.open(ino(core, path), libc::O_RDONLY).unwrap();
-    let b = core.read(o.fh, 0, 1 << 24).unwrap();
-    core.release(o.fh).unwrap();
-    b
-}
-
-/// cp onto an existing file: open O_WRONLY, truncate, write, close (flush + release).
-fn cp_onto(core: &Core, path: &str, bytes: &[u8]) -> Result<(), i32> {
-    let i = ino(core, path);
-    let o = core.open(i, libc::O_WRONLY).map_err(|e| e.errno())?;
-    core.setattr(
-        i,
-        tafs::fs::SetAttr {
-            size: Some(0),
-            ..Default::default()
-        },
-        Some(o.fh),
-    )
-    .map_err(|e| e.errno())?;
-    core.write(o.fh, 0, bytes).map_err(|e| e.errno())?;
-    let r = core.flush(o.fh).map_err(|e| e.errno());
-    core.release(o.fh).unwrap();
-    r
 }
 
 /// rsync/sed style: create a temp name, write, close, rename over.

@@ -5,14 +5,12 @@
 
 mod writeback_common;
 
-use std::ffi::OsStr;
 use std::io::Write;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
-use tafs::fs::core::ROOT;
-use tafs::fs::{Core, FsOps, MountOptions};
+use tafs::fs::{Core, MountOptions};
 use tafs::view::{AssetKind, Entry, View, ViewError, ViewOptions};
-use writeback_common::{edit_png, parse, payloads, sample_bytes};
+use writeback_common::{cp_onto, edit_png, parse, payloads, read, sample_bytes};
 
 /// A view that records the frame images it renders.
 struct Counting {
@@ -37,39 +35,6 @@ impl View for Counting {
     fn render_cost(&self, path: &str) -> u64 {
         self.inner.render_cost(path)
     }
-}
-
-fn ino(core: &Core, path: &str) -> u64 {
-    let mut i = ROOT;
-    for c in path.split('/') {
-        i = core.lookup(i, OsStr::new(c)).unwrap().ino;
-    }
-    i
-}
-
-fn read(core: &Core, path: &str) -> Vec<u8> {
-    let o = core.open(ino(core, path), libc::O_RDONLY).unwrap();
-    let b = core.read(o.fh, 0, 1 << 24).unwrap();
-    core.release(o.fh).unwrap();
-    b
-}
-
-/// cp onto an existing file: open O_WRONLY, truncate, write, close.
-fn cp_onto(core: &Core, path: &str, bytes: &[u8]) {
-    let i = ino(core, path);
-    let o = core.open(i, libc::O_WRONLY).unwrap();
-    core.setattr(
-        i,
-        tafs::fs::SetAttr {
-            size: Some(0),
-            ..Default::default()
-        },
-        Some(o.fh),
-    )
-    .unwrap();
-    core.write(o.fh, 0, bytes).unwrap();
-    core.flush(o.fh).unwrap();
-    core.release(o.fh).unwrap();
 }
 
 #[test]
@@ -100,7 +65,7 @@ fn a_one_frame_commit_renders_no_other_frame() {
         let frame = "anims/fx.gaf/pulse/2.png";
         let (edited, _) = edit_png(&read(&core, frame), 0xB0 + round);
         images.lock().unwrap().clear();
-        cp_onto(&core, frame, &edited);
+        cp_onto(&core, frame, &edited).unwrap();
         let rendered = images.lock().unwrap().clone();
         assert!(
             rendered.is_empty(),

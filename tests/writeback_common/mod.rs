@@ -109,3 +109,33 @@ pub fn ino(core: &tafs::fs::Core, path: &str) -> u64 {
     }
     i
 }
+
+/// The whole content of file `path` in `core` (open, read, release).
+pub fn read(core: &tafs::fs::Core, path: &str) -> Vec<u8> {
+    use tafs::fs::FsOps;
+    let o = core.open(ino(core, path), libc::O_RDONLY).unwrap();
+    let b = core.read(o.fh, 0, 1 << 24).unwrap();
+    core.release(o.fh).unwrap();
+    b
+}
+
+/// cp onto an existing file: open O_WRONLY, truncate, write, close (flush + release); the
+/// errno of the first step that fails.
+pub fn cp_onto(core: &tafs::fs::Core, path: &str, bytes: &[u8]) -> Result<(), i32> {
+    use tafs::fs::FsOps;
+    let i = ino(core, path);
+    let o = core.open(i, libc::O_WRONLY).map_err(|e| e.errno())?;
+    core.setattr(
+        i,
+        tafs::fs::SetAttr {
+            size: Some(0),
+            ..Default::default()
+        },
+        Some(o.fh),
+    )
+    .map_err(|e| e.errno())?;
+    core.write(o.fh, 0, bytes).map_err(|e| e.errno())?;
+    let r = core.flush(o.fh).map_err(|e| e.errno());
+    core.release(o.fh).unwrap();
+    r
+}
