@@ -10,6 +10,7 @@
 //! `user.tafs.sources` (every source holding the path, winner first), see
 //! [`SOURCE_XATTR`]. The contract is the "Merged game view" section of `SEMANTICS.md`.
 
+mod dirs;
 mod nodes;
 mod ops;
 mod overlay;
@@ -26,7 +27,7 @@ pub use scan::{scan_excluding, scan_once, ArchiveSource, Snapshot, Source};
 use crate::formats::hpi::{self, FileInfo};
 use crate::fs::core::assets::{AssetCache, Outcome};
 use crate::fs::core::lock;
-use crate::fs::core::{view_options_for, Attr, DirItem, MountOptions};
+use crate::fs::core::{view_options_for, Attr, MountOptions};
 use crate::fs::layout::Layout;
 use crate::fs::stage::Ident;
 use crate::fs::sys;
@@ -238,7 +239,7 @@ pub struct MergedCore {
     /// Decoded views, generated files and the bytes of winning files (name "").
     cache: AssetCache<AssetKey>,
     handles: Mutex<HashMap<u64, Arc<Handle>>>,
-    dirs: Mutex<HashMap<u64, Arc<Vec<DirItem>>>>,
+    dirs: dirs::DirHandles,
     next_fh: AtomicU64,
 }
 
@@ -305,7 +306,7 @@ impl MergedCore {
             next_ver,
             assets: Mutex::new(HashMap::new()),
             handles: Mutex::new(HashMap::new()),
-            dirs: Mutex::new(HashMap::new()),
+            dirs: dirs::DirHandles::default(),
             next_fh: AtomicU64::new(1),
             opts,
         })

@@ -166,25 +166,17 @@ impl FsOps for MergedCore {
         let id = self.id(ino)?;
         let items = self.list(ino, &id)?;
         let fh = self.next_fh.fetch_add(1, Ordering::Relaxed);
-        lock(&self.dirs).insert(fh, Arc::new(items));
-        Ok(fh)
+        Ok(self.dirs.open(fh, items))
     }
 
     fn readdir(&self, fh: u64, offset: u64) -> Result<Vec<(u64, DirItem)>, FsError> {
-        let items = lock(&self.dirs)
-            .get(&fh)
-            .cloned()
-            .ok_or(FsError::BadHandle(fh))?;
-        Ok(DirItem::numbered_from(&items, offset))
+        self.dirs.page(fh, offset)
     }
 
     fn readdirplus(&self, fh: u64, offset: u64) -> Result<Vec<(u64, DirItem)>, FsError> {
         let items = self.readdir(fh, offset)?;
         // the folder listed: the inode of its `.` (the kernel holds it while it is open)
-        let dir = lock(&self.dirs)
-            .get(&fh)
-            .and_then(|v| v.first().map(|d| d.ino))
-            .ok_or(FsError::BadHandle(fh))?;
+        let dir = self.dirs.dir_ino(fh)?;
         let with_attrs = crate::fs::fan_out(&items, |(next, it)| {
             let mut it = it.clone();
             if it.name == "." || it.name == ".." {
@@ -213,10 +205,7 @@ impl FsOps for MergedCore {
     }
 
     fn releasedir(&self, fh: u64) -> Result<(), FsError> {
-        lock(&self.dirs)
-            .remove(&fh)
-            .map(|_| ())
-            .ok_or(FsError::BadHandle(fh))
+        self.dirs.release(fh)
     }
 
     fn statfs(&self) -> Result<StatFs, FsError> {

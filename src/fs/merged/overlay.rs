@@ -243,7 +243,7 @@ pub struct OverlayCore {
     pub(super) target: Target,
     pub(super) nodes: Arc<Mutex<Nodes>>,
     pub(super) handles: Mutex<HashMap<u64, Arc<Handle>>>,
-    pub(super) dirs: Mutex<HashMap<u64, Arc<Vec<DirItem>>>>,
+    pub(super) dirs: super::dirs::DirHandles,
     pub(super) next_fh: AtomicU64,
     /// Changes made through the top (copy-ups, creations, removals, renames).
     pub(super) epoch: AtomicU64,
@@ -373,7 +373,7 @@ impl OverlayCore {
             target,
             nodes,
             handles: Mutex::new(HashMap::new()),
-            dirs: Mutex::new(HashMap::new()),
+            dirs: super::dirs::DirHandles::default(),
             next_fh: AtomicU64::new(1),
             epoch: AtomicU64::new(1),
             refused: Mutex::new(Vec::new()),

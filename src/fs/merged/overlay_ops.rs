@@ -548,24 +548,16 @@ impl FsOps for OverlayCore {
         }
         let items = self.list(ino, &u)?;
         let fh = self.next_fh.fetch_add(1, Ordering::Relaxed);
-        lock(&self.dirs).insert(fh, Arc::new(items));
-        Ok(fh)
+        Ok(self.dirs.open(fh, items))
     }
 
     fn readdir(&self, fh: u64, offset: u64) -> Result<Vec<(u64, DirItem)>, FsError> {
-        let items = lock(&self.dirs)
-            .get(&fh)
-            .cloned()
-            .ok_or(FsError::BadHandle(fh))?;
-        Ok(DirItem::numbered_from(&items, offset))
+        self.dirs.page(fh, offset)
     }
 
     fn readdirplus(&self, fh: u64, offset: u64) -> Result<Vec<(u64, DirItem)>, FsError> {
         let items = self.readdir(fh, offset)?;
-        let dir = lock(&self.dirs)
-            .get(&fh)
-            .and_then(|v| v.first().map(|d| d.ino))
-            .ok_or(FsError::BadHandle(fh))?;
+        let dir = self.dirs.dir_ino(fh)?;
         let mut out = Vec::with_capacity(items.len());
         for (next, mut it) in items {
             if it.name == "." || it.name == ".." {
@@ -590,10 +582,7 @@ impl FsOps for OverlayCore {
     }
 
     fn releasedir(&self, fh: u64) -> Result<(), FsError> {
-        lock(&self.dirs)
-            .remove(&fh)
-            .map(|_| ())
-            .ok_or(FsError::BadHandle(fh))
+        self.dirs.release(fh)
     }
 
     fn statfs(&self) -> Result<StatFs, FsError> {
