@@ -85,6 +85,17 @@ impl OverlayCore {
         }
     }
 
+    /// The inode of entry `name` of `parent` kept by its inode `x` in one layer (the top if
+    /// `top`, else the stock view) rather than by path as merged folders are: a file, or any
+    /// entry of an opaque folder. Counted as a lookup.
+    fn intern_file(&self, top: bool, parent: u64, name: &OsStr, x: u64) -> u64 {
+        if top {
+            self.intern(Key::Top(x), parent, name, Slot::Set(x), Slot::Keep, true)
+        } else {
+            self.intern(Key::Stock(x), parent, name, Slot::Keep, Slot::Set(x), true)
+        }
+    }
+
     /// Looks `name` up in union folder `parent` (not counted).
     fn lookup_entry(&self, parent: u64, name: &OsStr) -> Result<Attr, FsError> {
         let u = self.node(parent)?;
@@ -98,25 +109,7 @@ impl OverlayCore {
                 Ok((top, a))
             })?;
             let (top, a) = a;
-            let ino = if top {
-                self.intern(
-                    Key::Top(a.ino),
-                    parent,
-                    name,
-                    Slot::Set(a.ino),
-                    Slot::Keep,
-                    true,
-                )
-            } else {
-                self.intern(
-                    Key::Stock(a.ino),
-                    parent,
-                    name,
-                    Slot::Keep,
-                    Slot::Set(a.ino),
-                    true,
-                )
-            };
+            let ino = self.intern_file(top, parent, name, a.ino);
             return Ok(Self::shown(a, ino, top));
         }
         let (pt, ps) = self.dir_layers(parent, false)?;
@@ -140,14 +133,7 @@ impl OverlayCore {
                         };
                         self.intern(dir_key(), parent, name, Slot::Set(a.ino), s, true)
                     } else {
-                        self.intern(
-                            Key::Top(a.ino),
-                            parent,
-                            name,
-                            Slot::Set(a.ino),
-                            Slot::Keep,
-                            true,
-                        )
+                        self.intern_file(true, parent, name, a.ino)
                     };
                     return Ok(Self::shown(a, ino, true));
                 }
@@ -169,14 +155,7 @@ impl OverlayCore {
         let ino = if a.kind == FileKind::Dir {
             self.intern(dir_key(), parent, name, Slot::Clear, Slot::Set(a.ino), true)
         } else {
-            self.intern(
-                Key::Stock(a.ino),
-                parent,
-                name,
-                Slot::Keep,
-                Slot::Set(a.ino),
-                true,
-            )
+            self.intern_file(false, parent, name, a.ino)
         };
         Ok(Self::shown(a, ino, false))
     }
