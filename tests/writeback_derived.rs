@@ -5,26 +5,13 @@
 //! export.
 
 mod mount_common;
+mod writeback_common;
 
-use mount_common::{fuse_available, sh};
+use mount_common::{fuse_available, sh, GameMount};
 use std::path::Path;
-use std::process::Command;
+use writeback_common::tnt_pack;
 
-const TAFS: &str = env!("CARGO_BIN_EXE_tafs");
 const MAP: &str = "../shared/corpus/game/maps/example.tnt";
-
-/// Packs folder `dir` with `tafs tnt pack` into `to`.
-fn pack(dir: &Path, to: &Path) -> Vec<u8> {
-    let o = Command::new(TAFS)
-        .args(["tnt", "pack"])
-        .arg(dir)
-        .arg("-t")
-        .arg(to)
-        .output()
-        .unwrap();
-    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
-    std::fs::read(to).unwrap()
-}
 
 /// Changes the top 8 rows of an indexed PNG (palette index + 7), with Pillow.
 fn edit_tile(png: &Path) {
@@ -43,25 +30,19 @@ fn round_trip(edit: &str, first: &[&str]) {
         println!("skipped: no FUSE or no corpus map");
         return;
     }
-    let dir = tempfile::tempdir().unwrap();
-    let game = dir.path().join("game");
-    std::fs::create_dir_all(game.join("maps")).unwrap();
-    let bin = game.join("maps/example.tnt");
-    std::fs::copy(MAP, &bin).unwrap();
-    sh(&format!("chmod 644 {}", bin.display()));
-    let mnt = dir.path().join("mnt");
-    let state = dir.path().join("state");
-    let _m = mount_common::mount(
-        &game,
-        &mnt,
-        &["--ttl", "0", "--state-dir", state.to_str().unwrap()],
-    );
-    let m = mnt.join("maps/example.tnt");
-    let l = dir.path().join("L");
+    let Some(e) = GameMount::new("maps/example.tnt", &[], |_, bin| {
+        std::fs::copy(MAP, bin).unwrap();
+        sh(&format!("chmod 644 {}", bin.display()));
+    }) else {
+        return;
+    };
+    let bin = e.bin();
+    let m = e.asset();
+    let l = e.path("L");
     sh(&format!("rsync -a {}/ {}/", m.display(), l.display()));
     let tiles_before = std::fs::read_dir(l.join("tiles")).unwrap().count();
     edit_tile(&l.join(edit));
-    let want = pack(&l, &dir.path().join("want.tnt"));
+    let want = tnt_pack(&l, &e.path("want.tnt"));
     for f in first {
         sh(&format!(
             "cp -a {} {}",

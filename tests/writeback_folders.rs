@@ -9,7 +9,7 @@
 mod mount_common;
 mod writeback_common;
 
-use mount_common::{fuse_available, sh, Mount};
+use mount_common::{fuse_available, sh, GameMount};
 use std::path::{Path, PathBuf};
 use std::process::Command;
 use writeback_common::{edit_png, parse, sample_bytes};
@@ -25,20 +25,10 @@ fn tafs(args: &[&str]) {
     );
 }
 
-struct Env {
-    dir: tempfile::TempDir,
-    game: PathBuf,
-    mnt: PathBuf,
-    _m: Mount,
-}
+/// A writable mount of a game folder holding a GAF at `anims/multi.gaf`.
+type Env = GameMount;
 
 impl Env {
-    fn bin(&self) -> PathBuf {
-        self.game.join("anims/multi.gaf")
-    }
-    fn asset(&self) -> PathBuf {
-        self.mnt.join("anims/multi.gaf")
-    }
     /// Sequence names of the binary, in order.
     fn names(&self) -> Vec<String> {
         parse(&self.bin())
@@ -97,70 +87,51 @@ impl Env {
 /// A GAF of four sequences built from the sample GAF's first sequence: `ARMRL`, `ARMLLT`,
 /// `.hidden` and `../../x` (shown as `.._.._x`), mounted with write-back.
 fn env() -> Option<Env> {
-    if !fuse_available() {
-        println!("skipped: no FUSE");
-        return None;
-    }
-    let dir = tempfile::tempdir().unwrap();
-    let game = dir.path().join("game");
-    std::fs::create_dir_all(game.join("anims")).unwrap();
-    let sample = dir.path().join("sample.gaf");
-    std::fs::write(&sample, sample_bytes()).unwrap();
-    let sd = dir.path().join("sample");
-    tafs(&[
-        "gaf",
-        "dump",
-        sample.to_str().unwrap(),
-        "-t",
-        sd.to_str().unwrap(),
-    ]);
-    let meta: serde_json::Value =
-        serde_json::from_slice(&std::fs::read(sd.join("metadata.json")).unwrap()).unwrap();
-    let first = meta["sequences"][0]["dir"].as_str().unwrap().to_string();
-    let src = dir.path().join("src");
-    std::fs::create_dir_all(&src).unwrap();
-    for (i, (dir_name, name)) in [
-        ("ARMRL", "ARMRL"),
-        ("ARMLLT", "ARMLLT"),
-        ("hid", ".hidden"),
-        ("hos", "../../x"),
-    ]
-    .iter()
-    .enumerate()
-    {
-        let to = src.join(dir_name);
-        sh(&format!(
-            "cp -r {} {}",
-            sd.join(&first).display(),
-            to.display()
-        ));
-        std::fs::write(
-            to.join("sequence.csv"),
-            format!("index,name,loop_flags,unknown4\n{i},{name},1,0\n"),
-        )
-        .unwrap();
-    }
-    let bin = game.join("anims/multi.gaf");
-    tafs(&[
-        "gaf",
-        "build",
-        src.to_str().unwrap(),
-        "-t",
-        bin.to_str().unwrap(),
-    ]);
-    let mnt = dir.path().join("mnt");
-    let state = dir.path().join("state");
-    let m = mount_common::mount(
-        &game,
-        &mnt,
-        &["--ttl", "0", "--state-dir", state.to_str().unwrap()],
-    );
-    let e = Env {
-        dir,
-        game,
-        mnt,
-        _m: m,
-    };
+    let e = GameMount::new("anims/multi.gaf", &[], |dir, bin| {
+        let sample = dir.join("sample.gaf");
+        std::fs::write(&sample, sample_bytes()).unwrap();
+        let sd = dir.join("sample");
+        tafs(&[
+            "gaf",
+            "dump",
+            sample.to_str().unwrap(),
+            "-t",
+            sd.to_str().unwrap(),
+        ]);
+        let meta: serde_json::Value =
+            serde_json::from_slice(&std::fs::read(sd.join("metadata.json")).unwrap()).unwrap();
+        let first = meta["sequences"][0]["dir"].as_str().unwrap().to_string();
+        let src = dir.join("src");
+        std::fs::create_dir_all(&src).unwrap();
+        for (i, (dir_name, name)) in [
+            ("ARMRL", "ARMRL"),
+            ("ARMLLT", "ARMLLT"),
+            ("hid", ".hidden"),
+            ("hos", "../../x"),
+        ]
+        .iter()
+        .enumerate()
+        {
+            let to = src.join(dir_name);
+            sh(&format!(
+                "cp -r {} {}",
+                sd.join(&first).display(),
+                to.display()
+            ));
+            std::fs::write(
+                to.join("sequence.csv"),
+                format!("index,name,loop_flags,unknown4\n{i},{name},1,0\n"),
+            )
+            .unwrap();
+        }
+        tafs(&[
+            "gaf",
+            "build",
+            src.to_str().unwrap(),
+            "-t",
+            bin.to_str().unwrap(),
+        ]);
+    })?;
     assert_eq!(e.names(), ["ARMRL", "ARMLLT", ".hidden", "../../x"]);
     Some(e)
 }

@@ -8,34 +8,18 @@
 mod mount_common;
 mod writeback_common;
 
-use mount_common::{fuse_available, sh, Mount};
+use mount_common::{sh, GameMount};
 use std::path::{Path, PathBuf};
 use std::process::Command;
-use writeback_common::{edit_png, sample_bytes};
+use writeback_common::{edit_png, gaf_build_base, sample_bytes};
 
-const TAFS: &str = env!("CARGO_BIN_EXE_tafs");
-
-struct Env {
-    // unmounted before the folder is removed
-    _m: Mount,
-    dir: tempfile::TempDir,
-    game: PathBuf,
-    mnt: PathBuf,
-}
+/// A writable mount of a game folder holding the self-made GAF at `anims/fx.gaf`.
+type Env = GameMount;
 
 impl Env {
-    fn bin(&self) -> PathBuf {
-        self.game.join("anims/fx.gaf")
-    }
-    fn asset(&self) -> PathBuf {
-        self.mnt.join("anims/fx.gaf")
-    }
-    fn status(&self) -> String {
-        std::fs::read_to_string(self.asset().join(".tafs-status")).unwrap_or_default()
-    }
     /// `rsync -a` of the asset directory to folder `name`.
     fn export(&self, name: &str) -> PathBuf {
-        let l = self.dir.path().join(name);
+        let l = self.path(name);
         sh(&format!(
             "rsync -a {}/ {}/",
             self.asset().display(),
@@ -45,42 +29,13 @@ impl Env {
     }
     /// `tafs gaf build --base BINARY` of folder `l`.
     fn build(&self, l: &Path) -> Vec<u8> {
-        let to = self.dir.path().join("want.gaf");
-        let o = Command::new(TAFS)
-            .args(["gaf", "build"])
-            .arg(l)
-            .arg("--base")
-            .arg(self.bin())
-            .arg("-t")
-            .arg(&to)
-            .output()
-            .unwrap();
-        assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
-        std::fs::read(to).unwrap()
+        gaf_build_base(l, &self.bin(), &self.path("want.gaf"))
     }
 }
 
 fn env() -> Option<Env> {
-    if !fuse_available() {
-        println!("skipped: no FUSE");
-        return None;
-    }
-    let dir = tempfile::tempdir().unwrap();
-    let game = dir.path().join("game");
-    std::fs::create_dir_all(game.join("anims")).unwrap();
-    std::fs::write(game.join("anims/fx.gaf"), sample_bytes()).unwrap();
-    let state = dir.path().join("state");
-    let mnt = dir.path().join("mnt");
-    let m = mount_common::mount(
-        &game,
-        &mnt,
-        &["--ttl", "0", "--state-dir", state.to_str().unwrap()],
-    );
-    Some(Env {
-        _m: m,
-        dir,
-        game,
-        mnt,
+    GameMount::new("anims/fx.gaf", &[], |_, bin| {
+        std::fs::write(bin, sample_bytes()).unwrap()
     })
 }
 

@@ -9,33 +9,15 @@
 mod mount_common;
 mod writeback_common;
 
-use mount_common::{fuse_available, sh, Mount};
+use mount_common::{fuse_available, sh, GameMount};
 use std::os::unix::fs::MetadataExt;
 use std::path::{Path, PathBuf};
-use std::process::Command;
-use writeback_common::{edit_png, sample_bytes};
+use writeback_common::{edit_png, gaf_build_base, sample_bytes, tnt_pack};
 
-const TAFS: &str = env!("CARGO_BIN_EXE_tafs");
-
-struct Env {
-    // unmounted before the folder is removed
-    _m: Mount,
-    dir: tempfile::TempDir,
-    game: PathBuf,
-    state: PathBuf,
-    mnt: PathBuf,
-}
+/// A writable mount of a game folder holding the self-made GAF at `anims/fx.gaf`.
+type Env = GameMount;
 
 impl Env {
-    fn bin(&self) -> PathBuf {
-        self.game.join("anims/fx.gaf")
-    }
-    fn asset(&self) -> PathBuf {
-        self.mnt.join("anims/fx.gaf")
-    }
-    fn path(&self, name: &str) -> PathBuf {
-        self.dir.path().join(name)
-    }
     /// Versions in the history of the binary.
     fn history(&self) -> usize {
         let abs = std::path::absolute(self.bin()).unwrap();
@@ -46,47 +28,18 @@ impl Env {
         let m = std::fs::metadata(self.bin()).unwrap();
         (m.ino(), m.mtime(), m.mtime_nsec(), m.len())
     }
-    fn status(&self) -> String {
-        std::fs::read_to_string(self.asset().join(".tafs-status")).unwrap_or_default()
-    }
 }
+
+/// Mount options of the push tests: every save its own history version (the tests count
+/// commits by versions).
+const EVERY_SAVE: &[&str] = &["--operation-gap", "0"];
 
 /// A writable mount of a game folder holding the self-made GAF.
 fn env() -> Option<Env> {
-    if !fuse_available() {
-        println!("skipped: no FUSE");
-        return None;
-    }
-    let dir = tempfile::tempdir().unwrap();
-    let game = dir.path().join("game");
-    std::fs::create_dir_all(game.join("anims")).unwrap();
-    std::fs::write(game.join("anims/fx.gaf"), sample_bytes()).unwrap();
-    // an old binary: a commit's new mtime differs from it by more than rsync's 1 s window
-    sh(&format!(
-        "touch -d 2001-02-03T04:05:06 {}",
-        game.join("anims/fx.gaf").display()
-    ));
-    let state = dir.path().join("state");
-    let mnt = dir.path().join("mnt");
-    let m = mount_common::mount(
-        &game,
-        &mnt,
-        // every save its own history version: the tests count commits by versions
-        &[
-            "--ttl",
-            "0",
-            "--operation-gap",
-            "0",
-            "--state-dir",
-            state.to_str().unwrap(),
-        ],
-    );
-    Some(Env {
-        dir,
-        game,
-        state,
-        mnt,
-        _m: m,
+    GameMount::new("anims/fx.gaf", EVERY_SAVE, |_, bin| {
+        std::fs::write(bin, sample_bytes()).unwrap();
+        // an old binary: a commit's new mtime differs from it by more than rsync's 1 s window
+        sh(&format!("touch -d 2001-02-03T04:05:06 {}", bin.display()));
     })
 }
 
@@ -107,18 +60,7 @@ fn edited_backup(e: &Env) -> (PathBuf, Vec<u8>) {
     sh(&format!("touch -d 2031-01-02T03:04:05 {}", f.display()));
     // and a file whose bytes stay the generated ones made private: its mode carries over too
     sh(&format!("chmod 600 {}", b.join("panel/0.png").display()));
-    let want = e.path("want.gaf");
-    let o = Command::new(TAFS)
-        .args(["gaf", "build"])
-        .arg(&b)
-        .arg("--base")
-        .arg(e.bin())
-        .arg("-t")
-        .arg(&want)
-        .output()
-        .unwrap();
-    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
-    let want = std::fs::read(want).unwrap();
+    let want = gaf_build_base(&b, &e.bin(), &e.path("want.gaf"));
     assert_ne!(
         want,
         std::fs::read(e.bin()).unwrap(),
@@ -312,32 +254,18 @@ fn second_rsync_of_an_edited_map_backup_adds_no_tile() {
         println!("skipped: no FUSE or no corpus map");
         return;
     }
-    let dir = tempfile::tempdir().unwrap();
-    let game = dir.path().join("game");
-    std::fs::create_dir_all(game.join("maps")).unwrap();
-    let bin = game.join("maps/example.tnt");
-    std::fs::copy(map, &bin).unwrap();
-    sh(&format!(
-        "chmod 644 {0} && touch -d 2001-02-03T04:05:06 {0}",
-        bin.display()
-    ));
-    let mnt = dir.path().join("mnt");
-    let state = dir.path().join("state");
-    let _m = mount_common::mount(
-        &game,
-        &mnt,
-        // every save its own history version: the tests count commits by versions
-        &[
-            "--ttl",
-            "0",
-            "--operation-gap",
-            "0",
-            "--state-dir",
-            state.to_str().unwrap(),
-        ],
-    );
-    let m = mnt.join("maps/example.tnt");
-    let b = dir.path().join("backup");
+    let Some(e) = GameMount::new("maps/example.tnt", EVERY_SAVE, |_, bin| {
+        std::fs::copy(map, bin).unwrap();
+        sh(&format!(
+            "chmod 644 {0} && touch -d 2001-02-03T04:05:06 {0}",
+            bin.display()
+        ));
+    }) else {
+        return;
+    };
+    let bin = e.bin();
+    let m = e.asset();
+    let b = e.path("backup");
     sh(&format!("rsync -a {}/ {}/", m.display(), b.display()));
     let tiles = std::fs::read_dir(b.join("tiles")).unwrap().count();
     let tile = b.join("tiles/3.png");
@@ -347,19 +275,10 @@ fn second_rsync_of_an_edited_map_backup_adds_no_tile() {
          && touch -d 2031-01-02T03:04:05 {0}",
         tile.display()
     ));
-    let want = dir.path().join("want.tnt");
-    let o = Command::new(TAFS)
-        .args(["tnt", "pack"])
-        .arg(&b)
-        .arg("-t")
-        .arg(&want)
-        .output()
-        .unwrap();
-    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
-    let want = std::fs::read(want).unwrap();
+    let want = tnt_pack(&b, &e.path("want.tnt"));
     let push = || sh(&format!("rsync -ai {}/ {}/", b.display(), m.display()));
     let first = push();
-    let status = || std::fs::read_to_string(m.join(".tafs-status")).unwrap_or_default();
+    let status = || e.status();
     assert_eq!(transferred(&first), ["tiles/3.png"], "{first}");
     assert_eq!(std::fs::read(&bin).unwrap(), want, "{}", status());
     let meta = std::fs::metadata(&bin).unwrap();

@@ -1,5 +1,6 @@
 //! Helpers shared by the mount tests: a fake view format (so the file system is tested
-//! independently of the codecs) and a guard that always unmounts.
+//! independently of the codecs), a guard that always unmounts, and a writable mount of a
+//! temporary game folder holding one binary ([`GameMount`]).
 #![allow(dead_code)]
 
 use std::io::Write;
@@ -192,6 +193,70 @@ impl Drop for Mount {
             .arg(&self.mnt)
             .stdin(std::process::Stdio::null())
             .output();
+    }
+}
+
+/// A temporary folder holding a game folder `game/` with one binary at `rel`, mounted
+/// writable at `mnt/` (`--ttl 0`, history in `state/`).
+pub struct GameMount {
+    // unmounted before the folder is removed
+    _m: Mount,
+    /// The temporary folder.
+    pub dir: tempfile::TempDir,
+    /// The game folder.
+    pub game: PathBuf,
+    /// The state folder (`--state-dir`).
+    pub state: PathBuf,
+    /// The mount point.
+    pub mnt: PathBuf,
+    /// The binary, relative to the game folder.
+    pub rel: String,
+}
+
+impl GameMount {
+    /// Makes the game folder, has `fill(dir, binary)` write the binary (its folder made, `dir`
+    /// the temporary folder) and mounts it with the mount options `args` too; `None` (saying
+    /// so) without FUSE.
+    pub fn new(rel: &str, args: &[&str], fill: impl FnOnce(&Path, &Path)) -> Option<GameMount> {
+        if !fuse_available() {
+            println!("skipped: no FUSE");
+            return None;
+        }
+        let dir = tempfile::tempdir().unwrap();
+        let game = dir.path().join("game");
+        let bin = game.join(rel);
+        std::fs::create_dir_all(bin.parent().unwrap()).unwrap();
+        fill(dir.path(), &bin);
+        let state = dir.path().join("state");
+        let mnt = dir.path().join("mnt");
+        let mut all = vec!["--ttl", "0"];
+        all.extend_from_slice(args);
+        all.extend(["--state-dir", state.to_str().unwrap()]);
+        let m = mount(&game, &mnt, &all);
+        Some(GameMount {
+            _m: m,
+            dir,
+            game,
+            state,
+            mnt,
+            rel: rel.to_string(),
+        })
+    }
+    /// The binary in the game folder.
+    pub fn bin(&self) -> PathBuf {
+        self.game.join(&self.rel)
+    }
+    /// The binary's directory in the mount.
+    pub fn asset(&self) -> PathBuf {
+        self.mnt.join(&self.rel)
+    }
+    /// `name` in the temporary folder.
+    pub fn path(&self, name: &str) -> PathBuf {
+        self.dir.path().join(name)
+    }
+    /// The asset directory's `.tafs-status` (empty if there is none).
+    pub fn status(&self) -> String {
+        std::fs::read_to_string(self.asset().join(".tafs-status")).unwrap_or_default()
     }
 }
 
