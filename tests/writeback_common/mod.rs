@@ -140,32 +140,24 @@ pub fn cp_onto(core: &tafs::fs::Core, path: &str, bytes: &[u8]) -> Result<(), i3
     r
 }
 
-/// `tafs gaf build DIR --base BASE -t TO` (panics with its message if it fails): the bytes
-/// written to `to`.
-pub fn gaf_build_base(dir: &Path, base: &Path, to: &Path) -> Vec<u8> {
-    let o = std::process::Command::new(env!("CARGO_BIN_EXE_tafs"))
-        .args(["gaf", "build"])
-        .arg(dir)
-        .arg("--base")
-        .arg(base)
-        .arg("-t")
-        .arg(to)
-        .output()
-        .unwrap();
+/// Runs `tafs` as `cmd` (the built binary with its arguments) and `-t TO` (panics with its
+/// message if it fails): the bytes written to `to`.
+fn tafs_to(cmd: &mut std::process::Command, to: &Path) -> Vec<u8> {
+    let o = cmd.arg("-t").arg(to).output().unwrap();
     assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
     std::fs::read(to).unwrap()
 }
 
-/// `tafs tnt pack DIR -t TO` (panics with its message if it fails): the bytes written to
-/// `to`.
+/// `tafs gaf build DIR --base BASE -t TO`: the bytes written to `to`.
+pub fn gaf_build_base(dir: &Path, base: &Path, to: &Path) -> Vec<u8> {
+    let mut cmd = std::process::Command::new(env!("CARGO_BIN_EXE_tafs"));
+    cmd.args(["gaf", "build"]).arg(dir).arg("--base").arg(base);
+    tafs_to(&mut cmd, to)
+}
+
+/// `tafs tnt pack DIR -t TO`: the bytes written to `to`.
 pub fn tnt_pack(dir: &Path, to: &Path) -> Vec<u8> {
-    let o = std::process::Command::new(env!("CARGO_BIN_EXE_tafs"))
-        .args(["tnt", "pack"])
-        .arg(dir)
-        .arg("-t")
-        .arg(to)
-        .output()
-        .unwrap();
-    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
-    std::fs::read(to).unwrap()
+    let mut cmd = std::process::Command::new(env!("CARGO_BIN_EXE_tafs"));
+    cmd.args(["tnt", "pack"]).arg(dir);
+    tafs_to(&mut cmd, to)
 }
