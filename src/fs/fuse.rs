@@ -27,14 +27,18 @@ use std::time::{Duration, SystemTime};
 /// The [`fuser::Filesystem`] over a [`Core`] or a [`MergedCore`].
 pub struct TafsFs {
     core: Arc<dyn FsOps>,
-    ttl: Duration,
 }
 
 impl TafsFs {
     /// Wraps a core.
     pub fn new(core: Arc<dyn FsOps>) -> TafsFs {
-        let ttl = core.ttl();
-        TafsFs { core, ttl }
+        TafsFs { core }
+    }
+
+    /// How long the kernel may cache the name and attributes of `a` (asked per reply: a
+    /// watch falling back to polling shortens it).
+    fn ttl(&self, a: &Attr) -> Duration {
+        self.core.ttl_of(a.ino)
     }
 }
 
@@ -118,7 +122,7 @@ impl Filesystem for TafsFs {
 
     fn lookup(&self, _req: &Request, parent: INodeNo, name: &OsStr, reply: ReplyEntry) {
         match self.core.lookup(parent.0, name) {
-            Ok(a) => reply.entry(&self.ttl, &fattr(&a), Generation(0)),
+            Ok(a) => reply.entry(&self.ttl(&a), &fattr(&a), Generation(0)),
             Err(e) => reply.error(errno("lookup", &e)),
         }
     }
@@ -130,7 +134,7 @@ impl Filesystem for TafsFs {
 
     fn getattr(&self, _req: &Request, ino: INodeNo, fh: Option<FileHandle>, reply: ReplyAttr) {
         match self.core.getattr(ino.0, fh.map(|f| f.0)) {
-            Ok(a) => reply.attr(&self.ttl, &fattr(&a)),
+            Ok(a) => reply.attr(&self.ttl(&a), &fattr(&a)),
             Err(e) => reply.error(errno("getattr", &e)),
         }
     }
@@ -163,7 +167,7 @@ impl Filesystem for TafsFs {
             caller: Some(req.uid()),
         };
         match self.core.setattr(ino.0, set, fh.map(|f| f.0)) {
-            Ok(a) => reply.attr(&self.ttl, &fattr(&a)),
+            Ok(a) => reply.attr(&self.ttl(&a), &fattr(&a)),
             Err(e) => reply.error(errno("setattr", &e)),
         }
     }
@@ -189,7 +193,7 @@ impl Filesystem for TafsFs {
             .core
             .mknod(parent.0, name, mode, umask, rdev, req.uid(), req.gid())
         {
-            Ok(a) => reply.entry(&self.ttl, &fattr(&a), Generation(0)),
+            Ok(a) => reply.entry(&self.ttl(&a), &fattr(&a), Generation(0)),
             Err(e) => reply.error(errno("mknod", &e)),
         }
     }
@@ -207,7 +211,7 @@ impl Filesystem for TafsFs {
             .core
             .mkdir(parent.0, name, mode, umask, req.uid(), req.gid())
         {
-            Ok(a) => reply.entry(&self.ttl, &fattr(&a), Generation(0)),
+            Ok(a) => reply.entry(&self.ttl(&a), &fattr(&a), Generation(0)),
             Err(e) => reply.error(errno("mkdir", &e)),
         }
     }
@@ -238,7 +242,7 @@ impl Filesystem for TafsFs {
             .core
             .symlink(parent.0, link_name, target, req.uid(), req.gid())
         {
-            Ok(a) => reply.entry(&self.ttl, &fattr(&a), Generation(0)),
+            Ok(a) => reply.entry(&self.ttl(&a), &fattr(&a), Generation(0)),
             Err(e) => reply.error(errno("symlink", &e)),
         }
     }
@@ -271,7 +275,7 @@ impl Filesystem for TafsFs {
         reply: ReplyEntry,
     ) {
         match self.core.link(ino.0, newparent.0, newname) {
-            Ok(a) => reply.entry(&self.ttl, &fattr(&a), Generation(0)),
+            Ok(a) => reply.entry(&self.ttl(&a), &fattr(&a), Generation(0)),
             Err(e) => reply.error(errno("link", &e)),
         }
     }
@@ -368,8 +372,13 @@ impl Filesystem for TafsFs {
     }
 
     fn opendir(&self, _req: &Request, ino: INodeNo, _flags: OpenFlags, reply: ReplyOpen) {
+        let flags = if self.core.cache_dirs() {
+            FopenFlags::FOPEN_CACHE_DIR | FopenFlags::FOPEN_KEEP_CACHE
+        } else {
+            FopenFlags::empty()
+        };
         match self.core.opendir(ino.0) {
-            Ok(fh) => reply.opened(FileHandle(fh), FopenFlags::empty()),
+            Ok(fh) => reply.opened(FileHandle(fh), flags),
             Err(e) => reply.error(errno("opendir", &e)),
         }
     }
@@ -412,7 +421,7 @@ impl Filesystem for TafsFs {
                         INodeNo(it.ino),
                         next,
                         &it.name,
-                        &self.ttl,
+                        &self.ttl(&a),
                         &fattr(&a),
                         Generation(0),
                     ) {
@@ -542,7 +551,7 @@ impl Filesystem for TafsFs {
             .create(parent.0, name, mode, umask, flags, req.uid(), req.gid())
         {
             Ok((a, o)) => reply.created(
-                &self.ttl,
+                &self.ttl(&a),
                 &fattr(&a),
                 Generation(0),
                 FileHandle(o.fh),
@@ -602,6 +611,13 @@ pub fn mount(
     let read_only = opts.read_only;
     let (tx, rx) = mpsc::channel();
     let core = Arc::new(Core::new(game_dir, opts, Some(tx))?);
+    log::info!("{}: {}", game_dir.display(), core.change_detection());
+    if let Some(w) = core.watch.clone() {
+        let weak = Arc::downgrade(&core);
+        std::thread::Builder::new()
+            .name("tafs-watch".into())
+            .spawn(move || super::watch::run(w, weak))?;
+    }
     mount_ops(core, read_only, rx, mountpoint, cfg)
 }
 

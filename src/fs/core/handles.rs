@@ -118,9 +118,10 @@ impl Core {
                     ino,
                     written: AtomicBool::new(false),
                 });
+                // the watch invalidates the kernel's pages when the file changes directly
                 Ok(Opened {
                     fh,
-                    keep_cache: false,
+                    keep_cache: self.watching(),
                 })
             }
             NodeKind::AssetRoot | NodeKind::ViewDir { .. } => Err(FsError::IsDir),

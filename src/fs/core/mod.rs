@@ -91,6 +91,9 @@ pub struct MountOptions {
     pub state_dir: Option<PathBuf>,
     /// Rebuilds binaries from staged files (write-back).
     pub packer: super::stage::Packer,
+    /// Watch the game folder (inotify) when mounted, so the kernel may cache for long
+    /// (`false`: poll, as `--no-watch`). Only a core given an invalidation channel watches.
+    pub watch: bool,
 }
 
 impl Default for MountOptions {
@@ -110,6 +113,7 @@ impl Default for MountOptions {
             opener: Arc::new(view::open),
             state_dir: None,
             packer: Arc::new(view::rebuild),
+            watch: true,
         }
     }
 }
@@ -123,6 +127,7 @@ impl std::fmt::Debug for MountOptions {
             .field("uid", &self.uid)
             .field("gid", &self.gid)
             .field("state_dir", &self.state_dir)
+            .field("watch", &self.watch)
             .finish_non_exhaustive()
     }
 }
@@ -200,6 +205,8 @@ pub struct Core {
     root_owner: bool,
     /// The game folder, opened once: every pass-through request is resolved beneath it.
     root_fd: std::os::fd::OwnedFd,
+    /// The watch of the game folder (`None`: polling).
+    pub(in crate::fs) watch: Option<Arc<super::watch::Watch>>,
 }
 
 impl Core {
@@ -215,7 +222,12 @@ impl Core {
             return Err(FsError::NotDir);
         }
         let root_fd = sys::open_dir_path(&game_dir)?;
+        let watch = match (opts.watch, &inval) {
+            (true, Some(_)) => Some(super::watch::Watch::new(&game_dir)?),
+            _ => None,
+        };
         Ok(Core {
+            watch,
             root_fd,
             game_dir,
             cache: AssetCache::new(opts.max_views, opts.cache_size),
@@ -234,6 +246,17 @@ impl Core {
     /// The options in force.
     pub fn options(&self) -> &MountOptions {
         &self.opts
+    }
+
+    /// True while the watch of the game folder is authoritative: the kernel caches names,
+    /// attributes, listings and data for long, and binaries are not `stat`ed per request.
+    pub fn watching(&self) -> bool {
+        self.watch.as_ref().is_some_and(|w| w.authoritative())
+    }
+
+    /// The change-detection mode, as `-v` and `tafs status` report it.
+    pub fn change_detection(&self) -> String {
+        super::watch::mode_line(self.watch.as_deref(), self.opts.ttl)
     }
 
     /// Bytes held by the cache of generated files.
@@ -299,7 +322,28 @@ impl Core {
 #[allow(clippy::too_many_arguments)]
 impl FsOps for Core {
     fn ttl(&self) -> Duration {
-        self.opts.ttl
+        if self.watching() {
+            super::watch::WATCH_TTL
+        } else {
+            self.opts.ttl
+        }
+    }
+
+    /// Status files change without an event: they keep the short TTL.
+    fn ttl_of(&self, ino: u64) -> Duration {
+        let status = matches!(
+            self.table().get(ino).map(|n| &n.kind),
+            Some(NodeKind::Status { .. })
+        );
+        if status {
+            self.opts.ttl
+        } else {
+            self.ttl()
+        }
+    }
+
+    fn cache_dirs(&self) -> bool {
+        self.watching()
     }
 
     fn lookup(&self, parent: u64, name: &OsStr) -> Result<Attr, FsError> {
