@@ -3,7 +3,7 @@
 //! the core, and replies or maps the error to an errno ([`FsError::errno`]).
 //! Also: mounting, and the thread that sends kernel cache invalidations.
 
-use super::core::{Attr, Core, FileKind, Inval, MountOptions, SetAttr};
+use super::core::{Attr, Core, FileKind, Inval, InvalProgress, MountOptions, SetAttr};
 use super::merged::MergedCore;
 use super::ops::FsOps;
 use super::sys::SetTime;
@@ -611,6 +611,7 @@ pub fn mount(
     let read_only = opts.read_only;
     let (tx, rx) = mpsc::channel();
     let core = Arc::new(Core::new(game_dir, opts, Some(tx))?);
+    let progress = core.inval_progress.clone();
     log::info!("{}: {}", game_dir.display(), core.change_detection());
     if let Some(w) = core.watch.clone() {
         let weak = Arc::downgrade(&core);
@@ -618,7 +619,7 @@ pub fn mount(
             .name("tafs-watch".into())
             .spawn(move || super::watch::run(w, weak))?;
     }
-    mount_ops(core, read_only, rx, mountpoint, cfg)
+    mount_ops(core, read_only, rx, Some(progress), mountpoint, cfg)
 }
 
 /// Mounts the merged game view of `game_dir` (read-only; sources in `priority` order) at
@@ -633,13 +634,14 @@ pub fn mount_merged(
     let core = Arc::new(MergedCore::new(game_dir, opts, priority)?);
     // The merged view sends no invalidations (inodes are versioned, see SEMANTICS.md).
     let (_, rx) = mpsc::channel();
-    mount_ops(core, true, rx, mountpoint, cfg)
+    mount_ops(core, true, rx, None, mountpoint, cfg)
 }
 
 fn mount_ops(
     core: Arc<dyn FsOps>,
     read_only: bool,
     rx: Receiver<Inval>,
+    progress: Option<Arc<InvalProgress>>,
     mountpoint: &Path,
     cfg: &MountConfig,
 ) -> Result<Mounted, FsError> {
@@ -672,7 +674,7 @@ fn mount_ops(
     let notifier = session.notifier();
     let invalidator = std::thread::Builder::new()
         .name("tafs-invalidate".into())
-        .spawn(move || invalidation_loop(rx, notifier))?;
+        .spawn(move || invalidation_loop(rx, notifier, progress))?;
     Ok(Mounted {
         session,
         invalidator,
@@ -680,10 +682,15 @@ fn mount_ops(
     })
 }
 
-/// Sends each invalidation to the kernel, outside of any request handler. Ends when the
-/// core (the only sender) is dropped.
-fn invalidation_loop(rx: Receiver<Inval>, notifier: Notifier) {
+/// Sends each invalidation to the kernel, outside of any request handler, counting them in
+/// `progress`. Ends when the core (the only sender) is dropped.
+fn invalidation_loop(
+    rx: Receiver<Inval>,
+    notifier: Notifier,
+    progress: Option<Arc<InvalProgress>>,
+) {
     for msg in rx {
+        let _done = Done(progress.as_deref());
         let r = match &msg {
             Inval::Entry { parent, name } => notifier.inval_entry(INodeNo(*parent), name),
             Inval::Inode { ino } => notifier.inval_inode(INodeNo(*ino), 0, 0),
@@ -693,6 +700,17 @@ fn invalidation_loop(rx: Receiver<Inval>, notifier: Notifier) {
             // Not cached by the kernel (or already gone): nothing to do.
             Err(e) if e.raw_os_error() == Some(libc::ENOENT) => {}
             Err(e) => log::debug!("invalidation {msg:?} failed: {e}"),
+        }
+    }
+}
+
+/// Counts one invalidation as handled when dropped.
+struct Done<'a>(Option<&'a InvalProgress>);
+
+impl Drop for Done<'_> {
+    fn drop(&mut self) {
+        if let Some(p) = self.0 {
+            p.done(1);
         }
     }
 }

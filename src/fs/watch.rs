@@ -25,7 +25,7 @@ use std::os::unix::fs::MetadataExt;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex, Weak};
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 /// How long the kernel may cache names and attributes while the watch is authoritative.
 pub const WATCH_TTL: Duration = Duration::from_secs(24 * 3600);
@@ -108,7 +108,7 @@ pub fn mode_line(w: Option<&Watch>, ttl: Duration) -> String {
     match w {
         Some(w) if w.authoritative() => {
             let n = super::core::lock(&w.state).dirs.len();
-            format!("change detection: inotify watch of {n} folders (kernel caches for 24 h; direct changes show within milliseconds)")
+            format!("change detection: inotify watch ({n} folders; the kernel caches for 24 h, direct changes show within milliseconds)")
         }
         Some(w) => {
             let why = super::core::lock(&w.state)
@@ -217,7 +217,10 @@ impl Watch {
                     }
                     st.by_path.insert(dir.clone(), wd);
                 }
-                Err(e) if e.kind() == std::io::ErrorKind::NotFound || e.raw_os_error() == Some(libc::ENOTDIR) => {
+                Err(e)
+                    if e.kind() == std::io::ErrorKind::NotFound
+                        || e.raw_os_error() == Some(libc::ENOTDIR) =>
+                {
                     continue
                 }
                 Err(e) if e.raw_os_error() == Some(libc::ENOSPC) => {
@@ -327,6 +330,16 @@ impl Watch {
             }
         } else {
             st.trusted.remove(&path);
+            if mask.contains(EventMask::CREATE) {
+                // a new hard link of a trusted file: changes made through either name are
+                // reported under that name only, so the file is not trusted any more
+                if let Ok(m) = std::fs::symlink_metadata(self.root.join(&path)) {
+                    if m.nlink() > 1 {
+                        st.trusted
+                            .retain(|_, t| (t.dev(), t.ino()) != (m.dev(), m.ino()));
+                    }
+                }
+            }
         }
         let writing = mask == EventMask::MODIFY;
         st.todo.push(Todo::Changed {
@@ -521,15 +534,34 @@ fn remote_fs(path: &Path) -> Option<&'static str> {
     REMOTE_FS.iter().find(|(m, _)| *m == t).map(|(_, n)| *n)
 }
 
+/// How long after its event a changed binary is resolved again by the watch thread. A
+/// commit through the mount resolves the binary it wrote itself, right after replacing it,
+/// and invalidates the old generation before it answers the request that caused it; the
+/// watch must not do that first (its invalidations could then arrive after the answer).
+const SETTLE: Duration = Duration::from_millis(50);
+
+/// A changed binary waiting for [`SETTLE`].
+struct Recheck {
+    due: Instant,
+    dir: PathBuf,
+    name: OsString,
+    listing: bool,
+}
+
 /// The watch thread: turns events into invalidations and decodes changed binaries again.
 /// Ends when the core is dropped.
 pub(in crate::fs) fn run(watch: Arc<Watch>, core: Weak<Core>) {
+    let mut later: Vec<Recheck> = Vec::new();
     loop {
-        let todo = watch.wait(Duration::from_millis(500));
+        let now = Instant::now();
+        let timeout = later
+            .iter()
+            .map(|r| r.due.saturating_duration_since(now))
+            .min()
+            .unwrap_or(Duration::from_millis(500))
+            .min(Duration::from_millis(500));
+        let todo = watch.wait(timeout);
         let Some(core) = core.upgrade() else { return };
-        if todo.is_empty() {
-            continue;
-        }
         let mut seen = HashSet::new();
         for t in todo {
             match t {
@@ -540,10 +572,34 @@ pub(in crate::fs) fn run(watch: Arc<Watch>, core: Weak<Core>) {
                     listing,
                     writing,
                 } => {
-                    if seen.insert((dir.clone(), name.clone(), listing, writing)) {
-                        core.changed(&dir, &name, listing, writing);
+                    if !seen.insert((dir.clone(), name.clone(), listing, writing)) {
+                        continue;
+                    }
+                    if !core.changed(&dir, &name, listing, writing) {
+                        continue;
+                    }
+                    match later.iter_mut().find(|r| r.dir == dir && r.name == name) {
+                        Some(r) => r.listing |= listing,
+                        None => later.push(Recheck {
+                            due: Instant::now() + SETTLE,
+                            dir,
+                            name,
+                            listing,
+                        }),
                     }
                 }
+            }
+        }
+        let now = Instant::now();
+        let (due, rest): (Vec<Recheck>, Vec<Recheck>) =
+            later.into_iter().partition(|r| r.due <= now);
+        later = rest;
+        for mut r in due {
+            if core.committing(&r.dir.join(&r.name)) {
+                r.due = now + SETTLE;
+                later.push(r);
+            } else {
+                core.binary_changed(&r.dir, &r.name, r.listing);
             }
         }
     }
@@ -561,24 +617,40 @@ impl Core {
         Some(ino)
     }
 
-    /// Invalidates what the kernel holds of `name` in game-folder folder `dir`; an asset
-    /// binary is resolved again (decoded if it changed, its old generation invalidated).
-    fn changed(&self, dir: &Path, name: &std::ffi::OsStr, listing: bool, writing: bool) {
+    /// Invalidates what the kernel holds of `name` in game-folder folder `dir`. True when it
+    /// is an asset binary, to be resolved again after [`SETTLE`] ([`Core::binary_changed`]).
+    fn changed(&self, dir: &Path, name: &std::ffi::OsStr, listing: bool, writing: bool) -> bool {
         let Some(d) = self.ino_of_dir(dir) else {
-            return;
+            return false;
         };
         let child = self.table().child_of(d, name);
         let rel = dir.join(name);
-        let was_asset = child.is_some_and(|c| self.is_asset_node(c)) || self.has_asset(&rel);
-        let mut keep_entry = false;
-        if was_asset {
-            if writing {
-                // decoded again when closed; until then requests `stat` it (not trusted)
-                return;
-            }
-            keep_entry = self.recheck_asset(&rel);
+        if child.is_some_and(|c| self.is_asset_node(c)) || self.has_asset(&rel) {
+            // being written: decoded again once closed; until then requests `stat` it
+            return !writing;
         }
         if listing {
+            self.send(Inval::Entry {
+                parent: d,
+                name: name.to_os_string(),
+            });
+            self.send(Inval::Inode { ino: d });
+        }
+        if let Some(c) = child {
+            self.send(Inval::Inode { ino: c });
+        }
+        false
+    }
+
+    /// Resolves binary `name` of folder `dir` again after a change (decoded if it changed,
+    /// its old generation invalidated), and invalidates the folder's listing and, if it is
+    /// not shown as the same folder any more, its entry.
+    fn binary_changed(&self, dir: &Path, name: &std::ffi::OsStr, listing: bool) {
+        let keep_entry = self.recheck_asset(&dir.join(name));
+        let Some(d) = self.ino_of_dir(dir) else {
+            return;
+        };
+        if listing || !keep_entry {
             if !keep_entry {
                 self.send(Inval::Entry {
                     parent: d,
@@ -587,9 +659,15 @@ impl Core {
             }
             self.send(Inval::Inode { ino: d });
         }
-        if let Some(c) = child {
+        if let Some(c) = self.table().child_of(d, name) {
             self.send(Inval::Inode { ino: c });
         }
+    }
+
+    /// True while a commit of asset `rel` holds its staging area.
+    fn committing(&self, rel: &Path) -> bool {
+        let slot = super::core::lock(&self.assets).get(rel).cloned();
+        slot.is_some_and(|a| matches!(a.stage.try_lock(), Err(std::sync::TryLockError::WouldBlock)))
     }
 
     fn has_asset(&self, rel: &Path) -> bool {
@@ -644,5 +722,109 @@ impl Core {
         for rel in assets {
             self.recheck_asset(&rel);
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn trusted_now(w: &Watch, rel: &str, abs: &Path) -> bool {
+        match w.trusted(Path::new(rel)) {
+            Ok(_) => true,
+            Err(seq) => {
+                if let Ok(m) = std::fs::symlink_metadata(abs) {
+                    w.trust(Path::new(rel), &m, seq);
+                }
+                false
+            }
+        }
+    }
+
+    #[test]
+    fn a_stat_is_trusted_until_an_event_names_the_path() {
+        let d = tempfile::tempdir().unwrap();
+        std::fs::create_dir(d.path().join("a")).unwrap();
+        let f = d.path().join("a/x.gaf");
+        std::fs::write(&f, "1").unwrap();
+        let w = Watch::new(d.path()).unwrap();
+        assert!(w.authoritative());
+        assert!(
+            !trusted_now(&w, "a/x.gaf", &f),
+            "nothing trusted before a stat"
+        );
+        assert!(trusted_now(&w, "a/x.gaf", &f));
+        std::fs::write(&f, "22").unwrap();
+        assert!(!trusted_now(&w, "a/x.gaf", &f), "written: not trusted");
+        let m = w
+            .trusted(Path::new("a/x.gaf"))
+            .expect("trusted again after a stat");
+        assert_eq!(m.len(), 2);
+
+        // a folder made after the watch started is watched too
+        std::fs::create_dir_all(d.path().join("b/c")).unwrap();
+        let g = d.path().join("b/c/y.gaf");
+        std::fs::write(&g, "1").unwrap();
+        // the events of b are read (and b/c watched) before c's file is trusted
+        let _ = w.trusted(Path::new("b"));
+        assert!(!trusted_now(&w, "b/c/y.gaf", &g));
+        assert!(trusted_now(&w, "b/c/y.gaf", &g));
+        std::fs::write(&g, "changed").unwrap();
+        assert!(!trusted_now(&w, "b/c/y.gaf", &g));
+
+        // a file with a second link is never trusted (a change through the other name
+        // would be reported under that name only)
+        std::fs::hard_link(&f, d.path().join("link.gaf")).unwrap();
+        assert!(!trusted_now(&w, "a/x.gaf", &f));
+        assert!(!trusted_now(&w, "a/x.gaf", &f));
+
+        // renaming a folder forgets what was trusted in it
+        std::fs::rename(d.path().join("b"), d.path().join("b2")).unwrap();
+        assert!(!trusted_now(&w, "b/c/y.gaf", &g));
+        let g2 = d.path().join("b2/c/y.gaf");
+        assert!(!trusted_now(&w, "b2/c/y.gaf", &g2));
+        assert!(trusted_now(&w, "b2/c/y.gaf", &g2));
+        std::fs::write(&g2, "again").unwrap();
+        assert!(
+            !trusted_now(&w, "b2/c/y.gaf", &g2),
+            "the moved folder is watched"
+        );
+    }
+
+    #[test]
+    fn listing_quietly_keeps_the_access_time() {
+        use std::os::unix::ffi::OsStrExt;
+        let d = tempfile::tempdir().unwrap();
+        std::fs::create_dir(d.path().join("sub")).unwrap();
+        std::fs::write(d.path().join("f"), "").unwrap();
+        // an access time older than the modification time: relatime would update it
+        let c = std::ffi::CString::new(d.path().as_os_str().as_bytes()).unwrap();
+        let times = [
+            libc::timespec {
+                tv_sec: 1000,
+                tv_nsec: 0,
+            },
+            libc::timespec {
+                tv_sec: 2000,
+                tv_nsec: 0,
+            },
+        ];
+        // SAFETY: valid path and two timespecs.
+        assert_eq!(
+            unsafe { libc::utimensat(libc::AT_FDCWD, c.as_ptr(), times.as_ptr(), 0) },
+            0
+        );
+        let cwd = unsafe { std::os::fd::BorrowedFd::borrow_raw(libc::AT_FDCWD) };
+        let mut got = list_quietly(cwd, &c).unwrap();
+        got.sort();
+        assert_eq!(
+            got,
+            [("f".into(), libc::S_IFREG), ("sub".into(), libc::S_IFDIR)]
+        );
+        assert_eq!(std::fs::metadata(d.path()).unwrap().atime(), 1000);
+        assert_eq!(subdirs(d.path()), [OsString::from("sub")]);
+        // the control: a plain listing updates it
+        let _ = std::fs::read_dir(d.path()).unwrap().count();
+        assert_ne!(std::fs::metadata(d.path()).unwrap().atime(), 1000);
     }
 }

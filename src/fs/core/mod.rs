@@ -51,7 +51,7 @@ use std::collections::HashMap;
 use std::ffi::{OsStr, OsString};
 use std::fs;
 use std::path::{Path, PathBuf};
-use std::sync::atomic::AtomicU64;
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::mpsc::Sender;
 use std::sync::{Arc, Mutex, MutexGuard, RwLock};
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
@@ -157,6 +157,25 @@ pub enum Inval {
     },
 }
 
+/// The longest a reply waits for invalidations in flight ([`Core::inval_barrier`]).
+const BARRIER_WAIT: Duration = Duration::from_secs(1);
+
+/// Invalidations queued and sent to the kernel so far.
+#[derive(Default)]
+pub(in crate::fs) struct InvalProgress {
+    queued: AtomicU64,
+    done: Mutex<u64>,
+    cond: std::sync::Condvar,
+}
+
+impl InvalProgress {
+    /// `n` more invalidations were handled (sent, or dropped).
+    pub(in crate::fs) fn done(&self, n: u64) {
+        *lock(&self.done) += n;
+        self.cond.notify_all();
+    }
+}
+
 pub(in crate::fs) fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
     m.lock().unwrap_or_else(|p| p.into_inner())
 }
@@ -202,6 +221,8 @@ pub struct Core {
     next_fh: AtomicU64,
     pub(in crate::fs) next_gen: AtomicU64,
     inval: Option<Mutex<Sender<Inval>>>,
+    /// How far the invalidation thread has got (see [`Core::inval_barrier`]).
+    pub(in crate::fs) inval_progress: Arc<InvalProgress>,
     root_owner: bool,
     /// The game folder, opened once: every pass-through request is resolved beneath it.
     root_fd: std::os::fd::OwnedFd,
@@ -239,6 +260,7 @@ impl Core {
             next_fh: AtomicU64::new(1),
             next_gen: AtomicU64::new(1),
             inval: inval.map(Mutex::new),
+            inval_progress: Arc::default(),
             root_owner: sys::euid() == 0,
         })
     }
@@ -276,7 +298,33 @@ impl Core {
 
     pub(in crate::fs) fn send(&self, msg: Inval) {
         if let Some(tx) = &self.inval {
-            let _ = lock(tx).send(msg);
+            let tx = lock(tx);
+            self.inval_progress.queued.fetch_add(1, Ordering::AcqRel);
+            if tx.send(msg).is_err() {
+                self.inval_progress.done(1);
+            }
+        }
+    }
+
+    /// Waits (at most [`BARRIER_WAIT`]) until the invalidations queued so far have reached
+    /// the kernel. Only for replies the kernel sends without holding a folder's lock
+    /// (`flush`, `fsync`): the invalidation of a name takes its folder's lock.
+    pub(in crate::fs) fn inval_barrier(&self) {
+        let p = &self.inval_progress;
+        let target = p.queued.load(Ordering::Acquire);
+        let mut done = lock(&p.done);
+        let deadline = std::time::Instant::now() + BARRIER_WAIT;
+        while *done < target {
+            let left = deadline.saturating_duration_since(std::time::Instant::now());
+            if left.is_zero() {
+                log::debug!("invalidations still in flight after {BARRIER_WAIT:?}");
+                return;
+            }
+            done = p
+                .cond
+                .wait_timeout(done, left)
+                .unwrap_or_else(|e| e.into_inner())
+                .0;
         }
     }
 
@@ -537,12 +585,17 @@ impl FsOps for Core {
         self.write_handle(fh, offset, data)
     }
 
+    /// A commit on `close` invalidates the old generation before `close` returns.
     fn flush(&self, fh: u64) -> Result<(), FsError> {
-        self.flush_handle(fh)
+        let r = self.flush_handle(fh);
+        self.inval_barrier();
+        r
     }
 
     fn fsync(&self, fh: u64, datasync: bool) -> Result<(), FsError> {
-        self.fsync_handle(fh, datasync)
+        let r = self.fsync_handle(fh, datasync);
+        self.inval_barrier();
+        r
     }
 }
 
