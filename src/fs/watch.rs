@@ -104,7 +104,8 @@ pub struct Watch {
 }
 
 /// The change-detection mode of a mount, as `-v` and `tafs status` report it.
-pub fn mode_line(w: Option<&Watch>, ttl: Duration) -> String {
+/// `no_watch`: why there is no watch when `w` is `None`.
+pub fn mode_line(w: Option<&Watch>, no_watch: &str, ttl: Duration) -> String {
     match w {
         Some(w) if w.authoritative() => {
             let n = super::core::lock(&w.state).dirs.len();
@@ -121,7 +122,7 @@ pub fn mode_line(w: Option<&Watch>, ttl: Duration) -> String {
             )
         }
         None => format!(
-            "change detection: polling, TTL {} s (--no-watch)",
+            "change detection: polling, TTL {} s ({no_watch})",
             ttl.as_secs_f64()
         ),
     }
@@ -630,10 +631,15 @@ impl Core {
             return !writing;
         }
         if listing {
-            self.send(Inval::Entry {
-                parent: d,
-                name: name.to_os_string(),
-            });
+            // only a name the kernel was given: invalidating a name locks its folder in the
+            // kernel (uninterruptibly), so names it never saw (a commit's temporary files)
+            // are not sent
+            if child.is_some() {
+                self.send(Inval::Entry {
+                    parent: d,
+                    name: name.to_os_string(),
+                });
+            }
             self.send(Inval::Inode { ino: d });
         }
         if let Some(c) = child {
@@ -650,8 +656,9 @@ impl Core {
         let Some(d) = self.ino_of_dir(dir) else {
             return;
         };
+        let child = self.table().child_of(d, name);
         if listing || !keep_entry {
-            if !keep_entry {
+            if !keep_entry && child.is_some() {
                 self.send(Inval::Entry {
                     parent: d,
                     name: name.to_os_string(),
@@ -659,7 +666,7 @@ impl Core {
             }
             self.send(Inval::Inode { ino: d });
         }
-        if let Some(c) = self.table().child_of(d, name) {
+        if let Some(c) = child {
             self.send(Inval::Inode { ino: c });
         }
     }

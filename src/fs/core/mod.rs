@@ -228,6 +228,8 @@ pub struct Core {
     root_fd: std::os::fd::OwnedFd,
     /// The watch of the game folder (`None`: polling).
     pub(in crate::fs) watch: Option<Arc<super::watch::Watch>>,
+    /// Why there is no watch.
+    no_watch: String,
 }
 
 impl Core {
@@ -243,12 +245,20 @@ impl Core {
             return Err(FsError::NotDir);
         }
         let root_fd = sys::open_dir_path(&game_dir)?;
-        let watch = match (opts.watch, &inval) {
-            (true, Some(_)) => Some(super::watch::Watch::new(&game_dir)?),
-            _ => None,
+        let (watch, no_watch) = match (opts.watch, &inval) {
+            (true, Some(_)) => match super::watch::Watch::new(&game_dir) {
+                Ok(w) => (Some(w), String::new()),
+                Err(e) => {
+                    log::warn!("{}: not watched ({e}); polling", game_dir.display());
+                    (None, format!("inotify unavailable: {e}"))
+                }
+            },
+            (true, None) => (None, "no kernel to invalidate".into()),
+            (false, _) => (None, "--no-watch".into()),
         };
         Ok(Core {
             watch,
+            no_watch,
             root_fd,
             game_dir,
             cache: AssetCache::new(opts.max_views, opts.cache_size),
@@ -278,7 +288,7 @@ impl Core {
 
     /// The change-detection mode, as `-v` and `tafs status` report it.
     pub fn change_detection(&self) -> String {
-        super::watch::mode_line(self.watch.as_deref(), self.opts.ttl)
+        super::watch::mode_line(self.watch.as_deref(), &self.no_watch, self.opts.ttl)
     }
 
     /// Bytes held by the cache of generated files.
