@@ -286,8 +286,16 @@ impl Filesystem for TafsFs {
             gid: req.gid(),
             pid: req.pid(),
         };
+        // a descriptor opened for reading only has nothing to flush on close (write-back
+        // commits on the close of a written file; locks are the kernel's): no FLUSH round trip
+        let noflush = if flags.0 & libc::O_ACCMODE == libc::O_RDONLY && flags.0 & libc::O_TRUNC == 0
+        {
+            FopenFlags::FOPEN_NOFLUSH
+        } else {
+            FopenFlags::empty()
+        };
         match super::caller::with(caller, || self.core.open(ino.0, flags.0)) {
-            Ok(o) => reply.opened(FileHandle(o.fh), fopen(o.keep_cache)),
+            Ok(o) => reply.opened(FileHandle(o.fh), fopen(o.keep_cache) | noflush),
             Err(e) => reply.error(errno("open", &e)),
         }
     }
