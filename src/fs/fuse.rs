@@ -35,6 +35,23 @@ impl TafsFs {
         TafsFs { core }
     }
 
+    /// Runs `f` with directory handle `fh`; handle 0 (the kernel sends no `opendir`, see
+    /// [`Filesystem::opendir`]) gets a handle of `ino` made for this call only.
+    fn dir_call<T>(
+        &self,
+        ino: INodeNo,
+        fh: FileHandle,
+        f: impl FnOnce(u64) -> Result<T, FsError>,
+    ) -> Result<T, FsError> {
+        if fh.0 != 0 {
+            return f(fh.0);
+        }
+        let fh = self.core.opendir(ino.0)?;
+        let r = f(fh);
+        let _ = self.core.releasedir(fh);
+        r
+    }
+
     /// How long the kernel may cache the name and attributes of `a` (asked per reply: a
     /// watch falling back to polling shortens it).
     fn ttl(&self, a: &Attr) -> Duration {
@@ -380,13 +397,14 @@ impl Filesystem for TafsFs {
     }
 
     fn opendir(&self, _req: &Request, ino: INodeNo, _flags: OpenFlags, reply: ReplyOpen) {
-        let flags = if self.core.cache_dirs() {
-            FopenFlags::FOPEN_CACHE_DIR | FopenFlags::FOPEN_KEEP_CACHE
-        } else {
-            FopenFlags::empty()
-        };
+        if self.core.cache_dirs() {
+            // ENOSYS: the kernel stops sending OPENDIR/RELEASEDIR and caches listings
+            // (FOPEN_CACHE_DIR + FOPEN_KEEP_CACHE) until invalidated; readdir comes with
+            // handle 0 (served by a handle made for it, below)
+            return reply.error(errno("opendir", &FsError::Unimplemented("opendir")));
+        }
         match self.core.opendir(ino.0) {
-            Ok(fh) => reply.opened(FileHandle(fh), flags),
+            Ok(fh) => reply.opened(FileHandle(fh), FopenFlags::empty()),
             Err(e) => reply.error(errno("opendir", &e)),
         }
     }
@@ -394,12 +412,12 @@ impl Filesystem for TafsFs {
     fn readdir(
         &self,
         _req: &Request,
-        _ino: INodeNo,
+        ino: INodeNo,
         fh: FileHandle,
         offset: u64,
         mut reply: ReplyDirectory,
     ) {
-        match self.core.readdir(fh.0, offset) {
+        match self.dir_call(ino, fh, |fh| self.core.readdir(fh, offset)) {
             Ok(items) => {
                 for (next, it) in items {
                     if reply.add(INodeNo(it.ino), next, file_type(it.kind), &it.name) {
@@ -415,12 +433,12 @@ impl Filesystem for TafsFs {
     fn readdirplus(
         &self,
         _req: &Request,
-        _ino: INodeNo,
+        ino: INodeNo,
         fh: FileHandle,
         offset: u64,
         mut reply: ReplyDirectoryPlus,
     ) {
-        match self.core.readdirplus(fh.0, offset) {
+        match self.dir_call(ino, fh, |fh| self.core.readdirplus(fh, offset)) {
             Ok(items) => {
                 let mut items = items.into_iter();
                 for (next, it) in items.by_ref() {
