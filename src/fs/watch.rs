@@ -634,7 +634,7 @@ impl Core {
             // only a name the kernel was given: invalidating a name locks its folder in the
             // kernel (uninterruptibly), so names it never saw (a commit's temporary files)
             // are not sent
-            if child.is_some() {
+            if child.is_some_and(|c| self.name_moved_on(c, &rel)) {
                 self.send(Inval::Entry {
                     parent: d,
                     name: name.to_os_string(),
@@ -646,6 +646,31 @@ impl Core {
             self.send(Inval::Inode { ino: c });
         }
         false
+    }
+
+    /// True when the name of real node `ino` (at `rel`) no longer leads to what the node
+    /// shows: the path is gone, or is a binary now shown as a folder. Otherwise the kernel's
+    /// entry stays: real nodes are served by path, and dropping the entry would make the
+    /// kernel forget the node, so that a rename through the mount (whose events are read
+    /// while the mount's own table is being updated) could change the file's inode number.
+    /// A file replaced directly by another kind of file keeps its entry: its next `stat`
+    /// fails once (`EIO`, the kernel sees the type change) and the kernel looks it up again.
+    fn name_moved_on(&self, ino: u64, rel: &Path) -> bool {
+        let kind = match self.table().get(ino).map(|n| &n.kind) {
+            Some(super::core::inode::NodeKind::Real { kind }) => *kind,
+            _ => return true,
+        };
+        match self.lstat_rel(rel) {
+            Ok(m) => {
+                kind == super::core::FileKind::File
+                    && m.is_file()
+                    && rel
+                        .file_name()
+                        .and_then(|n| n.to_str())
+                        .is_some_and(super::core::is_asset_name)
+            }
+            Err(e) => e.kind() == std::io::ErrorKind::NotFound,
+        }
     }
 
     /// Resolves binary `name` of folder `dir` again after a change (decoded if it changed,
