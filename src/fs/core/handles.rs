@@ -48,7 +48,7 @@ pub(in crate::fs) enum Handle {
 /// is then opened without being rendered again.
 pub(in crate::fs) struct GenBytes {
     ready: OnceLock<Arc<Vec<u8>>>,
-    pinned: Mutex<Option<Pinned>>,
+    pinned: Mutex<Option<Box<Pinned>>>,
 }
 
 /// What a generated file is rendered from at its first read.
@@ -189,12 +189,12 @@ impl Core {
                     Some((size, (view, key))) => (
                         GenBytes {
                             ready: OnceLock::new(),
-                            pinned: Mutex::new(Some(Pinned {
+                            pinned: Mutex::new(Some(Box::new(Pinned {
                                 view,
                                 key,
                                 layout: layout.clone(),
                                 vpath: vpath.clone(),
-                            })),
+                            }))),
                         },
                         size,
                     ),
