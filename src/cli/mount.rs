@@ -45,9 +45,14 @@ pub struct MountArgs {
     /// Largest archive member the mount decompresses (bigger ones are listed, and answer EIO).
     #[arg(long, default_value = "64M", value_parser = parse_size)]
     pub max_member_size: u64,
-    /// Seconds the kernel may cache names and attributes.
+    /// Seconds the kernel may cache names and attributes when GAME_DIR is not watched
+    /// (while it is, the kernel caches until a change is seen).
     #[arg(long, default_value_t = 1.0)]
     pub ttl: f64,
+    /// Do not watch GAME_DIR (inotify): poll it, every request checking the binary and the
+    /// kernel caching for --ttl only.
+    #[arg(long)]
+    pub no_watch: bool,
     /// Threads serving requests (at least 2).
     #[arg(long, default_value_t = 4)]
     pub threads: usize,
@@ -519,6 +524,7 @@ pub fn run(a: MountArgs) -> Result<i32, CliError> {
             ..MountOptions::default().archive_limits
         },
         ttl: Duration::from_secs_f64(a.ttl),
+        watch: !a.no_watch,
         uid: a.uid,
         gid: a.gid,
         operation_gap: Duration::try_from_secs_f64(a.operation_gap)

@@ -3,7 +3,7 @@
 //! the core, and replies or maps the error to an errno ([`FsError::errno`]).
 //! Also: mounting, and the thread that sends kernel cache invalidations.
 
-use super::core::{Attr, Core, FileKind, Inval, MountOptions, SetAttr};
+use super::core::{Attr, Core, FileKind, Inval, InvalProgress, MountOptions, SetAttr};
 use super::merged::MergedCore;
 use super::ops::FsOps;
 use super::sys::SetTime;
@@ -27,14 +27,35 @@ use std::time::{Duration, SystemTime};
 /// The [`fuser::Filesystem`] over a [`Core`] or a [`MergedCore`].
 pub struct TafsFs {
     core: Arc<dyn FsOps>,
-    ttl: Duration,
 }
 
 impl TafsFs {
     /// Wraps a core.
     pub fn new(core: Arc<dyn FsOps>) -> TafsFs {
-        let ttl = core.ttl();
-        TafsFs { core, ttl }
+        TafsFs { core }
+    }
+
+    /// Runs `f` with directory handle `fh`; handle 0 (the kernel sends no `opendir`, see
+    /// [`Filesystem::opendir`]) gets a handle of `ino` made for this call only.
+    fn dir_call<T>(
+        &self,
+        ino: INodeNo,
+        fh: FileHandle,
+        f: impl FnOnce(u64) -> Result<T, FsError>,
+    ) -> Result<T, FsError> {
+        if fh.0 != 0 {
+            return f(fh.0);
+        }
+        let fh = self.core.opendir(ino.0)?;
+        let r = f(fh);
+        let _ = self.core.releasedir(fh);
+        r
+    }
+
+    /// How long the kernel may cache the name and attributes of `a` (asked per reply: a
+    /// watch falling back to polling shortens it).
+    fn ttl(&self, a: &Attr) -> Duration {
+        self.core.ttl_of(a.ino)
     }
 }
 
@@ -118,7 +139,7 @@ impl Filesystem for TafsFs {
 
     fn lookup(&self, _req: &Request, parent: INodeNo, name: &OsStr, reply: ReplyEntry) {
         match self.core.lookup(parent.0, name) {
-            Ok(a) => reply.entry(&self.ttl, &fattr(&a), Generation(0)),
+            Ok(a) => reply.entry(&self.ttl(&a), &fattr(&a), Generation(0)),
             Err(e) => reply.error(errno("lookup", &e)),
         }
     }
@@ -130,7 +151,7 @@ impl Filesystem for TafsFs {
 
     fn getattr(&self, _req: &Request, ino: INodeNo, fh: Option<FileHandle>, reply: ReplyAttr) {
         match self.core.getattr(ino.0, fh.map(|f| f.0)) {
-            Ok(a) => reply.attr(&self.ttl, &fattr(&a)),
+            Ok(a) => reply.attr(&self.ttl(&a), &fattr(&a)),
             Err(e) => reply.error(errno("getattr", &e)),
         }
     }
@@ -163,7 +184,7 @@ impl Filesystem for TafsFs {
             caller: Some(req.uid()),
         };
         match self.core.setattr(ino.0, set, fh.map(|f| f.0)) {
-            Ok(a) => reply.attr(&self.ttl, &fattr(&a)),
+            Ok(a) => reply.attr(&self.ttl(&a), &fattr(&a)),
             Err(e) => reply.error(errno("setattr", &e)),
         }
     }
@@ -189,7 +210,7 @@ impl Filesystem for TafsFs {
             .core
             .mknod(parent.0, name, mode, umask, rdev, req.uid(), req.gid())
         {
-            Ok(a) => reply.entry(&self.ttl, &fattr(&a), Generation(0)),
+            Ok(a) => reply.entry(&self.ttl(&a), &fattr(&a), Generation(0)),
             Err(e) => reply.error(errno("mknod", &e)),
         }
     }
@@ -207,7 +228,7 @@ impl Filesystem for TafsFs {
             .core
             .mkdir(parent.0, name, mode, umask, req.uid(), req.gid())
         {
-            Ok(a) => reply.entry(&self.ttl, &fattr(&a), Generation(0)),
+            Ok(a) => reply.entry(&self.ttl(&a), &fattr(&a), Generation(0)),
             Err(e) => reply.error(errno("mkdir", &e)),
         }
     }
@@ -238,7 +259,7 @@ impl Filesystem for TafsFs {
             .core
             .symlink(parent.0, link_name, target, req.uid(), req.gid())
         {
-            Ok(a) => reply.entry(&self.ttl, &fattr(&a), Generation(0)),
+            Ok(a) => reply.entry(&self.ttl(&a), &fattr(&a), Generation(0)),
             Err(e) => reply.error(errno("symlink", &e)),
         }
     }
@@ -271,7 +292,7 @@ impl Filesystem for TafsFs {
         reply: ReplyEntry,
     ) {
         match self.core.link(ino.0, newparent.0, newname) {
-            Ok(a) => reply.entry(&self.ttl, &fattr(&a), Generation(0)),
+            Ok(a) => reply.entry(&self.ttl(&a), &fattr(&a), Generation(0)),
             Err(e) => reply.error(errno("link", &e)),
         }
     }
@@ -282,8 +303,16 @@ impl Filesystem for TafsFs {
             gid: req.gid(),
             pid: req.pid(),
         };
+        // a descriptor opened for reading only has nothing to flush on close (write-back
+        // commits on the close of a written file; locks are the kernel's): no FLUSH round trip
+        let noflush = if flags.0 & libc::O_ACCMODE == libc::O_RDONLY && flags.0 & libc::O_TRUNC == 0
+        {
+            FopenFlags::FOPEN_NOFLUSH
+        } else {
+            FopenFlags::empty()
+        };
         match super::caller::with(caller, || self.core.open(ino.0, flags.0)) {
-            Ok(o) => reply.opened(FileHandle(o.fh), fopen(o.keep_cache)),
+            Ok(o) => reply.opened(FileHandle(o.fh), fopen(o.keep_cache) | noflush),
             Err(e) => reply.error(errno("open", &e)),
         }
     }
@@ -368,6 +397,12 @@ impl Filesystem for TafsFs {
     }
 
     fn opendir(&self, _req: &Request, ino: INodeNo, _flags: OpenFlags, reply: ReplyOpen) {
+        if self.core.cache_dirs() {
+            // ENOSYS: the kernel stops sending OPENDIR/RELEASEDIR and caches listings
+            // (FOPEN_CACHE_DIR + FOPEN_KEEP_CACHE) until invalidated; readdir comes with
+            // handle 0 (served by a handle made for it, below)
+            return reply.error(errno("opendir", &FsError::Unimplemented("opendir")));
+        }
         match self.core.opendir(ino.0) {
             Ok(fh) => reply.opened(FileHandle(fh), FopenFlags::empty()),
             Err(e) => reply.error(errno("opendir", &e)),
@@ -377,12 +412,12 @@ impl Filesystem for TafsFs {
     fn readdir(
         &self,
         _req: &Request,
-        _ino: INodeNo,
+        ino: INodeNo,
         fh: FileHandle,
         offset: u64,
         mut reply: ReplyDirectory,
     ) {
-        match self.core.readdir(fh.0, offset) {
+        match self.dir_call(ino, fh, |fh| self.core.readdir(fh, offset)) {
             Ok(items) => {
                 for (next, it) in items {
                     if reply.add(INodeNo(it.ino), next, file_type(it.kind), &it.name) {
@@ -398,12 +433,12 @@ impl Filesystem for TafsFs {
     fn readdirplus(
         &self,
         _req: &Request,
-        _ino: INodeNo,
+        ino: INodeNo,
         fh: FileHandle,
         offset: u64,
         mut reply: ReplyDirectoryPlus,
     ) {
-        match self.core.readdirplus(fh.0, offset) {
+        match self.dir_call(ino, fh, |fh| self.core.readdirplus(fh, offset)) {
             Ok(items) => {
                 let mut items = items.into_iter();
                 for (next, it) in items.by_ref() {
@@ -412,7 +447,7 @@ impl Filesystem for TafsFs {
                         INodeNo(it.ino),
                         next,
                         &it.name,
-                        &self.ttl,
+                        &self.ttl(&a),
                         &fattr(&a),
                         Generation(0),
                     ) {
@@ -542,7 +577,7 @@ impl Filesystem for TafsFs {
             .create(parent.0, name, mode, umask, flags, req.uid(), req.gid())
         {
             Ok((a, o)) => reply.created(
-                &self.ttl,
+                &self.ttl(&a),
                 &fattr(&a),
                 Generation(0),
                 FileHandle(o.fh),
@@ -602,7 +637,15 @@ pub fn mount(
     let read_only = opts.read_only;
     let (tx, rx) = mpsc::channel();
     let core = Arc::new(Core::new(game_dir, opts, Some(tx))?);
-    mount_ops(core, read_only, rx, mountpoint, cfg)
+    let progress = core.inval_progress.clone();
+    log::info!("{}: {}", game_dir.display(), core.change_detection());
+    if let Some(w) = core.watch.clone() {
+        let weak = Arc::downgrade(&core);
+        std::thread::Builder::new()
+            .name("tafs-watch".into())
+            .spawn(move || super::watch::run(w, weak))?;
+    }
+    mount_ops(core, read_only, rx, Some(progress), mountpoint, cfg)
 }
 
 /// Mounts the merged game view of `game_dir` (read-only; sources in `priority` order) at
@@ -617,13 +660,14 @@ pub fn mount_merged(
     let core = Arc::new(MergedCore::new(game_dir, opts, priority)?);
     // The merged view sends no invalidations (inodes are versioned, see SEMANTICS.md).
     let (_, rx) = mpsc::channel();
-    mount_ops(core, true, rx, mountpoint, cfg)
+    mount_ops(core, true, rx, None, mountpoint, cfg)
 }
 
-pub(crate) fn mount_ops(
+pub(in crate::fs) fn mount_ops(
     core: Arc<dyn FsOps>,
     read_only: bool,
     rx: Receiver<Inval>,
+    progress: Option<Arc<InvalProgress>>,
     mountpoint: &Path,
     cfg: &MountConfig,
 ) -> Result<Mounted, FsError> {
@@ -656,7 +700,7 @@ pub(crate) fn mount_ops(
     let notifier = session.notifier();
     let invalidator = std::thread::Builder::new()
         .name("tafs-invalidate".into())
-        .spawn(move || invalidation_loop(rx, notifier))?;
+        .spawn(move || invalidation_loop(rx, notifier, progress))?;
     Ok(Mounted {
         session,
         invalidator,
@@ -664,10 +708,15 @@ pub(crate) fn mount_ops(
     })
 }
 
-/// Sends each invalidation to the kernel, outside of any request handler. Ends when the
-/// core (the only sender) is dropped.
-fn invalidation_loop(rx: Receiver<Inval>, notifier: Notifier) {
+/// Sends each invalidation to the kernel, outside of any request handler, counting them in
+/// `progress`. Ends when the core (the only sender) is dropped.
+fn invalidation_loop(
+    rx: Receiver<Inval>,
+    notifier: Notifier,
+    progress: Option<Arc<InvalProgress>>,
+) {
     for msg in rx {
+        let _done = Done(progress.as_deref());
         let r = match &msg {
             Inval::Entry { parent, name } => notifier.inval_entry(INodeNo(*parent), name),
             Inval::Inode { ino } => notifier.inval_inode(INodeNo(*ino), 0, 0),
@@ -677,6 +726,17 @@ fn invalidation_loop(rx: Receiver<Inval>, notifier: Notifier) {
             // Not cached by the kernel (or already gone): nothing to do.
             Err(e) if e.raw_os_error() == Some(libc::ENOENT) => {}
             Err(e) => log::debug!("invalidation {msg:?} failed: {e}"),
+        }
+    }
+}
+
+/// Counts one invalidation as handled when dropped.
+struct Done<'a>(Option<&'a InvalProgress>);
+
+impl Drop for Done<'_> {
+    fn drop(&mut self) {
+        if let Some(p) = self.0 {
+            p.done(1);
         }
     }
 }

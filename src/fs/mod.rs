@@ -23,6 +23,7 @@ pub mod merged;
 pub mod ops;
 pub mod stage;
 pub(crate) mod sys;
+mod watch;
 mod writeback;
 
 pub use self::core::{Attr, Core, DirItem, FileKind, Inval, MountOptions, Opened, Opener, SetAttr};

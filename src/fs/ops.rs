@@ -16,6 +16,15 @@ const RO: FsError = FsError::ReadOnly("the merged game view is read-only");
 pub trait FsOps: Send + Sync {
     /// How long the kernel may cache attributes and names.
     fn ttl(&self) -> Duration;
+    /// How long the kernel may cache the attributes and name of `ino`.
+    fn ttl_of(&self, _ino: u64) -> Duration {
+        self.ttl()
+    }
+    /// Whether the kernel may cache directory listings across opens (`FOPEN_CACHE_DIR`,
+    /// `FOPEN_KEEP_CACHE`): only where every change is invalidated.
+    fn cache_dirs(&self) -> bool {
+        false
+    }
     /// Looks `name` up in directory `parent`.
     fn lookup(&self, parent: u64, name: &OsStr) -> Result<Attr, FsError>;
     /// The kernel dropped `n` of the entries of `ino` it was given (each successful lookup,

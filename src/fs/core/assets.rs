@@ -364,8 +364,10 @@ impl Core {
 
     /// Decides what the game-folder path `rel` is shown as, decoding the binary if it is an
     /// asset whose identity is not the one decoded last.
+    /// While the game folder's watch is authoritative, the `lstat` is skipped for a path no
+    /// event has named since it was last taken.
     pub(in crate::fs) fn resolve(&self, rel: &Path) -> Result<Resolved, FsError> {
-        let meta = match self.lstat_rel(rel) {
+        let meta = match self.watched_lstat(rel) {
             Ok(m) => m,
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
                 return self.resolve_new(rel).unwrap_or(Err(e.into()));

@@ -12,6 +12,7 @@ use crate::fs::sys::SetTime;
 use crate::fs::writeback::merged_children;
 use crate::fs::FsError;
 use std::fs::{self, Metadata};
+use std::os::fd::AsFd;
 use std::os::unix::fs::MetadataExt;
 use std::path::Path;
 use std::sync::Arc;
@@ -211,15 +212,20 @@ impl Core {
 
     /// How many entries of real directory `rel` are shown as directories although they are
     /// files (asset binaries not known to be broken).
+    /// The folder is read without changing its access time (a `stat` must not change it).
     pub(in crate::fs) fn asset_children(&self, rel: &Path) -> u32 {
-        let Ok(rd) = self.read_dir_rel(rel) else {
+        let listed = self.parent_fd(rel).and_then(|(dir, name)| {
+            let c = std::ffi::CString::new(name.into_encoded_bytes())
+                .map_err(|_| std::io::Error::from_raw_os_error(libc::EINVAL))?;
+            crate::fs::watch::list_quietly(dir.as_fd(), &c)
+        });
+        let Ok(entries) = listed else {
             return 0;
         };
         let mut n = 0u32;
-        for ent in rd.flatten() {
-            let name = ent.file_name();
+        for (name, kind) in entries {
             let is_asset = name.to_str().is_some_and(is_asset_name);
-            if !is_asset || !ent.file_type().is_ok_and(|t| t.is_file()) {
+            if !is_asset || kind != libc::S_IFREG {
                 continue;
             }
             let child = rel.join(&name);

@@ -2,14 +2,17 @@
 //! (open, read, write, flush, fsync, release).
 
 use super::inode::{NodeKind, DETACHED};
+use super::AssetKey;
 use super::Attr;
 use super::{is_archive_path, is_asset_name, lock, Core, Inval};
+use crate::fs::layout::Layout;
 use crate::fs::FsError;
+use crate::view::View;
 use std::fs::{File, OpenOptions};
 use std::os::unix::fs::{FileExt, OpenOptionsExt};
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::Arc;
+use std::sync::{Arc, Mutex, OnceLock};
 
 /// An open file.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -26,8 +29,9 @@ pub(in crate::fs) enum Handle {
         ino: u64,
         written: AtomicBool,
     },
-    /// A generated file: the bytes and attributes of the version that was opened.
-    Generated(Arc<Vec<u8>>, Attr),
+    /// A generated file: the bytes (or the view to render them from) and attributes of the
+    /// version that was opened.
+    Generated(GenBytes, Attr),
     /// A staged file of an asset directory (write-back).
     Staged {
         file: File,
@@ -36,6 +40,33 @@ pub(in crate::fs) enum Handle {
         writable: bool,
         written: AtomicBool,
     },
+}
+
+/// The bytes of an open generated file: rendered at `open`, or — when the decoded view of
+/// the version opened is in memory and the size is known — at the first `read` from that
+/// view, held by the handle. A file the kernel keeps in its page cache (`FOPEN_KEEP_CACHE`)
+/// is then opened without being rendered again.
+pub(in crate::fs) struct GenBytes {
+    ready: OnceLock<Arc<Vec<u8>>>,
+    pinned: Mutex<Option<Box<Pinned>>>,
+}
+
+/// What a generated file is rendered from at its first read.
+struct Pinned {
+    view: Arc<dyn View>,
+    key: AssetKey,
+    layout: Arc<Layout>,
+    vpath: String,
+}
+
+impl GenBytes {
+    /// Bytes rendered already.
+    pub(in crate::fs) fn ready(bytes: Arc<Vec<u8>>) -> GenBytes {
+        GenBytes {
+            ready: OnceLock::from(bytes),
+            pinned: Mutex::new(None),
+        }
+    }
 }
 
 impl Handle {
@@ -118,9 +149,10 @@ impl Core {
                     ino,
                     written: AtomicBool::new(false),
                 });
+                // the watch invalidates the kernel's pages when the file changes directly
                 Ok(Opened {
                     fh,
-                    keep_cache: false,
+                    keep_cache: self.watching(),
                 })
             }
             NodeKind::AssetRoot | NodeKind::ViewDir { .. } => Err(FsError::IsDir),
@@ -130,7 +162,7 @@ impl Core {
                 }
                 let attr = self.status_attr(ino, root)?;
                 let bytes = Arc::new(self.status_bytes(root)?);
-                let fh = self.add_handle(Handle::Generated(bytes, attr));
+                let fh = self.add_handle(Handle::Generated(GenBytes::ready(bytes), attr));
                 Ok(Opened {
                     fh,
                     keep_cache: false,
@@ -152,10 +184,38 @@ impl Core {
                     return Err(FsError::ReadOnly("generated files are read-only"));
                 }
                 let (rel, layout, meta) = self.current(root, gen)?;
-                let bytes = self.render(&rel, gen, &layout, &vpath)?;
-                let mut attr = self.gen_attr(ino, &meta, false, bytes.len() as u64, 0);
+                let pinned = layout.size(&vpath).zip(self.view_in_memory(&rel, gen));
+                let (bytes, size) = match pinned {
+                    Some((size, (view, key))) => (
+                        GenBytes {
+                            ready: OnceLock::new(),
+                            pinned: Mutex::new(Some(Box::new(Pinned {
+                                view,
+                                key,
+                                layout: layout.clone(),
+                                vpath: vpath.clone(),
+                            }))),
+                        },
+                        size,
+                    ),
+                    None => {
+                        let b = self.render(&rel, gen, &layout, &vpath)?;
+                        let n = b.len() as u64;
+                        (GenBytes::ready(b), n)
+                    }
+                };
+                let mut attr = self.gen_attr(ino, &meta, false, size, 0);
+                // an mtime kept across a commit is decided by the bytes: render them now
                 attr.mtime = self.kept_mtime(&rel, &meta, &vpath, false, || {
-                    Some(crate::fs::writeback::fingerprint(&bytes))
+                    let b = match bytes.ready.get() {
+                        Some(b) => b.clone(),
+                        None => {
+                            let b = self.render(&rel, gen, &layout, &vpath).ok()?;
+                            *lock(&bytes.pinned) = None;
+                            bytes.ready.get_or_init(|| b).clone()
+                        }
+                    };
+                    Some(crate::fs::writeback::fingerprint(&b))
                 });
                 let fh = self.add_handle(Handle::Generated(bytes, attr));
                 Ok(Opened {
@@ -164,6 +224,40 @@ impl Core {
                 })
             }
         }
+    }
+
+    /// The decoded view of asset `rel` at generation `gen`, if it is in memory now.
+    fn view_in_memory(&self, rel: &Path, gen: u64) -> Option<(Arc<dyn View>, AssetKey)> {
+        let ident = {
+            let asset = self.slot(rel);
+            let st = lock(&asset.state);
+            if st.gen != gen {
+                return None;
+            }
+            st.ident.clone()?
+        };
+        let key = (rel.to_path_buf(), ident);
+        self.cache.view(&key).map(|v| (v, key))
+    }
+
+    /// The bytes of an open generated file, rendered now from its pinned view if not yet.
+    fn gen_bytes(&self, g: &GenBytes) -> Result<Arc<Vec<u8>>, FsError> {
+        if let Some(b) = g.ready.get() {
+            return Ok(b.clone());
+        }
+        let mut pinned = lock(&g.pinned);
+        if let Some(b) = g.ready.get() {
+            return Ok(b.clone());
+        }
+        let p = pinned.as_ref().ok_or(FsError::Stale)?;
+        let view = p.view.clone();
+        let b = self
+            .cache
+            .render(&p.key, &p.layout, &p.vpath, || Ok(view))?;
+        let _ = g.ready.set(b.clone());
+        // the view is not held once the bytes are
+        *pinned = None;
+        Ok(b)
     }
 
     pub(in crate::fs) fn handle(&self, fh: u64) -> Result<Arc<Handle>, FsError> {
@@ -181,7 +275,7 @@ impl Core {
         size: u32,
     ) -> Result<Vec<u8>, FsError> {
         match &*self.handle(fh)? {
-            Handle::Generated(bytes, _) => Ok(crate::fs::slice_at(bytes, offset, size)),
+            Handle::Generated(g, _) => Ok(crate::fs::slice_at(&self.gen_bytes(g)?, offset, size)),
             Handle::Real { file, .. } | Handle::Staged { file, .. } => {
                 Ok(crate::fs::read_at(file, offset, size)?)
             }

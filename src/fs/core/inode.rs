@@ -396,6 +396,14 @@ impl Table {
         }
     }
 
+    /// Every node as (inode, parent, name) (the watch invalidates them all at once).
+    pub(in crate::fs) fn nodes(&self) -> Vec<(u64, u64, OsString)> {
+        self.nodes
+            .iter()
+            .map(|(ino, n)| (*ino, n.parent, n.name.clone()))
+            .collect()
+    }
+
     /// The nodes listed under generation `gen` (the list is emptied).
     pub(in crate::fs) fn take_gen(&mut self, gen: u64) -> Vec<u64> {
         let mut v: Vec<u64> = self

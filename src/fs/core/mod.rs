@@ -52,7 +52,7 @@ use std::collections::HashMap;
 use std::ffi::{OsStr, OsString};
 use std::fs;
 use std::path::{Path, PathBuf};
-use std::sync::atomic::AtomicU64;
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::mpsc::Sender;
 use std::sync::{Arc, Mutex, MutexGuard, RwLock};
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
@@ -95,6 +95,9 @@ pub struct MountOptions {
     /// Saves of one asset less than this apart are one operation: its commits keep one
     /// version in the history (the binary before it).
     pub operation_gap: Duration,
+    /// Watch the game folder (inotify) when mounted, so the kernel may cache for long
+    /// (`false`: poll, as `--no-watch`). Only a core given an invalidation channel watches.
+    pub watch: bool,
 }
 
 impl Default for MountOptions {
@@ -115,6 +118,7 @@ impl Default for MountOptions {
             state_dir: None,
             packer: Arc::new(view::rebuild),
             operation_gap: super::stage::OPERATION_GAP,
+            watch: true,
         }
     }
 }
@@ -128,6 +132,7 @@ impl std::fmt::Debug for MountOptions {
             .field("uid", &self.uid)
             .field("gid", &self.gid)
             .field("state_dir", &self.state_dir)
+            .field("watch", &self.watch)
             .finish_non_exhaustive()
     }
 }
@@ -155,6 +160,25 @@ pub enum Inval {
         /// The inode.
         ino: u64,
     },
+}
+
+/// The longest a reply waits for invalidations in flight ([`Core::inval_barrier`]).
+const BARRIER_WAIT: Duration = Duration::from_secs(1);
+
+/// Invalidations queued and sent to the kernel so far.
+#[derive(Default)]
+pub(in crate::fs) struct InvalProgress {
+    queued: AtomicU64,
+    done: Mutex<u64>,
+    cond: std::sync::Condvar,
+}
+
+impl InvalProgress {
+    /// `n` more invalidations were handled (sent, or dropped).
+    pub(in crate::fs) fn done(&self, n: u64) {
+        *lock(&self.done) += n;
+        self.cond.notify_all();
+    }
 }
 
 pub(in crate::fs) fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
@@ -202,11 +226,17 @@ pub struct Core {
     next_fh: AtomicU64,
     pub(in crate::fs) next_gen: AtomicU64,
     inval: Option<Mutex<Sender<Inval>>>,
+    /// How far the invalidation thread has got (see [`Core::inval_barrier`]).
+    pub(in crate::fs) inval_progress: Arc<InvalProgress>,
     root_owner: bool,
     /// The game folder, opened once: every pass-through request is resolved beneath it.
     root_fd: std::os::fd::OwnedFd,
     /// Kept child counts of asset folders ([`dircount`]).
     pub(in crate::fs) dircounts: dircount::DirCounts,
+    /// The watch of the game folder (`None`: polling).
+    pub(in crate::fs) watch: Option<Arc<super::watch::Watch>>,
+    /// Why there is no watch.
+    no_watch: String,
 }
 
 /// A write-back operation under way, for [`dircount`]: it advanced the epoch when it began
@@ -249,7 +279,20 @@ impl Core {
             return Err(FsError::NotDir);
         }
         let root_fd = sys::open_dir_path(&game_dir)?;
+        let (watch, no_watch) = match (opts.watch, &inval) {
+            (true, Some(_)) => match super::watch::Watch::new(&game_dir) {
+                Ok(w) => (Some(w), String::new()),
+                Err(e) => {
+                    log::warn!("{}: not watched ({e}); polling", game_dir.display());
+                    (None, format!("inotify unavailable: {e}"))
+                }
+            },
+            (true, None) => (None, "no kernel to invalidate".into()),
+            (false, _) => (None, "--no-watch".into()),
+        };
         Ok(Core {
+            watch,
+            no_watch,
             root_fd,
             game_dir,
             cache: AssetCache::new(opts.max_views, opts.cache_size),
@@ -261,6 +304,7 @@ impl Core {
             next_fh: AtomicU64::new(1),
             next_gen: AtomicU64::new(1),
             inval: inval.map(Mutex::new),
+            inval_progress: Arc::default(),
             root_owner: sys::euid() == 0,
             dircounts: dircount::DirCounts::default(),
         })
@@ -280,6 +324,17 @@ impl Core {
         &self.opts
     }
 
+    /// True while the watch of the game folder is authoritative: the kernel caches names,
+    /// attributes, listings and data for long, and binaries are not `stat`ed per request.
+    pub fn watching(&self) -> bool {
+        self.watch.as_ref().is_some_and(|w| w.authoritative())
+    }
+
+    /// The change-detection mode, as `-v` and `tafs status` report it.
+    pub fn change_detection(&self) -> String {
+        super::watch::mode_line(self.watch.as_deref(), &self.no_watch, self.opts.ttl)
+    }
+
     /// Bytes held by the cache of generated files.
     pub fn cached_bytes(&self) -> u64 {
         self.cache.total()
@@ -297,7 +352,33 @@ impl Core {
 
     pub(in crate::fs) fn send(&self, msg: Inval) {
         if let Some(tx) = &self.inval {
-            let _ = lock(tx).send(msg);
+            let tx = lock(tx);
+            self.inval_progress.queued.fetch_add(1, Ordering::AcqRel);
+            if tx.send(msg).is_err() {
+                self.inval_progress.done(1);
+            }
+        }
+    }
+
+    /// Waits (at most [`BARRIER_WAIT`]) until the invalidations queued so far have reached
+    /// the kernel. Only for replies the kernel sends without holding a folder's lock
+    /// (`flush`, `fsync`): the invalidation of a name takes its folder's lock.
+    pub(in crate::fs) fn inval_barrier(&self) {
+        let p = &self.inval_progress;
+        let target = p.queued.load(Ordering::Acquire);
+        let mut done = lock(&p.done);
+        let deadline = std::time::Instant::now() + BARRIER_WAIT;
+        while *done < target {
+            let left = deadline.saturating_duration_since(std::time::Instant::now());
+            if left.is_zero() {
+                log::debug!("invalidations still in flight after {BARRIER_WAIT:?}");
+                return;
+            }
+            done = p
+                .cond
+                .wait_timeout(done, left)
+                .unwrap_or_else(|e| e.into_inner())
+                .0;
         }
     }
 
@@ -343,7 +424,28 @@ impl Core {
 #[allow(clippy::too_many_arguments)]
 impl FsOps for Core {
     fn ttl(&self) -> Duration {
-        self.opts.ttl
+        if self.watching() {
+            super::watch::WATCH_TTL
+        } else {
+            self.opts.ttl
+        }
+    }
+
+    /// Status files change without an event: they keep the short TTL.
+    fn ttl_of(&self, ino: u64) -> Duration {
+        let status = matches!(
+            self.table().get(ino).map(|n| &n.kind),
+            Some(NodeKind::Status { .. })
+        );
+        if status {
+            self.opts.ttl
+        } else {
+            self.ttl()
+        }
+    }
+
+    fn cache_dirs(&self) -> bool {
+        self.watching()
     }
 
     fn lookup(&self, parent: u64, name: &OsStr) -> Result<Attr, FsError> {
@@ -550,12 +652,17 @@ impl FsOps for Core {
         self.write_handle(fh, offset, data)
     }
 
+    /// A commit on `close` invalidates the old generation before `close` returns.
     fn flush(&self, fh: u64) -> Result<(), FsError> {
-        self.flush_handle(fh)
+        let r = self.flush_handle(fh);
+        self.inval_barrier();
+        r
     }
 
     fn fsync(&self, fh: u64, datasync: bool) -> Result<(), FsError> {
-        self.fsync_handle(fh, datasync)
+        let r = self.fsync_handle(fh, datasync);
+        self.inval_barrier();
+        r
     }
 }
 

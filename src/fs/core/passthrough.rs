@@ -75,6 +75,22 @@ impl Core {
         sys::lstat_at(dir.as_fd(), &name)
     }
 
+    /// [`Core::lstat_rel`], answered from the game folder's watch when it is authoritative
+    /// and no event has named `rel` since its last `lstat`.
+    pub(in crate::fs) fn watched_lstat(&self, rel: &Path) -> io::Result<fs::Metadata> {
+        let Some(w) = &self.watch else {
+            return self.lstat_rel(rel);
+        };
+        match w.trusted(rel) {
+            Ok(m) => Ok(m),
+            Err(seq) => {
+                let m = self.lstat_rel(rel)?;
+                w.trust(rel, &m, seq);
+                Ok(m)
+            }
+        }
+    }
+
     /// The entries of real directory `rel` (no symlink followed).
     pub(in crate::fs) fn read_dir_rel(&self, rel: &Path) -> io::Result<fs::ReadDir> {
         let (dir, name) = self.parent_fd(rel)?;

@@ -84,12 +84,27 @@ pub(in crate::fs) struct DirHandle {
     with_attrs: AtomicBool,
     /// Set once entries have been served.
     served: AtomicBool,
+    /// Set while the entries are not listed yet (a real folder opened while the watch is
+    /// authoritative is listed at its first `readdir`: the kernel answers most from its
+    /// cache of the listing).
+    unlisted: AtomicBool,
 }
 
 impl Core {
     /// Lists a directory (a snapshot taken now; offsets index into it).
     pub(in crate::fs) fn open_dir(&self, ino: u64) -> Result<u64, FsError> {
-        let items = self.dir_items(ino)?;
+        let lazy = self.watching()
+            && matches!(
+                self.node(ino)?.kind,
+                NodeKind::Real {
+                    kind: FileKind::Dir
+                }
+            );
+        let items = if lazy {
+            Vec::new()
+        } else {
+            self.dir_items(ino)?
+        };
         let fh = self.next_fh.fetch_add(1, Ordering::Relaxed);
         self.table_mut().opened(ino);
         lock(&self.dirs).insert(
@@ -99,6 +114,7 @@ impl Core {
                 items: Mutex::new(items),
                 with_attrs: AtomicBool::new(false),
                 served: AtomicBool::new(false),
+                unlisted: AtomicBool::new(lazy),
             }),
         );
         Ok(fh)
@@ -112,7 +128,8 @@ impl Core {
         offset: u64,
     ) -> Result<Arc<DirHandle>, FsError> {
         let d = self.dir_handle(fh)?;
-        if offset == 0 && d.served.load(Ordering::Acquire) {
+        let unlisted = d.unlisted.swap(false, Ordering::AcqRel);
+        if unlisted || (offset == 0 && d.served.load(Ordering::Acquire)) {
             let items = self.dir_items(d.ino)?;
             *lock(&d.items) = items;
             d.with_attrs.store(false, Ordering::Release);

@@ -306,9 +306,19 @@ impl OverlayCore {
             next: 4,
             ..Nodes::default()
         }));
-        let top_inval = inval.map(|out| {
-            let (tx, rx) = mpsc::channel::<Inval>();
+        let (top_inval, to_translate) = match inval {
+            Some(out) => {
+                let (tx, rx) = mpsc::channel::<Inval>();
+                (Some(tx), Some((rx, out)))
+            }
+            None => (None, None),
+        };
+        let top = Arc::new(Core::new(target.core_dir(), opts, top_inval)?);
+        if let Some((rx, out)) = to_translate {
+            // the top's invalidations, in the union's inode numbers; each is counted as
+            // handled once passed on, so the top's close/fsync barrier does not wait for it
             let nodes = nodes.clone();
+            let progress = top.inval_progress.clone();
             let spawned = std::thread::Builder::new()
                 .name("tafs-overlay-inval".into())
                 .spawn(move || {
@@ -327,14 +337,13 @@ impl OverlayCore {
                         if let Some(t) = t {
                             let _ = out.send(t);
                         }
+                        progress.done(1);
                     }
                 });
             if let Err(e) = spawned {
                 log::warn!("no invalidation thread for the mod: {e}");
             }
-            tx
-        });
-        let top = Arc::new(Core::new(target.core_dir(), opts, top_inval)?);
+        }
         let top_root = match &target {
             Target::Folder(_) => ROOT,
             Target::Archive(p) => {
@@ -965,7 +974,7 @@ impl OverlayCore {
             priority,
             Some(tx),
         )?);
-        crate::fs::fuse::mount_ops(core, false, rx, mountpoint, cfg)
+        crate::fs::fuse::mount_ops(core, false, rx, None, mountpoint, cfg)
     }
 }
 

@@ -119,6 +119,8 @@ impl Core {
         if t.is_empty() {
             t.push_str("nothing staged\n");
         }
+        t.push_str(&self.change_detection());
+        t.push('\n');
         Ok(t.into_bytes())
     }
 
