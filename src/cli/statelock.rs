@@ -32,6 +32,33 @@ fn flock(f: &File, how: libc::c_int) -> io::Result<bool> {
     }
 }
 
+/// Whether process `pid` (as written in a lock file) has ended or is ending: gone, or its
+/// main thread a zombie. A killed mount's other threads may still hold the lock for a few
+/// milliseconds after its main thread became a zombie.
+fn ended(pid: &str) -> bool {
+    let Ok(pid) = pid.trim().parse::<u32>() else {
+        return false;
+    };
+    match std::fs::read_to_string(format!("/proc/{pid}/stat")) {
+        Err(_) => true,
+        Ok(stat) => stat
+            .rsplit_once(") ")
+            .is_some_and(|(_, rest)| rest.starts_with('Z') || rest.starts_with('X')),
+    }
+}
+
+/// Waits (at most 2 s) for the lock on `f` to be free, as it is once an ending holder is
+/// gone; `true` when it is.
+fn freed(f: &File) -> io::Result<bool> {
+    for _ in 0..200 {
+        if flock(f, libc::LOCK_SH)? {
+            return Ok(true);
+        }
+        std::thread::sleep(std::time::Duration::from_millis(10));
+    }
+    Ok(false)
+}
+
 fn open_rw(p: &Path) -> io::Result<File> {
     OpenOptions::new()
         .read(true)
@@ -82,6 +109,9 @@ pub fn lock(state: &Path, game_dir: &Path) -> Result<StateLock, String> {
         let _ = Read::by_ref(&mut f).take(8192).read_to_string(&mut text);
         let mut lines = text.lines();
         let pid = lines.next().unwrap_or("?").to_string();
+        if ended(&pid) && freed(&f).map_err(|e| err(&p, e))? {
+            continue; // its holder was ending (killed): the kernel has dropped the lock now
+        }
         let other = PathBuf::from(lines.next().unwrap_or_default());
         if other.as_os_str().is_empty() {
             continue;
@@ -119,6 +149,20 @@ pub fn lock(state: &Path, game_dir: &Path) -> Result<StateLock, String> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_holder_that_is_gone_or_a_zombie_has_ended() {
+        assert!(ended("4294967295"), "no such process");
+        assert!(!ended(&std::process::id().to_string()), "this process runs");
+        assert!(!ended("?"), "an unreadable pid is not taken as ended");
+        // a child that exited and is not reaped yet is a zombie
+        let mut child = std::process::Command::new("true").spawn().unwrap();
+        let pid = child.id().to_string();
+        while !ended(&pid) {
+            std::thread::sleep(std::time::Duration::from_millis(5));
+        }
+        child.wait().unwrap();
+    }
 
     #[test]
     fn a_second_lock_of_the_same_or_a_nested_folder_is_refused() {
