@@ -179,6 +179,13 @@ impl<W: Write + Seek> Sink<'_, W> {
         }
     }
 
+    /// The current position as a 32-bit archive offset.
+    fn offset(&self) -> Result<u32, HpiError> {
+        u32::try_from(self.pos).map_err(|_| {
+            HpiError::unwritable("archive", format!("{} bytes is over 4 GiB", self.pos))
+        })
+    }
+
     /// Writes `data` at the current position under the outer cipher `okey`.
     fn put(&mut self, data: &[u8], okey: Option<u8>, what: &str) -> Result<(), HpiError> {
         if okey.is_none() {
@@ -521,7 +528,7 @@ fn write_v1<W: Write + Seek>(
     let okey = outer_key(opts.key);
     let mut next = records.iter();
     placed_in_order(members, opts, |p| {
-        let offset = size_u32(usize::try_from(w.pos).unwrap_or(usize::MAX), "archive")?;
+        let offset = w.offset()?;
         let &r = next
             .next()
             .ok_or_else(|| HpiError::unwritable("directory", "member count mismatch"))?;
@@ -664,10 +671,7 @@ fn write_v2<W: Write + Seek>(
     let mut offsets = Vec::with_capacity(members.len());
     let mut metas = Vec::with_capacity(members.len());
     placed_in_order(members, opts, |p| {
-        offsets.push(size_u32(
-            usize::try_from(w.pos).unwrap_or(usize::MAX),
-            "archive",
-        )?);
+        offsets.push(w.offset()?);
         metas.push(p.meta);
         if w.pos + p.len() > u64::from(u32::MAX) {
             return Err(HpiError::unwritable("archive", "archive would pass 4 GiB"));
@@ -677,11 +681,11 @@ fn write_v2<W: Write + Seek>(
     let (names, dir) = v2_blocks(tree, &offsets, &metas)?;
     let names = v2_block(names, &opts.reuse_blocks)?;
     let dir = v2_block(dir, &opts.reuse_blocks)?;
-    let name_off = size_u32(usize::try_from(w.pos).unwrap_or(usize::MAX), "archive")?;
+    let name_off = w.offset()?;
     w.put(&names, None, "name block")?;
-    let dir_off = size_u32(usize::try_from(w.pos).unwrap_or(usize::MAX), "archive")?;
+    let dir_off = w.offset()?;
     w.put(&dir, None, "directory block")?;
-    size_u32(usize::try_from(w.pos).unwrap_or(usize::MAX), "archive")?;
+    w.offset()?;
     let mut h = Vec::with_capacity(V2_HEADER_LEN as usize);
     h.put_u32(MAGIC);
     h.put_u32(VERSION_2);
