@@ -47,10 +47,10 @@ fn ended(pid: &str) -> bool {
     }
 }
 
-/// Waits (at most 2 s) for the lock on `f` to be free, as it is once an ending holder is
-/// gone; `true` when it is.
-fn freed(f: &File) -> io::Result<bool> {
-    for _ in 0..200 {
+/// Waits (at most `tries` × 10 ms) for the lock on `f` to be free, as it is once an ending
+/// holder is gone; `true` when it is.
+fn freed(f: &File, tries: u32) -> io::Result<bool> {
+    for _ in 0..tries {
         if flock(f, libc::LOCK_SH)? {
             return Ok(true);
         }
@@ -109,22 +109,27 @@ pub fn lock(state: &Path, game_dir: &Path) -> Result<StateLock, String> {
         let _ = Read::by_ref(&mut f).take(8192).read_to_string(&mut text);
         let mut lines = text.lines();
         let pid = lines.next().unwrap_or("?").to_string();
-        if ended(&pid) && freed(&f).map_err(|e| err(&p, e))? {
-            continue; // its holder was ending (killed): the kernel has dropped the lock now
-        }
         let other = PathBuf::from(lines.next().unwrap_or_default());
         if other.as_os_str().is_empty() {
             continue;
         }
-        if game.starts_with(&other) || other.starts_with(&game) {
-            return Err(format!(
-                "the state folder {} is in use by the mount of {} (pid {pid}); two mounts of \
-                 the same (or a nested) game folder would drop each other's staged edits: \
-                 unmount it first or give this mount its own --state-dir",
-                state.display(),
-                other.display()
-            ));
+        if !(game.starts_with(&other) || other.starts_with(&game)) {
+            continue;
         }
+        // A killed holder keeps the lock until its last thread has closed its files, which
+        // may be after its mount already reports ENOTCONN; its main thread may not read as a
+        // zombie yet either. So a conflicting lock is waited for before refusing.
+        let wait = if ended(&pid) { 1000 } else { 200 };
+        if freed(&f, wait).map_err(|e| err(&p, e))? {
+            continue;
+        }
+        return Err(format!(
+            "the state folder {} is in use by the mount of {} (pid {pid}); two mounts of \
+             the same (or a nested) game folder would drop each other's staged edits: \
+             unmount it first or give this mount its own --state-dir",
+            state.display(),
+            other.display()
+        ));
     }
     let mine = locks.join(format!(
         "{:016x}.lock",
