@@ -305,3 +305,81 @@ fn a_second_mount_of_the_same_game_folder_and_state_is_refused() {
     let m3 = dir.path().join("m3");
     let _d3 = Daemon::start(game.path(), &m3, &["--state-dir", s, "--ro"]);
 }
+
+/// A foreground `tafs mount -v ARGS GAME MNT`, its log in `log`; stopped with SIGINT.
+fn foreground(game: &Path, mnt: &Path, args: &[&str], log: &Path) -> std::process::Child {
+    std::fs::create_dir_all(mnt).unwrap();
+    let mut a = vec!["mount", "-v"];
+    a.extend_from_slice(args);
+    a.push(game.to_str().unwrap());
+    a.push(mnt.to_str().unwrap());
+    let child = Command::new(TAFS)
+        .args(&a)
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(std::fs::File::create(log).unwrap())
+        .spawn()
+        .unwrap();
+    wait_for("mount", || is_mounted(mnt));
+    child
+}
+
+/// A read-only mount that only its owner reaches lets the kernel open files itself once
+/// the watch is authoritative (no OPEN/RELEASE/FLUSH round trips): every file still reads
+/// as `tafs gaf dump` writes it, direct changes in the game folder still show (pages of a
+/// changed file dropped), and the status file is never stale. A writable mount and a
+/// read-only one with `-o allow_other` keep their opens.
+#[test]
+fn read_only_mount_leaves_opens_to_the_kernel() {
+    if !fuse_available() {
+        return;
+    }
+    const LINE: &str = "files open without a round trip";
+    for (args, open_less) in [
+        (&["--ro"][..], true),
+        (&[][..], false),
+        (&["--ro", "-o", "allow_other"][..], false),
+    ] {
+        let game = sample_game();
+        put(&game.path().join("notes.txt"), "one");
+        let dir = tempfile::tempdir().unwrap();
+        let mnt = dir.path().join("mnt");
+        let log = dir.path().join("log");
+        let state = dir.path().join("state");
+        let mut a = args.to_vec();
+        a.extend(["--state-dir", state.to_str().unwrap()]);
+        let _guard = UnmountGuard(mnt.clone());
+        let mut child = foreground(game.path(), &mnt, &a, &log);
+        // (the watch is authoritative before the mount goes live)
+        let m = mnt.display();
+        // read everything twice (the second time from the kernel's pages where kept)
+        for _ in 0..2 {
+            sh(&format!("tar cf - -C {m} . | wc -c"));
+        }
+        assert_eq!(diff_every_asset(game.path(), &mnt), 5, "{args:?}");
+        // direct changes show although the kernel opened the files itself
+        assert_eq!(
+            std::fs::read_to_string(mnt.join("notes.txt")).unwrap(),
+            "one"
+        );
+        std::fs::write(game.path().join("notes.txt"), "two").unwrap();
+        wait_for("a rewritten file", || {
+            std::fs::read_to_string(mnt.join("notes.txt")).is_ok_and(|s| s == "two")
+        });
+        let gaf = game.path().join("anims/UPPER.GAF");
+        let frame = mnt.join("anims/UPPER.GAF/metadata.json");
+        let before = std::fs::read(&frame).unwrap();
+        let tex = tafs::formats::gaf::write(&tafs::sample::texture_gaf()).unwrap();
+        mount_common::replace(&gaf, &tex);
+        wait_for("a replaced binary", || {
+            std::fs::read(&frame).is_ok_and(|b| b != before)
+        });
+        assert_eq!(diff_every_asset(game.path(), &mnt), 5, "{args:?}");
+        // unmount, then the log says whether opens were left to the kernel
+        // SAFETY: signalling the child this test started.
+        unsafe { libc::kill(child.id() as i32, libc::SIGINT) };
+        assert!(child.wait().unwrap().success());
+        let text = std::fs::read_to_string(&log).unwrap();
+        assert_eq!(text.contains(LINE), open_less, "{args:?}:\n{text}");
+    }
+}

@@ -635,3 +635,52 @@ fn an_entry_forgotten_after_opendir_is_still_listed() {
     assert_ne!(again.1, fire.ino);
     assert_eq!(core.getattr(again.1, None).unwrap().kind, FileKind::Dir);
 }
+
+/// An open of a generated file whose decoded view has left memory decodes nothing (the
+/// kernel may hold its pages: nothing may be read at all); the first read decodes, and reads
+/// the version that was opened even when the binary was replaced in between.
+#[test]
+fn an_open_without_its_view_in_memory_decodes_nothing_and_reads_the_version_opened() {
+    use std::sync::atomic::{AtomicUsize, Ordering};
+    let g = tempfile::tempdir().unwrap();
+    put(&g.path().join("a.gaf"), "FAKE\nf*100=a\n");
+    put(&g.path().join("b.gaf"), "FAKE\nf*100=b\n");
+    let decodes = Arc::new(AtomicUsize::new(0));
+    let d = decodes.clone();
+    let counting: tafs::fs::Opener = Arc::new(move |k, data: &[u8], o| {
+        d.fetch_add(1, Ordering::SeqCst);
+        fake_opener()(k, data, o)
+    });
+    let (core, _rx) = core_with(
+        g.path(),
+        MountOptions {
+            opener: counting,
+            // no room for a 100-byte file among the bytes, one view at a time
+            cache_size: 150,
+            max_views: 1,
+            ..MountOptions::default()
+        },
+    );
+    let file = |asset: &str| {
+        let a = core.lookup(ROOT, OsStr::new(asset)).unwrap();
+        core.lookup(a.ino, OsStr::new("f")).unwrap()
+    };
+    let fa = file("a.gaf");
+    assert_eq!(read_all(&core, fa.ino), vec![b'a'; 100]);
+    let fb = file("b.gaf");
+    assert_eq!(read_all(&core, fb.ino), vec![b'b'; 100]);
+    // a's view is gone (one view at a time), its bytes were never kept
+    let before = decodes.load(Ordering::SeqCst);
+    let o = core.open(fa.ino, libc::O_RDONLY).unwrap();
+    assert_eq!(decodes.load(Ordering::SeqCst), before, "open decoded");
+    core.release(o.fh).unwrap();
+    assert_eq!(decodes.load(Ordering::SeqCst), before, "release decoded");
+    // opened, then the binary is replaced: the read gives the version opened
+    let o = core.open(fa.ino, libc::O_RDONLY).unwrap();
+    replace(&g.path().join("a.gaf"), "FAKE\nf*100=z\n");
+    assert_eq!(core.read(o.fh, 0, 200).unwrap(), vec![b'a'; 100]);
+    assert!(decodes.load(Ordering::SeqCst) > before, "the read decoded");
+    core.release(o.fh).unwrap();
+    // and a new look-up shows the new version
+    assert_eq!(read_all(&core, file("a.gaf").ino), vec![b'z'; 100]);
+}

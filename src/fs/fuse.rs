@@ -27,12 +27,26 @@ use std::time::{Duration, SystemTime};
 /// The [`fuser::Filesystem`] over a [`Core`] or a [`MergedCore`].
 pub struct TafsFs {
     core: Arc<dyn FsOps>,
+    /// Whether opens of files may be left to the kernel once the core allows it (a mount no
+    /// other user can reach, see [`FsOps::open_less`]).
+    open_less: bool,
 }
 
 impl TafsFs {
     /// Wraps a core.
     pub fn new(core: Arc<dyn FsOps>) -> TafsFs {
-        TafsFs { core }
+        TafsFs {
+            core,
+            open_less: false,
+        }
+    }
+
+    /// Lets the kernel open files without asking (`FUSE_NO_OPEN_SUPPORT`) when the core
+    /// allows it: on a mount only its owner reaches, as a caller-dependent answer (the root
+    /// `.tafs-status`) must not reach another user from the shared page cache.
+    pub fn with_open_less(mut self, allowed: bool) -> TafsFs {
+        self.open_less = allowed;
+        self
     }
 
     /// Runs `f` with directory handle `fh`; handle 0 (the kernel sends no `opendir`, see
@@ -130,7 +144,12 @@ fn fopen(keep_cache: bool) -> FopenFlags {
 
 impl Filesystem for TafsFs {
     fn init(&mut self, _req: &Request, config: &mut KernelConfig) -> io::Result<()> {
-        let want = InitFlags::FUSE_DO_READDIRPLUS | InitFlags::FUSE_READDIRPLUS_AUTO;
+        let mut want = InitFlags::FUSE_DO_READDIRPLUS | InitFlags::FUSE_READDIRPLUS_AUTO;
+        if self.open_less {
+            // without opens, a changed size or mtime seen in the attributes is what drops
+            // the kernel's pages of a file (once the watch has fallen back to polling)
+            want |= InitFlags::FUSE_AUTO_INVAL_DATA;
+        }
         if let Err(missing) = config.add_capabilities(want) {
             log::info!("kernel lacks {missing:?}; plain readdir only");
         }
@@ -311,7 +330,16 @@ impl Filesystem for TafsFs {
         } else {
             FopenFlags::empty()
         };
-        match super::caller::with(caller, || self.core.open(ino.0, flags.0)) {
+        let opened = super::caller::with(caller, || self.core.open(ino.0, flags.0));
+        match opened {
+            Ok(o) if self.open_less && !noflush.is_empty() && self.core.open_less() => {
+                // ENOSYS (after the open succeeded): the kernel opens files itself from now
+                // on, sends no OPEN, RELEASE or (below) FLUSH, and keeps their pages; reads
+                // come with handle 0
+                let _ = self.core.release(o.fh);
+                log::info!("files open without a round trip from now on (read-only mount)");
+                reply.error(Errno::ENOSYS)
+            }
             Ok(o) => reply.opened(FileHandle(o.fh), fopen(o.keep_cache) | noflush),
             Err(e) => reply.error(errno("open", &e)),
         }
@@ -319,8 +347,8 @@ impl Filesystem for TafsFs {
 
     fn read(
         &self,
-        _req: &Request,
-        _ino: INodeNo,
+        req: &Request,
+        ino: INodeNo,
         fh: FileHandle,
         offset: u64,
         size: u32,
@@ -328,7 +356,18 @@ impl Filesystem for TafsFs {
         _lock_owner: Option<LockOwner>,
         reply: ReplyData,
     ) {
-        match self.core.read(fh.0, offset, size) {
+        let r = if fh.0 == 0 {
+            // a file the kernel opened itself (open-less mode)
+            let caller = super::caller::Caller {
+                uid: req.uid(),
+                gid: req.gid(),
+                pid: req.pid(),
+            };
+            super::caller::with(caller, || self.core.read_ino(ino.0, offset, size))
+        } else {
+            self.core.read(fh.0, offset, size)
+        };
+        match r {
             Ok(d) => reply.data(&d),
             Err(e) => reply.error(errno("read", &e)),
         }
@@ -360,6 +399,11 @@ impl Filesystem for TafsFs {
         _lock_owner: LockOwner,
         reply: ReplyEmpty,
     ) {
+        if fh.0 == 0 {
+            // the close of a file the kernel opened itself (open-less mode, read-only):
+            // nothing to flush, and ENOSYS sends no FLUSH from now on
+            return reply.error(Errno::ENOSYS);
+        }
         match self.core.flush(fh.0) {
             Ok(()) => reply.ok(),
             Err(e) => reply.error(errno("flush", &e)),
@@ -390,6 +434,9 @@ impl Filesystem for TafsFs {
         datasync: bool,
         reply: ReplyEmpty,
     ) {
+        if fh.0 == 0 {
+            return reply.ok(); // (open-less mode: a read-only file)
+        }
         match self.core.fsync(fh.0, datasync) {
             Ok(()) => reply.ok(),
             Err(e) => reply.error(errno("fsync", &e)),
@@ -696,7 +743,8 @@ pub(in crate::fs) fn mount_ops(
         SessionACL::Owner
     };
     config.n_threads = Some(cfg.threads.max(2));
-    let session = Session::new(TafsFs::new(core.clone()), mountpoint, &config)?;
+    let fs = TafsFs::new(core.clone()).with_open_less(read_only && !cfg.allow_other);
+    let session = Session::new(fs, mountpoint, &config)?;
     let notifier = session.notifier();
     let invalidator = std::thread::Builder::new()
         .name("tafs-invalidate".into())

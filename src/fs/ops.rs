@@ -25,6 +25,16 @@ pub trait FsOps: Send + Sync {
     fn cache_dirs(&self) -> bool {
         false
     }
+    /// Whether opens of files may be left to the kernel (`FUSE_NO_OPEN_SUPPORT`, asked for by
+    /// the adapter only on a mount no other user can reach): a read-only mount whose every
+    /// change is invalidated. Reads then come by inode ([`FsOps::read_ino`]).
+    fn open_less(&self) -> bool {
+        false
+    }
+    /// Reads up to `size` bytes at `offset` of file `ino`, read without an open handle.
+    fn read_ino(&self, _ino: u64, _offset: u64, _size: u32) -> Result<Vec<u8>, FsError> {
+        Err(FsError::BadHandle(0))
+    }
     /// Looks `name` up in directory `parent`.
     fn lookup(&self, parent: u64, name: &OsStr) -> Result<Attr, FsError>;
     /// The kernel dropped `n` of the entries of `ino` it was given (each successful lookup,

@@ -500,6 +500,30 @@ impl Core {
         Ok((view, ident))
     }
 
+    /// The decoded view of the version of `rel` held open as `file` (identity `ident`), not
+    /// kept in the cache: a file opened before the binary changed reads that version.
+    pub(in crate::fs) fn view_from_file(
+        &self,
+        rel: &Path,
+        file: &std::fs::File,
+        ident: &Ident,
+    ) -> Result<Arc<dyn View>, FsError> {
+        let meta = file.metadata()?;
+        // (an unlinked or renamed-over binary has a new ctime, not new content)
+        let now = Ident::of(&meta);
+        if (now.ino, now.dev, now.size, now.mtime)
+            != (ident.ino, ident.dev, ident.size, ident.mtime)
+        {
+            return Err(FsError::Stale);
+        }
+        if meta.len() > self.opts.max_asset_bytes {
+            return Err(FsError::Invalid("binary too large".into()));
+        }
+        let mut bytes = vec![0; meta.len() as usize];
+        std::os::unix::fs::FileExt::read_exact_at(file, &mut bytes, 0)?;
+        Ok(Arc::from(self.decode(rel, Binary::Bytes(bytes))??))
+    }
+
     /// The bytes of generated file `vpath` of `rel` at generation `gen`.
     pub(in crate::fs) fn render(
         &self,

@@ -53,11 +53,24 @@ pub(in crate::fs) struct GenBytes {
 
 /// What a generated file is rendered from at its first read.
 struct Pinned {
-    view: Arc<dyn View>,
+    src: Source,
     key: AssetKey,
     layout: Arc<Layout>,
     vpath: String,
 }
+
+/// The version a generated file was opened at, held until its first read.
+enum Source {
+    /// Its decoded view, in memory at the open.
+    View(Arc<dyn View>),
+    /// Its binary, held open (the view was not in memory): rendered through the cache while
+    /// that version is the current one (`gen`), decoded from this file if it was replaced.
+    Binary { file: File, gen: u64 },
+}
+
+/// At most this many open generated files hold their binary open (beyond, an open whose
+/// view is not in memory renders at once).
+const MAX_HELD_BINARIES: usize = 1024;
 
 impl GenBytes {
     /// Bytes rendered already.
@@ -184,13 +197,15 @@ impl Core {
                     return Err(FsError::ReadOnly("generated files are read-only"));
                 }
                 let (rel, layout, meta) = self.current(root, gen)?;
-                let pinned = layout.size(&vpath).zip(self.view_in_memory(&rel, gen));
+                let pinned = layout
+                    .size(&vpath)
+                    .and_then(|size| Some((size, self.pin(&rel, gen)?)));
                 let (bytes, size) = match pinned {
-                    Some((size, (view, key))) => (
+                    Some((size, (src, key))) => (
                         GenBytes {
                             ready: OnceLock::new(),
                             pinned: Mutex::new(Some(Box::new(Pinned {
-                                view,
+                                src,
                                 key,
                                 layout: layout.clone(),
                                 vpath: vpath.clone(),
@@ -226,8 +241,10 @@ impl Core {
         }
     }
 
-    /// The decoded view of asset `rel` at generation `gen`, if it is in memory now.
-    fn view_in_memory(&self, rel: &Path, gen: u64) -> Option<(Arc<dyn View>, AssetKey)> {
+    /// What an open generated file of asset `rel` at generation `gen` renders from at its
+    /// first read: the decoded view if it is in memory now, else the binary held open (its
+    /// identity checked), so an open decodes nothing. `None`: render at the open.
+    fn pin(&self, rel: &Path, gen: u64) -> Option<(Source, AssetKey)> {
         let ident = {
             let asset = self.slot(rel);
             let st = lock(&asset.state);
@@ -237,7 +254,20 @@ impl Core {
             st.ident.clone()?
         };
         let key = (rel.to_path_buf(), ident);
-        self.cache.view(&key).map(|v| (v, key))
+        if let Some(v) = self.cache.view(&key) {
+            return Some((Source::View(v), key));
+        }
+        // archives are read by range: their views hold no bytes to decode again
+        if is_archive_path(rel) || lock(&self.handles).len() >= MAX_HELD_BINARIES {
+            return None;
+        }
+        let file = self
+            .open_rel(rel, libc::O_RDONLY | libc::O_CLOEXEC, 0)
+            .ok()?;
+        let same = file
+            .metadata()
+            .is_ok_and(|m| crate::fs::stage::Ident::of(&m) == key.1);
+        same.then_some((Source::Binary { file, gen }, key))
     }
 
     /// The bytes of an open generated file, rendered now from its pinned view if not yet.
@@ -250,10 +280,23 @@ impl Core {
             return Ok(b.clone());
         }
         let p = pinned.as_ref().ok_or(FsError::Stale)?;
-        let view = p.view.clone();
-        let b = self
-            .cache
-            .render(&p.key, &p.layout, &p.vpath, || Ok(view))?;
+        let b = match &p.src {
+            Source::View(view) => {
+                let view = view.clone();
+                self.cache
+                    .render(&p.key, &p.layout, &p.vpath, || Ok(view))?
+            }
+            Source::Binary { file, gen } => {
+                match self.render(&p.key.0, *gen, &p.layout, &p.vpath) {
+                    Err(FsError::Stale) => {
+                        self.cache.render(&p.key, &p.layout, &p.vpath, || {
+                            self.view_from_file(&p.key.0, file, &p.key.1)
+                        })?
+                    }
+                    r => r?,
+                }
+            }
+        };
         let _ = g.ready.set(b.clone());
         // the view is not held once the bytes are
         *pinned = None;
@@ -280,6 +323,27 @@ impl Core {
                 Ok(crate::fs::read_at(file, offset, size)?)
             }
         }
+    }
+
+    /// Reads up to `size` bytes at `offset` of file `ino`, which the kernel opened without
+    /// asking (open-less mode, see [`crate::fs::FsOps::open_less`]): an open, a read and a
+    /// release in one. A generated inode is one version, so the bytes are that version's
+    /// (`ESTALE` once it was replaced); a status file's pages are dropped after each read,
+    /// its content changing while its size may not.
+    pub(in crate::fs) fn read_unopened(
+        &self,
+        ino: u64,
+        offset: u64,
+        size: u32,
+    ) -> Result<Vec<u8>, FsError> {
+        let status = matches!(self.node(ino)?.kind, NodeKind::Status { .. });
+        let o = self.open_node(ino, libc::O_RDONLY | libc::O_CLOEXEC)?;
+        let r = self.read_handle(o.fh, offset, size);
+        self.release_handle(o.fh)?;
+        if status {
+            self.send(Inval::Inode { ino });
+        }
+        r
     }
 
     /// Writes `data` at `offset` (at the end for files opened with `O_APPEND`).

@@ -483,6 +483,14 @@ impl FsOps for Core {
         self.read_handle(fh, offset, size)
     }
 
+    fn open_less(&self) -> bool {
+        self.opts.read_only && self.watching()
+    }
+
+    fn read_ino(&self, ino: u64, offset: u64, size: u32) -> Result<Vec<u8>, FsError> {
+        self.read_unopened(ino, offset, size)
+    }
+
     fn release(&self, fh: u64) -> Result<(), FsError> {
         self.release_handle(fh)
     }
