@@ -182,6 +182,11 @@ impl<K: Hash + Eq + Clone> AssetCache<K> {
         self.bytes.get_or_make(&(k.clone(), name.to_string()), make)
     }
 
+    /// The bytes of generated file `vpath` of `k` if they are cached.
+    pub(in crate::fs) fn cached(&self, k: &K, vpath: &str) -> Option<Arc<Vec<u8>>> {
+        self.bytes.get(&(k.clone(), vpath.to_string()))
+    }
+
     /// The bytes of generated file `vpath` of `k`, rendered from `view` once if not cached;
     /// the size is recorded in `layout`.
     pub(in crate::fs) fn render(

@@ -68,6 +68,14 @@ enum Source {
     Binary { file: File, gen: u64 },
 }
 
+/// How an open generated file gets its bytes.
+enum Pin {
+    /// Cached already.
+    Cached(Arc<Vec<u8>>),
+    /// Rendered at the first read from this source (the version of this key).
+    Later(Source, AssetKey),
+}
+
 /// At most this many open generated files hold their binary open (beyond, an open whose
 /// view is not in memory renders at once).
 const MAX_HELD_BINARIES: usize = 1024;
@@ -199,9 +207,10 @@ impl Core {
                 let (rel, layout, meta) = self.current(root, gen)?;
                 let pinned = layout
                     .size(&vpath)
-                    .and_then(|size| Some((size, self.pin(&rel, gen)?)));
+                    .and_then(|size| Some((size, self.pin(&rel, gen, &vpath)?)));
                 let (bytes, size) = match pinned {
-                    Some((size, (src, key))) => (
+                    Some((size, Pin::Cached(b))) => (GenBytes::ready(b), size),
+                    Some((size, Pin::Later(src, key))) => (
                         GenBytes {
                             ready: OnceLock::new(),
                             pinned: Mutex::new(Some(Box::new(Pinned {
@@ -241,10 +250,11 @@ impl Core {
         }
     }
 
-    /// What an open generated file of asset `rel` at generation `gen` renders from at its
-    /// first read: the decoded view if it is in memory now, else the binary held open (its
-    /// identity checked), so an open decodes nothing. `None`: render at the open.
-    fn pin(&self, rel: &Path, gen: u64) -> Option<(Source, AssetKey)> {
+    /// How an open generated file `vpath` of asset `rel` at generation `gen` gets its bytes:
+    /// cached already, or rendered at its first read from the decoded view if it is in
+    /// memory now, else from the binary held open (its identity checked), so an open decodes
+    /// nothing. `None`: render at the open.
+    fn pin(&self, rel: &Path, gen: u64, vpath: &str) -> Option<Pin> {
         let ident = {
             let asset = self.slot(rel);
             let st = lock(&asset.state);
@@ -254,8 +264,11 @@ impl Core {
             st.ident.clone()?
         };
         let key = (rel.to_path_buf(), ident);
+        if let Some(b) = self.cache.cached(&key, vpath) {
+            return Some(Pin::Cached(b));
+        }
         if let Some(v) = self.cache.view(&key) {
-            return Some((Source::View(v), key));
+            return Some(Pin::Later(Source::View(v), key));
         }
         // archives are read by range: their views hold no bytes to decode again
         if is_archive_path(rel) || lock(&self.handles).len() >= MAX_HELD_BINARIES {
@@ -267,7 +280,7 @@ impl Core {
         let same = file
             .metadata()
             .is_ok_and(|m| crate::fs::stage::Ident::of(&m) == key.1);
-        same.then_some((Source::Binary { file, gen }, key))
+        same.then_some(Pin::Later(Source::Binary { file, gen }, key))
     }
 
     /// The bytes of an open generated file, rendered now from its pinned view if not yet.
