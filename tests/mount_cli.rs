@@ -383,3 +383,79 @@ fn read_only_mount_leaves_opens_to_the_kernel() {
         assert_eq!(text.contains(LINE), open_less, "{args:?}:\n{text}");
     }
 }
+
+/// Pass-through files are handed to the kernel (FUSE passthrough): once open, reading and
+/// writing them needs no daemon at all (checked with the daemon stopped). Opens of one inode
+/// stay of one kind: a file created through the mount and still open is opened again
+/// through the daemon, never refused for mixing the two.
+#[test]
+fn pass_through_files_are_read_and_written_by_the_kernel() {
+    use std::io::Write;
+    if !fuse_available() {
+        return;
+    }
+    let game = sample_game();
+    let data: Vec<u8> = (0..1 << 20).map(|i: u32| (i % 251) as u8).collect();
+    put(&game.path().join("music/track.bin"), &data);
+    let dir = tempfile::tempdir().unwrap();
+    let state = dir.path().join("state");
+    let d = Daemon::start(
+        game.path(),
+        &dir.path().join("mnt"),
+        &["--state-dir", state.to_str().unwrap()],
+    );
+    let path = d.mnt.join("music/track.bin");
+    let f = std::fs::OpenOptions::new()
+        .read(true)
+        .write(true)
+        .open(&path)
+        .unwrap();
+    let r = std::fs::File::open(&path).unwrap();
+    let data_len = data.len();
+    // (the first write of an inode asks the daemon for `security.capability`, once)
+    std::os::unix::fs::FileExt::write_all_at(&f, &data[100..101], 100).unwrap();
+    // with the daemon stopped, both descriptors still read and write (nothing was cached:
+    // the file was never read through the mount)
+    // SAFETY: stopping and continuing the daemon this test started.
+    unsafe { libc::kill(d.pid, libc::SIGSTOP) };
+    let (tx, rx) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
+        // (plain reads and writes: no fstat, whose attributes may be the daemon's to give)
+        use std::os::unix::fs::FileExt;
+        let mut got = vec![0; data_len];
+        let mut n = 0;
+        while n < got.len() {
+            match r.read_at(&mut got[n..], n as u64).unwrap() {
+                0 => break,
+                k => n += k,
+            }
+        }
+        got.truncate(n);
+        f.write_all_at(b"EDITED", 0).unwrap();
+        let _ = tx.send(got);
+    });
+    let got = rx.recv_timeout(Duration::from_secs(5));
+    unsafe { libc::kill(d.pid, libc::SIGCONT) };
+    let got = got.expect("I/O of an open pass-through file waited for the daemon");
+    assert!(got == data, "read through the kernel differs");
+    let on_disk = std::fs::read(game.path().join("music/track.bin")).unwrap();
+    assert_eq!(&on_disk[..6], b"EDITED");
+    assert_eq!(&on_disk[6..], &data[6..]);
+    // a file created through the mount and still open: a second open works
+    let new = d.mnt.join("music/new.txt");
+    let mut w = std::fs::File::create(&new).unwrap();
+    w.write_all(b"first ").unwrap();
+    let mut a = std::fs::OpenOptions::new().append(true).open(&new).unwrap();
+    a.write_all(b"second").unwrap();
+    drop(a);
+    drop(w);
+    assert_eq!(std::fs::read(&new).unwrap(), b"first second");
+    // and opened again once closed: handed to the kernel, appends land at the end
+    let mut a = std::fs::OpenOptions::new().append(true).open(&new).unwrap();
+    a.write_all(b"!").unwrap();
+    drop(a);
+    assert_eq!(
+        std::fs::read(game.path().join("music/new.txt")).unwrap(),
+        b"first second!"
+    );
+}

@@ -10,17 +10,19 @@ use super::sys::SetTime;
 use super::FsError;
 use crate::view::merged::Priority;
 use fuser::{
-    AccessFlags, Config, Errno, FileAttr, FileHandle, FileType, Filesystem, FopenFlags, Generation,
-    INodeNo, InitFlags, KernelConfig, LockOwner, MountOption, Notifier, OpenFlags, RenameFlags,
-    ReplyAttr, ReplyCreate, ReplyData, ReplyDirectory, ReplyDirectoryPlus, ReplyEmpty, ReplyEntry,
-    ReplyOpen, ReplyStatfs, ReplyWrite, ReplyXattr, Request, Session, SessionACL, TimeOrNow,
-    WriteFlags,
+    AccessFlags, BackingId, Config, Errno, FileAttr, FileHandle, FileType, Filesystem, FopenFlags,
+    Generation, INodeNo, InitFlags, KernelConfig, LockOwner, MountOption, Notifier, OpenFlags,
+    RenameFlags, ReplyAttr, ReplyCreate, ReplyData, ReplyDirectory, ReplyDirectoryPlus, ReplyEmpty,
+    ReplyEntry, ReplyOpen, ReplyStatfs, ReplyWrite, ReplyXattr, Request, Session, SessionACL,
+    TimeOrNow, WriteFlags,
 };
+use std::collections::HashMap;
 use std::ffi::OsStr;
 use std::io;
 use std::path::Path;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::mpsc::{self, Receiver};
-use std::sync::{Arc, Weak};
+use std::sync::{Arc, Mutex, Weak};
 use std::thread::JoinHandle;
 use std::time::{Duration, SystemTime};
 
@@ -30,6 +32,20 @@ pub struct TafsFs {
     /// Whether opens of files may be left to the kernel once the core allows it (a mount no
     /// other user can reach, see [`FsOps::open_less`]).
     open_less: bool,
+    /// Whether the kernel reads and writes pass-through files itself (FUSE passthrough).
+    passthrough: AtomicBool,
+    /// The open pass-through files: per inode, how the kernel does their I/O.
+    io: Mutex<PassIo>,
+}
+
+/// How the kernel does the I/O of the open pass-through files of each inode: directly on a
+/// backing file, or through the daemon. All opens of one inode are of one kind at a time (the
+/// kernel refuses to mix them), so an inode keeps the kind of its first open until its last
+/// handle is released.
+#[derive(Default)]
+struct PassIo {
+    inodes: HashMap<u64, (Option<BackingId>, usize)>,
+    handles: HashMap<u64, u64>,
 }
 
 impl TafsFs {
@@ -38,6 +54,8 @@ impl TafsFs {
         TafsFs {
             core,
             open_less: false,
+            passthrough: AtomicBool::new(false),
+            io: Mutex::new(PassIo::default()),
         }
     }
 
@@ -47,6 +65,39 @@ impl TafsFs {
     pub fn with_open_less(mut self, allowed: bool) -> TafsFs {
         self.open_less = allowed;
         self
+    }
+
+    /// Answers an open of `ino` that the core made as `o`: a pass-through file the core can
+    /// back is handed to the kernel (FUSE passthrough: its reads and writes never reach the
+    /// daemon), with the backing file of the inode's other opens if it has some.
+    fn reply_open(&self, ino: u64, o: super::core::Opened, flags: FopenFlags, reply: ReplyOpen) {
+        if !self.passthrough.load(Ordering::Relaxed) {
+            return reply.opened(FileHandle(o.fh), flags);
+        }
+        let mut io = lock(&self.io);
+        let io = &mut *io;
+        let e = match io.inodes.entry(ino) {
+            std::collections::hash_map::Entry::Occupied(e) => e.into_mut(),
+            std::collections::hash_map::Entry::Vacant(v) => {
+                let Some(file) = self.core.backing_file(o.fh) else {
+                    return reply.opened(FileHandle(o.fh), flags);
+                };
+                let id = file.and_then(|f| reply.open_backing(&f));
+                if let Err(e) = &id {
+                    log::debug!("open of inode {ino}: no passthrough ({e})");
+                }
+                v.insert((id.ok(), 0))
+            }
+        };
+        io.handles.insert(o.fh, ino);
+        e.1 += 1;
+        match &e.0 {
+            // (the kernel takes no cache flags with a backing file: EIO otherwise)
+            Some(id) => {
+                reply.opened_passthrough(FileHandle(o.fh), flags & FopenFlags::FOPEN_NOFLUSH, id)
+            }
+            None => reply.opened(FileHandle(o.fh), flags),
+        }
     }
 
     /// Runs `f` with directory handle `fh`; handle 0 (the kernel sends no `opendir`, see
@@ -117,6 +168,10 @@ fn fattr(a: &Attr) -> FileAttr {
     }
 }
 
+fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
+    m.lock().unwrap_or_else(std::sync::PoisonError::into_inner)
+}
+
 fn errno(op: &str, e: &FsError) -> Errno {
     let n = e.errno();
     match n {
@@ -152,6 +207,12 @@ impl Filesystem for TafsFs {
         }
         if let Err(missing) = config.add_capabilities(want) {
             log::info!("kernel lacks {missing:?}; plain readdir only");
+        }
+        // (backing files may sit on a stacked file system themselves: depth 2)
+        if config.add_capabilities(InitFlags::FUSE_PASSTHROUGH).is_ok()
+            && config.set_max_stack_depth(2).is_ok()
+        {
+            self.passthrough.store(true, Ordering::Relaxed);
         }
         Ok(())
     }
@@ -340,7 +401,7 @@ impl Filesystem for TafsFs {
                 log::info!("files open without a round trip from now on (read-only mount)");
                 reply.error(Errno::ENOSYS)
             }
-            Ok(o) => reply.opened(FileHandle(o.fh), fopen(o.keep_cache) | noflush),
+            Ok(o) => self.reply_open(ino.0, o, fopen(o.keep_cache) | noflush, reply),
             Err(e) => reply.error(errno("open", &e)),
         }
     }
@@ -420,6 +481,18 @@ impl Filesystem for TafsFs {
         _flush: bool,
         reply: ReplyEmpty,
     ) {
+        {
+            let mut io = lock(&self.io);
+            if let Some(ino) = io.handles.remove(&fh.0) {
+                if let Some(e) = io.inodes.get_mut(&ino) {
+                    e.1 -= 1;
+                    if e.1 == 0 {
+                        // (dropping the backing id closes it)
+                        io.inodes.remove(&ino);
+                    }
+                }
+            }
+        }
         match self.core.release(fh.0) {
             Ok(()) => reply.ok(),
             Err(e) => reply.error(errno("release", &e)),
@@ -623,13 +696,26 @@ impl Filesystem for TafsFs {
             .core
             .create(parent.0, name, mode, umask, flags, req.uid(), req.gid())
         {
-            Ok((a, o)) => reply.created(
-                &self.ttl(&a),
-                &fattr(&a),
-                Generation(0),
-                FileHandle(o.fh),
-                fopen(o.keep_cache),
-            ),
+            Ok((a, o)) => {
+                // a created file's I/O goes through the daemon: its inode's other opens
+                // meanwhile must too
+                let mut io = lock(&self.io);
+                if self.passthrough.load(Ordering::Relaxed) && !io.inodes.contains_key(&a.ino) {
+                    io.inodes.insert(a.ino, (None, 0));
+                }
+                if let Some(e) = io.inodes.get_mut(&a.ino) {
+                    e.1 += 1;
+                    io.handles.insert(o.fh, a.ino);
+                }
+                drop(io);
+                reply.created(
+                    &self.ttl(&a),
+                    &fattr(&a),
+                    Generation(0),
+                    FileHandle(o.fh),
+                    fopen(o.keep_cache),
+                )
+            }
             Err(e) => reply.error(errno("create", &e)),
         }
     }

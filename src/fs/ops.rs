@@ -35,6 +35,13 @@ pub trait FsOps: Send + Sync {
     fn read_ino(&self, _ino: u64, _offset: u64, _size: u32) -> Result<Vec<u8>, FsError> {
         Err(FsError::BadHandle(0))
     }
+    /// For an open pass-through file (handle `fh`), a file of the same inode opened for
+    /// reading and writing, for the kernel to read and write directly (FUSE passthrough):
+    /// `None` for every other handle (generated and staged files, asset binaries shown as
+    /// files, whose writes the core must see).
+    fn backing_file(&self, _fh: u64) -> Option<std::io::Result<std::fs::File>> {
+        None
+    }
     /// Looks `name` up in directory `parent`.
     fn lookup(&self, parent: u64, name: &OsStr) -> Result<Attr, FsError>;
     /// The kernel dropped `n` of the entries of `ino` it was given (each successful lookup,

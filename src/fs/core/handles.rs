@@ -338,6 +338,34 @@ impl Core {
         }
     }
 
+    /// The backing file of pass-through handle `fh` (see [`crate::fs::FsOps::backing_file`]):
+    /// its own file when open for reading and writing, else the same inode opened again
+    /// through `/proc/self/fd` (never by path, which may name another file by now). Regular
+    /// files only, and not asset binaries shown as files (a write of one makes it a folder).
+    pub(in crate::fs) fn backing_of(&self, fh: u64) -> Option<std::io::Result<File>> {
+        use std::os::fd::AsRawFd;
+        let h = self.handle(fh).ok()?;
+        let Handle::Real { file, ino, .. } = &*h else {
+            return None;
+        };
+        let node = self.node(*ino).ok()?;
+        if node.name.to_str().is_some_and(is_asset_name) || !file.metadata().ok()?.is_file() {
+            return None;
+        }
+        // SAFETY: F_GETFL on a descriptor this handle owns.
+        let fl = unsafe { libc::fcntl(file.as_raw_fd(), libc::F_GETFL) };
+        if fl >= 0 && fl & libc::O_ACCMODE == libc::O_RDWR {
+            return Some(file.try_clone());
+        }
+        Some(
+            OpenOptions::new()
+                .read(true)
+                .write(true)
+                .custom_flags(libc::O_CLOEXEC)
+                .open(format!("/proc/self/fd/{}", file.as_raw_fd())),
+        )
+    }
+
     /// Reads up to `size` bytes at `offset` of file `ino`, which the kernel opened without
     /// asking (open-less mode, see [`crate::fs::FsOps::open_less`]): an open, a read and a
     /// release in one. A generated inode is one version, so the bytes are that version's

@@ -483,6 +483,10 @@ impl FsOps for Core {
         self.read_handle(fh, offset, size)
     }
 
+    fn backing_file(&self, fh: u64) -> Option<std::io::Result<std::fs::File>> {
+        self.backing_of(fh)
+    }
+
     fn open_less(&self) -> bool {
         self.opts.read_only && self.watching()
     }
