@@ -339,8 +339,9 @@ impl Core {
     }
 
     /// The backing file of pass-through handle `fh` (see [`crate::fs::FsOps::backing_file`]):
-    /// its own file when open for reading and writing, else the same inode opened again
-    /// through `/proc/self/fd` (never by path, which may name another file by now). Regular
+    /// its own file when open for reading and writing (reading, on a read-only mount), else
+    /// the same inode opened again through `/proc/self/fd` (never by path, which may name
+    /// another file by now). Regular
     /// files only, and not asset binaries shown as files (a write of one makes it a folder).
     pub(in crate::fs) fn backing_of(&self, fh: u64) -> Option<std::io::Result<File>> {
         use std::os::fd::AsRawFd;
@@ -352,15 +353,22 @@ impl Core {
         if node.name.to_str().is_some_and(is_asset_name) || !file.metadata().ok()?.is_file() {
             return None;
         }
+        // read and write, as every later open of the inode shares it; read only on a
+        // read-only mount (nothing writes, and closing it is no change the watch would see)
+        let want = if self.opts.read_only {
+            libc::O_RDONLY
+        } else {
+            libc::O_RDWR
+        };
         // SAFETY: F_GETFL on a descriptor this handle owns.
         let fl = unsafe { libc::fcntl(file.as_raw_fd(), libc::F_GETFL) };
-        if fl >= 0 && fl & libc::O_ACCMODE == libc::O_RDWR {
+        if fl >= 0 && fl & libc::O_ACCMODE == want {
             return Some(file.try_clone());
         }
         Some(
             OpenOptions::new()
                 .read(true)
-                .write(true)
+                .write(want == libc::O_RDWR)
                 .custom_flags(libc::O_CLOEXEC)
                 .open(format!("/proc/self/fd/{}", file.as_raw_fd())),
         )
