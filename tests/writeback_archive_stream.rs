@@ -63,11 +63,11 @@ fn peak_rss_mib(pid: i32) -> u64 {
     kb / 1024
 }
 
-/// Every member of `archive` by path: its record and its stored bytes' range.
+/// Every member of the archive `data` by path: its record (stored range, method, size).
 fn records(data: &[u8]) -> BTreeMap<String, hpi::FileInfo> {
     let a = hpi::parse(data, &hpi::HpiLimits::default()).unwrap();
     a.files()
-        .map(|(i, f)| (a.path_str(i), f.clone()))
+        .map(|(i, f)| (a.path_str(i), *f))
         .collect()
 }
 

@@ -184,9 +184,6 @@ impl Core {
                 Box::new(self.archive_view_file(rel, FileSource::new(f)?)?),
                 m,
             ),
-            Some((Cur::Bytes(b), m)) if archive => {
-                Base::Archive(Box::new(self.archive_view(rel, b)?), m)
-            }
             Some((Cur::Bytes(b), m)) => Base::Loose(b, m),
         };
         let built = match (&base, kind) {
