@@ -66,9 +66,7 @@ fn peak_rss_mib(pid: i32) -> u64 {
 /// Every member of the archive `data` by path: its record (stored range, method, size).
 fn records(data: &[u8]) -> BTreeMap<String, hpi::FileInfo> {
     let a = hpi::parse(data, &hpi::HpiLimits::default()).unwrap();
-    a.files()
-        .map(|(i, f)| (a.path_str(i), *f))
-        .collect()
+    a.files().map(|(i, f)| (a.path_str(i), *f)).collect()
 }
 
 /// The stored bytes of member `f` (offset and length from its record).
@@ -92,7 +90,10 @@ fn ident(p: &Path) -> (u64, i64, i64, i64, i64, u64) {
 
 fn history(state: &Path) -> Vec<std::path::PathBuf> {
     let mut v = Vec::new();
-    for d in std::fs::read_dir(state.join("history")).into_iter().flatten() {
+    for d in std::fs::read_dir(state.join("history"))
+        .into_iter()
+        .flatten()
+    {
         for e in std::fs::read_dir(d.unwrap().path()).unwrap() {
             v.push(e.unwrap().path());
         }
@@ -107,7 +108,12 @@ fn a_one_member_commit_into_a_big_archive_streams() {
     }
     let work = tempfile::tempdir().unwrap();
     let w = work.path();
-    let (src, game, state, mnt) = (w.join("src"), w.join("game"), w.join("state"), w.join("mnt"));
+    let (src, game, state, mnt) = (
+        w.join("src"),
+        w.join("game"),
+        w.join("state"),
+        w.join("mnt"),
+    );
     std::fs::create_dir_all(src.join("sounds")).unwrap();
     std::fs::create_dir_all(src.join("gamedata")).unwrap();
     std::fs::create_dir_all(&game).unwrap();
@@ -118,7 +124,13 @@ fn a_one_member_commit_into_a_big_archive_streams() {
     let side = b"[SIDE0]\r\n{\r\nname=ARM;\r\n}\r\n".to_vec();
     std::fs::write(src.join("gamedata/side.tdf"), &side).unwrap();
     let arch = game.join("x.hpi");
-    tafs_ok(&["hpi", "pack", src.to_str().unwrap(), "-t", arch.to_str().unwrap()]);
+    tafs_ok(&[
+        "hpi",
+        "pack",
+        src.to_str().unwrap(),
+        "-t",
+        arch.to_str().unwrap(),
+    ]);
     let orig = std::fs::read(&arch).unwrap();
     assert!(
         orig.len() >= 96 << 20,
@@ -230,5 +242,9 @@ fn a_one_member_commit_into_a_big_archive_streams() {
     assert!(peak < SLACK_MIB + CACHE_MIB, "peaked at {peak} MiB");
 
     let out = Command::new(TAFS).arg("umount").arg(&mnt).output().unwrap();
-    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
 }
