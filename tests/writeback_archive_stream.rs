@@ -4,10 +4,13 @@
 //! archive is read by range and the new one written range by range into the temporary
 //! file), gives an archive whose members are the packed folder's files with the edit, whose
 //! other members keep their stored bytes (compared range by range with the original), and
-//! whose old version is in the history; a save that changes nothing does not rewrite it.
+//! whose old version is in the history; a save that changes nothing does not rewrite it. A
+//! full folder fails the save with `ENOSPC`, and a commit killed after its rename is
+//! recognised at the next start from the archive's record, read by range.
 
 mod common;
 mod mount_common;
+mod writeback_common;
 
 use common::{noise, tafs_ok};
 use mount_common::{fuse_available, is_mounted, sh, UnmountGuard};
@@ -247,4 +250,161 @@ fn a_one_member_commit_into_a_big_archive_streams() {
         "{}",
         String::from_utf8_lossy(&out.stderr)
     );
+}
+
+#[test]
+fn a_full_folder_fails_the_save_with_enospc_and_leaves_the_archive() {
+    if !fuse_available() {
+        return;
+    }
+    let work = tempfile::tempdir().unwrap();
+    let w = work.path();
+    let (src, game, state, mnt) = (
+        w.join("src"),
+        w.join("game"),
+        w.join("state"),
+        w.join("mnt"),
+    );
+    std::fs::create_dir_all(src.join("gamedata")).unwrap();
+    std::fs::create_dir_all(&game).unwrap();
+    // a small file system of its own for the game folder (root only)
+    let ok = Command::new("mount")
+        .args(["-t", "tmpfs", "-o", "size=1200k", "tmpfs"])
+        .arg(&game)
+        .status()
+        .is_ok_and(|s| s.success());
+    if !ok {
+        println!("skipped: cannot mount a tmpfs");
+        return;
+    }
+    struct Umount(std::path::PathBuf);
+    impl Drop for Umount {
+        fn drop(&mut self) {
+            let _ = Command::new("umount").arg("-l").arg(&self.0).status();
+        }
+    }
+    let _u = Umount(game.clone());
+    std::fs::write(src.join("gamedata/big.bin"), noise(600_000, 7)).unwrap();
+    std::fs::write(src.join("gamedata/side.tdf"), b"[SIDE0]{name=ARM;}").unwrap();
+    let arch = game.join("x.hpi");
+    tafs_ok(&[
+        "hpi",
+        "pack",
+        src.to_str().unwrap(),
+        "-t",
+        arch.to_str().unwrap(),
+    ]);
+    let orig = std::fs::read(&arch).unwrap();
+    let _guard = UnmountGuard(mnt.clone());
+    let _pid = mount(&game, &mnt, &state);
+    let mx = mnt.join("x.hpi");
+    // what is left of the folder is less than the archive: its new version cannot be written
+    let _ = Command::new("dd")
+        .arg("if=/dev/zero")
+        .arg(format!("of={}", game.join("fill").display()))
+        .args(["bs=1k", "count=4000"])
+        .output();
+    std::fs::write(w.join("side.tdf"), b"[SIDE0]{name=CORE;}").unwrap();
+    let o = Command::new("cp")
+        .arg(w.join("side.tdf"))
+        .arg(mx.join("gamedata/side.tdf"))
+        .output()
+        .unwrap();
+    assert!(!o.status.success());
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(err.contains("No space left on device"), "{err}");
+    let status = std::fs::read_to_string(mx.join(".tafs-status")).unwrap();
+    assert!(status.contains("No space left"), "{status}");
+    assert!(std::fs::read(&arch).unwrap() == orig, "the archive changed");
+    let mut names: Vec<String> = std::fs::read_dir(&game)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .collect();
+    names.sort();
+    assert_eq!(names, ["fill", "x.hpi"], "a temporary file was left");
+    // with room again, the next save commits
+    std::fs::remove_file(game.join("fill")).unwrap();
+    sh(&format!(
+        "cp {} {}",
+        w.join("side.tdf").display(),
+        mx.join("gamedata/side.tdf").display()
+    ));
+    let status = std::fs::read_to_string(mx.join(".tafs-status")).unwrap();
+    assert!(status.contains("committed"), "{status}");
+    let new = std::fs::read(&arch).unwrap();
+    let a = hpi::parse(&new, &hpi::HpiLimits::default()).unwrap();
+    let i = a.find(b"gamedata/side.tdf").unwrap();
+    let hpi::EntryKind::File(f) = &a.entries[i].kind else {
+        panic!("side.tdf is a folder")
+    };
+    assert_eq!(
+        hpi::read_member(&new, &a, f).unwrap(),
+        b"[SIDE0]{name=CORE;}"
+    );
+    let out = Command::new(TAFS).arg("umount").arg(&mnt).output().unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+}
+
+/// A process killed after renaming the new archive into place but before recording it: the
+/// next start recognises its own commit from the record (size and CRC of the archive, read by
+/// range); without the record it is a change made outside (a conflict).
+#[test]
+fn an_archive_commit_interrupted_after_the_rename_is_recognised_at_start() {
+    use tafs::fs::stage::{key_of, Ident, StageMeta, Written};
+    use tafs::fs::{Core, MountOptions};
+    use writeback_common::{cp_onto, read};
+    for recorded in [true, false] {
+        let game = tempfile::tempdir().unwrap();
+        let state = tempfile::tempdir().unwrap();
+        let tree = vec![
+            hpi::Node::dir(
+                "gamedata",
+                vec![hpi::Node::file("side.tdf", b"[SIDE0]{name=ARM;}".to_vec())],
+            ),
+            hpi::Node::file("big.bin", noise(300_000, 5)),
+        ];
+        let bin = game.path().join("x.hpi");
+        std::fs::write(&bin, hpi::write(&tree, &hpi::WriteOptions::v1()).unwrap()).unwrap();
+        let opts = || MountOptions {
+            state_dir: Some(state.path().to_path_buf()),
+            ..MountOptions::default()
+        };
+        let core = Core::new(game.path(), opts(), None).unwrap();
+        let old = Ident::of(&std::fs::metadata(&bin).unwrap());
+        cp_onto(&core, "x.hpi/gamedata/side.tdf", b"[SIDE0]{name=CORE;}").unwrap();
+        drop(core);
+        let new_bytes = std::fs::read(&bin).unwrap();
+        assert_ne!(Ident::of(&std::fs::metadata(&bin).unwrap()), old);
+        // asset.json as it is between the rename and the record of the commit
+        let abs = std::path::absolute(&bin).unwrap();
+        let json = state
+            .path()
+            .join("assets")
+            .join(key_of(&abs))
+            .join("asset.json");
+        let mut meta: StageMeta = serde_json::from_slice(&std::fs::read(&json).unwrap()).unwrap();
+        meta.base = Some(old);
+        meta.dirty.insert("gamedata/side.tdf".into());
+        meta.committing = recorded.then(|| Written::of(&new_bytes));
+        std::fs::write(&json, serde_json::to_vec(&meta).unwrap()).unwrap();
+
+        let core = Core::new(game.path(), opts(), None).unwrap();
+        let st = String::from_utf8(read(&core, "x.hpi/.tafs-status")).unwrap();
+        if recorded {
+            assert!(st.contains("interrupted commit was completed"), "{st}");
+            assert_eq!(
+                read(&core, "x.hpi/gamedata/side.tdf"),
+                b"[SIDE0]{name=CORE;}"
+            );
+            // and the next save commits
+            cp_onto(&core, "x.hpi/gamedata/side.tdf", b"[SIDE0]{name=ARM2;}").unwrap();
+            assert_ne!(std::fs::read(&bin).unwrap(), new_bytes);
+        } else {
+            assert!(st.contains("conflict"), "{st}");
+        }
+    }
 }
