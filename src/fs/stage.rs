@@ -921,4 +921,30 @@ mod tests {
         assert!(!Written::of_file_comparing(&of, &f).unwrap().1);
         assert!(!Written::of_file_comparing(&f, &of).unwrap().1);
     }
+
+    #[test]
+    fn a_copy_across_file_systems_gets_every_byte() {
+        // /dev/shm (tmpfs) to the temporary folder: where the two are different file
+        // systems, `copy_file_range` refuses and the blocks are read and written instead
+        let shm = std::path::Path::new("/dev/shm");
+        let src_dir = if shm.is_dir() {
+            tempfile::tempdir_in(shm).unwrap()
+        } else {
+            tempfile::tempdir().unwrap()
+        };
+        let src = src_dir.path().join("x.hpi");
+        let bytes: Vec<u8> = (0..(BLOCK * 3 + 17)).map(|i| (i * 7 % 253) as u8).collect();
+        std::fs::write(&src, &bytes).unwrap();
+        let from = std::fs::File::open(&src).unwrap();
+        let d = tempfile::tempdir().unwrap();
+        let to = d.path().join("copy");
+        crate::atomic::write_seekable(&to, None, |w| {
+            std::io::Write::write_all(w, b"head:")?;
+            copy_file(&from, w)
+        })
+        .unwrap();
+        let got = std::fs::read(&to).unwrap();
+        assert_eq!(&got[..5], b"head:");
+        assert!(got[5..] == bytes[..]);
+    }
 }
