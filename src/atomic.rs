@@ -6,6 +6,8 @@
 //! untouched or complete, also after a crash. File modes follow what an ordinary `open` +
 //! `write` would give: a new file gets `0666 & !umask`; a replaced file keeps its mode (and
 //! its owner and group where the process may set them, i.e. when running as root).
+//! [`prepare_seekable`] + [`Prepared::commit`] split this in two, so that the temporary
+//! file can be read back and checked (an archive commit parses it) before the rename.
 
 use std::fs::Metadata;
 use std::io::{self, Write};
@@ -61,6 +63,54 @@ pub fn write_seekable<E: From<io::Error>>(
     like: Option<&Metadata>,
     f: impl FnOnce(&mut io::BufWriter<&mut std::fs::File>) -> Result<(), E>,
 ) -> Result<(), E> {
+    prepare_seekable(target, like, f)?.commit()?;
+    Ok(())
+}
+
+/// A replacement of a file made but not done yet: the new content complete and synced in
+/// the temporary file beside the target, to be read back (checked) before
+/// [`Prepared::commit`] renames it over the target. Dropped, the temporary file is removed
+/// and the target stays as it is.
+#[derive(Debug)]
+pub struct Prepared {
+    tmp: tempfile::NamedTempFile,
+    target: std::path::PathBuf,
+}
+
+impl Prepared {
+    /// The temporary file holding the new content (read it by range: its offset is at the
+    /// end of what was written).
+    pub fn file(&self) -> &std::fs::File {
+        self.tmp.as_file()
+    }
+
+    /// The temporary file's path.
+    pub fn path(&self) -> &Path {
+        self.tmp.path()
+    }
+
+    /// Renames the temporary file over the target and syncs the folder.
+    pub fn commit(self) -> io::Result<()> {
+        let dir = match self.target.parent() {
+            Some(d) if !d.as_os_str().is_empty() => d.to_path_buf(),
+            _ => Path::new(".").to_path_buf(),
+        };
+        self.tmp.persist(&self.target).map_err(|e| e.error)?;
+        if let Ok(d) = std::fs::File::open(dir) {
+            let _ = d.sync_all();
+        }
+        Ok(())
+    }
+}
+
+/// The first half of [`write_seekable`]: what `f` writes goes to the temporary file, which
+/// gets the mode and owner of `like` and is synced; the target is untouched until
+/// [`Prepared::commit`]. On error of `f` or of the write nothing is left behind.
+pub fn prepare_seekable<E: From<io::Error>>(
+    target: &Path,
+    like: Option<&Metadata>,
+    f: impl FnOnce(&mut io::BufWriter<&mut std::fs::File>) -> Result<(), E>,
+) -> Result<Prepared, E> {
     let dir = match target.parent() {
         Some(d) if !d.as_os_str().is_empty() => d,
         _ => Path::new("."),
@@ -84,11 +134,10 @@ pub fn write_seekable<E: From<io::Error>>(
             .set_permissions(std::fs::Permissions::from_mode(m.mode() & 0o7777))?;
     }
     tmp.as_file().sync_all()?;
-    tmp.persist(target).map_err(|e| e.error)?;
-    if let Ok(d) = std::fs::File::open(dir) {
-        let _ = d.sync_all();
-    }
-    Ok(())
+    Ok(Prepared {
+        tmp,
+        target: target.to_path_buf(),
+    })
 }
 
 /// Removes temporary files [`write()`] left next to `target` (a process killed before the
@@ -137,6 +186,33 @@ mod tests {
         });
         assert!(r.is_err());
         assert_eq!(std::fs::read(&p).unwrap(), b"old");
+        assert_eq!(std::fs::read_dir(d.path()).unwrap().count(), 1);
+    }
+
+    #[test]
+    fn a_prepared_replacement_changes_nothing_until_committed() {
+        use std::os::unix::fs::FileExt;
+        let d = tempfile::tempdir().unwrap();
+        let p = d.path().join("x.hpi");
+        std::fs::write(&p, b"old").unwrap();
+        std::fs::set_permissions(&p, std::fs::Permissions::from_mode(0o604)).unwrap();
+        let like = std::fs::metadata(&p).unwrap();
+        let r: io::Result<Prepared> = prepare_seekable(&p, Some(&like), |w| w.write_all(b"new!"));
+        let prepared = r.unwrap();
+        let mut got = [0u8; 4];
+        prepared.file().read_exact_at(&mut got, 0).unwrap();
+        assert_eq!(&got, b"new!");
+        assert_eq!(std::fs::read(&p).unwrap(), b"old");
+        assert_eq!(std::fs::read_dir(d.path()).unwrap().count(), 2);
+        // dropped: the temporary file goes, the target stays
+        drop(prepared);
+        assert_eq!(std::fs::read(&p).unwrap(), b"old");
+        assert_eq!(std::fs::read_dir(d.path()).unwrap().count(), 1);
+        let r: io::Result<Prepared> = prepare_seekable(&p, Some(&like), |w| w.write_all(b"new!"));
+        r.unwrap().commit().unwrap();
+        assert_eq!(std::fs::read(&p).unwrap(), b"new!");
+        let mode = std::fs::metadata(&p).unwrap().mode() & 0o7777;
+        assert_eq!(mode, 0o604);
         assert_eq!(std::fs::read_dir(d.path()).unwrap().count(), 1);
     }
 

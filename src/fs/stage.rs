@@ -158,6 +158,114 @@ impl Written {
             crc32: crc32fast::hash(bytes),
         }
     }
+
+    /// The record of everything in `file` (read by range from its start, in blocks of
+    /// [`BLOCK`] bytes: never held whole; the file's offset is not used).
+    pub fn of_file(file: &std::fs::File) -> std::io::Result<Written> {
+        let mut h = crc32fast::Hasher::new();
+        let size = blocks_of(file, |b| {
+            h.update(b);
+            true
+        })?;
+        Ok(Written {
+            size,
+            crc32: h.finalize(),
+        })
+    }
+
+    /// [`Self::of_file`] of `file`, and whether its bytes are those of `other` (both read by
+    /// range, block by block).
+    pub fn of_file_comparing(
+        file: &std::fs::File,
+        other: &std::fs::File,
+    ) -> std::io::Result<(Written, bool)> {
+        use std::os::unix::fs::FileExt;
+        let other_len = other.metadata()?.len();
+        let mut same = file.metadata()?.len() == other_len;
+        let mut h = crc32fast::Hasher::new();
+        let mut theirs = vec![0u8; BLOCK];
+        let mut at = 0u64;
+        let mut failed = None;
+        let size = blocks_of(file, |b| {
+            h.update(b);
+            if same {
+                let t = &mut theirs[..b.len()];
+                match other.read_exact_at(t, at) {
+                    Ok(()) => same = t == b,
+                    Err(e) => {
+                        failed = Some(e);
+                        return false;
+                    }
+                }
+            }
+            at += b.len() as u64;
+            true
+        })?;
+        if let Some(e) = failed {
+            return Err(e);
+        }
+        Ok((
+            Written {
+                size,
+                crc32: h.finalize(),
+            },
+            same && size == other_len,
+        ))
+    }
+}
+
+/// Bytes read at a time by the records and copies that stream a file.
+pub const BLOCK: usize = 256 << 10;
+
+/// Hands every block of `file` (from offset 0 to its end, read by `pread`) to `f`, which may
+/// stop the walk by returning false; returns the bytes handed over.
+fn blocks_of(file: &std::fs::File, mut f: impl FnMut(&[u8]) -> bool) -> std::io::Result<u64> {
+    use std::os::unix::fs::FileExt;
+    let mut buf = vec![0u8; BLOCK];
+    let mut at = 0u64;
+    loop {
+        let n = match file.read_at(&mut buf, at) {
+            Ok(0) => return Ok(at),
+            Ok(n) => n,
+            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
+            Err(e) => return Err(e),
+        };
+        let Some(b) = buf.get(..n) else {
+            return Ok(at);
+        };
+        at += n as u64;
+        if !f(b) {
+            return Ok(at);
+        }
+    }
+}
+
+/// A binary version being kept in the history: its bytes, or the open file (an archive,
+/// copied file to file when it cannot be linked, never read whole).
+#[derive(Debug, Clone, Copy)]
+pub enum Version<'a> {
+    /// The bytes.
+    Bytes(&'a [u8]),
+    /// The file, as opened (read from its start).
+    File(&'a std::fs::File),
+}
+
+impl Version<'_> {
+    /// Its record.
+    fn written(&self) -> std::io::Result<Written> {
+        match self {
+            Version::Bytes(b) => Ok(Written::of(b)),
+            Version::File(f) => Written::of_file(f),
+        }
+    }
+
+    /// Its length.
+    fn len(&self) -> std::io::Result<u64> {
+        match self {
+            Version::Bytes(b) => Ok(b.len() as u64),
+            Version::File(f) => f.metadata().map(|m| m.len()),
+        }
+    }
 }
 
 /// One asset's staging area.
@@ -286,11 +394,11 @@ impl Stage {
             .filter(|o| now.saturating_sub(o.last_ms) < gap)
     }
 
-    /// Called by a commit about to replace binary `abs` (whose bytes `old` were read from the
-    /// file `old_meta` describes) with `new`: keeps the binary in the history unless the
-    /// commit continues an operation whose last commit wrote it (the version before the
-    /// operation is already kept), and records the commit in the operation (a new one when
-    /// it continues none). `gap`: the mount's operation gap.
+    /// Called by a commit about to replace binary `abs` (its version `old`, read from the
+    /// file `old_meta` describes) with the binary `new` records: keeps the binary in the
+    /// history unless the commit continues an operation whose last commit wrote it (the
+    /// version before the operation is already kept), and records the commit in the
+    /// operation (a new one when it continues none). `gap`: the mount's operation gap.
     ///
     /// Returns the version when it is a hard link of the binary: the link changed the
     /// binary's ctime, so the staging area is based on the binary as it is now; if the
@@ -298,13 +406,17 @@ impl Stage {
     pub fn keep_replaced(
         &mut self,
         abs: &Path,
-        old: &[u8],
+        old: Version<'_>,
         old_meta: &std::fs::Metadata,
-        new: &[u8],
+        new: Written,
         gap: std::time::Duration,
     ) -> std::io::Result<Option<PathBuf>> {
-        let was = Written::of(old);
-        let continues = self.ongoing(gap).is_some_and(|o| o.wrote == Some(was));
+        // the old version's record is read only when it can matter (same size)
+        let wrote = self.ongoing(gap).and_then(|o| o.wrote);
+        let continues = match wrote {
+            Some(w) if w.size == old.len()? => old.written()? == w,
+            _ => false,
+        };
         let mut linked = None;
         if !continues {
             let (p, link) = self.push_version(old, Some((abs, old_meta)))?;
@@ -315,7 +427,7 @@ impl Stage {
             self.meta.operation = Some(Operation::default());
         }
         if let Some(o) = self.meta.operation.as_mut() {
-            o.wrote = Some(Written::of(new));
+            o.wrote = Some(new);
             o.last_ms = now_ms();
         }
         Ok(linked)
@@ -415,13 +527,16 @@ impl Stage {
         bytes: &[u8],
         from: Option<(&Path, &std::fs::Metadata)>,
     ) -> std::io::Result<PathBuf> {
-        self.push_version(bytes, from).map(|(p, _)| p)
+        self.push_version(Version::Bytes(bytes), from)
+            .map(|(p, _)| p)
     }
 
-    /// [`Self::push_history_from`], saying whether the version is a hard link.
+    /// [`Self::push_history_from`] of `old` (bytes or an open file), saying whether the
+    /// version is a hard link. A file that cannot be linked is copied file to file
+    /// (`copy_file_range` where the kernel can), never through memory whole.
     fn push_version(
         &self,
-        bytes: &[u8],
+        old: Version<'_>,
         from: Option<(&Path, &std::fs::Metadata)>,
     ) -> std::io::Result<(PathBuf, bool)> {
         use std::os::unix::fs::DirBuilderExt;
@@ -444,15 +559,21 @@ impl Stage {
             .unwrap_or_default();
         let p = self.history.join(format!("{nanos:020}-{name}"));
         if let Some((src, m)) = from.filter(|_| like.is_some()) {
-            if link_version(src, m, &p, bytes.len()) {
+            if link_version(src, m, &p, old.len()?) {
                 return self.evict().map(|()| (p, true));
             }
         }
+        let put = |w: &mut std::io::BufWriter<&mut std::fs::File>| -> std::io::Result<()> {
+            match old {
+                Version::Bytes(b) => w.write_all(b),
+                Version::File(f) => copy_file(f, w),
+            }
+        };
         match &like {
-            Some(m) => crate::atomic::write(&p, bytes, Some(m))?,
+            Some(m) => crate::atomic::write_seekable(&p, Some(m), put)?,
             // no binary to follow (a new asset): readable by its owner only
             None => {
-                crate::atomic::write(&p, bytes, None)?;
+                crate::atomic::write_seekable(&p, None, put)?;
                 std::fs::set_permissions(&p, std::fs::Permissions::from_mode(0o600))?;
             }
         }
@@ -471,16 +592,84 @@ impl Stage {
     }
 }
 
+/// Copies all of `from` (from its start; its offset is neither used nor moved) to `w`,
+/// file to file: the kernel's `copy_file_range` where it can, else `pread` in blocks of
+/// [`BLOCK`] bytes; an error when fewer bytes than its length arrive.
+fn copy_file(
+    from: &std::fs::File,
+    w: &mut std::io::BufWriter<&mut std::fs::File>,
+) -> std::io::Result<()> {
+    use std::os::fd::AsRawFd;
+    use std::os::unix::fs::FileExt;
+    let len = from.metadata()?.len();
+    w.flush()?;
+    let out: &mut std::fs::File = w.get_mut();
+    let mut at = 0u64;
+    let mut kernel = true;
+    let mut buf = Vec::new();
+    while at < len {
+        let want = usize::try_from(len - at).unwrap_or(usize::MAX).min(1 << 30);
+        if kernel {
+            let mut off = i64::try_from(at).map_err(std::io::Error::other)?;
+            // SAFETY: both descriptors are open for the call; `off` is a valid pointer and
+            // the output offset is the file's own (null).
+            let n = unsafe {
+                libc::copy_file_range(
+                    from.as_raw_fd(),
+                    &mut off,
+                    out.as_raw_fd(),
+                    std::ptr::null_mut(),
+                    want,
+                    0,
+                )
+            };
+            match n {
+                0 => break,
+                n if n > 0 => {
+                    at += n as u64;
+                    continue;
+                }
+                _ => {
+                    let e = std::io::Error::last_os_error();
+                    match e.raw_os_error() {
+                        Some(libc::EINTR) => continue,
+                        // not between these files (another file system, no support)
+                        Some(libc::EXDEV | libc::ENOSYS | libc::EINVAL | libc::EOPNOTSUPP) => {
+                            kernel = false;
+                            buf = vec![0u8; BLOCK];
+                            continue;
+                        }
+                        _ => return Err(e),
+                    }
+                }
+            }
+        }
+        let n = from.read_at(&mut buf[..want.min(BLOCK)], at)?;
+        if n == 0 {
+            break;
+        }
+        std::io::Write::write_all(out, &buf[..n])?;
+        at += n as u64;
+    }
+    if at != len {
+        return Err(std::io::Error::new(
+            std::io::ErrorKind::UnexpectedEof,
+            format!("copied {at} of {len} bytes"),
+        ));
+    }
+    Ok(())
+}
+
 /// Makes history version `to` a hard link of `src`, the file read as `m` (`len` bytes), and
 /// syncs the history folder; `false` (nothing left behind) when it cannot: `src` replaced or
 /// changed since, linked elsewhere too (a change there would change the version), or on
 /// another file system.
-fn link_version(src: &Path, m: &std::fs::Metadata, to: &Path, len: usize) -> bool {
+fn link_version(src: &Path, m: &std::fs::Metadata, to: &Path, len: u64) -> bool {
     use std::os::unix::fs::MetadataExt;
     // unchanged (size, times, inode: ctime moves with any change, a link included), one link
     let unchanged = std::fs::symlink_metadata(src)
         .is_ok_and(|x| x.is_file() && Ident::of(&x) == Ident::of(m) && x.nlink() == 1);
-    if m.len() != len as u64 || !unchanged || std::fs::hard_link(src, to).is_err() {
+    if m.len() != len || !unchanged || std::fs::hard_link(src, to).is_err() {
         return false;
     }
     // the link is the file that was read (a rename in between is caught)
@@ -618,7 +807,8 @@ mod tests {
             let new = vec![b'v', b'0' + i];
             std::fs::write(d.path().join("new"), &new).unwrap();
             let m = std::fs::symlink_metadata(&bin).unwrap();
-            s.keep_replaced(&bin, &cur, &m, &new, gap).unwrap();
+            s.keep_replaced(&bin, Version::Bytes(&cur), &m, Written::of(&new), gap)
+                .unwrap();
             std::fs::rename(d.path().join("new"), &bin).unwrap();
             s.meta.status = format!("committed {i}");
             s.note_commit();
@@ -637,7 +827,8 @@ mod tests {
         std::fs::hard_link(&bin, d.path().join("other")).unwrap();
         let m = std::fs::symlink_metadata(&bin).unwrap();
         let zero = std::time::Duration::ZERO;
-        s.keep_replaced(&bin, &cur, &m, b"v9", zero).unwrap();
+        s.keep_replaced(&bin, Version::Bytes(&cur), &m, Written::of(b"v9"), zero)
+            .unwrap();
         let h = history_of(&s.history);
         assert_eq!(h.len(), 2);
         assert_eq!(std::fs::read(&h[1]).unwrap(), b"v5");
@@ -657,7 +848,9 @@ mod tests {
         let m = std::fs::symlink_metadata(&bin).unwrap();
         s.meta.committing = Some(Written::of(b"new"));
         let gap = std::time::Duration::ZERO;
-        let p = s.keep_replaced(&bin, b"old", &m, b"new", gap).unwrap();
+        let p = s
+            .keep_replaced(&bin, Version::Bytes(b"old"), &m, Written::of(b"new"), gap)
+            .unwrap();
         assert!(p.is_some(), "linked");
         assert_eq!(std::fs::metadata(&bin).unwrap().nlink(), 2);
         // as found at the next start after a kill: the binary is the newest version's file
@@ -674,5 +867,84 @@ mod tests {
         s.meta.committing = Some(Written::of(b"new"));
         s.push_history(b"other").unwrap();
         assert!(!s.resume_unreplaced(&Ident::of(&std::fs::symlink_metadata(&bin).unwrap())));
+    }
+
+    #[test]
+    fn a_file_version_is_linked_or_copied_file_to_file() {
+        use std::os::unix::fs::MetadataExt;
+        let d = tempfile::tempdir().unwrap();
+        let bin = d.path().join("x.hpi");
+        // more than one block, not a multiple of it
+        let old: Vec<u8> = (0..(BLOCK * 2 + 1234))
+            .map(|i| (i * 31 % 251) as u8)
+            .collect();
+        std::fs::write(&bin, &old).unwrap();
+        let f = std::fs::File::open(&bin).unwrap();
+        let (w, same) = Written::of_file_comparing(&f, &f).unwrap();
+        assert_eq!(w, Written::of(&old));
+        assert!(same);
+        let mut s = Stage::load(&d.path().join("state"), &bin);
+        let m = std::fs::symlink_metadata(&bin).unwrap();
+        let zero = std::time::Duration::ZERO;
+        let new = Written::of(b"new");
+        let p = s
+            .keep_replaced(&bin, Version::File(&f), &m, new, zero)
+            .unwrap()
+            .expect("linked");
+        assert_eq!(std::fs::metadata(&p).unwrap().ino(), m.ino());
+        s.unkeep(&p);
+        // with a second link the binary is copied (the file's offset is not used)
+        std::fs::hard_link(&bin, d.path().join("other")).unwrap();
+        let m = std::fs::symlink_metadata(&bin).unwrap();
+        use std::io::Seek;
+        (&f).seek(std::io::SeekFrom::Start(77)).unwrap();
+        assert!(s
+            .keep_replaced(&bin, Version::File(&f), &m, new, zero)
+            .unwrap()
+            .is_none());
+        let h = history_of(&s.history);
+        assert_eq!(h.len(), 1);
+        assert_eq!(std::fs::read(&h[0]).unwrap(), old);
+        assert_eq!(std::fs::metadata(&h[0]).unwrap().nlink(), 1, "copied");
+        assert_eq!(s.meta.operation.as_ref().unwrap().wrote, Some(new));
+        // a file of other bytes compares unequal, whatever its length
+        let o = d.path().join("o");
+        let mut other = old.clone();
+        other[BLOCK + 5] ^= 1;
+        std::fs::write(&o, &other).unwrap();
+        let of = std::fs::File::open(&o).unwrap();
+        let (w, same) = Written::of_file_comparing(&of, &f).unwrap();
+        assert_eq!(w, Written::of(&other));
+        assert!(!same);
+        std::fs::write(&o, &old[..100]).unwrap();
+        let of = std::fs::File::open(&o).unwrap();
+        assert!(!Written::of_file_comparing(&of, &f).unwrap().1);
+        assert!(!Written::of_file_comparing(&f, &of).unwrap().1);
+    }
+
+    #[test]
+    fn a_copy_across_file_systems_gets_every_byte() {
+        // /dev/shm (tmpfs) to the temporary folder: where the two are different file
+        // systems, `copy_file_range` refuses and the blocks are read and written instead
+        let shm = std::path::Path::new("/dev/shm");
+        let src_dir = if shm.is_dir() {
+            tempfile::tempdir_in(shm).unwrap()
+        } else {
+            tempfile::tempdir().unwrap()
+        };
+        let src = src_dir.path().join("x.hpi");
+        let bytes: Vec<u8> = (0..(BLOCK * 3 + 17)).map(|i| (i * 7 % 253) as u8).collect();
+        std::fs::write(&src, &bytes).unwrap();
+        let from = std::fs::File::open(&src).unwrap();
+        let d = tempfile::tempdir().unwrap();
+        let to = d.path().join("copy");
+        crate::atomic::write_seekable(&to, None, |w| {
+            std::io::Write::write_all(w, b"head:")?;
+            copy_file(&from, w)
+        })
+        .unwrap();
+        let got = std::fs::read(&to).unwrap();
+        assert_eq!(&got[..5], b"head:");
+        assert!(got[5..] == bytes[..]);
     }
 }

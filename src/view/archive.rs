@@ -14,7 +14,7 @@ use super::{safe_component, AssetKind, Entry, View, ViewError};
 use crate::formats::hpi::{self, Archive, FileInfo, HpiLimits, Source};
 use std::collections::{HashMap, HashSet};
 use std::fs::File;
-use std::io::Write;
+use std::io::{Read, Write};
 use std::os::unix::fs::FileExt;
 use std::path::Path;
 use std::sync::OnceLock;
@@ -245,6 +245,88 @@ impl ArchiveView {
     /// Where the archive's bytes are read from (memory or the file).
     pub fn source(&self) -> &dyn Source {
         self.backing.source()
+    }
+
+    /// The archive file the view reads by range ([`Self::from_file`]); `None` for a view
+    /// of bytes.
+    pub fn file(&self) -> Option<&File> {
+        match &self.backing {
+            Backing::Bytes(_) => None,
+            Backing::File(f) => Some(f.file()),
+        }
+    }
+
+    /// The decompressed size of the member shown at `path`, from the directory.
+    pub fn member_size(&self, path: &str) -> Option<u64> {
+        self.info(path).map(|f| u64::from(f.size))
+    }
+
+    /// Whether the member shown at `path` holds exactly the bytes `other` gives, compared
+    /// chunk by chunk as it is decompressed (neither is held whole; compare
+    /// [`Self::member_size`] first to skip the work). `other` is read only while they agree.
+    pub fn member_equals(&self, path: &str, other: &mut dyn Read) -> Result<bool, ViewError> {
+        struct Same<'a> {
+            other: &'a mut dyn Read,
+            buf: Vec<u8>,
+            differs: bool,
+            err: Option<std::io::Error>,
+        }
+        impl Write for Same<'_> {
+            fn write(&mut self, b: &[u8]) -> std::io::Result<usize> {
+                self.buf.resize(b.len(), 0);
+                match self.other.read_exact(&mut self.buf) {
+                    Ok(()) if self.buf == b => Ok(b.len()),
+                    Ok(()) => {
+                        self.differs = true;
+                        Err(std::io::Error::other("differs"))
+                    }
+                    Err(e) if e.kind() == std::io::ErrorKind::UnexpectedEof => {
+                        self.differs = true;
+                        Err(std::io::Error::other("differs"))
+                    }
+                    Err(e) => {
+                        let copy = std::io::Error::new(e.kind(), e.to_string());
+                        self.err = Some(e);
+                        Err(copy)
+                    }
+                }
+            }
+            fn flush(&mut self) -> std::io::Result<()> {
+                Ok(())
+            }
+        }
+        let mut same = Same {
+            other,
+            buf: Vec::new(),
+            differs: false,
+            err: None,
+        };
+        let res = self.member_to(path, &mut same);
+        if same.differs {
+            return Ok(false);
+        }
+        if let Some(source) = same.err {
+            return Err(ViewError::Io {
+                path: path.into(),
+                source,
+            });
+        }
+        res?;
+        // nothing may follow
+        let mut one = [0u8; 1];
+        loop {
+            match same.other.read(&mut one) {
+                Ok(0) => return Ok(true),
+                Ok(_) => return Ok(false),
+                Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
+                Err(source) => {
+                    return Err(ViewError::Io {
+                        path: path.into(),
+                        source,
+                    })
+                }
+            }
+        }
     }
 
     /// The stored bytes of member `f` of [`Self::archive`] (for a repack that keeps it).
@@ -519,6 +601,17 @@ mod tests {
             assert_eq!(out, mem.member_bytes(p).unwrap());
         }
         assert_eq!(file.member_bytes("big.bin").unwrap(), big);
+        assert!(file.file().is_some() && mem.file().is_none());
+        assert_eq!(file.member_size("big.bin"), Some(200_000));
+        assert!(file.member_equals("big.bin", &mut &big[..]).unwrap());
+        let mut other = big.clone();
+        other[150_000] ^= 1;
+        assert!(!file.member_equals("big.bin", &mut &other[..]).unwrap());
+        assert!(!file.member_equals("big.bin", &mut &big[..199_999]).unwrap());
+        other[150_000] ^= 1;
+        other.push(0);
+        assert!(!file.member_equals("big.bin", &mut &other[..]).unwrap());
+        assert!(mem.member_equals("d/x.tdf", &mut &b"[x]"[..]).unwrap());
         let small = HpiLimits {
             max_member_size: 100_000,
             ..lim

@@ -22,7 +22,6 @@
 
 use super::inode::NodeKind;
 use super::{is_asset_name, is_not_found, lock, view_options_for, Core, Inval};
-use crate::formats::hpi::Source;
 use crate::fs::budget::{self, Budget, Lease, Leased, Refused};
 use crate::fs::cache::ByteCache;
 use crate::fs::layout::Layout;
@@ -48,15 +47,11 @@ enum Binary {
 }
 
 impl Binary {
-    /// The whole file's bytes (read now for an archive).
-    fn whole(&self) -> std::io::Result<Vec<u8>> {
+    /// The record of the whole file (an archive read by range for it, never whole).
+    fn written(&self) -> std::io::Result<crate::fs::stage::Written> {
         match self {
-            Binary::Bytes(b) => Ok(b.clone()),
-            Binary::Archive(f) => {
-                let mut b = vec![0; usize::try_from(f.len()).unwrap_or(usize::MAX)];
-                f.read_at(0, &mut b)?;
-                Ok(b)
-            }
+            Binary::Bytes(b) => Ok(crate::fs::stage::Written::of(b)),
+            Binary::Archive(f) => crate::fs::stage::Written::of_file(f.file()),
         }
     }
 }
@@ -411,7 +406,7 @@ impl Core {
         st.gen = self.next_gen.fetch_add(1, Ordering::Relaxed);
         st.ident = Some(new_ident.clone());
         if let Some(stage) = lock(&asset.stage).as_mut() {
-            self.rebase(rel, stage, &new_ident, &|| bytes.whole());
+            self.rebase(rel, stage, &new_ident, &|| bytes.written());
         }
         st.outcome = Outcome::Unknown;
         let decoded = self.decode(rel, bytes);

@@ -2,7 +2,7 @@
 //! the staging area applied to the archive's tree, what leaves the stage after a commit, and
 //! renames of folders and members (moved in the archive, committed at once).
 
-use super::commit::{Built, Outdated};
+use super::commit::Built;
 use super::edit::Edit;
 use super::overlay::Overlay;
 use super::{join, merged_children, Loc};
@@ -14,13 +14,15 @@ use crate::fs::core::{is_archive_path, lock, Core, Inval};
 use crate::fs::layout::Layout;
 use crate::fs::stage::Stage;
 use crate::fs::stage::StageMeta;
+use crate::fs::stage::Written;
 use crate::fs::FsError;
-use crate::view::archive::ArchiveView;
+use crate::view::archive::{ArchiveView, FileSource};
 use crate::view::{AssetKind, ViewError};
 use rayon::prelude::*;
 use std::collections::{BTreeSet, HashSet};
 use std::ffi::OsStr;
 use std::fs::{self, Metadata};
+use std::io::{Seek, Write};
 use std::path::Path;
 use std::time::{SystemTime, UNIX_EPOCH};
 
@@ -207,12 +209,19 @@ impl Core {
         self.send(Inval::Inode { ino });
     }
 
-    /// Rebuilds the edited members of archive `rel` (its view `av`) from its staging area
-    /// and repacks the archive (unchanged members keep their stored bytes); `moved`: an entry
+    /// Rebuilds the edited members of archive `rel` (its view `av`, read by range from the
+    /// file `abs`, whose metadata is `like`) from its staging area and writes the new archive
+    /// into the temporary file beside it ([`crate::atomic::prepare_seekable`]): unchanged
+    /// members copied range by range from the archive, staged files read as they are
+    /// written, so nothing holds the archive whole. The temporary file is checked (its
+    /// directory parsed from it, by range) and compared with the archive; `moved`: an entry
     /// this commit renames (from, to). The commit step of [`Core::commit_moved`] for archives.
+    #[allow(clippy::too_many_arguments)]
     pub(in crate::fs) fn build_archive(
         &self,
         rel: &Path,
+        abs: &Path,
+        like: &Metadata,
         s: &Stage,
         av: &ArchiveView,
         moved: Option<(&str, &str)>,
@@ -230,29 +239,76 @@ impl Core {
             Ok(MembersBuilt::Error { file, message }) => return Built::Refused { file, message },
             Err(e) => return Built::Failed(e),
         };
+        if !edit.changed() {
+            // every member as it is: the archive would be written again as it is
+            return Built::Same;
+        }
         let t_build = t0.elapsed();
         let date = SystemTime::now()
             .duration_since(UNIX_EPOCH)
             .map_or(0, |d| d.as_secs().min(u64::from(u32::MAX)) as u32);
-        let written = edit.tree(av, date).and_then(|tree| {
-            let bytes = hpi::write(&tree, &hpi::WriteOptions::like(av.archive()))
-                .map_err(|e| FsError::Commit(e.to_string()))?;
-            // validate: the new archive parses
-            hpi::parse(&bytes, &hpi::HpiLimits::default()).map_err(|e| {
-                FsError::Commit(format!("the repacked archive does not parse: {e}"))
-            })?;
-            Ok(bytes)
+        let Some(cur) = av.file() else {
+            return Built::Failed(FsError::Commit("the archive is not open as a file".into()));
+        };
+        let tree = match edit.tree(av, date) {
+            Ok(t) => t,
+            Err(e) => return Built::Failed(e),
+        };
+        let n = crate::atomic::remove_leftovers(abs);
+        if n > 0 {
+            log::info!(
+                "{}: removed {n} temporary file(s) of an interrupted commit",
+                rel.display()
+            );
+        }
+        let opts = hpi::WriteOptions::like(av.archive());
+        let prepared = crate::atomic::prepare_seekable(abs, Some(like), |w| {
+            let mut out = KeepIo { out: w, err: None };
+            match hpi::write_to(&tree, &opts, Some(av.source()), &mut out) {
+                Ok(_) => Ok(()),
+                // the file's own error (ENOSPC) as it is, not as the archive's
+                Err(e) => Err(match out.err.take() {
+                    Some(io) => FsError::from(io),
+                    None => FsError::Commit(e.to_string()),
+                }),
+            }
         });
-        match written {
-            Ok(bytes) => Built::Bytes {
-                bytes,
-                outdated: Outdated::Known(outdated),
-                phases: vec![
-                    ("members", t_build),
-                    ("repack", t0.elapsed().saturating_sub(t_build)),
-                ],
-            },
-            Err(e) => Built::Failed(e),
+        let prepared = match prepared {
+            Ok(p) => p,
+            Err(e) => return Built::Failed(super::commit::with_errno_fs(e)),
+        };
+        drop(tree);
+        let t_write = t0.elapsed();
+        // validate: the new archive's directory parses, read from the file by range
+        let parsed = prepared
+            .file()
+            .try_clone()
+            .and_then(FileSource::new)
+            .map_err(FsError::from)
+            .and_then(|f| {
+                hpi::parse_from(&f, &hpi::HpiLimits::default()).map_err(|e| {
+                    FsError::Commit(format!("the repacked archive does not parse: {e}"))
+                })
+            });
+        if let Err(e) = parsed {
+            return Built::Failed(e);
+        }
+        let (written, same) = match Written::of_file_comparing(prepared.file(), cur) {
+            Ok(x) => x,
+            Err(e) => return Built::Failed(e.into()),
+        };
+        if same {
+            return Built::Same;
+        }
+        Built::File {
+            file: prepared,
+            written,
+            outdated,
+            phases: vec![
+                ("members", t_build),
+                ("repack", t_write.saturating_sub(t_build)),
+                ("validate", t0.elapsed().saturating_sub(t_write)),
+            ],
         }
     }
 
@@ -301,11 +357,15 @@ impl Core {
                     edit.dir(&p)?;
                     stack.push(p);
                 } else if archive_commits(&p) {
-                    let bytes = fs::read(e.path())?;
+                    // compared and later written from the staged file, never held whole
+                    let len = e.metadata()?.len();
                     let same = edit.live(&p).is_some()
-                        && av.member_bytes(&p).ok().as_ref() == Some(&bytes);
+                        && av.member_size(&p) == Some(len)
+                        && fs::File::open(e.path())
+                            .ok()
+                            .is_some_and(|mut f| av.member_equals(&p, &mut f).unwrap_or(false));
                     if !same {
-                        edit.set_file(&p, bytes)?;
+                        edit.set_staged(&p, e.path(), len)?;
                     }
                 }
             }
@@ -441,6 +501,45 @@ impl Core {
         super::commit::complete_new(kind, &overlay, &*v)?;
         let old = super::commit::outdated_staged(&self.opts.packer, kind, &sub, &*v, &bytes, &opts);
         Ok(Some((bytes, old)))
+    }
+}
+
+/// A writer that keeps its own I/O error, so that a full disk reaches the caller as
+/// `ENOSPC` rather than as a message of the archive writer.
+struct KeepIo<'a, W> {
+    out: &'a mut W,
+    err: Option<std::io::Error>,
+}
+
+impl<W: Write> Write for KeepIo<'_, W> {
+    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+        self.out.write(buf).inspect_err(|e| self.keep(e))
+    }
+
+    fn flush(&mut self) -> std::io::Result<()> {
+        self.out.flush().inspect_err(|e| self.keep(e))
+    }
+}
+
+impl<W: Seek> Seek for KeepIo<'_, W> {
+    fn seek(&mut self, pos: std::io::SeekFrom) -> std::io::Result<u64> {
+        self.out.seek(pos).inspect_err(|e| {
+            self.err = Some(copy_io(e));
+        })
+    }
+}
+
+impl<W> KeepIo<'_, W> {
+    fn keep(&mut self, e: &std::io::Error) {
+        self.err = Some(copy_io(e));
+    }
+}
+
+/// An I/O error like `e` (its errno kept where it has one).
+fn copy_io(e: &std::io::Error) -> std::io::Error {
+    match e.raw_os_error() {
+        Some(n) => std::io::Error::from_raw_os_error(n),
+        None => std::io::Error::new(e.kind(), e.to_string()),
     }
 }
 

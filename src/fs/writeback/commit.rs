@@ -1,9 +1,10 @@
 //! The commit pipeline: one path for loose binaries and archives. Under the asset's stage
 //! lock: nothing dirty or being removed → nothing to do; a conflict, or a binary that changed
-//! outside the mount → `ESTALE`; else build (a loose GAF/TNT from its overlay, an archive by
-//! rebuilding its edited members and repacking), validate, and — if the bytes changed —
-//! replace the binary atomically with the old one in the history, drop staged files the build
-//! made outdated and record the result in the status.
+//! outside the mount → `ESTALE`; else build (a loose GAF/TNT from its overlay, in memory; an
+//! archive by rebuilding its edited members and repacking it by range into the temporary
+//! file beside it, never holding it whole), validate, and — if the bytes changed — replace
+//! the binary atomically with the old one in the history, drop staged files the build made
+//! outdated and record the result in the status.
 
 use super::archive::finish_archive_stage;
 use super::overlay::{builds, record_flattenings, record_renderings, release_filled, Overlay};
@@ -11,9 +12,9 @@ use super::{error_file, join};
 use crate::fs::core::view_options_for;
 use crate::fs::core::{is_archive_path, lock, Core};
 use crate::fs::layout::Layout;
-use crate::fs::stage::{Ident, Stage};
+use crate::fs::stage::{Ident, Stage, Version, Written};
 use crate::fs::FsError;
-use crate::view::archive::ArchiveView;
+use crate::view::archive::{ArchiveView, FileSource};
 use crate::view::{AssetKind, EntryKind, FileSet, View, ViewError, ViewOptions};
 use std::fs::{self, Metadata};
 use std::path::Path;
@@ -28,6 +29,16 @@ pub(in crate::fs) enum Built {
         outdated: Outdated,
         phases: Vec<(&'static str, Duration)>,
     },
+    /// The new archive, written and synced in the temporary file beside it (not renamed
+    /// yet), its record, the staged files it makes outdated and the phases' times.
+    File {
+        file: crate::atomic::Prepared,
+        written: Written,
+        outdated: Vec<String>,
+        phases: Vec<(&'static str, Duration)>,
+    },
+    /// The build gives the binary as it is (an archive: nothing to write).
+    Same,
     /// Something the build needs is not staged yet.
     Pending(String),
     /// The staged files do not build: the call that saved `file` fails (every call, when no
@@ -65,16 +76,25 @@ pub(in crate::fs) enum Base {
     None,
     /// A loose GAF/TNT.
     Loose(Vec<u8>, Metadata),
-    /// An archive, its directory parsed.
+    /// An archive, its directory parsed, read by range from its open file.
     Archive(Box<ArchiveView>, Metadata),
 }
 
 impl Base {
+    /// The bytes of a loose binary (an archive is never read whole: `None`).
     pub(in crate::fs) fn bytes(&self) -> Option<&[u8]> {
         match self {
-            Base::None => None,
+            Base::None | Base::Archive(..) => None,
             Base::Loose(b, _) => Some(b),
-            Base::Archive(av, _) => Some(av.data()),
+        }
+    }
+
+    /// The version a replace keeps in the history: the bytes, or the archive's open file.
+    fn version(&self) -> Option<Version<'_>> {
+        match self {
+            Base::None => None,
+            Base::Loose(b, _) => Some(Version::Bytes(b)),
+            Base::Archive(av, _) => av.file().map(Version::File),
         }
     }
 
@@ -119,14 +139,18 @@ impl Core {
         if s.meta.removing {
             return Ok(());
         }
-        // read beneath the game folder, never through a symlink swapped in
-        let read_cur = || -> std::io::Result<(Vec<u8>, fs::Metadata)> {
+        // opened beneath the game folder, never through a symlink swapped in; a loose
+        // binary is read (bounded by the limits of its format), an archive only opened
+        let read_cur = || -> std::io::Result<(Cur, fs::Metadata)> {
             use std::io::Read;
             let mut f = self.open_rel(rel, libc::O_RDONLY | libc::O_CLOEXEC, 0)?;
             let m = f.metadata()?;
+            if archive {
+                return Ok((Cur::File(f), m));
+            }
             let mut b = Vec::new();
             f.read_to_end(&mut b)?;
-            Ok((b, m))
+            Ok((Cur::Bytes(b), m))
         };
         let cur = match read_cur() {
             Ok(x) => Some(x),
@@ -154,22 +178,36 @@ impl Core {
             return Err(FsError::Stale);
         }
         let t0 = std::time::Instant::now();
-        let base = match (cur, kind) {
-            (None, _) => Base::None,
-            (Some((b, m)), _) if archive => Base::Archive(Box::new(self.archive_view(rel, b)?), m),
-            (Some((b, m)), _) => Base::Loose(b, m),
+        let base = match cur {
+            None => Base::None,
+            Some((Cur::File(f), m)) => Base::Archive(
+                Box::new(self.archive_view_file(rel, FileSource::new(f)?)?),
+                m,
+            ),
+            Some((Cur::Bytes(b), m)) => Base::Loose(b, m),
         };
         let built = match (&base, kind) {
-            (Base::Archive(av, _), _) => self.build_archive(rel, s, av, moved),
+            (Base::Archive(av, m), _) => self.build_archive(rel, &abs, m, s, av, moved),
             (_, Some(kind)) => self.build_loose(rel, kind, s, base.bytes(), trigger),
             (_, None) => return Ok(()),
         };
-        let (bytes, outdated, phases) = match built {
+        let (new, outdated, phases) = match built {
             Built::Bytes {
                 bytes,
                 outdated,
                 phases,
-            } => (bytes, outdated, phases),
+            } => (Some(New::Bytes(bytes)), outdated, phases),
+            Built::File {
+                file,
+                written,
+                outdated,
+                phases,
+            } => (
+                Some(New::File(file, written)),
+                Outdated::Known(outdated),
+                phases,
+            ),
+            Built::Same => (None, Outdated::Known(Vec::new()), Vec::new()),
             Built::Pending(why) => {
                 s.meta.status = format!("pending: {why}");
                 s.note_save(self.opts.operation_gap);
@@ -198,14 +236,18 @@ impl Core {
         if let Outdated::Check { view, .. } = &outdated {
             release_filled(s, &Layout::new(&**view));
         }
-        if base.bytes() == Some(bytes.as_slice()) {
+        let new = match new {
+            Some(New::Bytes(b)) if base.bytes() == Some(b.as_slice()) => None,
+            n => n,
+        };
+        let Some(new) = new else {
             // copies of earlier renderings arriving now stay as written (no build reads them):
             // a second rsync of the tree they came from must find them as it left them
             self.settle_stage(rel, s);
             s.meta.status = s.clean_status(what, self.opts.operation_gap);
             s.save()?;
             return Ok(());
-        }
+        };
         let mut old_view = None;
         let outdated = match outdated {
             Outdated::Known(v) => v,
@@ -225,11 +267,16 @@ impl Core {
                 // deletions the new binary applied are no longer needed
                 let layout = Layout::new(&*view);
                 s.meta.whiteouts.retain(|w| layout.is_dir(w).is_some());
-                outdated_staged(&self.opts.packer, kind, s, &*view, &bytes, &opts)
+                let bytes = match &new {
+                    New::Bytes(b) => b.as_slice(),
+                    New::File(..) => &[],
+                };
+                outdated_staged(&self.opts.packer, kind, s, &*view, bytes, &opts)
             }
         };
-        let old = base.bytes().zip(base.meta());
-        if let Err(e) = replace_binary(rel, &abs, s, old, &bytes, self.opts.operation_gap) {
+        let old = base.version().zip(base.meta());
+        let size = new.written().size;
+        if let Err(e) = replace_binary(rel, &abs, s, old, new, self.opts.operation_gap) {
             s.meta.status = format!("error: writing the {what}: {e}");
             let _ = s.save();
             log::warn!("{}: {}", rel.display(), s.meta.status);
@@ -250,8 +297,7 @@ impl Core {
             ms(t0.elapsed().saturating_sub(t_built))
         ));
         s.meta.status = format!(
-            "committed {} bytes after saving {trigger} ({} ms: {})",
-            bytes.len(),
+            "committed {size} bytes after saving {trigger} ({} ms: {})",
             ms(t0.elapsed()),
             steps.join(", ")
         );
@@ -353,35 +399,68 @@ impl Core {
     }
 }
 
-/// Replaces binary `abs` (`old`: its bytes and metadata, if it exists) with `bytes`, the way
+/// What the binary was read as for a commit: a loose binary's bytes, an archive's open file.
+enum Cur {
+    Bytes(Vec<u8>),
+    File(fs::File),
+}
+
+/// A new binary a commit replaces the old one with.
+pub(in crate::fs) enum New {
+    /// In memory (a loose GAF/TNT, bounded by its format's limits).
+    Bytes(Vec<u8>),
+    /// In the temporary file beside the binary (an archive), synced, with its record.
+    File(crate::atomic::Prepared, Written),
+}
+
+impl New {
+    /// The record of what is written.
+    pub(in crate::fs) fn written(&self) -> Written {
+        match self {
+            New::Bytes(b) => Written::of(b),
+            New::File(_, w) => *w,
+        }
+    }
+}
+
+/// Replaces binary `abs` (`old`: its version and metadata, if it exists) with `new`, the way
 /// every commit does: a record of what is being written (so a commit killed after the rename
 /// is recognised at the next start), the old version to the history (a hard link where it
-/// can be, unless the commit continues an operation, `gap`), leftovers of an interrupted
-/// commit removed, atomic replace; the staging area is based on the new file.
+/// can be, else a copy — file to file for an archive — unless the commit continues an
+/// operation, `gap`), leftovers of an interrupted commit removed (a new archive's own
+/// temporary file was made after that, see `build_archive`), atomic replace; the staging
+/// area is based on the new file.
 pub(in crate::fs) fn replace_binary(
     rel: &Path,
     abs: &Path,
     s: &mut Stage,
-    old: Option<(&[u8], &Metadata)>,
-    bytes: &[u8],
+    old: Option<(Version<'_>, &Metadata)>,
+    new: New,
     gap: Duration,
 ) -> Result<(), FsError> {
-    s.meta.committing = Some(crate::fs::stage::Written::of(bytes));
+    let written = new.written();
+    s.meta.committing = Some(written);
     s.save()?;
     let linked = match old {
-        Some((b, m)) => s
-            .keep_replaced(abs, b, m, bytes, gap)
+        Some((v, m)) => s
+            .keep_replaced(abs, v, m, written, gap)
             .inspect_err(|_| s.meta.committing = None)?,
         None => None,
     };
-    let n = crate::atomic::remove_leftovers(abs);
-    if n > 0 {
-        log::info!(
-            "{}: removed {n} temporary file(s) of an interrupted commit",
-            rel.display()
-        );
-    }
-    if let Err(e) = crate::atomic::write(abs, bytes, old.map(|(_, m)| m)) {
+    let replaced = match new {
+        New::Bytes(bytes) => {
+            let n = crate::atomic::remove_leftovers(abs);
+            if n > 0 {
+                log::info!(
+                    "{}: removed {n} temporary file(s) of an interrupted commit",
+                    rel.display()
+                );
+            }
+            crate::atomic::write(abs, &bytes, old.map(|(_, m)| m))
+        }
+        New::File(file, _) => file.commit(),
+    };
+    if let Err(e) = replaced {
         // the binary stays: a link of it in the history goes (a later change made to the
         // binary in place would change the version)
         s.meta.committing = None;
@@ -393,6 +472,14 @@ pub(in crate::fs) fn replace_binary(
     s.meta.base = Some(Ident::of(&fs::metadata(abs)?));
     s.meta.committing = None;
     Ok(())
+}
+
+/// [`with_errno`] of an I/O error; other errors as they are.
+pub(in crate::fs) fn with_errno_fs(e: FsError) -> FsError {
+    match e {
+        FsError::Io(e) => with_errno(e),
+        e => e,
+    }
 }
 
 /// An I/O error with the errno its kind stands for when it carries none (the temporary file's

@@ -1,16 +1,22 @@
 //! The tree of an archive being edited by a commit: every entry by shown path, new content
-//! where changed, written back as an HPI tree (kept members keep their stored bytes).
+//! where changed, written back as an HPI tree: kept members are copied from the archive
+//! range by range ([`Member::InPlace`]), staged files are read when written
+//! ([`Member::Deferred`]), so a commit holds neither the archive nor its members whole.
 
 use crate::formats::hpi::{self, Member};
 use crate::fs::FsError;
 use crate::view::archive::ArchiveView;
 use std::collections::HashMap;
+use std::path::PathBuf;
+use std::sync::Arc;
 
 /// The archive's tree being edited: every entry by shown path, new content where changed.
 pub(in crate::fs) struct Edit {
     nodes: Vec<ENode>,
     by_path: HashMap<String, usize>,
     roots: Vec<usize>,
+    /// Something was added, replaced, moved or removed since [`Edit::of`].
+    changed: bool,
 }
 
 pub(in crate::fs) struct ENode {
@@ -24,6 +30,8 @@ pub(in crate::fs) enum EKind {
     /// An archive entry kept as stored (index in the archive's entries).
     Kept(usize),
     New(Vec<u8>),
+    /// A staged file (its path in the staging area and its length), read when written.
+    Staged(PathBuf, u64),
 }
 
 /// Deepest nesting written (the reader's default limit).
@@ -36,6 +44,7 @@ impl Edit {
             nodes: Vec::with_capacity(a.entries.len()),
             by_path: HashMap::new(),
             roots: Vec::new(),
+            changed: false,
         };
         for (i, (entry, p)) in a.entries.iter().zip(av.paths()).enumerate() {
             let kind = match entry.kind {
@@ -45,7 +54,14 @@ impl Edit {
             let parent = entry.parent.and_then(|p| av.paths().get(p)).cloned();
             e.push(parent.as_deref(), p, entry.name.clone(), kind);
         }
+        e.changed = false;
         e
+    }
+
+    /// Whether anything was added, replaced, moved or removed: an unchanged edit writes the
+    /// archive it came from again.
+    pub(in crate::fs) fn changed(&self) -> bool {
+        self.changed
     }
 
     pub(in crate::fs) fn push(
@@ -56,6 +72,7 @@ impl Edit {
         kind: EKind,
     ) -> usize {
         let i = self.nodes.len();
+        self.changed = true;
         self.nodes.push(ENode {
             raw,
             kind,
@@ -105,13 +122,30 @@ impl Edit {
         Ok(())
     }
 
+    /// The file at `path` holds `bytes` (folders of `path` made if missing).
     pub(in crate::fs) fn set_file(&mut self, path: &str, bytes: Vec<u8>) -> Result<(), FsError> {
+        self.put_file(path, EKind::New(bytes))
+    }
+
+    /// The file at `path` holds what staged file `from` (`len` bytes) holds when the archive
+    /// is written.
+    pub(in crate::fs) fn set_staged(
+        &mut self,
+        path: &str,
+        from: PathBuf,
+        len: u64,
+    ) -> Result<(), FsError> {
+        self.put_file(path, EKind::Staged(from, len))
+    }
+
+    fn put_file(&mut self, path: &str, kind: EKind) -> Result<(), FsError> {
         if let Some(i) = self.live(path) {
             if let Some(n) = self.nodes.get_mut(i) {
                 if matches!(n.kind, EKind::Dir(_)) {
                     return Err(FsError::IsDir);
                 }
-                n.kind = EKind::New(bytes);
+                n.kind = kind;
+                self.changed = true;
             }
             return Ok(());
         }
@@ -122,7 +156,7 @@ impl Edit {
         if let Some(p) = parent {
             self.dir(p)?;
         }
-        self.push(parent, path, name.as_bytes().to_vec(), EKind::New(bytes));
+        self.push(parent, path, name.as_bytes().to_vec(), kind);
         Ok(())
     }
 
@@ -130,6 +164,7 @@ impl Edit {
     /// component; folders of `dst` are made if missing.
     pub(in crate::fs) fn rename(&mut self, src: &str, dst: &str) -> Result<(), FsError> {
         let i = self.live(src).ok_or(FsError::NotFound)?;
+        self.changed = true;
         let parent_of = |p: &str| p.rsplit_once('/').map(|(d, _)| d.to_string());
         match parent_of(src).and_then(|p| self.live(&p)) {
             Some(pi) => {
@@ -175,11 +210,13 @@ impl Edit {
         if let Some(i) = self.live(path) {
             if let Some(n) = self.nodes.get_mut(i) {
                 n.removed = true;
+                self.changed = true;
             }
         }
     }
 
-    /// The tree to write: kept members with their stored bytes, new ones as data.
+    /// The tree to write (from `av`'s source, [`hpi::write_to`]): kept members copied in
+    /// place, new content as data, staged files deferred.
     pub(in crate::fs) fn tree(
         &self,
         av: &ArchiveView,
@@ -212,14 +249,21 @@ impl Edit {
                     bytes: b.clone(),
                     date,
                 }),
+                EKind::Staged(from, len) => {
+                    let what = from.display().to_string();
+                    let from = from.clone();
+                    hpi::NodeKind::File(Member::Deferred(hpi::Deferred {
+                        what,
+                        date,
+                        len: *len,
+                        fetch: Arc::new(move || std::fs::read(&from)),
+                    }))
+                }
                 EKind::Kept(i) => {
                     let Some(hpi::EntryKind::File(f)) = a.entries.get(*i).map(|e| &e.kind) else {
                         continue;
                     };
-                    let stored = av
-                        .stored_member(f)
-                        .map_err(|e| FsError::Commit(e.to_string()))?;
-                    hpi::NodeKind::File(Member::Stored(stored))
+                    hpi::NodeKind::File(Member::InPlace(a.in_place(f)))
                 }
             };
             out.push(hpi::Node {

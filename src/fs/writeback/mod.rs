@@ -107,14 +107,15 @@ impl Core {
     }
 
     /// The binary of `rel` is now `ident`: if the staged files were based on another
-    /// version, clean ones are dropped and dirty ones are in conflict. `bytes` gives the
-    /// binary's bytes, asked for only to recognise an interrupted commit of ours.
+    /// version, clean ones are dropped and dirty ones are in conflict. `written` gives the
+    /// binary's record (size and CRC, read by streaming), asked for only to recognise an
+    /// interrupted commit of ours.
     pub(in crate::fs) fn rebase(
         &self,
         rel: &Path,
         stage: &mut Stage,
         ident: &Ident,
-        bytes: &dyn Fn() -> std::io::Result<Vec<u8>>,
+        written: &dyn Fn() -> std::io::Result<crate::fs::stage::Written>,
     ) {
         let based_elsewhere = match &stage.meta.base {
             Some(b) => b != ident,
@@ -123,9 +124,7 @@ impl Core {
         if !based_elsewhere || !stage.active() {
             return;
         }
-        if stage.meta.committing.is_some()
-            && bytes().ok().map(|b| crate::fs::stage::Written::of(&b)) == stage.meta.committing
-        {
+        if stage.meta.committing.is_some() && written().ok() == stage.meta.committing {
             // our own commit, interrupted between the rename and the record of it
             stage.meta.base = Some(ident.clone());
             stage.meta.committing = None;
