@@ -162,7 +162,7 @@ fn a_one_member_commit_into_a_big_archive_streams() {
         w.join("side.tdf").display(),
         mx.join("gamedata/side.tdf").display()
     ));
-    let status = std::fs::read_to_string(mx.join(".tafs-status")).unwrap();
+    let status = status_with(&mx, "committed");
     assert!(status.contains("committed"), "{status}");
     let peak = peak_rss_mib(pid);
     println!("daemon peak RSS after the commit: {peak} MiB");
@@ -228,7 +228,7 @@ fn a_one_member_commit_into_a_big_archive_streams() {
         w.join("side.tdf").display(),
         mx.join("gamedata/side.tdf").display()
     ));
-    let status = std::fs::read_to_string(mx.join(".tafs-status")).unwrap();
+    let status = status_with(&mx, "clean");
     assert!(status.contains("clean"), "{status}");
     // a big member copied onto itself: compared as it is decompressed
     sh(&format!(
@@ -236,7 +236,7 @@ fn a_one_member_commit_into_a_big_archive_streams() {
         src.join("sounds/s050.wav").display(),
         mx.join("sounds/s050.wav").display()
     ));
-    let status = std::fs::read_to_string(mx.join(".tafs-status")).unwrap();
+    let status = status_with(&mx, "clean");
     assert!(status.contains("clean"), "{status}");
     assert_eq!(ident(&arch), id, "an unchanged save rewrote the archive");
     assert_eq!(history(&state).len(), 1);
@@ -313,7 +313,7 @@ fn a_full_folder_fails_the_save_with_enospc_and_leaves_the_archive() {
     assert!(!o.status.success());
     let err = String::from_utf8_lossy(&o.stderr);
     assert!(err.contains("No space left on device"), "{err}");
-    let status = std::fs::read_to_string(mx.join(".tafs-status")).unwrap();
+    let status = status_with(&mx, "No space left");
     assert!(status.contains("No space left"), "{status}");
     assert!(std::fs::read(&arch).unwrap() == orig, "the archive changed");
     let mut names: Vec<String> = std::fs::read_dir(&game)
@@ -329,7 +329,7 @@ fn a_full_folder_fails_the_save_with_enospc_and_leaves_the_archive() {
         w.join("side.tdf").display(),
         mx.join("gamedata/side.tdf").display()
     ));
-    let status = std::fs::read_to_string(mx.join(".tafs-status")).unwrap();
+    let status = status_with(&mx, "committed");
     assert!(status.contains("committed"), "{status}");
     let new = std::fs::read(&arch).unwrap();
     let a = hpi::parse(&new, &hpi::HpiLimits::default()).unwrap();
@@ -406,5 +406,18 @@ fn an_archive_commit_interrupted_after_the_rename_is_recognised_at_start() {
         } else {
             assert!(st.contains("conflict"), "{st}");
         }
+    }
+}
+
+/// The archive's `.tafs-status` once it contains `word` (a commit may end after the `close`
+/// that made it returned; at most 10 s, then as it is).
+fn status_with(mx: &Path, word: &str) -> String {
+    let t = std::time::Instant::now();
+    loop {
+        let s = std::fs::read_to_string(mx.join(".tafs-status")).unwrap_or_default();
+        if s.contains(word) || t.elapsed() > std::time::Duration::from_secs(10) {
+            return s;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(20));
     }
 }
