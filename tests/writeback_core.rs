@@ -316,6 +316,12 @@ fn delete_asset_keeps_history_and_new_asset_commits_once_complete() {
     f.core.rmdir(anims, OsStr::new("fx.gaf")).unwrap();
     assert!(!bin.exists());
     assert_eq!(history_len(&f), 1);
+    let abs = std::path::absolute(&bin).unwrap();
+    let kept = tafs::fs::stage::history_of(&tafs::fs::stage::history_dir(f.state.path(), &abs));
+    assert!(
+        std::fs::read(&kept[0]).unwrap() == orig,
+        "the history keeps the deleted binary"
+    );
 
     // mkdir new.gaf + copy the dump in, file by file: the binary appears once complete
     let a = f

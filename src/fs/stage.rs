@@ -531,6 +531,16 @@ impl Stage {
             .map(|(p, _)| p)
     }
 
+    /// [`Self::push_history_from`] of the open file `old` (read from its start, never whole
+    /// into memory): a hard link of `from` where it can be, else a copy file to file.
+    pub fn push_history_file(
+        &self,
+        old: &std::fs::File,
+        from: Option<(&Path, &std::fs::Metadata)>,
+    ) -> std::io::Result<PathBuf> {
+        self.push_version(Version::File(old), from).map(|(p, _)| p)
+    }
+
     /// [`Self::push_history_from`] of `old` (bytes or an open file), saying whether the
     /// version is a hard link. A file that cannot be linked is copied file to file
     /// (`copy_file_range` where the kernel can), never through memory whole.

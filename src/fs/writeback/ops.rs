@@ -668,10 +668,15 @@ impl Core {
             return Err(FsError::NotEmpty);
         }
         let abs = self.abs(&rel);
-        match fs::read(&abs) {
-            Ok(bytes) => {
-                s.push_history(&bytes)?;
-                fs::remove_file(&abs)?;
+        // opened and removed beneath the game folder (never through a symlink swapped in);
+        // kept in the history as a hard link where it can be (it is removed next), else
+        // copied file to file
+        match self.open_rel(&rel, libc::O_RDONLY | libc::O_CLOEXEC, 0) {
+            Ok(f) => {
+                let m = f.metadata()?;
+                s.push_history_file(&f, Some((&abs, &m)))?;
+                let (dir, name) = self.parent_fd(&rel)?;
+                crate::fs::sys::unlink_at(std::os::fd::AsFd::as_fd(&dir), &name, false)?;
                 log::info!("{}: deleted (kept in the history)", rel.display());
             }
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
