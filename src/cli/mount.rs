@@ -305,6 +305,25 @@ fn history_list(
 
 /// Why the kept version `bytes` of `binary` would not be a working binary (it does not
 /// decode as what the binary's name says it is); `None` when it decodes.
+/// Why the version of `binary` kept at `path` does not decode, if it does not: an archive's
+/// directory is read by range, other binaries whole (their codecs' limits bound them).
+fn version_file_broken(binary: &Path, path: &Path) -> Option<String> {
+    let name = binary.file_name()?.to_str()?;
+    if crate::view::archive::is_archive_name(name) {
+        let limits = crate::formats::hpi::HpiLimits::default();
+        return match crate::view::archive::FileSource::open(path) {
+            Ok(src) => crate::formats::hpi::parse_from(&src, &limits)
+                .err()
+                .map(|e| e.to_string()),
+            Err(e) => Some(e.to_string()),
+        };
+    }
+    match std::fs::read(path) {
+        Ok(b) => version_broken(binary, &b),
+        Err(e) => Some(e.to_string()),
+    }
+}
+
 fn version_broken(binary: &Path, bytes: &[u8]) -> Option<String> {
     let name = binary.file_name()?.to_str()?;
     if crate::view::archive::is_archive_name(name) {
@@ -325,9 +344,7 @@ pub fn history(a: HistoryArgs) -> Result<i32, CliError> {
     let (_, abs, v) = history_list(&a.binary, a.state_dir.as_deref())?;
     for (i, p) in v.iter().rev().enumerate() {
         let len = std::fs::metadata(p).map(|m| m.len()).unwrap_or(0);
-        let broken = std::fs::read(p)
-            .map_err(|e| e.to_string())
-            .map_or_else(Some, |b| version_broken(&abs, &b));
+        let broken = version_file_broken(&abs, p);
         let original = if i + 1 == v.len() { "\toriginal" } else { "" };
         match broken {
             None => println!("{}\t{len} bytes\t{}{original}", i + 1, p.display()),
@@ -352,22 +369,25 @@ pub fn restore(a: RestoreArgs) -> Result<i32, CliError> {
     let Some(p) = v.iter().rev().nth(n.saturating_sub(1)).filter(|_| n > 0) else {
         return super::err(format!("{}: no version {n} in the history", abs.display()));
     };
-    let bytes = super::read_file(p)?;
-    if let Some(e) = version_broken(&abs, &bytes) {
+    if let Some(e) = version_file_broken(&abs, p) {
         return super::err(format!(
             "{}: version {n} ({}) does not decode, not restored: {e}",
             abs.display(),
             p.display()
         ));
     }
+    // both copied file to file, never whole into memory (archives can be large)
+    let mut version = std::fs::File::open(p)?;
     let cur = std::fs::metadata(&abs).ok();
-    if cur.is_some() {
+    if let Some(m) = &cur {
         // the version being replaced goes to the history too (restoring can be undone)
-        let current = super::read_file(&abs)?;
-        let from = cur.as_ref().map(|m| (abs.as_path(), m));
-        crate::fs::stage::Stage::load(&state, &abs).push_history_from(&current, from)?;
+        let current = std::fs::File::open(&abs)?;
+        crate::fs::stage::Stage::load(&state, &abs)
+            .push_history_file(&current, Some((abs.as_path(), m)))?;
     }
-    crate::atomic::write(&abs, &bytes, cur.as_ref())?;
+    crate::atomic::write_seekable(&abs, cur.as_ref(), |w| {
+        std::io::copy(&mut version, w).map(|_| ())
+    })?;
     println!("restored {} from {}", abs.display(), p.display());
     Ok(0)
 }
