@@ -18,7 +18,7 @@ mod write;
 pub use layout::{
     sequence_len, write_with_layout, Check, Filler, FrameSlot, Layout, SequenceSlot, SlotBody,
 };
-pub use read::{decoded_pixels, parse};
+pub use read::{decoded_pixels, parse, parse_stored};
 pub use truecolor::{Argb, FORMAT_ARGB1555, FORMAT_ARGB4444};
 pub use write::{write, write_canonical};
 
@@ -185,6 +185,33 @@ impl Frame {
             Content::Pixels(_) | Content::Truecolor(_) => 0,
             Content::Layers(l) => l.len(),
         }
+    }
+
+    /// True for a simple paletted frame read by [`parse_stored`] and not decoded: it holds
+    /// its stored bytes only (no indices or opacity although it has pixels). [`write()`]
+    /// writes them as they are; [`Frame::decoded`] gives its pixels.
+    pub fn undecoded(&self) -> bool {
+        match &self.content {
+            Content::Pixels(p) => {
+                p.payload.is_some()
+                    && p.indices.is_empty()
+                    && p.opaque.is_empty()
+                    && self.width > 0
+                    && self.height > 0
+            }
+            Content::Layers(_) | Content::Truecolor(_) => false,
+        }
+    }
+
+    /// The pixels of a simple paletted frame, decoded from its stored bytes if it is
+    /// [`Frame::undecoded`] (as [`parse`] decodes them). `None` for composites, truecolor
+    /// frames and stored bytes that do not decode.
+    pub fn decoded(&self) -> Option<std::borrow::Cow<'_, Pixels>> {
+        let p = self.pixels()?;
+        if !self.undecoded() {
+            return Some(std::borrow::Cow::Borrowed(p));
+        }
+        read::decode_stored(self, p.payload.as_ref()?).map(std::borrow::Cow::Owned)
     }
 
     /// Pixels (for simple frames).
