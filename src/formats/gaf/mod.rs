@@ -227,6 +227,7 @@ impl Frame {
     /// on the union box of all their (nested) layers, each layer placed so that its origin
     /// lands on the pen, later layers covering earlier ones, nothing clipped. `None` when
     /// that box holds more than [`MAX_FLAT_PIXELS`] (layers far apart in a crafted file).
+    /// An [`undecoded`](Frame::undecoded) frame is decoded for it.
     pub fn flatten(&self) -> Option<Flat> {
         let (x0, y0, x1, y1) = self.bounds();
         let (w, h) = ((x1 - x0).max(0) as usize, (y1 - y0).max(0) as usize);
@@ -273,7 +274,11 @@ impl Frame {
 
     fn draw(&self, flat: &mut Flat) {
         match &self.content {
-            Content::Pixels(px) => {
+            Content::Pixels(_) => {
+                // (an undecoded frame is decoded for the drawing)
+                let Some(px) = self.decoded() else {
+                    return;
+                };
                 let left = flat.origin_x - i32::from(self.origin_x);
                 let top = flat.origin_y - i32::from(self.origin_y);
                 let w = usize::from(self.width);

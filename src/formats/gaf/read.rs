@@ -15,12 +15,11 @@ pub fn parse(data: &[u8], limits: &Limits) -> Result<Gaf, GafError> {
 }
 
 /// [`parse`] that keeps the stored bytes of the simple paletted frames a sequence lists
-/// directly without decoding them ([`Pixels::undecoded`]): their pixels are decoded on
-/// demand ([`Frame::decoded`]), so reading a GAF of many frames to write it back with a few
-/// of them changed costs its headers and the copy of its payloads. The layers of composites
-/// and truecolor frames are decoded as [`parse`] decodes them. Checks the structure and the
-/// [`Limits`] as [`parse`] does, an RLE payload's row lengths but not its commands, and
-/// reports no [`Warning`] for the rows of the frames it does not decode.
+/// directly without decoding them ([`Frame::undecoded`]): their pixels are decoded on
+/// demand ([`Frame::decoded`], [`Frame::flatten`]), so reading a GAF of many frames costs
+/// its headers, a pass over its RLE commands and the copy of its payloads. The layers of
+/// composites and truecolor frames are decoded as [`parse`] decodes them. Refuses what
+/// [`parse`] refuses and reports the same [`Warning`]s.
 pub fn parse_stored(data: &[u8], limits: &Limits) -> Result<Gaf, GafError> {
     walk(data, limits, Mode::Count)?;
     walk(data, limits, Mode::Stored).map(|(gaf, _)| gaf)
@@ -40,7 +39,7 @@ enum Mode {
     /// Checked for their place only (raw) or their row lengths (RLE), not decoded or kept.
     Count,
     /// The stored bytes of frames a sequence lists directly are kept undecoded (checked as
-    /// in `Count`); layers are decoded.
+    /// when decoding); layers are decoded.
     Stored,
     /// Decoded.
     Decode,
@@ -403,8 +402,9 @@ impl Reader<'_, '_> {
         }))
     }
 
-    /// An RLE payload; `undecoded`: its row lengths checked (and, unless counting, the
-    /// payload kept) but not decoded.
+    /// An RLE payload; `undecoded`: not decoded (when counting, only its row lengths are
+    /// checked; else its commands are checked and its rows reported as when decoding, and the
+    /// payload is kept).
     fn rle(
         &mut self,
         off: u64,
@@ -414,39 +414,26 @@ impl Reader<'_, '_> {
         undecoded: bool,
     ) -> Result<Content, GafError> {
         let (w, h) = (usize::from(width), usize::from(height));
-        if undecoded {
-            let mut pos = off;
-            for y in 0..h {
-                let count = self
-                    .b
-                    .u16(pos)
-                    .map_err(|_| self.truncated(&format!("RLE row {y} byte count"), pos, 2))?;
-                pos += 2 + u64::from(count);
-            }
-            let keep = self.mode != Mode::Count;
-            let bytes = self.need("RLE pixel data", off, pos - off)?;
-            let payload = keep.then(|| bytes.into());
-            return Ok(Content::Pixels(Pixels {
-                payload,
-                indices: Vec::new(),
-                opaque: Vec::new(),
-            }));
-        }
-        let mut indices = vec![key; w * h];
-        let mut opaque = vec![false; w * h];
+        let counting = self.mode == Mode::Count;
+        let mut pixels = (!undecoded).then(|| (vec![key; w * h], vec![false; w * h]));
         let mut pos = off;
         for y in 0..h {
             let count = self
                 .b
                 .u16(pos)
                 .map_err(|_| self.truncated(&format!("RLE row {y} byte count"), pos, 2))?;
-            let cmds = self
-                .b
-                .slice(pos + 2, u64::from(count))
-                .map_err(|_| self.truncated(&format!("RLE row {y}"), pos + 2, u64::from(count)))?;
-            let (a, b) = (y * w, (y + 1) * w);
-            let outcome =
-                rle::decode_row(cmds, &mut indices[a..b], &mut opaque[a..b]).map_err(|e| {
+            if !counting {
+                let cmds = self.b.slice(pos + 2, u64::from(count)).map_err(|_| {
+                    self.truncated(&format!("RLE row {y}"), pos + 2, u64::from(count))
+                })?;
+                let (a, b) = (y * w, (y + 1) * w);
+                let outcome = match pixels.as_mut() {
+                    Some((indices, opaque)) => {
+                        rle::decode_row(cmds, &mut indices[a..b], &mut opaque[a..b])
+                    }
+                    None => rle::scan_row(cmds),
+                }
+                .map_err(|e| {
                     Self::malformed(
                         &format!("RLE row {y}"),
                         pos + 2 + e.at as u64,
@@ -456,28 +443,31 @@ impl Reader<'_, '_> {
                         ),
                     )
                 })?;
-            if count > 0 && outcome.covered < w {
-                self.warnings.push(Warning {
-                    offset: pos,
-                    message: format!(
-                        "RLE row {y} covers {} of {w} pixels; padded transparent",
-                        outcome.covered
-                    ),
-                });
-            } else if outcome.covered > w {
-                self.warnings.push(Warning {
-                    offset: pos,
-                    message: format!(
-                        "RLE row {y} covers {} pixels, clamped to the width {w}",
-                        outcome.covered
-                    ),
-                });
+                if count > 0 && outcome.covered < w {
+                    self.warnings.push(Warning {
+                        offset: pos,
+                        message: format!(
+                            "RLE row {y} covers {} of {w} pixels; padded transparent",
+                            outcome.covered
+                        ),
+                    });
+                } else if outcome.covered > w {
+                    self.warnings.push(Warning {
+                        offset: pos,
+                        message: format!(
+                            "RLE row {y} covers {} pixels, clamped to the width {w}",
+                            outcome.covered
+                        ),
+                    });
+                }
             }
             pos += 2 + u64::from(count);
         }
-        let payload = self.need("RLE pixel data", off, pos - off)?;
+        let bytes = self.need("RLE pixel data", off, pos - off)?;
+        let payload = (!counting).then(|| bytes.into());
+        let (indices, opaque) = pixels.unwrap_or_default();
         Ok(Content::Pixels(Pixels {
-            payload: Some(payload.into()),
+            payload,
             indices,
             opaque,
         }))

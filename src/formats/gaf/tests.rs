@@ -396,6 +396,16 @@ proptest! {
     }
 
     #[test]
+    fn scanning_a_row_finds_what_decoding_it_finds(
+        cmds in proptest::collection::vec(any::<u8>(), 0..200),
+        width in 0usize..300,
+    ) {
+        let mut i = vec![0u8; width];
+        let mut o = vec![false; width];
+        prop_assert_eq!(rle::scan_row(&cmds), rle::decode_row(&cmds, &mut i, &mut o));
+    }
+
+    #[test]
     fn parse_never_panics(data in proptest::collection::vec(any::<u8>(), 0..600)) {
         let _ = parse(&data, &Limits::default());
     }
@@ -755,13 +765,31 @@ fn stored_parse_checks_the_structure_as_parse_does() {
         );
         assert_eq!(a, b, "cut at {cut}");
     }
-    // a row whose commands run past its length: parse refuses the file; the stored frame
-    // does not decode
-    let mut bad = rle_fixture();
-    let full = parse(&bad, &Limits::default()).unwrap();
+    // the same warnings (a short row), and a row whose commands run past its length refused
+    // by both the same way
+    let good = rle_fixture();
+    let full = parse(&good, &Limits::default()).unwrap();
+    let stored = parse_stored(&good, &Limits::default()).unwrap();
+    assert!(stored.sequences[0].frames[0].frame.undecoded());
+    assert_eq!(full.warnings.len(), 1);
+    assert_eq!(stored.warnings, full.warnings);
+    let mut bad = good.clone();
     let at = full.layout.as_ref().unwrap().sequences[0].frames[0].data as usize;
     bad[at + 2] = 0xFC; // a 64-byte literal in a short row
-    assert!(parse(&bad, &Limits::default()).is_err());
-    let stored = parse_stored(&bad, &Limits::default()).unwrap();
-    assert!(stored.sequences[0].frames[0].frame.decoded().is_none());
+    let e = parse(&bad, &Limits::default()).unwrap_err();
+    assert!(matches!(e, GafError::Malformed { .. }), "{e}");
+    assert_eq!(parse_stored(&bad, &Limits::default()).unwrap_err(), e);
+}
+
+#[test]
+fn an_undecoded_frame_flattens_as_its_pixels_do() {
+    let data = write(&crate::sample::animated_gaf()).unwrap();
+    let full = parse(&data, &Limits::default()).unwrap();
+    let stored = parse_stored(&data, &Limits::default()).unwrap();
+    let mut seen = 0;
+    for (f, s) in listed(&full).into_iter().zip(listed(&stored)) {
+        seen += usize::from(s.undecoded());
+        assert_eq!(s.flatten(), f.flatten());
+    }
+    assert!(seen > 3);
 }

@@ -238,6 +238,10 @@ fn odd_rows(f: &Frame, key: String, out: &mut BTreeMap<String, Vec<String>>, dep
             let Some(rows) = px.payload.as_deref().and_then(|p| split_rows(p, h)) else {
                 return;
             };
+            // (an undecoded frame decoded for the comparison)
+            let Some(px) = f.decoded() else {
+                return;
+            };
             let mut odd = Vec::new();
             let mut mine = Vec::new();
             for (y, stored) in rows.iter().enumerate() {
