@@ -1,7 +1,9 @@
 //! A commit costs what was edited, not the size of the asset (SEMANTICS.md, "Known
 //! limitations"), driven through the core (no FUSE) with a view that counts what it renders:
 //! saving one frame of a GAF renders no other frame image (their stored bytes are kept
-//! without rendering and decoding them), and the binary is still exactly the edit.
+//! without rendering and decoding them), and the binary is still exactly the edit. A commit
+//! of frame images only is not built a second time to see whether it is stable: it is by
+//! construction, and what it gives is what `tafs gaf build --base` gives of the visible tree.
 
 mod writeback_common;
 
@@ -10,7 +12,9 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 use tafs::fs::{Core, MountOptions};
 use tafs::view::{AssetKind, Entry, View, ViewError, ViewOptions};
-use writeback_common::{cp_onto, edit_png, parse, payloads, read, sample_bytes};
+use writeback_common::{
+    cp_onto, edit_png, gaf_build_base, ino, parse, payloads, read, sample_bytes,
+};
 
 /// A view that records the frame images it renders.
 struct Counting {
@@ -86,4 +90,143 @@ fn a_one_frame_commit_renders_no_other_frame() {
         assert_eq!(changed, ["pulse/2"], "round {round}");
     }
     assert!(opened.load(Ordering::Relaxed) > 0);
+}
+
+/// Copies the folder `path` of `core` (everything a listing shows) to `to`.
+fn copy_out(core: &Core, path: &str, to: &std::path::Path) {
+    use tafs::fs::FsOps;
+    std::fs::create_dir_all(to).unwrap();
+    let dh = core.opendir(ino(core, path)).unwrap();
+    let mut items = Vec::new();
+    let mut off = 0;
+    loop {
+        let batch = core.readdir(dh, off).unwrap();
+        if batch.is_empty() {
+            break;
+        }
+        for (next, it) in batch {
+            off = next;
+            let n = it.name.to_string_lossy().into_owned();
+            if n != "." && n != ".." {
+                items.push((n, it.kind == tafs::fs::FileKind::Dir));
+            }
+        }
+    }
+    core.releasedir(dh).unwrap();
+    for (n, dir) in items {
+        let p = format!("{path}/{n}");
+        if dir {
+            copy_out(core, &p, &to.join(&n));
+        } else {
+            std::fs::write(to.join(&n), read(core, &p)).unwrap();
+        }
+    }
+}
+
+/// `png` (an indexed dump PNG) as an RGBA PNG of the same colours, with pixel `at` drawn in
+/// the colour of palette index `to`.
+fn as_rgba(png: &[u8], at: usize, to: u8) -> Vec<u8> {
+    use tafs::view::image::{decode_png, PngPixels};
+    let d = decode_png(png).unwrap();
+    let PngPixels::Indexed {
+        indices,
+        plte,
+        trns,
+        ..
+    } = d.pixels
+    else {
+        panic!("dump PNGs are indexed")
+    };
+    let ta = tafs::formats::palette::Palette::ta();
+    let mut rgba = Vec::new();
+    for (k, &i) in indices.iter().enumerate() {
+        let i = usize::from(i);
+        let alpha = trns.get(i).copied().unwrap_or(255);
+        let rgb = if k == at && alpha != 0 {
+            ta.colors[usize::from(to)].to_vec()
+        } else {
+            plte[3 * i..3 * i + 3].to_vec()
+        };
+        rgba.extend_from_slice(&rgb);
+        rgba.push(alpha);
+    }
+    let mut out = Vec::new();
+    tafs::view::gaf::truecolor::write_rgba_png(&mut out, d.width, d.height, &rgba).unwrap();
+    out
+}
+
+#[test]
+fn frame_image_commits_are_built_once_and_build_the_same_again() {
+    let game = tempfile::tempdir().unwrap();
+    std::fs::create_dir_all(game.path().join("anims")).unwrap();
+    let bin = game.path().join("anims/fx.gaf");
+    std::fs::write(&bin, sample_bytes()).unwrap();
+    let state = tempfile::tempdir().unwrap();
+    let opts = MountOptions {
+        state_dir: Some(state.path().to_path_buf()),
+        ..MountOptions::default()
+    };
+    let core = Core::new(game.path(), opts, None).unwrap();
+    const ASSET: &str = "anims/fx.gaf";
+    let asset = ASSET;
+    let status =
+        |core: &Core| String::from_utf8(read(core, &format!("{asset}/.tafs-status"))).unwrap();
+    type Edit = Box<dyn Fn(&Core) -> (String, Vec<u8>)>;
+    let at = |f: &'static str| format!("{ASSET}/{f}");
+    let edits: Vec<(&str, Edit)> = vec![
+        (
+            "one pixel of an RLE frame",
+            Box::new(move |c: &Core| {
+                let f = at("pulse/2.png");
+                (f.clone(), edit_png(&read(c, &f), 0xB3).0)
+            }),
+        ),
+        (
+            "one pixel of a raw frame",
+            Box::new(move |c: &Core| {
+                let f = at("panel/0.png");
+                (f.clone(), edit_png(&read(c, &f), 0xB4).0)
+            }),
+        ),
+        (
+            "an image of another size and frame copied over (its stored bytes reused)",
+            Box::new(move |c: &Core| (at("pulse/1.png"), read(c, &at("pulse/4.png")))),
+        ),
+        (
+            "an RGBA image (mapped to the palette)",
+            Box::new(move |c: &Core| {
+                let f = at("pulse/3.png");
+                let png = read(c, &f);
+                let (_, pos) = edit_png(&png, 0xB5);
+                (f, as_rgba(&png, pos, 0xC1))
+            }),
+        ),
+    ];
+    for (what, edit) in &edits {
+        let (file, bytes) = edit(&core);
+        let before = std::fs::read(&bin).unwrap();
+        cp_onto(&core, &file, &bytes).unwrap();
+        let after = std::fs::read(&bin).unwrap();
+        assert_ne!(before, after, "{what}: the binary changed");
+        let st = status(&core);
+        assert!(st.contains("committed"), "{what}: {st}");
+        assert!(!st.contains(" check "), "{what}: built a second time: {st}");
+        // built again from the binary it gave with the visible files on top: the same bytes
+        let dir = tempfile::tempdir().unwrap();
+        copy_out(&core, asset, &dir.path().join("fx"));
+        let again = gaf_build_base(&dir.path().join("fx"), &bin, &dir.path().join("again.gaf"));
+        assert!(again == after, "{what}: not stable: built again it differs");
+    }
+    // an edit of frames.csv is built again to find what it made outdated
+    let csv = at("pulse/frames.csv");
+    let text = String::from_utf8(read(&core, &csv)).unwrap();
+    let mut lines: Vec<String> = text.lines().map(str::to_string).collect();
+    let header: Vec<&str> = lines[0].split(',').collect();
+    let d = header.iter().position(|h| *h == "duration_ticks").unwrap();
+    let mut row: Vec<String> = lines[1].split(',').map(str::to_string).collect();
+    row[d] = (row[d].parse::<u32>().unwrap() + 7).to_string();
+    lines[1] = row.join(",");
+    cp_onto(&core, &csv, (lines.join("\n") + "\n").as_bytes()).unwrap();
+    let st = status(&core);
+    assert!(st.contains("committed") && st.contains(" check "), "{st}");
 }

@@ -533,8 +533,9 @@ pub fn rebuild(
     match kind {
         AssetKind::Gaf => {
             use gaf::{build, BuildOptions, Storage};
+            // the base's frames are taken as stored, decoded only where compared
             let base = match base {
-                Some(b) => Some(crate::formats::gaf::parse(b, &opts.limits)?),
+                Some(b) => Some(crate::formats::gaf::parse_stored(b, &opts.limits)?),
                 None => None,
             };
             let built = build(

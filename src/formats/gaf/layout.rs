@@ -263,27 +263,32 @@ pub fn sequence_len(frames: usize) -> u64 {
 const MAX_DEPTH: usize = 64;
 
 /// One block of the model being written.
-struct Node {
+struct Node<'g> {
     /// Recorded `(offset, len)` of the place it claims.
     slot: Option<(u32, u64)>,
-    /// Its bytes, pointers still zero.
-    bytes: Vec<u8>,
+    /// Its bytes, pointers still zero (a payload borrowed from the model).
+    bytes: Cow<'g, [u8]>,
     /// `(position in bytes, child node)` of each pointer.
     ptrs: Vec<(usize, usize)>,
 }
 
-struct Builder<'l> {
+struct Builder<'l, 'g> {
     layout: &'l Layout,
-    nodes: Vec<Node>,
+    nodes: Vec<Node<'g>>,
     /// Hash of (slot, bytes, pointers) → nodes with it (identical claimants share a node).
     interned: HashMap<u64, Vec<usize>>,
 }
 
-impl Builder<'_> {
+/// Bytes of a block that its interning hash covers: the blocks compared are those that claim
+/// the same place (a shared frame's), so the head of the bytes with their length tells them
+/// apart well enough, without hashing every payload of a large file.
+const HASHED_PREFIX: usize = 64;
+
+impl<'g> Builder<'_, 'g> {
     fn add(
         &mut self,
         slot: Option<(u32, u64)>,
-        bytes: Vec<u8>,
+        bytes: Cow<'g, [u8]>,
         ptrs: Vec<(usize, usize)>,
     ) -> usize {
         let Some(s) = slot else {
@@ -291,7 +296,8 @@ impl Builder<'_> {
             return self.nodes.len() - 1;
         };
         let mut h = std::collections::hash_map::DefaultHasher::new();
-        (s, &bytes, &ptrs).hash(&mut h);
+        let head = bytes.get(..HASHED_PREFIX).unwrap_or(&bytes);
+        (s, bytes.len(), head, &ptrs).hash(&mut h);
         let key = h.finish();
         if let Some(found) = self.interned.get(&key).and_then(|c| {
             c.iter().copied().find(|&i| {
@@ -310,7 +316,7 @@ impl Builder<'_> {
 
     fn frame(
         &mut self,
-        f: &Frame,
+        f: &'g Frame,
         slot: Option<&FrameSlot>,
         what: &str,
         depth: usize,
@@ -321,7 +327,7 @@ impl Builder<'_> {
         let layer_count = super::write::layer_count(f, what)?;
         let data = match &f.content {
             Content::Pixels(px) => {
-                let bytes = super::write::payload(f, px, what)?.into_owned();
+                let bytes = super::write::payload(f, px, what)?;
                 let s = slot.and_then(|s| match s.body {
                     SlotBody::Payload(len) => Some((s.data, len)),
                     SlotBody::Layers(_) => None,
@@ -334,7 +340,7 @@ impl Builder<'_> {
                     SlotBody::Payload(len) => Some((s.data, len)),
                     SlotBody::Layers(_) => None,
                 });
-                self.add(s, bytes, vec![])
+                self.add(s, Cow::Owned(bytes), vec![])
             }
             Content::Layers(layers) => {
                 let slots = slot.and_then(|s| match &s.body {
@@ -349,12 +355,12 @@ impl Builder<'_> {
                     ptrs.push((4 * k, child));
                 }
                 let s = slots.map(|(at, l)| (at, 4 * l.len() as u64));
-                self.add(s, vec![0; 4 * layers.len()], ptrs)
+                self.add(s, Cow::Owned(vec![0; 4 * layers.len()]), ptrs)
             }
         };
         let header = super::write::header(f, layer_count, 0).to_vec();
         let s = slot.map(|s| (s.header, FRAME_HEADER_LEN));
-        Ok(self.add(s, header, vec![(16, data)]))
+        Ok(self.add(s, Cow::Owned(header), vec![(16, data)]))
     }
 
     /// The node's bytes with every pointer set to its child's recorded place, if every child
@@ -364,7 +370,7 @@ impl Builder<'_> {
         n: &Node,
         decided: &HashMap<(u32, u64), Option<(usize, bool)>>,
     ) -> Option<Vec<u8>> {
-        let mut b = n.bytes.clone();
+        let mut b = n.bytes.to_vec();
         for &(at, child) in &n.ptrs {
             let slot = self.nodes.get(child)?.slot?;
             if decided.get(&slot).copied().flatten()?.0 != child {
@@ -506,7 +512,7 @@ pub fn write_with_layout(gaf: &Gaf, layout: &Layout) -> Result<Vec<u8>, GafError
             bytes.extend_from_slice(&entry.duration.to_le_bytes());
         }
         let s = slot.map(|s| (s.offset, sequence_len(s.frames.len())));
-        seq_nodes.push(b.add(s, bytes, ptrs));
+        seq_nodes.push(b.add(s, Cow::Owned(bytes), ptrs));
     }
 
     // Which node keeps each recorded place.
@@ -608,7 +614,7 @@ pub fn write_with_layout(gaf: &Gaf, layout: &Layout) -> Result<Vec<u8>, GafError
         if n.bytes.is_empty() {
             continue;
         }
-        let mut bytes: Cow<[u8]> = Cow::Borrowed(&n.bytes);
+        let mut bytes: Cow<[u8]> = Cow::Borrowed(&*n.bytes);
         for &(at, child) in &n.ptrs {
             let p = offsets.get(child).copied().unwrap_or(0) as u32;
             if let Some(dst) = bytes.to_mut().get_mut(at..at + 4) {

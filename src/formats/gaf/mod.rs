@@ -18,7 +18,7 @@ mod write;
 pub use layout::{
     sequence_len, write_with_layout, Check, Filler, FrameSlot, Layout, SequenceSlot, SlotBody,
 };
-pub use read::{decoded_pixels, parse};
+pub use read::{decoded_pixels, parse, parse_stored};
 pub use truecolor::{Argb, FORMAT_ARGB1555, FORMAT_ARGB4444};
 pub use write::{write, write_canonical};
 
@@ -187,6 +187,33 @@ impl Frame {
         }
     }
 
+    /// True for a simple paletted frame read by [`parse_stored`] and not decoded: it holds
+    /// its stored bytes only (no indices or opacity although it has pixels). [`write()`]
+    /// writes them as they are; [`Frame::decoded`] gives its pixels.
+    pub fn undecoded(&self) -> bool {
+        match &self.content {
+            Content::Pixels(p) => {
+                p.payload.is_some()
+                    && p.indices.is_empty()
+                    && p.opaque.is_empty()
+                    && self.width > 0
+                    && self.height > 0
+            }
+            Content::Layers(_) | Content::Truecolor(_) => false,
+        }
+    }
+
+    /// The pixels of a simple paletted frame, decoded from its stored bytes if it is
+    /// [`Frame::undecoded`] (as [`parse`] decodes them). `None` for composites, truecolor
+    /// frames and stored bytes that do not decode.
+    pub fn decoded(&self) -> Option<std::borrow::Cow<'_, Pixels>> {
+        let p = self.pixels()?;
+        if !self.undecoded() {
+            return Some(std::borrow::Cow::Borrowed(p));
+        }
+        read::decode_stored(self, p.payload.as_ref()?).map(std::borrow::Cow::Owned)
+    }
+
     /// Pixels (for simple frames).
     pub fn pixels(&self) -> Option<&Pixels> {
         match &self.content {
@@ -200,6 +227,7 @@ impl Frame {
     /// on the union box of all their (nested) layers, each layer placed so that its origin
     /// lands on the pen, later layers covering earlier ones, nothing clipped. `None` when
     /// that box holds more than [`MAX_FLAT_PIXELS`] (layers far apart in a crafted file).
+    /// An [`undecoded`](Frame::undecoded) frame is decoded for it.
     pub fn flatten(&self) -> Option<Flat> {
         let (x0, y0, x1, y1) = self.bounds();
         let (w, h) = ((x1 - x0).max(0) as usize, (y1 - y0).max(0) as usize);
@@ -246,7 +274,11 @@ impl Frame {
 
     fn draw(&self, flat: &mut Flat) {
         match &self.content {
-            Content::Pixels(px) => {
+            Content::Pixels(_) => {
+                // (an undecoded frame is decoded for the drawing)
+                let Some(px) = self.decoded() else {
+                    return;
+                };
                 let left = flat.origin_x - i32::from(self.origin_x);
                 let top = flat.origin_y - i32::from(self.origin_y);
                 let w = usize::from(self.width);

@@ -10,8 +10,19 @@ use std::collections::HashMap;
 /// malformed payload rejects the whole file.
 pub fn parse(data: &[u8], limits: &Limits) -> Result<Gaf, GafError> {
     // the headers first: a file over budget is refused before any pixel is decoded
-    walk(data, limits, true)?;
-    walk(data, limits, false).map(|(gaf, _)| gaf)
+    walk(data, limits, Mode::Count)?;
+    walk(data, limits, Mode::Decode).map(|(gaf, _)| gaf)
+}
+
+/// [`parse`] that keeps the stored bytes of the simple paletted frames a sequence lists
+/// directly without decoding them ([`Frame::undecoded`]): their pixels are decoded on
+/// demand ([`Frame::decoded`], [`Frame::flatten`]), so reading a GAF of many frames costs
+/// its headers, a pass over its RLE commands and the copy of its payloads. The layers of
+/// composites and truecolor frames are decoded as [`parse`] decodes them. Refuses what
+/// [`parse`] refuses and reports the same [`Warning`]s.
+pub fn parse_stored(data: &[u8], limits: &Limits) -> Result<Gaf, GafError> {
+    walk(data, limits, Mode::Count)?;
+    walk(data, limits, Mode::Stored).map(|(gaf, _)| gaf)
 }
 
 /// The pixels [`parse`] would decode from `data` (every reference of a frame counted, as
@@ -19,14 +30,26 @@ pub fn parse(data: &[u8], limits: &Limits) -> Result<Gaf, GafError> {
 /// decoded, so a caller can budget the memory of a decode before it starts. Refuses what
 /// [`parse`] refuses for its structure or its [`Limits`].
 pub fn decoded_pixels(data: &[u8], limits: &Limits) -> Result<u64, GafError> {
-    walk(data, limits, true).map(|(_, pixels)| pixels)
+    walk(data, limits, Mode::Count).map(|(_, pixels)| pixels)
 }
 
-/// Follows the whole graph of `data`; with `count_only`, pixel payloads are checked for
-/// their place only (raw) or their row lengths (RLE), and not decoded.
-fn walk(data: &[u8], limits: &Limits, count_only: bool) -> Result<(Gaf, u64), GafError> {
+/// What a walk does with pixel payloads.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Mode {
+    /// Checked for their place only (raw) or their row lengths (RLE), not decoded or kept.
+    Count,
+    /// The stored bytes of frames a sequence lists directly are kept undecoded (checked as
+    /// when decoding); layers are decoded.
+    Stored,
+    /// Decoded.
+    Decode,
+}
+
+/// Follows the whole graph of `data`, doing with payloads what `mode` says.
+fn walk(data: &[u8], limits: &Limits, mode: Mode) -> Result<(Gaf, u64), GafError> {
+    let count_only = mode == Mode::Count;
     let mut r = Reader {
-        count_only,
+        mode,
         b: Bytes::new(data),
         limits,
         end: 0,
@@ -73,9 +96,43 @@ fn walk(data: &[u8], limits: &Limits, count_only: bool) -> Result<(Gaf, u64), Ga
     Ok((gaf, r.pixels))
 }
 
+/// The pixels of simple frame `f` from its stored bytes `payload` (raw: the indices; RLE:
+/// the rows), as [`parse`] decodes them; `None` where they do not decode.
+pub(super) fn decode_stored(f: &Frame, payload: &Arc<[u8]>) -> Option<Pixels> {
+    let (w, h) = (usize::from(f.width), usize::from(f.height));
+    if !f.is_compressed() {
+        if payload.len() != w * h {
+            return None;
+        }
+        return Some(Pixels {
+            indices: payload.to_vec(),
+            opaque: payload.iter().map(|&i| i != f.key).collect(),
+            payload: Some(payload.clone()),
+        });
+    }
+    let mut indices = vec![f.key; w * h];
+    let mut opaque = vec![false; w * h];
+    let mut pos = 0usize;
+    for y in 0..h {
+        let count = usize::from(u16::from_le_bytes([
+            *payload.get(pos)?,
+            *payload.get(pos + 1)?,
+        ]));
+        let cmds = payload.get(pos + 2..pos + 2 + count)?;
+        let (a, b) = (y * w, (y + 1) * w);
+        rle::decode_row(cmds, indices.get_mut(a..b)?, opaque.get_mut(a..b)?).ok()?;
+        pos += 2 + count;
+    }
+    (pos == payload.len()).then(|| Pixels {
+        indices,
+        opaque,
+        payload: Some(payload.clone()),
+    })
+}
+
 struct Reader<'a, 'l> {
-    /// Check and count, do not decode pixels.
-    count_only: bool,
+    /// What is done with pixel payloads.
+    mode: Mode,
     b: Bytes<'a>,
     limits: &'l Limits,
     /// Furthest byte any block reached.
@@ -267,12 +324,14 @@ impl Reader<'_, '_> {
                     ),
                 ));
             }
+            // a frame a sequence lists directly (not a layer) may stay undecoded
+            let keep = self.mode == Mode::Count || (self.mode == Mode::Stored && stack.is_empty());
             let content = if Argb::from_byte(compressed).is_some() {
                 self.truecolor(data_off, n)?
             } else if compressed == 0 {
-                self.raw(data_off, width, height, key)?
+                self.raw(data_off, width, height, key, keep)?
             } else {
-                self.rle(data_off, width, height, key)?
+                self.rle(data_off, width, height, key, keep)?
             };
             let len = match &content {
                 Content::Pixels(p) => p.payload.as_ref().map_or(0, |p| p.len() as u64),
@@ -313,12 +372,22 @@ impl Reader<'_, '_> {
         ))
     }
 
-    fn raw(&mut self, off: u64, width: u16, height: u16, key: u8) -> Result<Content, GafError> {
+    /// A raw payload; `undecoded`: checked (and, unless counting, kept) but not decoded.
+    fn raw(
+        &mut self,
+        off: u64,
+        width: u16,
+        height: u16,
+        key: u8,
+        undecoded: bool,
+    ) -> Result<Content, GafError> {
         let n = u64::from(width) * u64::from(height);
-        if self.count_only {
-            self.need("raw pixel data", off, n)?;
+        if undecoded {
+            let keep = self.mode != Mode::Count;
+            let bytes = self.need("raw pixel data", off, n)?;
+            let payload = keep.then(|| bytes.into());
             return Ok(Content::Pixels(Pixels {
-                payload: None,
+                payload,
                 indices: Vec::new(),
                 opaque: Vec::new(),
             }));
@@ -333,39 +402,38 @@ impl Reader<'_, '_> {
         }))
     }
 
-    fn rle(&mut self, off: u64, width: u16, height: u16, key: u8) -> Result<Content, GafError> {
+    /// An RLE payload; `undecoded`: not decoded (when counting, only its row lengths are
+    /// checked; else its commands are checked and its rows reported as when decoding, and the
+    /// payload is kept).
+    fn rle(
+        &mut self,
+        off: u64,
+        width: u16,
+        height: u16,
+        key: u8,
+        undecoded: bool,
+    ) -> Result<Content, GafError> {
         let (w, h) = (usize::from(width), usize::from(height));
-        if self.count_only {
-            let mut pos = off;
-            for y in 0..h {
-                let count = self
-                    .b
-                    .u16(pos)
-                    .map_err(|_| self.truncated(&format!("RLE row {y} byte count"), pos, 2))?;
-                pos += 2 + u64::from(count);
-            }
-            self.need("RLE pixel data", off, pos - off)?;
-            return Ok(Content::Pixels(Pixels {
-                payload: None,
-                indices: Vec::new(),
-                opaque: Vec::new(),
-            }));
-        }
-        let mut indices = vec![key; w * h];
-        let mut opaque = vec![false; w * h];
+        let counting = self.mode == Mode::Count;
+        let mut pixels = (!undecoded).then(|| (vec![key; w * h], vec![false; w * h]));
         let mut pos = off;
         for y in 0..h {
             let count = self
                 .b
                 .u16(pos)
                 .map_err(|_| self.truncated(&format!("RLE row {y} byte count"), pos, 2))?;
-            let cmds = self
-                .b
-                .slice(pos + 2, u64::from(count))
-                .map_err(|_| self.truncated(&format!("RLE row {y}"), pos + 2, u64::from(count)))?;
-            let (a, b) = (y * w, (y + 1) * w);
-            let outcome =
-                rle::decode_row(cmds, &mut indices[a..b], &mut opaque[a..b]).map_err(|e| {
+            if !counting {
+                let cmds = self.b.slice(pos + 2, u64::from(count)).map_err(|_| {
+                    self.truncated(&format!("RLE row {y}"), pos + 2, u64::from(count))
+                })?;
+                let (a, b) = (y * w, (y + 1) * w);
+                let outcome = match pixels.as_mut() {
+                    Some((indices, opaque)) => {
+                        rle::decode_row(cmds, &mut indices[a..b], &mut opaque[a..b])
+                    }
+                    None => rle::scan_row(cmds),
+                }
+                .map_err(|e| {
                     Self::malformed(
                         &format!("RLE row {y}"),
                         pos + 2 + e.at as u64,
@@ -375,28 +443,31 @@ impl Reader<'_, '_> {
                         ),
                     )
                 })?;
-            if count > 0 && outcome.covered < w {
-                self.warnings.push(Warning {
-                    offset: pos,
-                    message: format!(
-                        "RLE row {y} covers {} of {w} pixels; padded transparent",
-                        outcome.covered
-                    ),
-                });
-            } else if outcome.covered > w {
-                self.warnings.push(Warning {
-                    offset: pos,
-                    message: format!(
-                        "RLE row {y} covers {} pixels, clamped to the width {w}",
-                        outcome.covered
-                    ),
-                });
+                if count > 0 && outcome.covered < w {
+                    self.warnings.push(Warning {
+                        offset: pos,
+                        message: format!(
+                            "RLE row {y} covers {} of {w} pixels; padded transparent",
+                            outcome.covered
+                        ),
+                    });
+                } else if outcome.covered > w {
+                    self.warnings.push(Warning {
+                        offset: pos,
+                        message: format!(
+                            "RLE row {y} covers {} pixels, clamped to the width {w}",
+                            outcome.covered
+                        ),
+                    });
+                }
             }
             pos += 2 + u64::from(count);
         }
-        let payload = self.need("RLE pixel data", off, pos - off)?;
+        let bytes = self.need("RLE pixel data", off, pos - off)?;
+        let payload = (!counting).then(|| bytes.into());
+        let (indices, opaque) = pixels.unwrap_or_default();
         Ok(Content::Pixels(Pixels {
-            payload: Some(payload.into()),
+            payload,
             indices,
             opaque,
         }))

@@ -71,6 +71,33 @@ pub fn decode_row(
     Ok(RowOutcome { covered: x })
 }
 
+/// What [`decode_row`] gives for `cmds` (the pixels covered, or the command that needs
+/// bytes past the row), without drawing them.
+pub fn scan_row(cmds: &[u8]) -> Result<RowOutcome, RowError> {
+    let mut x = 0usize;
+    let mut i = 0usize;
+    while let Some(&m) = cmds.get(i) {
+        if m & 1 != 0 {
+            x += usize::from(m >> 1);
+            i += 1;
+        } else if m & 2 != 0 {
+            if cmds.get(i + 1).is_none() {
+                return Err(RowError { at: i, needs: 1 });
+            }
+            x += usize::from(m >> 2) + 1;
+            i += 2;
+        } else {
+            let n = usize::from(m >> 2) + 1;
+            if cmds.get(i + 1..i + 1 + n).is_none() {
+                return Err(RowError { at: i, needs: n });
+            }
+            x += n;
+            i += 1 + n;
+        }
+    }
+    Ok(RowOutcome { covered: x })
+}
+
 /// Encodes one row (indices with their opacity) as `u16 byte_count` + commands, appending to
 /// `out`; `false` (and `out` unchanged) if the commands would exceed the u16 byte count.
 /// Transparent runs become skips (a trailing transparent run too, so the row always

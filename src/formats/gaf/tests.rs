@@ -396,6 +396,16 @@ proptest! {
     }
 
     #[test]
+    fn scanning_a_row_finds_what_decoding_it_finds(
+        cmds in proptest::collection::vec(any::<u8>(), 0..200),
+        width in 0usize..300,
+    ) {
+        let mut i = vec![0u8; width];
+        let mut o = vec![false; width];
+        prop_assert_eq!(rle::scan_row(&cmds), rle::decode_row(&cmds, &mut i, &mut o));
+    }
+
+    #[test]
     fn parse_never_panics(data in proptest::collection::vec(any::<u8>(), 0..600)) {
         let _ = parse(&data, &Limits::default());
     }
@@ -702,4 +712,84 @@ fn truecolor_frames_are_checked_and_budgeted() {
     g.sequences[0].frames[0].frame.content = Content::Truecolor(vec![0; 6]);
     g.sequences[0].frames[0].frame.compressed = 1;
     assert!(matches!(write(&g), Err(GafError::Unwritable { .. })));
+}
+
+/// Every frame of `g` a sequence lists directly, in order.
+fn listed(g: &Gaf) -> Vec<&Frame> {
+    g.sequences
+        .iter()
+        .flat_map(|s| s.frames.iter().map(|fe| &fe.frame))
+        .collect()
+}
+
+#[test]
+fn stored_frames_write_back_exactly_and_decode_as_parse_decodes() {
+    let sample = write(&crate::sample::animated_gaf()).unwrap();
+    let mut undecoded = 0;
+    for data in [
+        odd_layout_fixture(),
+        rle_fixture(),
+        composite_fixture(),
+        sample,
+    ] {
+        let full = parse(&data, &Limits::default()).unwrap();
+        let stored = parse_stored(&data, &Limits::default()).unwrap();
+        assert_eq!(write(&stored).unwrap(), data);
+        assert_eq!(stored.layout, full.layout);
+        let (a, b) = (listed(&full), listed(&stored));
+        assert_eq!(a.len(), b.len());
+        for (f, s) in a.iter().zip(&b) {
+            undecoded += usize::from(s.undecoded());
+            match (&f.content, &s.content) {
+                // layers are decoded
+                (Content::Layers(_), Content::Layers(_)) => assert_eq!(f, s),
+                (Content::Pixels(p), Content::Pixels(_)) => {
+                    assert!(!f.undecoded());
+                    assert_eq!(s.decoded().as_deref(), Some(p));
+                    assert_eq!((f.width, f.height, f.key), (s.width, s.height, s.key));
+                }
+                _ => assert_eq!(f, s),
+            }
+        }
+    }
+    assert!(undecoded > 5, "{undecoded} frames left undecoded");
+}
+
+#[test]
+fn stored_parse_checks_the_structure_as_parse_does() {
+    let data = odd_layout_fixture();
+    for cut in 0..data.len() {
+        let (a, b) = (
+            parse(&data[..cut], &Limits::default()).map(|_| ()),
+            parse_stored(&data[..cut], &Limits::default()).map(|_| ()),
+        );
+        assert_eq!(a, b, "cut at {cut}");
+    }
+    // the same warnings (a short row), and a row whose commands run past its length refused
+    // by both the same way
+    let good = rle_fixture();
+    let full = parse(&good, &Limits::default()).unwrap();
+    let stored = parse_stored(&good, &Limits::default()).unwrap();
+    assert!(stored.sequences[0].frames[0].frame.undecoded());
+    assert_eq!(full.warnings.len(), 1);
+    assert_eq!(stored.warnings, full.warnings);
+    let mut bad = good.clone();
+    let at = full.layout.as_ref().unwrap().sequences[0].frames[0].data as usize;
+    bad[at + 2] = 0xFC; // a 64-byte literal in a short row
+    let e = parse(&bad, &Limits::default()).unwrap_err();
+    assert!(matches!(e, GafError::Malformed { .. }), "{e}");
+    assert_eq!(parse_stored(&bad, &Limits::default()).unwrap_err(), e);
+}
+
+#[test]
+fn an_undecoded_frame_flattens_as_its_pixels_do() {
+    let data = write(&crate::sample::animated_gaf()).unwrap();
+    let full = parse(&data, &Limits::default()).unwrap();
+    let stored = parse_stored(&data, &Limits::default()).unwrap();
+    let mut seen = 0;
+    for (f, s) in listed(&full).into_iter().zip(listed(&stored)) {
+        seen += usize::from(s.undecoded());
+        assert_eq!(s.flatten(), f.flatten());
+    }
+    assert!(seen > 3);
 }

@@ -100,13 +100,17 @@ pub(super) fn header(f: &Frame, layer_count: u8, data: u32) -> [u8; 24] {
     out
 }
 
-/// The stored bytes of a simple frame: its original payload, else RLE rows or raw indices.
+/// The stored bytes of a simple frame: its original payload (all an
+/// [`undecoded`](Frame::undecoded) frame has), else RLE rows or raw indices.
 pub(super) fn payload<'p>(
     f: &Frame,
     px: &'p Pixels,
     what: &str,
 ) -> Result<std::borrow::Cow<'p, [u8]>, GafError> {
     use std::borrow::Cow;
+    if let (Some(p), true) = (&px.payload, f.undecoded()) {
+        return Ok(Cow::Borrowed(p));
+    }
     let n = usize::from(f.width) * usize::from(f.height);
     if px.indices.len() != n || px.opaque.len() != n {
         return Err(unwritable(

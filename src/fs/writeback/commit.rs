@@ -67,6 +67,9 @@ pub(in crate::fs) enum Outdated {
         /// The version being replaced, decoded (its files' times carry over where the new
         /// version's are the same, see `times`).
         old: Option<Box<dyn View>>,
+        /// The new binary is known to build again from itself with the staged files on top
+        /// ([`frame_images_only`]): the second build of [`outdated_staged`] is not needed.
+        stable: bool,
     },
 }
 
@@ -148,7 +151,13 @@ impl Core {
             if archive {
                 return Ok((Cur::File(f), m));
             }
-            let mut b = Vec::new();
+            if m.len() > self.opts.max_asset_bytes {
+                return Err(std::io::Error::new(
+                    std::io::ErrorKind::FileTooLarge,
+                    format!("binary over {} bytes", self.opts.max_asset_bytes),
+                ));
+            }
+            let mut b = Vec::with_capacity(m.len() as usize);
             f.read_to_end(&mut b)?;
             Ok((Cur::Bytes(b), m))
         };
@@ -249,6 +258,8 @@ impl Core {
             return Ok(());
         };
         let mut old_view = None;
+        // the second build of `outdated_staged`, when it ran
+        let mut t_check = None;
         let outdated = match outdated {
             Outdated::Known(v) => v,
             Outdated::Check {
@@ -257,6 +268,7 @@ impl Core {
                 opts,
                 old_meta,
                 old,
+                stable,
             } => {
                 old_view = old;
                 match &old_meta {
@@ -271,7 +283,11 @@ impl Core {
                     New::Bytes(b) => b.as_slice(),
                     New::File(..) => &[],
                 };
-                outdated_staged(&self.opts.packer, kind, s, &*view, bytes, &opts)
+                let t = std::time::Instant::now();
+                let (out, rebuilt) =
+                    outdated_after(&self.opts.packer, kind, s, &*view, bytes, &opts, stable);
+                t_check = rebuilt.then(|| t.elapsed());
+                out
             }
         };
         let old = base.version().zip(base.meta());
@@ -292,9 +308,13 @@ impl Core {
             .iter()
             .map(|(name, d)| format!("{name} {}", ms(*d)))
             .collect();
+        if let Some(d) = t_check {
+            steps.push(format!("check {}", ms(d)));
+        }
+        let rest = t0.elapsed().saturating_sub(t_built);
         steps.push(format!(
             "history + replace {}",
-            ms(t0.elapsed().saturating_sub(t_built))
+            ms(rest.saturating_sub(t_check.unwrap_or_default()))
         ));
         s.meta.status = format!(
             "committed {size} bytes after saving {trigger} ({} ms: {})",
@@ -372,6 +392,7 @@ impl Core {
             Ok((bytes, v))
         });
         let t_valid = t0.elapsed();
+        let stable = frame_images_only(kind, s, overlay.layout.as_ref());
         drop(overlay);
         let old = view;
         match built {
@@ -383,6 +404,7 @@ impl Core {
                     opts: Box::new(opts),
                     old_meta,
                     old,
+                    stable,
                 },
                 phases: vec![
                     ("decode", t_decode),
@@ -533,13 +555,35 @@ pub(in crate::fs) fn outdated_staged(
     bytes: &[u8],
     opts: &ViewOptions,
 ) -> Vec<String> {
+    outdated_after(packer, kind, stage, view, bytes, opts, false).0
+}
+
+/// [`outdated_staged`], and whether it built again; `stable`: the build is known to be
+/// stable ([`frame_images_only`]), so it is not built again (debug builds build it again all
+/// the same to check that claim, not counted as built again).
+fn outdated_after(
+    packer: &crate::fs::stage::Packer,
+    kind: AssetKind,
+    stage: &Stage,
+    view: &dyn View,
+    bytes: &[u8],
+    opts: &ViewOptions,
+    stable: bool,
+) -> (Vec<String>, bool) {
     let overlay = Overlay {
         stage,
         layout: Some(Layout::new(view)),
         view: Some(view),
         kind,
     };
-    let stable = packer(kind, &overlay, Some(bytes), opts).is_ok_and(|again| again == bytes);
+    let again = || packer(kind, &overlay, Some(bytes), opts).is_ok_and(|again| again == bytes);
+    debug_assert!(
+        !stable || again(),
+        "a commit of frame images only did not build the same binary again: {:?}",
+        stage.meta.dirty
+    );
+    let rebuilt = !stable;
+    let stable = stable || again();
     // copies of earlier renderings of derived map files give way to the new binary's (a
     // file this commit made outdated, such as the tilemap.csv a re-tiling renumbered; a
     // copy arriving stale, by a commit that changes nothing, stays as written)
@@ -569,7 +613,42 @@ pub(in crate::fs) fn outdated_staged(
         }
     }
     out.sort();
-    out
+    (out, rebuilt)
+}
+
+/// Whether the staged edits of a GAF are frame images only: every dirty file a `<n>.png` of
+/// a sequence folder that `layout` (the version being replaced) has, of a frame that is no
+/// composite, nothing deleted, no folder being filled, the asset not new. Building from the
+/// new binary with the same staged files on top then gives that binary again: the unedited
+/// frames are its stored bytes, the edited images decode to the pixels it now holds, and
+/// those find their own stored bytes again (`reuse_payloads`; the indices kept from the base
+/// are the ones it now has, `keep_base_indices`), in the same places.
+fn frame_images_only(kind: AssetKind, s: &Stage, layout: Option<&Layout>) -> bool {
+    let Some(layout) = layout else {
+        return false;
+    };
+    if kind != AssetKind::Gaf
+        || s.meta.new_asset
+        || !s.meta.whiteouts.is_empty()
+        || s.meta.dirty.is_empty()
+    {
+        return false;
+    }
+    s.meta.dirty.iter().all(|p| {
+        let Some((dir, file)) = p.split_once('/') else {
+            return false;
+        };
+        let Some(stem) = file.strip_suffix(".png") else {
+            return false;
+        };
+        let layers = format!("{dir}/{stem}.layers");
+        !stem.is_empty()
+            && stem.bytes().all(|b| b.is_ascii_digit())
+            && layout.is_dir(p) == Some(false)
+            && layout.is_dir(&layers).is_none()
+            && s.path(&layers).symlink_metadata().is_err()
+            && !super::overlay::filling(Some(s), dir)
+    })
 }
 
 /// Whether a commit error in `file` is the save of `trigger`'s: the same file, or (GAF) a file

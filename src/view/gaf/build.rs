@@ -996,4 +996,133 @@ mod tests {
             );
         }
     }
+
+    /// A GAF of two sequences of two 6×4 frames of storage `compressed` (distinct pixels);
+    /// with RLE, frame 0 of sequence "a" is stored with an extra empty skip command at the end
+    /// of every row: the same pixels as tafs's encoding, other bytes.
+    fn two_by_two(compressed: u8) -> Vec<u8> {
+        let frame = |seed: u8| {
+            let indices: Vec<u8> = (0..24u8)
+                .map(|k| if k % 5 == 0 { 9 } else { 0x20 + seed * 3 + k })
+                .collect();
+            let opaque = indices.iter().map(|&i| i != 9).collect();
+            Frame {
+                width: 6,
+                height: 4,
+                origin_x: 3,
+                origin_y: 2,
+                key: 9,
+                compressed,
+                blend: 0,
+                word12: 0,
+                word20: 0,
+                content: Content::Pixels(Pixels {
+                    indices,
+                    opaque,
+                    payload: None,
+                }),
+            }
+        };
+        let seq = |name: &[u8], a: u8, b: u8| Sequence {
+            name: Sequence::name_buffer(name).unwrap(),
+            loop_word: 1,
+            word4: 0,
+            frames: vec![
+                FrameEntry {
+                    duration: 2,
+                    frame: frame(a),
+                },
+                FrameEntry {
+                    duration: 2,
+                    frame: frame(b),
+                },
+            ],
+        };
+        let mut g = Gaf {
+            version: gaf::VERSION_STANDARD,
+            header_word8: 0,
+            sequences: vec![seq(b"a", 0, 1), seq(b"b", 2, 3)],
+            trailing: vec![],
+            warnings: vec![],
+            layout: None,
+        };
+        if compressed != 0 {
+            let f = &mut g.sequences[0].frames[0].frame;
+            let px = f.pixels().unwrap();
+            let mut odd = Vec::new();
+            for y in 0..4 {
+                let mut row = Vec::new();
+                assert!(gaf::rle::encode_row(
+                    &px.indices[y * 6..y * 6 + 6],
+                    &px.opaque[y * 6..y * 6 + 6],
+                    &mut row
+                ));
+                row.push(0x01); // skip 0
+                let n = (row.len() - 2) as u16;
+                row[..2].copy_from_slice(&n.to_le_bytes());
+                odd.extend_from_slice(&row);
+            }
+            if let Content::Pixels(p) = &mut f.content {
+                p.payload = Some(odd.into());
+            }
+        }
+        gaf::write(&g).unwrap()
+    }
+
+    #[test]
+    fn a_base_of_stored_frames_builds_what_a_decoded_base_builds() {
+        for compressed in [0u8, 1] {
+            let bytes = two_by_two(compressed);
+            let full = gaf::parse(&bytes, &Limits::default()).unwrap();
+            let v = GafView::from_gaf(full.clone(), &ViewOptions::default()).unwrap();
+            let files = MemFileSet::from_view(&v).unwrap();
+            let odd = full.sequences[0].frames[0]
+                .frame
+                .pixels()
+                .and_then(|p| p.payload.clone())
+                .unwrap();
+            // (frame a/0, odd when RLE) copied onto b/1; a/1 repainted; both; nothing
+            let mut copied = files.clone();
+            copied
+                .files
+                .insert("b/1.png".into(), files.files["a/0.png"].clone());
+            let mut painted = files.clone();
+            painted
+                .files
+                .insert("a/1.png".into(), repaint(&files.files["a/1.png"], 0xB9));
+            let mut both = copied.clone();
+            both.files
+                .insert("a/1.png".into(), painted.files["a/1.png"].clone());
+            let cases = [
+                (files.clone(), vec![]),
+                (copied, vec!["b/1.png"]),
+                (painted, vec!["a/1.png"]),
+                (both, vec!["b/1.png", "a/1.png"]),
+            ];
+            for (set, edited) in cases {
+                let marked = Marked {
+                    files: &set,
+                    edited: edited.iter().map(|e| e.to_string()).collect(),
+                };
+                let from_full = build(&marked, &opts(Some(full.clone()))).unwrap().gaf;
+                let stored = gaf::parse_stored(&bytes, &Limits::default()).unwrap();
+                let from_stored = build(&marked, &opts(Some(stored))).unwrap().gaf;
+                let out = gaf::write(&from_stored).unwrap();
+                assert_eq!(
+                    out,
+                    gaf::write(&from_full).unwrap(),
+                    "{compressed} {edited:?}"
+                );
+                if edited.is_empty() {
+                    assert_eq!(out, bytes);
+                }
+                if edited.contains(&"b/1.png") {
+                    // the copy takes the stored bytes of the frame it copies
+                    let again = gaf::parse(&out, &Limits::default()).unwrap();
+                    let p = again.sequences[1].frames[1].frame.pixels().unwrap();
+                    assert_eq!(p.payload.as_deref(), Some(&*odd), "{compressed}");
+                }
+            }
+        }
+    }
 }

@@ -238,6 +238,10 @@ fn odd_rows(f: &Frame, key: String, out: &mut BTreeMap<String, Vec<String>>, dep
             let Some(rows) = px.payload.as_deref().and_then(|p| split_rows(p, h)) else {
                 return;
             };
+            // (an undecoded frame decoded for the comparison)
+            let Some(px) = f.decoded() else {
+                return;
+            };
             let mut odd = Vec::new();
             let mut mine = Vec::new();
             for (y, stored) in rows.iter().enumerate() {
@@ -494,7 +498,11 @@ fn keep_frame(f: &mut Frame, base: &Frame, palette: &Palette, depth: usize) {
     match (&mut f.content, &base.content) {
         // stored bytes taken from the base as they are: its indices already
         (Content::Pixels(p), Content::Pixels(_)) if p.payload.is_some() => {}
-        (Content::Pixels(p), Content::Pixels(q)) => {
+        (Content::Pixels(p), Content::Pixels(_)) => {
+            // (an undecoded base frame decoded: only edited frames get here)
+            let Some(q) = base.decoded() else {
+                return;
+            };
             let colour = |i: u8| palette.colors[usize::from(i)];
             let mut changed = false;
             for (k, (i, o)) in p.indices.iter_mut().zip(&p.opaque).enumerate() {

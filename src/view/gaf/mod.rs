@@ -115,9 +115,11 @@ pub struct GafView {
 }
 
 impl GafView {
-    /// Decodes `data` and lays out its files.
+    /// Reads `data` and lays out its files. The frames a sequence lists are kept as stored
+    /// ([`gaf::parse_stored`]) and decoded when their image is rendered: a view of a GAF of
+    /// many frames costs its headers, not its pixels.
     pub fn new(data: &[u8], opts: &ViewOptions) -> Result<GafView, ViewError> {
-        let gaf = gaf::parse(data, &opts.limits)?;
+        let gaf = gaf::parse_stored(data, &opts.limits)?;
         GafView::from_gaf(gaf, opts)
     }
 

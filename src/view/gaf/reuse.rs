@@ -2,55 +2,95 @@
 //! where two GAFs differ ([`first_difference`]).
 
 use crate::formats::gaf::{Content, Frame, Gaf};
-use std::collections::HashMap;
+use std::borrow::Cow;
+use std::collections::{HashMap, HashSet};
 
 /// Gives every frame that equals a frame of `base` (header fields and pixels) the stored bytes
 /// of that frame, so unchanged frames are written exactly as they were. Frames that already
-/// have stored bytes (taken from the base as they were) are left as they are.
+/// have stored bytes (taken from the base as they were) are left as they are. `base` may hold
+/// [`undecoded`](Frame::undecoded) frames ([`crate::formats::gaf::parse_stored`]): only those
+/// whose header could match a frame that needs stored bytes are looked at, raw ones without
+/// decoding them, so the cost follows the frames edited and the base frames of their shape.
 pub fn reuse_payloads(gaf: &mut Gaf, base: &Gaf) {
-    fn needs(f: &Frame) -> bool {
+    fn needs(f: &Frame, shapes: &mut HashSet<Shape>, depth: usize) {
         match &f.content {
-            Content::Pixels(p) => p.payload.is_none(),
-            Content::Truecolor(_) => false,
-            Content::Layers(l) => l.iter().any(needs),
+            Content::Pixels(p) if p.payload.is_none() => {
+                shapes.insert(shape(f));
+            }
+            Content::Pixels(_) | Content::Truecolor(_) => {}
+            Content::Layers(l) if depth < MAX_DEPTH => {
+                l.iter().for_each(|x| needs(x, shapes, depth + 1))
+            }
+            Content::Layers(_) => {}
         }
     }
-    let any = gaf
-        .sequences
-        .iter()
-        .any(|s| s.frames.iter().any(|fe| needs(&fe.frame)));
-    if !any {
+    let mut shapes = HashSet::new();
+    for s in &gaf.sequences {
+        for fe in &s.frames {
+            needs(&fe.frame, &mut shapes, 0);
+        }
+    }
+    if shapes.is_empty() {
         return;
     }
-    let mut index: HashMap<u64, Vec<&Frame>> = HashMap::new();
-    fn collect<'a>(f: &'a Frame, index: &mut HashMap<u64, Vec<&'a Frame>>) {
+    // the base frames that could match, in the base's order: undecoded RLE frames decoded
+    // (their pixels are needed to hash them), undecoded raw frames as they are
+    let mut cands: Vec<Cow<'_, Frame>> = Vec::new();
+    fn collect<'a>(
+        f: &'a Frame,
+        shapes: &HashSet<Shape>,
+        out: &mut Vec<Cow<'a, Frame>>,
+        depth: usize,
+    ) {
         match &f.content {
-            Content::Pixels(p) if p.payload.is_some() => {
-                index.entry(frame_hash(f)).or_default().push(f);
+            Content::Pixels(p) if p.payload.is_some() && shapes.contains(&shape(f)) => {
+                if f.undecoded() && f.is_compressed() {
+                    if let Some(px) = f.decoded() {
+                        let mut d = f.clone();
+                        d.content = Content::Pixels(px.into_owned());
+                        out.push(Cow::Owned(d));
+                    }
+                } else {
+                    out.push(Cow::Borrowed(f));
+                }
             }
             // truecolor words are written as they are: nothing to reuse
             Content::Pixels(_) | Content::Truecolor(_) => {}
-            Content::Layers(l) => l.iter().for_each(|x| collect(x, index)),
+            Content::Layers(l) if depth < MAX_DEPTH => {
+                l.iter().for_each(|x| collect(x, shapes, out, depth + 1))
+            }
+            Content::Layers(_) => {}
         }
     }
     for s in &base.sequences {
         for fe in &s.frames {
-            collect(&fe.frame, &mut index);
+            collect(&fe.frame, &shapes, &mut cands, 0);
         }
     }
-    fn apply(f: &mut Frame, index: &HashMap<u64, Vec<&Frame>>) {
+    let mut index: HashMap<u64, Vec<usize>> = HashMap::new();
+    for (i, c) in cands.iter().enumerate() {
+        index.entry(frame_hash(c)).or_default().push(i);
+    }
+    fn apply(
+        f: &mut Frame,
+        cands: &[Cow<'_, Frame>],
+        index: &HashMap<u64, Vec<usize>>,
+        depth: usize,
+    ) {
         let h = match &f.content {
             Content::Pixels(p) if p.payload.is_none() => frame_hash(f),
             _ => 0,
         };
         match &mut f.content {
-            Content::Layers(l) => l.iter_mut().for_each(|x| apply(x, index)),
-            Content::Truecolor(_) => {}
+            Content::Layers(l) if depth < MAX_DEPTH => {
+                l.iter_mut().for_each(|x| apply(x, cands, index, depth + 1))
+            }
+            Content::Layers(_) | Content::Truecolor(_) => {}
             Content::Pixels(p) if p.payload.is_some() => {}
             Content::Pixels(_) => {
-                let found = index.get(&h).and_then(|cands| {
-                    cands
-                        .iter()
+                let found = index.get(&h).and_then(|ids| {
+                    ids.iter()
+                        .filter_map(|&i| cands.get(i))
                         .find(|b| same_pixels_and_fields(b, f))
                         .and_then(|b| b.pixels())
                         .and_then(|p| p.payload.clone())
@@ -63,21 +103,31 @@ pub fn reuse_payloads(gaf: &mut Gaf, base: &Gaf) {
     }
     for s in &mut gaf.sequences {
         for fe in &mut s.frames {
-            apply(&mut fe.frame, &index);
+            apply(&mut fe.frame, &cands, &index, 0);
         }
     }
 }
 
-/// Equality of what a stored payload encodes: size, key, storage and drawn pixels.
+/// Depth guard for models built by code (parsed ones are bounded by `Limits`).
+const MAX_DEPTH: usize = 64;
+
+/// The header fields a stored payload depends on besides the pixels: size, key, storage.
+type Shape = (u16, u16, u8, u8);
+
+fn shape(f: &Frame) -> Shape {
+    (f.width, f.height, f.key, f.compressed)
+}
+
+/// Equality of what a stored payload encodes: size, key, storage and drawn pixels (an
+/// [`undecoded`](Frame::undecoded) frame compared by its decoded pixels).
 pub(super) fn same_pixels_and_fields(a: &Frame, b: &Frame) -> bool {
-    let (Some(pa), Some(pb)) = (a.pixels(), b.pixels()) else {
+    if shape(a) != shape(b) {
+        return false;
+    }
+    let (Some(pa), Some(pb)) = (a.decoded(), b.decoded()) else {
         return false;
     };
-    a.width == b.width
-        && a.height == b.height
-        && a.key == b.key
-        && a.compressed == b.compressed
-        && pa.opaque == pb.opaque
+    pa.opaque == pb.opaque
         && pa
             .indices
             .iter()
@@ -93,24 +143,41 @@ const HASH_SAMPLES: usize = 1024;
 /// A hash of part of what [`same_pixels_and_fields`] compares (size, key, storage, and the
 /// mask and drawn pixels at [`HASH_SAMPLES`] places spread over the frame): equal frames hash
 /// equal; candidates are then compared in full. Hashing every frame of a large GAF at each
-/// commit costs a few pixels per frame, not the GAF's size.
+/// commit costs a few pixels per frame, not the GAF's size. An undecoded raw frame is hashed
+/// from its stored bytes (its indices; drawn where not the key), as its decoded pixels hash.
 pub(super) fn frame_hash(f: &Frame) -> u64 {
     let mut h = crc32fast::Hasher::new();
     h.update(&f.width.to_le_bytes());
     h.update(&f.height.to_le_bytes());
     h.update(&[f.key, f.compressed]);
-    if let Some(p) = f.pixels() {
-        let n = p.indices.len().min(p.opaque.len());
+    let sample = |n: usize, at: &dyn Fn(usize) -> (bool, u8)| {
         let step = n.div_ceil(HASH_SAMPLES).max(1);
         let mut buf = Vec::with_capacity(2 * HASH_SAMPLES + 16);
         buf.extend_from_slice(&(n as u64).to_le_bytes());
         for k in (0..n).step_by(step) {
-            let (i, o) = (p.indices.get(k), p.opaque.get(k));
-            let o = o.copied().unwrap_or(false);
+            let (o, i) = at(k);
             buf.push(u8::from(o));
-            buf.push(if o { i.copied().unwrap_or(0) } else { 0 });
+            buf.push(if o { i } else { 0 });
         }
-        h.update(&buf);
+        buf
+    };
+    match f.pixels() {
+        Some(p) if f.undecoded() && !f.is_compressed() => {
+            let stored = p.payload.as_deref().unwrap_or_default();
+            let key = f.key;
+            h.update(&sample(stored.len(), &|k| {
+                let i = stored.get(k).copied().unwrap_or(key);
+                (i != key, i)
+            }));
+        }
+        Some(p) => {
+            let n = p.indices.len().min(p.opaque.len());
+            h.update(&sample(n, &|k| {
+                let o = p.opaque.get(k).copied().unwrap_or(false);
+                (o, p.indices.get(k).copied().unwrap_or(0))
+            }));
+        }
+        None => {}
     }
     u64::from(h.finalize())
 }
