@@ -152,10 +152,13 @@ impl Core {
                 return Ok((Cur::File(f), m));
             }
             if m.len() > self.opts.max_asset_bytes {
-                return Err(std::io::Error::new(
-                    std::io::ErrorKind::FileTooLarge,
-                    format!("binary over {} bytes", self.opts.max_asset_bytes),
-                ));
+                // (EFBIG; the commit's status says why)
+                log::warn!(
+                    "{}: binary over {} bytes",
+                    rel.display(),
+                    self.opts.max_asset_bytes
+                );
+                return Err(std::io::Error::from_raw_os_error(libc::EFBIG));
             }
             let mut b = Vec::with_capacity(m.len() as usize);
             f.read_to_end(&mut b)?;
