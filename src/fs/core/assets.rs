@@ -367,6 +367,16 @@ impl Core {
     /// While the game folder's watch is authoritative, the `lstat` is skipped for a path no
     /// event has named since it was last taken.
     pub(in crate::fs) fn resolve(&self, rel: &Path) -> Result<Resolved, FsError> {
+        self.resolve_given(rel, None)
+    }
+
+    /// [`Core::resolve`]; `given`: the bytes of the binary as a commit just wrote it and its
+    /// identity then, used instead of reading it again while the file is still that one.
+    pub(in crate::fs) fn resolve_given(
+        &self,
+        rel: &Path,
+        given: Option<(Vec<u8>, Ident)>,
+    ) -> Result<Resolved, FsError> {
         let meta = match self.watched_lstat(rel) {
             Ok(m) => m,
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
@@ -391,7 +401,11 @@ impl Core {
                 _ => Resolved::Plain(meta),
             });
         }
-        let (bytes, meta) = match self.read_binary(rel) {
+        let read = match given.filter(|(b, i)| *i == id && b.len() as u64 == meta.len()) {
+            Some((b, _)) => Ok((Binary::Bytes(b), meta.clone())),
+            None => self.read_binary(rel),
+        };
+        let (bytes, meta) = match read {
             Ok(x) => x,
             Err(e) if is_not_found(&e) => return Err(e),
             Err(e) => {

@@ -295,12 +295,17 @@ impl Core {
         };
         let old = base.version().zip(base.meta());
         let size = new.written().size;
-        if let Err(e) = replace_binary(rel, &abs, s, old, new, self.opts.operation_gap) {
-            s.meta.status = format!("error: writing the {what}: {e}");
-            let _ = s.save();
-            log::warn!("{}: {}", rel.display(), s.meta.status);
-            return Err(e);
-        }
+        let written = match replace_binary(rel, &abs, s, old, new, self.opts.operation_gap) {
+            Ok(w) => w,
+            Err(e) => {
+                s.meta.status = format!("error: writing the {what}: {e}");
+                let _ = s.save();
+                log::warn!("{}: {}", rel.display(), s.meta.status);
+                return Err(e);
+            }
+        };
+        // the binary as written, while it is the file the commit left (not read again)
+        let given = written.zip(s.meta.base.clone());
         self.settle_stage(rel, s);
         drop_outdated(rel, s, &outdated);
         if let Some(by) = s.meta.base.clone() {
@@ -330,7 +335,7 @@ impl Core {
         drop(g);
         drop(base);
         // the new binary gets a new generation; the staged files stay on top of it
-        let _ = self.resolve(rel);
+        let _ = self.resolve_given(rel, given);
         Ok(())
     }
 
@@ -454,7 +459,7 @@ impl New {
 /// can be, else a copy — file to file for an archive — unless the commit continues an
 /// operation, `gap`), leftovers of an interrupted commit removed (a new archive's own
 /// temporary file was made after that, see `build_archive`), atomic replace; the staging
-/// area is based on the new file.
+/// area is based on the new file. Gives back the bytes of a loose binary, as written.
 pub(in crate::fs) fn replace_binary(
     rel: &Path,
     abs: &Path,
@@ -462,7 +467,7 @@ pub(in crate::fs) fn replace_binary(
     old: Option<(Version<'_>, &Metadata)>,
     new: New,
     gap: Duration,
-) -> Result<(), FsError> {
+) -> Result<Option<Vec<u8>>, FsError> {
     let written = new.written();
     s.meta.committing = Some(written);
     s.save()?;
@@ -472,7 +477,7 @@ pub(in crate::fs) fn replace_binary(
             .inspect_err(|_| s.meta.committing = None)?,
         None => None,
     };
-    let replaced = match new {
+    let (replaced, written_bytes) = match new {
         New::Bytes(bytes) => {
             let n = crate::atomic::remove_leftovers(abs);
             if n > 0 {
@@ -481,9 +486,12 @@ pub(in crate::fs) fn replace_binary(
                     rel.display()
                 );
             }
-            crate::atomic::write(abs, &bytes, old.map(|(_, m)| m))
+            (
+                crate::atomic::write(abs, &bytes, old.map(|(_, m)| m)),
+                Some(bytes),
+            )
         }
-        New::File(file, _) => file.commit(),
+        New::File(file, _) => (file.commit(), None),
     };
     if let Err(e) = replaced {
         // the binary stays: a link of it in the history goes (a later change made to the
@@ -496,7 +504,7 @@ pub(in crate::fs) fn replace_binary(
     }
     s.meta.base = Some(Ident::of(&fs::metadata(abs)?));
     s.meta.committing = None;
-    Ok(())
+    Ok(written_bytes)
 }
 
 /// [`with_errno`] of an I/O error; other errors as they are.
