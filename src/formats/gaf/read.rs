@@ -382,17 +382,15 @@ impl Reader<'_, '_> {
         undecoded: bool,
     ) -> Result<Content, GafError> {
         let n = u64::from(width) * u64::from(height);
+        let keep = self.mode != Mode::Count;
+        let bytes = self.need("raw pixel data", off, n)?;
         if undecoded {
-            let keep = self.mode != Mode::Count;
-            let bytes = self.need("raw pixel data", off, n)?;
-            let payload = keep.then(|| bytes.into());
             return Ok(Content::Pixels(Pixels {
-                payload,
+                payload: keep.then(|| bytes.into()),
                 indices: Vec::new(),
                 opaque: Vec::new(),
             }));
         }
-        let bytes = self.need("raw pixel data", off, n)?;
         let indices = bytes.to_vec();
         let opaque = indices.iter().map(|&i| i != key).collect();
         Ok(Content::Pixels(Pixels {

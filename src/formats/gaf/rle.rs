@@ -28,15 +28,18 @@ pub struct RowError {
     pub needs: usize,
 }
 
-/// Decodes one row's command bytes into `indices`/`opaque` (both `width` long, pre-filled
-/// transparent). Pixels past the width are dropped (clamped); the caller reports rows whose
-/// `covered` differs from the width.
-pub fn decode_row(
-    cmds: &[u8],
-    indices: &mut [u8],
-    opaque: &mut [bool],
-) -> Result<RowOutcome, RowError> {
-    let width = indices.len().min(opaque.len());
+/// Opaque pixels one command draws from pixel `x` on.
+enum Run<'a> {
+    /// `n` pixels of one index.
+    Repeat { x: usize, n: usize, v: u8 },
+    /// These indices.
+    Literal { x: usize, lit: &'a [u8] },
+}
+
+/// Walks one row's command bytes, handing each drawn run to `run`: the pixels covered, or
+/// the command that needs bytes past the row. The one reading of the commands, for
+/// [`decode_row`] and [`scan_row`].
+fn walk_row<'a>(cmds: &'a [u8], mut run: impl FnMut(Run<'a>)) -> Result<RowOutcome, RowError> {
     let mut x = 0usize;
     let mut i = 0usize;
     while let Some(&m) = cmds.get(i) {
@@ -46,10 +49,7 @@ pub fn decode_row(
         } else if m & 2 != 0 {
             let n = usize::from(m >> 2) + 1;
             let v = *cmds.get(i + 1).ok_or(RowError { at: i, needs: 1 })?;
-            for p in x..(x + n).min(width) {
-                indices[p] = v;
-                opaque[p] = true;
-            }
+            run(Run::Repeat { x, n, v });
             x += n;
             i += 2;
         } else {
@@ -57,13 +57,7 @@ pub fn decode_row(
             let lit = cmds
                 .get(i + 1..i + 1 + n)
                 .ok_or(RowError { at: i, needs: n })?;
-            for (k, &v) in lit.iter().enumerate() {
-                let p = x + k;
-                if p < width {
-                    indices[p] = v;
-                    opaque[p] = true;
-                }
-            }
+            run(Run::Literal { x, lit });
             x += n;
             i += 1 + n;
         }
@@ -71,31 +65,38 @@ pub fn decode_row(
     Ok(RowOutcome { covered: x })
 }
 
+/// Decodes one row's command bytes into `indices`/`opaque` (both `width` long, pre-filled
+/// transparent). Pixels past the width are dropped (clamped); the caller reports rows whose
+/// `covered` differs from the width.
+pub fn decode_row(
+    cmds: &[u8],
+    indices: &mut [u8],
+    opaque: &mut [bool],
+) -> Result<RowOutcome, RowError> {
+    let width = indices.len().min(opaque.len());
+    walk_row(cmds, |r| match r {
+        Run::Repeat { x, n, v } => {
+            for p in x..(x + n).min(width) {
+                indices[p] = v;
+                opaque[p] = true;
+            }
+        }
+        Run::Literal { x, lit } => {
+            for (k, &v) in lit.iter().enumerate() {
+                let p = x + k;
+                if p < width {
+                    indices[p] = v;
+                    opaque[p] = true;
+                }
+            }
+        }
+    })
+}
+
 /// What [`decode_row`] gives for `cmds` (the pixels covered, or the command that needs
 /// bytes past the row), without drawing them.
 pub fn scan_row(cmds: &[u8]) -> Result<RowOutcome, RowError> {
-    let mut x = 0usize;
-    let mut i = 0usize;
-    while let Some(&m) = cmds.get(i) {
-        if m & 1 != 0 {
-            x += usize::from(m >> 1);
-            i += 1;
-        } else if m & 2 != 0 {
-            if cmds.get(i + 1).is_none() {
-                return Err(RowError { at: i, needs: 1 });
-            }
-            x += usize::from(m >> 2) + 1;
-            i += 2;
-        } else {
-            let n = usize::from(m >> 2) + 1;
-            if cmds.get(i + 1..i + 1 + n).is_none() {
-                return Err(RowError { at: i, needs: n });
-            }
-            x += n;
-            i += 1 + n;
-        }
-    }
-    Ok(RowOutcome { covered: x })
+    walk_row(cmds, |_| {})
 }
 
 /// Encodes one row (indices with their opacity) as `u16 byte_count` + commands, appending to
