@@ -39,27 +39,9 @@ struct Daemon {
 
 impl Daemon {
     fn start(game: &Path, mnt: &Path, extra: &[&str]) -> Daemon {
-        // (fails harmlessly on a stale mountpoint, which the mount must clear)
-        let _ = std::fs::create_dir_all(mnt);
         let guard = UnmountGuard(mnt.to_path_buf());
-        let mut args = vec!["mount", "-d"];
-        args.extend_from_slice(extra);
-        args.push(game.to_str().unwrap());
-        args.push(mnt.to_str().unwrap());
-        let out = tafs(&args);
-        let stdout = String::from_utf8_lossy(&out.stdout);
-        assert!(
-            out.status.success(),
-            "{stdout}{}",
-            String::from_utf8_lossy(&out.stderr)
-        );
         // --daemon returns only once the mount is live
-        assert!(is_mounted(mnt), "not mounted when --daemon returned");
-        let pid = stdout
-            .split("pid ")
-            .nth(1)
-            .and_then(|s| s.trim_end().trim_end_matches(')').parse().ok())
-            .expect("pid in output");
+        let pid = mount_common::daemon_pid(game, mnt, extra);
         Daemon {
             mnt: mnt.to_path_buf(),
             pid,

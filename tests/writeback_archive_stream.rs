@@ -13,14 +13,12 @@ mod mount_common;
 mod writeback_common;
 
 use common::{noise, tafs_ok};
-use mount_common::{fuse_available, is_mounted, sh, UnmountGuard};
+use mount_common::{fuse_available, sh, UnmountGuard};
 use std::collections::BTreeMap;
 use std::os::unix::fs::MetadataExt;
 use std::path::Path;
-use std::process::{Command, Stdio};
+use std::process::Command;
 use tafs::formats::hpi;
-
-const TAFS: &str = env!("CARGO_BIN_EXE_tafs");
 
 /// Members of 2 MiB; `noise` compresses to about half, so the archive is about 100 MiB.
 const MEMBERS: u32 = 98;
@@ -32,27 +30,10 @@ const SLACK_MIB: u64 = 64;
 
 /// Mounts `game` on `mnt` with write-back (`--daemon`); returns the serving process's pid.
 fn mount(game: &Path, mnt: &Path, state: &Path) -> i32 {
-    std::fs::create_dir_all(mnt).unwrap();
-    let out = Command::new(TAFS)
-        .args(["mount", "-d", "--ttl", "0", "--operation-gap", "0"])
-        .args(["--cache-size", &format!("{CACHE_MIB}M"), "--state-dir"])
-        .arg(state)
-        .arg(game)
-        .arg(mnt)
-        .stdin(Stdio::null())
-        .output()
-        .unwrap();
-    let text = String::from_utf8_lossy(&out.stdout);
-    assert!(
-        out.status.success(),
-        "{text}{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    assert!(is_mounted(mnt));
-    text.split("pid ")
-        .nth(1)
-        .and_then(|s| s.trim_end().trim_end_matches(')').parse().ok())
-        .unwrap_or_else(|| panic!("no pid in {text:?}"))
+    let cache = format!("{CACHE_MIB}M");
+    let args = ["--ttl", "0", "--operation-gap", "0", "--cache-size", &cache];
+    let state = state.to_str().unwrap();
+    mount_common::daemon_pid(game, mnt, &[&args[..], &["--state-dir", state]].concat())
 }
 
 /// Peak resident set of process `pid` so far (`VmHWM`), MiB.
@@ -111,12 +92,7 @@ fn a_one_member_commit_into_a_big_archive_streams() {
     }
     let work = tempfile::tempdir().unwrap();
     let w = work.path();
-    let (src, game, state, mnt) = (
-        w.join("src"),
-        w.join("game"),
-        w.join("state"),
-        w.join("mnt"),
-    );
+    let [src, game, state, mnt] = ["src", "game", "state", "mnt"].map(|d| w.join(d));
     std::fs::create_dir_all(src.join("sounds")).unwrap();
     std::fs::create_dir_all(src.join("gamedata")).unwrap();
     std::fs::create_dir_all(&game).unwrap();
@@ -244,12 +220,7 @@ fn a_one_member_commit_into_a_big_archive_streams() {
     println!("daemon peak RSS after the unchanged saves: {peak} MiB");
     assert!(peak < SLACK_MIB + CACHE_MIB, "peaked at {peak} MiB");
 
-    let out = Command::new(TAFS).arg("umount").arg(&mnt).output().unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    tafs_ok(&["umount", mnt.to_str().unwrap()]);
 }
 
 #[test]
@@ -259,31 +230,13 @@ fn a_full_folder_fails_the_save_with_enospc_and_leaves_the_archive() {
     }
     let work = tempfile::tempdir().unwrap();
     let w = work.path();
-    let (src, game, state, mnt) = (
-        w.join("src"),
-        w.join("game"),
-        w.join("state"),
-        w.join("mnt"),
-    );
+    let [src, game, state, mnt] = ["src", "game", "state", "mnt"].map(|d| w.join(d));
     std::fs::create_dir_all(src.join("gamedata")).unwrap();
     std::fs::create_dir_all(&game).unwrap();
     // a small file system of its own for the game folder (root only)
-    let ok = Command::new("mount")
-        .args(["-t", "tmpfs", "-o", "size=1200k", "tmpfs"])
-        .arg(&game)
-        .status()
-        .is_ok_and(|s| s.success());
-    if !ok {
-        println!("skipped: cannot mount a tmpfs");
+    let Some(_u) = mount_common::small_tmpfs(&game, "1200k") else {
         return;
-    }
-    struct Umount(std::path::PathBuf);
-    impl Drop for Umount {
-        fn drop(&mut self) {
-            let _ = Command::new("umount").arg("-l").arg(&self.0).status();
-        }
-    }
-    let _u = Umount(game.clone());
+    };
     std::fs::write(src.join("gamedata/big.bin"), noise(600_000, 7)).unwrap();
     std::fs::write(src.join("gamedata/side.tdf"), b"[SIDE0]{name=ARM;}").unwrap();
     let arch = game.join("x.hpi");
@@ -341,12 +294,7 @@ fn a_full_folder_fails_the_save_with_enospc_and_leaves_the_archive() {
         hpi::read_member(&new, &a, f).unwrap(),
         b"[SIDE0]{name=CORE;}"
     );
-    let out = Command::new(TAFS).arg("umount").arg(&mnt).output().unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    tafs_ok(&["umount", mnt.to_str().unwrap()]);
 }
 
 /// A process killed after renaming the new archive into place but before recording it: the

@@ -6,7 +6,7 @@
 mod mount_common;
 mod writeback_common;
 
-use mount_common::{fuse_available, is_mounted, UnmountGuard};
+use mount_common::{fuse_available, UnmountGuard};
 use std::path::Path;
 use std::process::{Command, Stdio};
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -20,25 +20,8 @@ const ITERATIONS: usize = 20;
 
 /// Mounts with `--daemon` and returns the serving process's pid.
 fn mount(game: &Path, mnt: &Path, state: &Path) -> i32 {
-    let out = Command::new(TAFS)
-        .args(["mount", "-d", "--ttl", "0", "--state-dir"])
-        .arg(state)
-        .arg(game)
-        .arg(mnt)
-        .stdin(Stdio::null())
-        .output()
-        .unwrap();
-    let text = String::from_utf8_lossy(&out.stdout);
-    assert!(
-        out.status.success(),
-        "{text}{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    assert!(is_mounted(mnt));
-    text.split("pid ")
-        .nth(1)
-        .and_then(|s| s.trim_end().trim_end_matches(')').parse().ok())
-        .unwrap_or_else(|| panic!("no pid in {text:?}"))
+    let state = state.to_str().unwrap();
+    mount_common::daemon_pid(game, mnt, &["--ttl", "0", "--state-dir", state])
 }
 
 fn indices(png: &[u8]) -> Vec<u8> {

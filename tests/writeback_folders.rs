@@ -10,7 +10,7 @@ mod mount_common;
 mod writeback_common;
 
 use mount_common::{fuse_available, sh, GameMount};
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::process::Command;
 use writeback_common::{edit_png, parse, sample_bytes};
 
@@ -430,22 +430,9 @@ fn a_full_game_folder_answers_enospc_with_the_reason_in_the_status() {
     let game = dir.path().join("game");
     std::fs::create_dir_all(&game).unwrap();
     // a small file system of its own for the game folder (root only)
-    let ok = Command::new("mount")
-        .args(["-t", "tmpfs", "-o", "size=1200k", "tmpfs"])
-        .arg(&game)
-        .status()
-        .is_ok_and(|s| s.success());
-    if !ok {
-        println!("skipped: cannot mount a tmpfs");
+    let Some(_u) = mount_common::small_tmpfs(&game, "1200k") else {
         return;
-    }
-    struct Umount(PathBuf);
-    impl Drop for Umount {
-        fn drop(&mut self) {
-            let _ = Command::new("umount").arg("-l").arg(&self.0).status();
-        }
-    }
-    let _u = Umount(game.clone());
+    };
     std::fs::create_dir_all(game.join("anims")).unwrap();
     std::fs::write(game.join("anims/fx.gaf"), sample_bytes()).unwrap();
     let mnt = dir.path().join("mnt");

@@ -164,8 +164,20 @@ pub struct Mount {
 
 /// Mounts `game` on `mnt` with the options `args`; panics with the CLI's message on failure.
 pub fn mount(game: &Path, mnt: &Path, args: &[&str]) -> Mount {
-    std::fs::create_dir_all(mnt).unwrap();
     let guard = UnmountGuard(mnt.to_path_buf());
+    daemon_pid(game, mnt, args);
+    Mount {
+        mnt: mnt.to_path_buf(),
+        _guard: guard,
+    }
+}
+
+/// `tafs mount -d ARGS… GAME MNT` (`MNT` made if missing), live when it returns: the pid of
+/// the serving process. Nothing unmounts it (see [`mount`] for a guarded one).
+#[allow(dead_code)]
+pub fn daemon_pid(game: &Path, mnt: &Path, args: &[&str]) -> i32 {
+    // (fails harmlessly on a stale mount point, which the mount clears)
+    let _ = std::fs::create_dir_all(mnt);
     let out = std::process::Command::new(env!("CARGO_BIN_EXE_tafs"))
         .args(["mount", "-d"])
         .args(args)
@@ -174,15 +186,44 @@ pub fn mount(game: &Path, mnt: &Path, args: &[&str]) -> Mount {
         .stdin(std::process::Stdio::null())
         .output()
         .unwrap();
+    let text = String::from_utf8_lossy(&out.stdout);
     assert!(
         out.status.success(),
-        "tafs mount {args:?}: {}",
+        "tafs mount {args:?}: {text}{}",
         String::from_utf8_lossy(&out.stderr)
     );
     assert!(is_mounted(mnt));
-    Mount {
-        mnt: mnt.to_path_buf(),
-        _guard: guard,
+    text.split("pid ")
+        .nth(1)
+        .and_then(|s| s.trim_end().trim_end_matches(')').parse().ok())
+        .unwrap_or_else(|| panic!("no pid in {text:?}"))
+}
+
+/// A tmpfs of `size` (e.g. `1200k`) mounted on folder `dir` (root only), lazily unmounted on
+/// drop; `None` (and a line saying the test is skipped) where it cannot be mounted.
+#[allow(dead_code)]
+pub fn small_tmpfs(dir: &Path, size: &str) -> Option<TmpfsGuard> {
+    let ok = std::process::Command::new("mount")
+        .args(["-t", "tmpfs", "-o", &format!("size={size}"), "tmpfs"])
+        .arg(dir)
+        .status()
+        .is_ok_and(|s| s.success());
+    if !ok {
+        println!("skipped: cannot mount a tmpfs");
+        return None;
+    }
+    Some(TmpfsGuard(dir.to_path_buf()))
+}
+
+/// See [`small_tmpfs`].
+pub struct TmpfsGuard(PathBuf);
+
+impl Drop for TmpfsGuard {
+    fn drop(&mut self) {
+        let _ = std::process::Command::new("umount")
+            .arg("-l")
+            .arg(&self.0)
+            .status();
     }
 }
 
