@@ -7,7 +7,9 @@ use crate::formats::gaf::{Content, Frame, FrameEntry, Gaf, Pixels, Sequence, VER
 /// The transparency key of the sample frames (index 9, the palette's "system pink" blue).
 pub const KEY: u8 = 9;
 
-fn frame(
+/// A frame of `w`×`h` at origin (`ox`, `oy`) whose pixel (x, y) is `f(x, y)` (`None`:
+/// transparent, the key [`KEY`]).
+pub(crate) fn frame(
     w: u16,
     h: u16,
     ox: i16,

@@ -1002,26 +1002,12 @@ mod tests {
     /// of every row: the same pixels as tafs's encoding, other bytes.
     fn two_by_two(compressed: u8) -> Vec<u8> {
         let frame = |seed: u8| {
-            let indices: Vec<u8> = (0..24u8)
-                .map(|k| if k % 5 == 0 { 9 } else { 0x20 + seed * 3 + k })
-                .collect();
-            let opaque = indices.iter().map(|&i| i != 9).collect();
-            Frame {
-                width: 6,
-                height: 4,
-                origin_x: 3,
-                origin_y: 2,
-                key: 9,
-                compressed,
-                blend: 0,
-                word12: 0,
-                word20: 0,
-                content: Content::Pixels(Pixels {
-                    indices,
-                    opaque,
-                    payload: None,
-                }),
-            }
+            let mut f = crate::sample::frame(6, 4, 3, 2, compressed != 0, |x, y| {
+                let k = (y * 6 + x) as u8;
+                (k % 5 != 0).then_some(0x20 + seed * 3 + k)
+            });
+            f.compressed = compressed;
+            f
         };
         let seq = |name: &[u8], a: u8, b: u8| Sequence {
             name: Sequence::name_buffer(name).unwrap(),
