@@ -333,6 +333,17 @@ fn session(game: &Path, into: &str, plan: &Plan) {
     ));
     assert_eq!(got.trim(), new_index.trim());
     assert!(which(&v(plan.gaf)).starts_with("mod:"));
+    // a file of TARGET holding the stock bytes again compares equal to them
+    std::fs::write(v(plan.fbi), &fbi_before).unwrap();
+    let diff = tafs_ok(&["diff", m.mnt.to_str().unwrap()]);
+    assert!(
+        diff.contains(&format!("=\t{}\t{}", plan.fbi, plan.fbi_source)),
+        "{diff}"
+    );
+    assert!(
+        diff.contains(&format!("M\t{}\t{}", plan.gaf, plan.gaf_source)),
+        "{diff}"
+    );
     // deleting a file TARGET holds shows the stock one again
     std::fs::remove_file(v(plan.fbi)).unwrap();
     assert_eq!(std::fs::read(v(plan.fbi)).unwrap(), fbi_before);

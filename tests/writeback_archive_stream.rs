@@ -6,7 +6,9 @@
 //! other members keep their stored bytes (compared range by range with the original), and
 //! whose old version is in the history; a save that changes nothing does not rewrite it. A
 //! full folder fails the save with `ENOSPC`, and a commit killed after its rename is
-//! recognised at the next start from the archive's record, read by range.
+//! recognised at the next start from the archive's record, read by range. A merged view
+//! writing into such an archive (`--into`) reads it by range too: its start, `.tafs-status`
+//! and `tafs diff`.
 
 mod common;
 mod mount_common;
@@ -368,4 +370,93 @@ fn status_with(mx: &Path, word: &str) -> String {
         }
         std::thread::sleep(std::time::Duration::from_millis(20));
     }
+}
+
+#[test]
+fn a_big_archive_mod_is_read_by_range_by_the_merged_view() {
+    // `--merged --into BIG.ufo`: the mount start, `.tafs-status`, `tafs diff` (which
+    // compares every member of the mod with what it shadows) and a one-member save read
+    // the mod archive by range, never whole
+    if !fuse_available() {
+        return;
+    }
+    let work = tempfile::tempdir().unwrap();
+    let w = work.path();
+    let [src, game, state, mnt] = ["src", "game", "state", "mnt"].map(|d| w.join(d));
+    std::fs::create_dir_all(src.join("sounds")).unwrap();
+    std::fs::create_dir_all(game.join("sounds")).unwrap();
+    std::fs::create_dir_all(game.join("gamedata")).unwrap();
+    for i in 0..MEMBERS {
+        let p = src.join(format!("sounds/s{i:03}.wav"));
+        std::fs::write(p, noise(MEMBER, i + 1)).unwrap();
+    }
+    // the stock game: one sound the mod holds unchanged, one it changes, one it lacks
+    std::fs::write(game.join("sounds/s000.wav"), noise(MEMBER, 1)).unwrap();
+    std::fs::write(game.join("sounds/s001.wav"), noise(MEMBER, 1000)).unwrap();
+    std::fs::write(game.join("sounds/stock.wav"), b"stock").unwrap();
+    let side = b"[SIDE0]\r\n{\r\nname=ARM;\r\n}\r\n".to_vec();
+    std::fs::write(game.join("gamedata/side.tdf"), &side).unwrap();
+    let arch = w.join("big.ufo");
+    tafs_ok(&[
+        "hpi",
+        "pack",
+        src.to_str().unwrap(),
+        "-t",
+        arch.to_str().unwrap(),
+    ]);
+    let size_mib = std::fs::metadata(&arch).unwrap().len() >> 20;
+    assert!(size_mib >= 96, "the archive is {size_mib} MiB, under 96");
+
+    let _guard = UnmountGuard(mnt.clone());
+    let cache = format!("{CACHE_MIB}M");
+    let pid = mount_common::daemon_pid(
+        &game,
+        &mnt,
+        &[
+            "--merged",
+            "--into",
+            arch.to_str().unwrap(),
+            "--ttl",
+            "0",
+            "--cache-size",
+            &cache,
+            "--state-dir",
+            state.to_str().unwrap(),
+        ],
+    );
+    let status = std::fs::read_to_string(mnt.join(".tafs-status")).unwrap();
+    assert!(
+        status.contains(&format!("{} files, 2 override stock files", MEMBERS)),
+        "{status}"
+    );
+    let diff = tafs_ok(&["diff", mnt.to_str().unwrap()]);
+    assert!(diff.contains("=\tsounds/s000.wav\t"), "{diff}");
+    assert!(diff.contains("M\tsounds/s001.wav\t"), "{diff}");
+    assert!(diff.contains("A\tsounds/s002.wav\n"), "{diff}");
+    assert_eq!(diff.lines().count(), MEMBERS as usize, "{diff}");
+    // a stock file copied into the mod with an edit
+    let edited = b"[SIDE0]\r\n{\r\nname=CORE;\r\n}\r\n".to_vec();
+    std::fs::write(mnt.join("gamedata/side.tdf"), &edited).unwrap();
+    assert_eq!(
+        std::fs::read(mnt.join("gamedata/side.tdf")).unwrap(),
+        edited
+    );
+    let diff = tafs_ok(&["diff", mnt.to_str().unwrap()]);
+    assert!(diff.contains("M\tgamedata/side.tdf\t"), "{diff}");
+    let peak = peak_rss_mib(pid);
+    println!("daemon peak RSS: {peak} MiB (mod archive {size_mib} MiB)");
+    assert!(
+        peak < SLACK_MIB + CACHE_MIB,
+        "a merged view of a {size_mib} MiB mod archive peaked at {peak} MiB"
+    );
+    // the archive holds the edit beside every packed member
+    let a = std::fs::read(&arch).unwrap();
+    let recs = records(&a);
+    assert_eq!(recs.len(), MEMBERS as usize + 1);
+    let parsed = hpi::parse(&a, &hpi::HpiLimits::default()).unwrap();
+    let (_, f) = parsed
+        .files()
+        .find(|(i, _)| parsed.path_str(*i) == "gamedata/side.tdf")
+        .unwrap();
+    assert_eq!(hpi::read_member(&a, &parsed, f).unwrap(), edited);
 }

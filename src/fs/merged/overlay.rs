@@ -20,6 +20,7 @@ use crate::fs::core::{lock, Attr, Core, DirItem, FileKind, Inval, MountOptions, 
 use crate::fs::fuse::{MountConfig, Mounted};
 use crate::fs::ops::FsOps;
 use crate::fs::FsError;
+use crate::view::archive::FileSource;
 use crate::view::merged::Priority;
 use std::collections::HashMap;
 use std::ffi::{OsStr, OsString};
@@ -81,8 +82,7 @@ pub fn prepare_target(path: &Path) -> Result<Target, FsError> {
     match std::fs::symlink_metadata(&abs) {
         Ok(m) if m.is_dir() => Ok(Target::Folder(abs)),
         Ok(m) if m.is_file() && archive => {
-            let bytes = std::fs::read(&abs)?;
-            crate::formats::hpi::parse(&bytes, &Default::default()).map_err(|e| {
+            open_archive(&abs, &Default::default()).map_err(|e| {
                 FsError::Invalid(format!("{}: not a readable archive: {e}", abs.display()))
             })?;
             Ok(Target::Archive(abs))
@@ -110,6 +110,17 @@ pub fn prepare_target(path: &Path) -> Result<Target, FsError> {
         }
         Err(e) => Err(e.into()),
     }
+}
+
+/// An archive TARGET read by range: the open file and its parsed header and directory
+/// (no member is read).
+pub(super) fn open_archive(
+    path: &Path,
+    limits: &crate::formats::hpi::HpiLimits,
+) -> Result<(FileSource, crate::formats::hpi::Archive), String> {
+    let src = FileSource::open(path).map_err(|e| e.to_string())?;
+    let a = crate::formats::hpi::parse_from(&src, limits).map_err(|e| e.to_string())?;
+    Ok((src, a))
 }
 
 /// Where `target` lies in `game_dir` (a path relative to it, as spelled on disk), if it
@@ -155,8 +166,7 @@ pub fn mod_source(target: &Target, path: &str) -> Option<String> {
             }
         }
         Target::Archive(p) => {
-            let data = std::fs::read(p).ok()?;
-            let a = crate::formats::hpi::parse(&data, &Default::default()).ok()?;
+            let (_, a) = open_archive(p, &Default::default()).ok()?;
             let paths = crate::view::archive::shown_paths(&a);
             let mut prefix = String::new();
             for comp in comps {

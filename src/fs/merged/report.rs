@@ -3,8 +3,10 @@
 //! `.tafs-diff` (every file of TARGET compared with what it shadows; `tafs diff`).
 
 use super::overlay::{join, OverlayCore, Target};
-use crate::formats::hpi::{self, EntryKind};
+use crate::formats::hpi::{self, EntryKind, FileInfo};
 use crate::fs::core::ROOT;
+use crate::view::archive::FileSource;
+use std::io::Read;
 use std::path::Path;
 
 /// Most files of TARGET reported.
@@ -12,17 +14,76 @@ const MAX_FILES: usize = 1 << 20;
 /// Deepest folder of a TARGET folder walked.
 const MAX_DEPTH: usize = 64;
 
-/// One file TARGET holds, as stored there.
+/// One file TARGET holds, as stored there (its bytes are read one file at a time, when
+/// [`OverlayCore::diff_text`] compares it).
 struct ModFile {
     path: String,
-    bytes: Result<Vec<u8>, String>,
+    /// Where it is: a file of a folder TARGET (its path there) or a member of an archive
+    /// TARGET.
+    at: At,
+}
+
+enum At {
+    Loose,
+    Member(FileInfo),
+}
+
+/// What TARGET holds: its files, and for an archive TARGET the archive read by range (its
+/// directory parsed, members read from the open file when compared).
+struct ModFiles {
+    files: Vec<ModFile>,
+    archive: Option<(FileSource, hpi::Archive)>,
+}
+
+/// Writes nothing: compares what is written with `theirs` (a member streamed out of
+/// TARGET, compared without being held whole).
+struct Compare<'a> {
+    theirs: &'a [u8],
+    at: usize,
+    same: bool,
+}
+
+impl std::io::Write for Compare<'_> {
+    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+        let end = self.at.saturating_add(buf.len());
+        if self.theirs.get(self.at..end) != Some(buf) {
+            self.same = false;
+        }
+        self.at = end;
+        Ok(buf.len())
+    }
+
+    fn flush(&mut self) -> std::io::Result<()> {
+        Ok(())
+    }
+}
+
+/// Compares the file `f` with `theirs` in blocks (never holding it whole).
+fn same_file(mut f: std::fs::File, theirs: &[u8]) -> std::io::Result<bool> {
+    if f.metadata()?.len() != theirs.len() as u64 {
+        return Ok(false);
+    }
+    let mut buf = vec![0u8; 1 << 16];
+    let mut at = 0usize;
+    loop {
+        let n = f.read(&mut buf)?;
+        if n == 0 {
+            return Ok(at == theirs.len());
+        }
+        let end = at.saturating_add(n);
+        if theirs.get(at..end) != buf.get(..n) {
+            return Ok(false);
+        }
+        at = end;
+    }
 }
 
 impl OverlayCore {
     /// The files TARGET holds (committed: a folder's files, an archive's members), sorted
-    /// by path; their bytes are read when `with_bytes`.
-    fn mod_files(&self, with_bytes: bool) -> Vec<ModFile> {
+    /// by path. An archive TARGET is read by range: its header and directory only.
+    fn mod_files(&self) -> ModFiles {
         let mut out = Vec::new();
+        let mut archive = None;
         match &self.target {
             Target::Folder(dir) => {
                 let mut stack = vec![(String::new(), 0usize)];
@@ -39,32 +100,18 @@ impl OverlayCore {
                         if t.is_dir() && depth < MAX_DEPTH {
                             stack.push((p, depth + 1));
                         } else if t.is_file() && out.len() < MAX_FILES {
-                            let bytes = if with_bytes {
-                                super::open_game_file(dir, Path::new(&p))
-                                    .and_then(|mut f| {
-                                        let mut v = Vec::new();
-                                        std::io::Read::read_to_end(&mut f, &mut v)?;
-                                        Ok(v)
-                                    })
-                                    .map_err(|e| e.to_string())
-                            } else {
-                                Ok(Vec::new())
-                            };
-                            out.push(ModFile { path: p, bytes });
+                            out.push(ModFile {
+                                path: p,
+                                at: At::Loose,
+                            });
                         }
                     }
                 }
             }
             Target::Archive(p) => {
                 let limits = self.top.options().archive_limits;
-                let read = std::fs::read(p)
-                    .map_err(|e| e.to_string())
-                    .and_then(|data| {
-                        let a = hpi::parse(&data, &limits).map_err(|e| e.to_string())?;
-                        Ok((data, a))
-                    });
-                match read {
-                    Ok((data, a)) => {
+                match super::overlay::open_archive(p, &limits) {
+                    Ok((src, a)) => {
                         let paths = crate::view::archive::shown_paths(&a);
                         for (e, path) in a.entries.iter().zip(paths) {
                             let EntryKind::File(info) = &e.kind else {
@@ -73,25 +120,68 @@ impl OverlayCore {
                             if out.len() >= MAX_FILES {
                                 break;
                             }
-                            let bytes = if with_bytes {
-                                a.read(&data, info, &limits).map_err(|e| e.to_string())
-                            } else {
-                                Ok(Vec::new())
-                            };
-                            out.push(ModFile { path, bytes });
+                            out.push(ModFile {
+                                path,
+                                at: At::Member(*info),
+                            });
                         }
+                        archive = Some((src, a));
                     }
                     Err(e) => log::warn!("{}: {e}", p.display()),
                 }
             }
         }
         out.sort_by(|a, b| a.path.cmp(&b.path));
-        out
+        ModFiles {
+            files: out,
+            archive,
+        }
+    }
+
+    /// Whether `f` (of TARGET, as listed by [`OverlayCore::mod_files`]) holds exactly
+    /// `theirs`: read from TARGET in blocks, or a member decompressed chunk by chunk.
+    fn same_as(&self, m: &ModFiles, f: &ModFile, theirs: &[u8]) -> Result<bool, String> {
+        match (&f.at, &self.target, &m.archive) {
+            (At::Loose, Target::Folder(dir), _) => super::open_game_file(dir, Path::new(&f.path))
+                .and_then(|file| same_file(file, theirs))
+                .map_err(|e| e.to_string()),
+            (At::Member(info), _, Some((src, a))) => {
+                if u64::from(info.size) != theirs.len() as u64 {
+                    return Ok(false);
+                }
+                let limits = self.top.options().archive_limits;
+                let mut cmp = Compare {
+                    theirs,
+                    at: 0,
+                    same: true,
+                };
+                a.read_to(src, info, &limits, &mut cmp)
+                    .map_err(|e| e.to_string())?;
+                Ok(cmp.same && cmp.at == theirs.len())
+            }
+            _ => Err("not in TARGET".into()),
+        }
+    }
+
+    /// Whether `f` can be read (a member is decompressed and checked, its bytes dropped).
+    fn readable(&self, m: &ModFiles, f: &ModFile) -> Result<(), String> {
+        match (&f.at, &self.target, &m.archive) {
+            (At::Loose, Target::Folder(dir), _) => super::open_game_file(dir, Path::new(&f.path))
+                .map(drop)
+                .map_err(|e| e.to_string()),
+            (At::Member(info), _, Some((src, a))) => {
+                let limits = self.top.options().archive_limits;
+                a.read_to(src, info, &limits, &mut std::io::sink())
+                    .map(drop)
+                    .map_err(|e| e.to_string())
+            }
+            _ => Err("not in TARGET".into()),
+        }
     }
 
     /// The text of the root `.tafs-status`.
     pub(super) fn status_text(&self) -> String {
-        let files = self.mod_files(false);
+        let files = self.mod_files().files;
         let mut over = Vec::new();
         let mut added = Vec::new();
         for f in &files {
@@ -136,18 +226,25 @@ impl OverlayCore {
     /// and the shadowed source.
     pub(super) fn diff_text(&self) -> String {
         let mut t = String::new();
-        for f in self.mod_files(true) {
+        let m = self.mod_files();
+        for f in &m.files {
             let shadowed = self.stock.sources_at(&f.path).into_iter().next();
-            let line = match (&f.bytes, shadowed) {
-                (Err(e), _) => format!("?\t{}\tunreadable: {e}\n", f.path),
-                (Ok(_), None) => format!("A\t{}\n", f.path),
-                (Ok(mine), Some(s)) => match self.stock.raw_file(&f.path) {
-                    Ok((theirs, _)) if theirs.as_slice() == mine.as_slice() => {
-                        format!("=\t{}\t{s}\n", f.path)
-                    }
-                    Ok(_) => format!("M\t{}\t{s}\n", f.path),
+            let line = match shadowed {
+                None => match self.readable(&m, f) {
+                    Ok(()) => format!("A\t{}\n", f.path),
+                    Err(e) => format!("?\t{}\tunreadable: {e}\n", f.path),
+                },
+                Some(s) => match self.stock.raw_file(&f.path) {
+                    Ok((theirs, _)) => match self.same_as(&m, f, &theirs) {
+                        Ok(true) => format!("=\t{}\t{s}\n", f.path),
+                        Ok(false) => format!("M\t{}\t{s}\n", f.path),
+                        Err(e) => format!("?\t{}\tunreadable: {e}\n", f.path),
+                    },
                     // shadows a folder, or what it shadows cannot be read
-                    Err(_) => format!("M\t{}\t{s}\n", f.path),
+                    Err(_) => match self.readable(&m, f) {
+                        Ok(()) => format!("M\t{}\t{s}\n", f.path),
+                        Err(e) => format!("?\t{}\tunreadable: {e}\n", f.path),
+                    },
                 },
             };
             t.push_str(&line);
