@@ -310,7 +310,8 @@ fn foreground(game: &Path, mnt: &Path, args: &[&str], log: &Path) -> std::proces
 /// the watch is authoritative (no OPEN/RELEASE/FLUSH round trips): every file still reads
 /// as `tafs gaf dump` writes it, direct changes in the game folder still show (pages of a
 /// changed file dropped), and the status file is never stale. A writable mount and a
-/// read-only one with `-o allow_other` keep their opens.
+/// read-only one with `-o allow_other` keep their opens; the merged view (read-only, its
+/// inodes versioned) leaves them to the kernel too.
 #[test]
 fn read_only_mount_leaves_opens_to_the_kernel() {
     if !fuse_available() {
@@ -321,6 +322,8 @@ fn read_only_mount_leaves_opens_to_the_kernel() {
         (&["--ro"][..], true),
         (&[][..], false),
         (&["--ro", "-o", "allow_other"][..], false),
+        // (read-only with versioned inodes: a changed source is another inode)
+        (&["--merged"][..], true),
     ] {
         let game = sample_game();
         put(&game.path().join("notes.txt"), "one");

@@ -210,6 +210,17 @@ fn openat2(dir: BorrowedFd, rel: &[u8], flags: i32) -> io::Result<OwnedFd> {
     fd_of(rc)
 }
 
+/// The status of `rel` beneath `root` in one `openat2` (`O_PATH`, no symlink followed on
+/// the way or at the end: a symlink's own status), for paths of at most 2,048 bytes
+/// (`None` for longer ones, which [`open_dir_beneath`] opens in pieces).
+pub(crate) fn lstat_beneath(root: BorrowedFd, rel: &Path) -> Option<io::Result<fs::Metadata>> {
+    let b = rel.as_os_str().as_bytes();
+    if b.len() > 2048 || b.is_empty() {
+        return None;
+    }
+    Some(openat2(root, b, libc::O_PATH | libc::O_NOFOLLOW).and_then(|fd| File::from(fd).metadata()))
+}
+
 /// The directory `rel` (relative, no `..`) beneath `root`, as an `O_PATH` descriptor; no
 /// symlink on the way is followed (`ELOOP`), nothing outside `root` is reached (`EXDEV`).
 /// Long paths are opened in pieces, so only each component's length is limited.

@@ -63,7 +63,16 @@ pub(super) fn open_game_file(game_dir: &Path, rel: &Path) -> std::io::Result<Fil
 
 /// The status of what [`open_game_file`] opens.
 pub(super) fn stat_game_file(game_dir: &Path, rel: &Path) -> std::io::Result<Metadata> {
-    open_game_file(game_dir, rel)?.metadata()
+    // the common case in one `openat2`: no symlink on the way or at the end (a symlink is
+    // followed, or refused, as `open_game_file` decides)
+    let root = sys::open_dir_path(game_dir)?;
+    match sys::lstat_beneath(root.as_fd(), rel) {
+        Some(Ok(m)) if !m.file_type().is_symlink() => return Ok(m),
+        Some(Err(e)) if e.raw_os_error() != Some(libc::ELOOP) => return Err(e),
+        _ => {}
+    }
+    let (dir, name) = sys::parent_beneath(root.as_fd(), rel)?;
+    sys::open_read_at(dir.as_fd(), &name, may_follow)?.metadata()
 }
 
 /// The entries of folder `rel` of `game_dir` (no symlink followed, also not on the way).
@@ -213,6 +222,16 @@ enum Handle {
     File(File),
 }
 
+impl Handle {
+    /// Up to `size` bytes at `offset`.
+    fn read(&self, offset: u64, size: u32) -> Result<Vec<u8>, FsError> {
+        match self {
+            Handle::Bytes(b, _) => Ok(crate::fs::slice_at(b, offset, size)),
+            Handle::File(f) => Ok(crate::fs::read_at(f, offset, size)?),
+        }
+    }
+}
+
 struct Refresh {
     snap: Arc<Snapshot>,
     checked: Instant,
@@ -236,6 +255,8 @@ pub struct MergedCore {
     next_ver: AtomicU64,
     /// Decode state of each GAF/TNT version.
     assets: Mutex<HashMap<AssetKey, Arc<Mutex<Outcome>>>>,
+    /// Keys of the GAF/TNT paths decoded at least once (any version).
+    settled: Mutex<std::collections::HashSet<String>>,
     /// Decoded views, generated files and the bytes of winning files (name "").
     cache: AssetCache<AssetKey>,
     handles: Mutex<HashMap<u64, Arc<Handle>>>,
@@ -305,6 +326,7 @@ impl MergedCore {
             loose_vers: Mutex::new(HashMap::new()),
             next_ver,
             assets: Mutex::new(HashMap::new()),
+            settled: Mutex::new(std::collections::HashSet::new()),
             handles: Mutex::new(HashMap::new()),
             dirs: dirs::DirHandles::default(),
             next_fh: AtomicU64::new(1),
@@ -535,6 +557,27 @@ impl MergedCore {
             .map_err(|e| FsError::View(ViewError::invalid(what, e.to_string())))
     }
 
+    /// The layout of the GAF/TNT of file node `n` (key `key`) at version `ver`: decoded
+    /// once; afterwards known without the view, which is not decoded again for it when it
+    /// left the cache (listings and attributes need the layout only).
+    fn asset_layout(
+        &self,
+        snap: &Snapshot,
+        key: &str,
+        ver: u64,
+        c: &Content,
+    ) -> Result<Option<Arc<Layout>>, FsError> {
+        let slot = lock(&self.assets).get(&(key.to_string(), ver)).cloned();
+        if let Some(slot) = slot {
+            match &*lock(&slot) {
+                Outcome::Ready(l) => return Ok(Some(l.clone())),
+                Outcome::Broken => return Ok(None),
+                Outcome::Unknown => {}
+            }
+        }
+        Ok(self.asset(snap, key, ver, c)?.map(|(l, _)| l))
+    }
+
     /// Decodes the GAF/TNT of file node `n` (key `key`) at version `ver` if not done yet.
     fn asset(
         &self,
@@ -577,6 +620,7 @@ impl MergedCore {
             }
         };
         let decoded = st.settle(key, opened);
+        lock(&self.settled).insert(key.to_string());
         if let Some((_, v)) = &decoded {
             self.cache.keep_view(k, v.clone());
         }

@@ -5,7 +5,7 @@ use super::{Content, Decoded, MergedCore, NodeId, Snapshot, ROOT_INO};
 use crate::fs::core::{owner_of, Attr, DirItem, FileKind};
 use crate::fs::layout::Layout;
 use crate::fs::FsError;
-use crate::view::{AssetKind, View};
+use crate::view::AssetKind;
 use std::fs::{self, Metadata};
 use std::os::unix::fs::MetadataExt;
 use std::sync::Arc;
@@ -39,7 +39,7 @@ impl MergedCore {
         n: usize,
     ) -> Result<(NodeId, Attr), FsError> {
         let (ver, c) = self.content(snap, n)?;
-        if let Some((layout, _)) = self.asset(snap, key, ver, &c)? {
+        if let Some(layout) = self.asset_layout(snap, key, ver, &c)? {
             let id = NodeId::Asset {
                 key: key.to_string(),
                 ver,
@@ -71,6 +71,13 @@ impl MergedCore {
         (id, self.attr(ino, &m, true, 0, 2 + subdirs))
     }
 
+    /// Whether index node `c` is a GAF/TNT whose path has never been decoded (listing it
+    /// decodes it: worth a thread).
+    fn undecoded(&self, snap: &Snapshot, c: usize) -> bool {
+        AssetKind::from_name(snap.index.name(c)).is_some()
+            && !super::lock(&self.settled).contains(&snap.index.path(c).to_ascii_lowercase())
+    }
+
     /// Id and attributes of index node `n`.
     pub(super) fn index_node(&self, snap: &Snapshot, n: usize) -> Result<(NodeId, Attr), FsError> {
         let key = snap.index.path(n).to_ascii_lowercase();
@@ -97,16 +104,39 @@ impl MergedCore {
         Ok((d, c))
     }
 
+    /// The layout of the asset `key` at `ver`, if that is still what the path shows (the
+    /// view is not needed: see [`MergedCore::asset_layout`]).
+    pub(super) fn current_layout(
+        &self,
+        snap: &Snapshot,
+        key: &str,
+        ver: u64,
+    ) -> Result<(Arc<Layout>, Content), FsError> {
+        let n = Self::node(snap, key)?;
+        let (now, c) = self.content(snap, n)?;
+        if now != ver {
+            return Err(FsError::Stale);
+        }
+        let l = self
+            .asset_layout(snap, key, ver, &c)?
+            .ok_or(FsError::Stale)?;
+        Ok((l, c))
+    }
+
+    /// The bytes of file `vpath` of the asset `key` at `ver`: from the cache, else
+    /// rendered (its view decoded again only then, if it left the cache).
     pub(super) fn render(
         &self,
         key: &str,
         ver: u64,
         layout: &Layout,
-        view: &Arc<dyn View>,
         vpath: &str,
+        snap: &Snapshot,
     ) -> Result<Arc<Vec<u8>>, FsError> {
         let k = (key.to_string(), ver);
-        self.cache.render(&k, layout, vpath, || Ok(view.clone()))
+        self.cache.render(&k, layout, vpath, || {
+            Ok(self.current_asset(snap, key, ver)?.0 .1)
+        })
     }
 
     pub(super) fn attr_of(&self, ino: u64, id: &NodeId) -> Result<Attr, FsError> {
@@ -136,7 +166,7 @@ impl MergedCore {
                 vpath,
                 dir,
             } => {
-                let ((layout, view), c) = self.current_asset(&snap, key, *ver)?;
+                let (layout, c) = self.current_layout(&snap, key, *ver)?;
                 if layout.is_dir(vpath) != Some(*dir) && !vpath.is_empty() {
                     return Err(FsError::Stale);
                 }
@@ -146,7 +176,7 @@ impl MergedCore {
                 let known = layout.size(vpath);
                 let size = match known {
                     Some(s) => s,
-                    None => self.render(key, *ver, &layout, &view, vpath)?.len() as u64,
+                    None => self.render(key, *ver, &layout, vpath, &snap)?.len() as u64,
                 };
                 Ok(self.attr(ino, c.meta(), false, size, 1))
             }
@@ -169,13 +199,25 @@ impl MergedCore {
                 if !snap.index.is_dir(n) {
                     return Err(FsError::NotDir);
                 }
-                // GAF/TNT children are decoded (in parallel) to know whether they are
-                // directories; nothing else is read.
+                // GAF/TNT children not decoded yet are decoded (in parallel) to know
+                // whether they are directories; nothing else is read, and the rest is
+                // answered on this thread (a folder listed again spawns no thread)
                 type Kid = (usize, Result<(NodeId, Attr), FsError>);
                 let children = snap.index.children(n);
-                let kids: Vec<Kid> =
-                    crate::fs::fan_out(&children, |&c| (c, self.index_node(&snap, c)));
-                for (c, r) in kids {
+                let (new, known): (Vec<_>, Vec<_>) = children
+                    .iter()
+                    .copied()
+                    .enumerate()
+                    .partition(|&(_, c)| self.undecoded(&snap, c));
+                let mut kids: Vec<(usize, Kid)> =
+                    crate::fs::fan_out(&new, |&(i, c)| (i, (c, self.index_node(&snap, c))));
+                kids.extend(
+                    known
+                        .into_iter()
+                        .map(|(i, c)| (i, (c, self.index_node(&snap, c)))),
+                );
+                kids.sort_by_key(|(i, _)| *i);
+                for (_, (c, r)) in kids {
                     match r {
                         Ok((_, a)) => items.push(DirItem {
                             ino: a.ino,
@@ -199,7 +241,7 @@ impl MergedCore {
                 if !dir {
                     return Err(FsError::NotDir);
                 }
-                let ((layout, _), _) = self.current_asset(&snap, key, *ver)?;
+                let (layout, _) = self.current_layout(&snap, key, *ver)?;
                 for (name, d) in layout.children(vpath).unwrap_or_default() {
                     let vp = join(vpath, &name);
                     let ino = self.ino(NodeId::Asset {

@@ -43,7 +43,7 @@ impl MergedCore {
                     return Err(FsError::NotDir);
                 }
                 let snap = self.snapshot();
-                let ((layout, _), _) = self.current_asset(&snap, key, *ver)?;
+                let (layout, _) = self.current_layout(&snap, key, *ver)?;
                 let vp = crate::fs::layout::join(vpath, name);
                 let d = layout.is_dir(&vp).ok_or(FsError::NotFound)?;
                 let id = NodeId::Asset {
@@ -56,6 +56,45 @@ impl MergedCore {
                 self.attr_of(ino, &id)
             }
         }
+    }
+
+    /// What an open of file `ino` reads: the loose file (opened, its identity checked), or
+    /// the bytes of a member or a generated file (from the cache, else made).
+    fn handle_of(&self, ino: u64) -> Result<Handle, FsError> {
+        let id = self.id(ino)?;
+        let snap = self.snapshot();
+        Ok(match &id {
+            NodeId::Dir(_) | NodeId::Asset { dir: true, .. } => return Err(FsError::IsDir),
+            NodeId::File(key, ver) => {
+                let n = Self::node(&snap, key)?;
+                let (now, c) = self.content(&snap, n)?;
+                if now != *ver {
+                    return Err(FsError::Stale);
+                }
+                match &c {
+                    Content::Loose { rel, meta } => {
+                        let f = super::open_game_file(&self.game_dir, std::path::Path::new(rel))?;
+                        if Ident::of(&f.metadata()?) != Ident::of(meta) {
+                            return Err(FsError::Stale);
+                        }
+                        Handle::File(f)
+                    }
+                    Content::Member { .. } => {
+                        let b = self.bytes_of(key, *ver, &c)?;
+                        let a = self.attr(ino, c.meta(), false, b.len() as u64, 1);
+                        Handle::Bytes(b, a)
+                    }
+                }
+            }
+            NodeId::Asset {
+                key, ver, vpath, ..
+            } => {
+                let (layout, c) = self.current_layout(&snap, key, *ver)?;
+                let b = self.render(key, *ver, &layout, vpath, &snap)?;
+                let a = self.attr(ino, c.meta(), false, b.len() as u64, 1);
+                Handle::Bytes(b, a)
+            }
+        })
     }
 }
 
@@ -104,40 +143,7 @@ impl FsOps for MergedCore {
         if flags & libc::O_ACCMODE != libc::O_RDONLY || flags & libc::O_TRUNC != 0 {
             return Err(FsError::ReadOnly("the merged game view is read-only"));
         }
-        let id = self.id(ino)?;
-        let snap = self.snapshot();
-        let handle = match &id {
-            NodeId::Dir(_) | NodeId::Asset { dir: true, .. } => return Err(FsError::IsDir),
-            NodeId::File(key, ver) => {
-                let n = Self::node(&snap, key)?;
-                let (now, c) = self.content(&snap, n)?;
-                if now != *ver {
-                    return Err(FsError::Stale);
-                }
-                match &c {
-                    Content::Loose { rel, meta } => {
-                        let f = super::open_game_file(&self.game_dir, std::path::Path::new(rel))?;
-                        if Ident::of(&f.metadata()?) != Ident::of(meta) {
-                            return Err(FsError::Stale);
-                        }
-                        Handle::File(f)
-                    }
-                    Content::Member { .. } => {
-                        let b = self.bytes_of(key, *ver, &c)?;
-                        let a = self.attr(ino, c.meta(), false, b.len() as u64, 1);
-                        Handle::Bytes(b, a)
-                    }
-                }
-            }
-            NodeId::Asset {
-                key, ver, vpath, ..
-            } => {
-                let ((layout, view), c) = self.current_asset(&snap, key, *ver)?;
-                let b = self.render(key, *ver, &layout, &view, vpath)?;
-                let a = self.attr(ino, c.meta(), false, b.len() as u64, 1);
-                Handle::Bytes(b, a)
-            }
-        };
+        let handle = self.handle_of(ino)?;
         let keep_cache = matches!(handle, Handle::Bytes(..));
         let fh = self.next_fh.fetch_add(1, Ordering::Relaxed);
         lock(&self.handles).insert(fh, Arc::new(handle));
@@ -149,10 +155,18 @@ impl FsOps for MergedCore {
             .get(&fh)
             .cloned()
             .ok_or(FsError::BadHandle(fh))?;
-        match &*h {
-            Handle::Bytes(b, _) => Ok(crate::fs::slice_at(b, offset, size)),
-            Handle::File(f) => Ok(crate::fs::read_at(f, offset, size)?),
-        }
+        h.read(offset, size)
+    }
+
+    /// The merged view is read-only and versions its inodes (a changed source is another
+    /// inode), so the kernel may keep the pages of files it opened itself: each belongs to
+    /// one version of one file.
+    fn open_less(&self) -> bool {
+        true
+    }
+
+    fn read_ino(&self, ino: u64, offset: u64, size: u32) -> Result<Vec<u8>, FsError> {
+        self.handle_of(ino)?.read(offset, size)
     }
 
     fn release(&self, fh: u64) -> Result<(), FsError> {
