@@ -360,11 +360,20 @@ fn parallel_readers_while_a_binary_is_replaced() {
             let stop = stop.clone();
             let root = root.clone();
             std::thread::spawn(move || {
-                let mut reads = 0usize;
+                let (mut reads, mut stale) = (0usize, 0usize);
                 while !stop.load(std::sync::atomic::Ordering::Relaxed) {
                     for f in ["metadata.json", "a/0.png", "a/1.png", "b/0.png"] {
                         let p = root.join("anims/fire.gaf").join(f);
-                        let bytes = std::fs::read(&p).unwrap_or_else(|e| panic!("{f}: {e}"));
+                        let bytes = match std::fs::read(&p) {
+                            Ok(b) => b,
+                            // the binary replaced again between the kernel's second lookup
+                            // and its open (SEMANTICS.md, "Change detection"): rare
+                            Err(e) if e.raw_os_error() == Some(libc::ESTALE) => {
+                                stale += 1;
+                                continue;
+                            }
+                            Err(e) => panic!("{f}: {e}"),
+                        };
                         let c = bytes[0];
                         assert!(bytes.iter().all(|&b| b == c), "{f}: mixed content");
                         let n = 1000 + 500 * (c - b'a') as usize;
@@ -385,7 +394,7 @@ fn parallel_readers_while_a_binary_is_replaced() {
                     }
                     let _ = std::fs::read_dir(root.join("anims")).map(|d| d.count());
                 }
-                reads
+                (reads, stale)
             })
         })
         .collect();
@@ -395,8 +404,16 @@ fn parallel_readers_while_a_binary_is_replaced() {
         replace(&bin, version(c, 1000 + 500 * (i % 6) as usize));
     }
     stop.store(true, std::sync::atomic::Ordering::Relaxed);
-    let total: usize = readers.into_iter().map(|r| r.join().unwrap()).sum();
+    let (total, stale) = readers
+        .into_iter()
+        .map(|r| r.join().unwrap())
+        .fold((0, 0), |(a, b), (r, s)| (a + r, b + s));
+    println!("{total} whole reads, {stale} opens answered ESTALE twice");
     assert!(total > 8, "readers made progress ({total})");
+    assert!(
+        stale * 100 <= total,
+        "{stale} of {total} opens failed with ESTALE: the kernel's retry should find the new file"
+    );
 }
 
 #[test]
