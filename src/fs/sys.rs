@@ -486,3 +486,34 @@ pub(crate) fn open_read_at(
         Err(io::Error::from_raw_os_error(libc::EACCES))
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::os::unix::fs::symlink;
+
+    #[test]
+    fn lstat_beneath_follows_no_symlink_and_stays_beneath() {
+        let d = tempfile::tempdir().unwrap();
+        let r = d.path();
+        fs::create_dir_all(r.join("a/b")).unwrap();
+        fs::write(r.join("a/b/f.txt"), b"12345").unwrap();
+        symlink("b", r.join("a/link")).unwrap();
+        symlink("b/f.txt", r.join("a/flink")).unwrap();
+        let root = open_dir_path(r).unwrap();
+        let st = |p: &str| lstat_beneath(root.as_fd(), Path::new(p));
+        assert_eq!(st("a/b/f.txt").unwrap().unwrap().len(), 5);
+        assert!(st("a/b").unwrap().unwrap().is_dir());
+        // a symlink at the end: its own status
+        assert!(st("a/flink").unwrap().unwrap().file_type().is_symlink());
+        // a symlink on the way, and escapes, are refused
+        let err = |p: &str| st(p).unwrap().unwrap_err().raw_os_error();
+        assert_eq!(err("a/link/f.txt"), Some(libc::ELOOP));
+        assert_eq!(err("../x"), Some(libc::EXDEV));
+        assert_eq!(err("/etc/passwd"), Some(libc::EXDEV));
+        assert_eq!(err("a/none"), Some(libc::ENOENT));
+        // nothing to stat, and paths opened in pieces, are left to the caller
+        assert!(st("").is_none());
+        assert!(st(&"x/".repeat(1100)).is_none());
+    }
+}

@@ -383,6 +383,7 @@ impl MergedCore {
                     lock(&self.assets).retain(|k, _| !dead.contains(&k.1));
                     self.cache.retain(|k| !dead.contains(&k.1));
                 }
+                lock(&self.settled).retain(|k| s.index.lookup(k).is_some());
                 st.snap = Arc::new(s);
             }
             Ok(None) => {}
