@@ -450,6 +450,79 @@ fn changes_are_seen() {
     );
 }
 
+/// Polls `f` for up to 5 s: whether it became true.
+fn within_5s(mut f: impl FnMut() -> bool) -> bool {
+    let t = std::time::Instant::now();
+    while t.elapsed() < Duration::from_secs(5) {
+        if f() {
+            return true;
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    false
+}
+
+/// The watch (the default): the kernel caches names, attributes, listings and pages for
+/// long (`--ttl 3600` is what polling would use), and every direct change in the game
+/// folder still shows, each after the kernel held the old state: a loose file rewritten in
+/// place with the same size, a new archive winning a name, a new loose file in a listed
+/// folder and at the top, a deleted one letting an archive's file through. The control,
+/// `--no-watch` with the same TTL, keeps showing the old content of the files the kernel
+/// holds, so it is the watch that shows them.
+#[test]
+fn changes_are_seen_while_the_kernel_caches() {
+    if !fuse_available() {
+        return;
+    }
+    for watch in [true, false] {
+        let g = game();
+        let tmp = tempfile::tempdir().unwrap();
+        let mnt = tmp.path().join("mnt");
+        let mut extra = vec!["--ttl", "3600"];
+        if !watch {
+            extra.push("--no-watch");
+        }
+        let _m = mount_common::mount(g.path(), &mnt, &[&["--merged"][..], &extra].concat());
+        let read = |p: &str| std::fs::read(mnt.join(p)).unwrap_or_default();
+        let names = |p: &str| sh(&format!("ls {}", mnt.join(p).display()));
+        // the old state, read and listed (so the kernel holds it)
+        assert_eq!(read("readme.txt"), b"loose readme");
+        assert_eq!(read("units/corcom.fbi"), b"gp3 corcom");
+        assert_eq!(names("units"), "armcom.fbi\ncorcom.fbi\n");
+        assert_eq!(read("units/armcom.fbi"), b"loose armcom");
+        assert!(!names("").contains("newdir"));
+        mount_common::replace(&g.path().join("readme.txt"), b"LOOSE README");
+        let a = hpi::write(
+            &[dir("units", vec![file("corcom.fbi", b"a.gp3 corcom")])],
+            &hpi::WriteOptions::v1(),
+        )
+        .unwrap();
+        put(&g.path().join("a.gp3"), a);
+        put(&g.path().join("units/armnew.fbi"), b"new");
+        put(&g.path().join("newdir/x.txt"), b"x");
+        std::fs::remove_file(g.path().join("units/armcom.fbi")).unwrap();
+        let seen = [
+            within_5s(|| read("readme.txt") == b"LOOSE README"),
+            within_5s(|| read("units/corcom.fbi") == b"a.gp3 corcom"),
+            within_5s(|| names("units") == "armcom.fbi\narmnew.fbi\ncorcom.fbi\n"),
+            within_5s(|| names("").contains("newdir")),
+            // the loose armcom deleted: mod.ufo's shows through
+            within_5s(|| read("units/armcom.fbi") == b"ufo armcom"),
+        ];
+        if watch {
+            assert_eq!(seen, [true; 5], "changes seen with the watch");
+        } else {
+            // (polling: listings are not kept, but the names and pages the kernel holds
+            // are, for the TTL)
+            assert_eq!(
+                seen[..2],
+                [false; 2],
+                "without the watch the kernel's caches hide changes of what it holds"
+            );
+        }
+    }
+}
+
 /// Listing and `stat` through the core (no FUSE) decompress nothing; reading does.
 #[test]
 fn listing_the_root_decompresses_nothing() {

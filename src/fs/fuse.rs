@@ -208,6 +208,9 @@ impl Filesystem for TafsFs {
         if let Err(missing) = config.add_capabilities(want) {
             log::info!("kernel lacks {missing:?}; plain readdir only");
         }
+        if self.core.kernel_acls() && config.add_capabilities(InitFlags::FUSE_POSIX_ACL).is_err() {
+            log::info!("kernel lacks FUSE_POSIX_ACL; ACL getxattrs reach the daemon");
+        }
         // (backing files may sit on a stacked file system themselves: depth 2)
         if config.add_capabilities(InitFlags::FUSE_PASSTHROUGH).is_ok()
             && config.set_max_stack_depth(2).is_ok()
@@ -790,9 +793,22 @@ pub fn mount_merged(
     priority: Priority,
     cfg: &MountConfig,
 ) -> Result<Mounted, FsError> {
-    let core = Arc::new(MergedCore::new(game_dir, opts, priority)?);
-    // The merged view sends no invalidations (inodes are versioned, see SEMANTICS.md).
-    let (_, rx) = mpsc::channel();
+    let watch = opts.watch;
+    let (tx, rx) = mpsc::channel();
+    let mut core = MergedCore::new(game_dir, opts, priority)?;
+    // Watched, the view invalidates what the kernel holds after each change; polling, it
+    // sends nothing (inodes are versioned, see SEMANTICS.md).
+    if watch {
+        core = core.with_watch(tx);
+    }
+    let core = Arc::new(core);
+    log::info!("{}: {}", game_dir.display(), core.change_detection());
+    if core.watching() {
+        let weak = Arc::downgrade(&core);
+        std::thread::Builder::new()
+            .name("tafs-watch".into())
+            .spawn(move || crate::fs::merged::run_watch(weak))?;
+    }
     mount_ops(core, true, rx, None, mountpoint, cfg)
 }
 

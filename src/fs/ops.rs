@@ -31,6 +31,13 @@ pub trait FsOps: Send + Sync {
     fn open_less(&self) -> bool {
         false
     }
+    /// Whether the kernel should handle POSIX ACLs itself (`FUSE_POSIX_ACL`): it then asks
+    /// for `system.posix_acl_*` once per inode and keeps the answer, instead of sending every
+    /// `ls -l`'s two ACL `getxattr`s. Only for a read-only file system that has extended
+    /// attributes of its own (no create, so no umask the kernel would stop applying).
+    fn kernel_acls(&self) -> bool {
+        false
+    }
     /// Reads up to `size` bytes at `offset` of file `ino`, read without an open handle.
     fn read_ino(&self, _ino: u64, _offset: u64, _size: u32) -> Result<Vec<u8>, FsError> {
         Err(FsError::BadHandle(0))

@@ -384,6 +384,22 @@ impl Watch {
         }
     }
 
+    /// Reads pending events (never blocks) and returns how many were ever read: a view that
+    /// handles every change alike (the merged view) rescans when the number moved.
+    pub(in crate::fs) fn events_read(&self) -> u64 {
+        let mut st = lock(&self.state);
+        if self.drain(&mut st) {
+            self.kick();
+        }
+        st.seq
+    }
+
+    /// Waits at most `timeout` for events; true when any were read since the last call, or
+    /// the watch fell back to polling (for views that handle every change alike).
+    pub(in crate::fs) fn wait_changed(&self, timeout: Duration) -> bool {
+        !self.wait(timeout).is_empty()
+    }
+
     fn kick(&self) {
         let one: u64 = 1;
         // SAFETY: writes 8 bytes from a valid u64 to our eventfd.

@@ -27,10 +27,12 @@ pub use scan::{scan_excluding, scan_once, ArchiveSource, Snapshot, Source};
 use crate::formats::hpi::{self, FileInfo};
 use crate::fs::core::assets::{AssetCache, Outcome};
 use crate::fs::core::lock;
+use crate::fs::core::Inval;
 use crate::fs::core::{view_options_for, Attr, MountOptions};
 use crate::fs::layout::Layout;
 use crate::fs::stage::Ident;
 use crate::fs::sys;
+use crate::fs::watch::Watch;
 use crate::fs::FsError;
 use crate::view::merged::Priority;
 use crate::view::{self, AssetKind, View, ViewError};
@@ -41,6 +43,7 @@ use std::io::Read;
 use std::os::fd::AsFd;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::mpsc::Sender;
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
@@ -239,6 +242,8 @@ struct Refresh {
     scanning: bool,
     /// A source was seen changed: scan at the next request, whatever the TTL.
     expired: bool,
+    /// Events of the watch read when the sources were last scanned.
+    seen: u64,
 }
 
 /// The read-only file system of the merged game view.
@@ -262,6 +267,11 @@ pub struct MergedCore {
     handles: Mutex<HashMap<u64, Arc<Handle>>>,
     dirs: dirs::DirHandles,
     next_fh: AtomicU64,
+    /// The watch of the game folder, with the channel of kernel invalidations (`None`:
+    /// polling, every `--ttl`).
+    watch: Option<(Arc<Watch>, Mutex<Sender<Inval>>)>,
+    /// The snapshot the kernel's names were last invalidated against.
+    inval_base: Mutex<Option<Arc<Snapshot>>>,
 }
 
 /// The root inode.
@@ -321,6 +331,7 @@ impl MergedCore {
                 checked: Instant::now(),
                 scanning: false,
                 expired: false,
+                seen: 0,
             }),
             inodes: Mutex::new(inodes),
             loose_vers: Mutex::new(HashMap::new()),
@@ -330,8 +341,93 @@ impl MergedCore {
             handles: Mutex::new(HashMap::new()),
             dirs: dirs::DirHandles::default(),
             next_fh: AtomicU64::new(1),
+            watch: None,
+            inval_base: Mutex::new(None),
             opts,
         })
+    }
+
+    /// Watches the game folder (inotify): while the watch is authoritative the kernel caches
+    /// names, attributes and listings for long, a request scans the sources again only after
+    /// an event, and [`run_watch`] turns each change into invalidations sent on `inval`.
+    /// Without a watch (it cannot start: a network file system, the watch limit) the view
+    /// polls as before.
+    pub(in crate::fs) fn with_watch(mut self, inval: Sender<Inval>) -> MergedCore {
+        match Watch::new(&self.game_dir) {
+            Ok(w) => {
+                *lock(&self.inval_base) = Some(self.snapshot());
+                lock(&self.state).seen = w.events_read();
+                self.watch = Some((w, Mutex::new(inval)));
+            }
+            Err(e) => log::warn!("{}: not watched ({e}); polling", self.game_dir.display()),
+        }
+        self
+    }
+
+    /// True while the watch is authoritative (every change is seen and invalidated).
+    pub(in crate::fs) fn watching(&self) -> bool {
+        self.watch.as_ref().is_some_and(|(w, _)| w.authoritative())
+    }
+
+    /// How changes in the game folder are detected (`-v` logs it at mount).
+    pub fn change_detection(&self) -> String {
+        let no = if self.opts.watch {
+            "no watch"
+        } else {
+            "--no-watch"
+        };
+        crate::fs::watch::mode_line(self.watch.as_ref().map(|(w, _)| &**w), no, self.opts.ttl)
+    }
+
+    /// After a change in the game folder: scans the sources again, and invalidates every
+    /// name the kernel was given at folder level (folders, files, GAF/TNT directories; inside
+    /// a GAF/TNT the inodes are versioned) and every folder's listing and attributes. Names
+    /// are those of the snapshot last invalidated against and of the new one (a spelling
+    /// may have changed). Sent by the invalidation thread, never from a request.
+    fn changed_on_disk(&self) {
+        let Some((_, tx)) = &self.watch else { return };
+        self.expire();
+        let new = self.snapshot();
+        let base = lock(&self.inval_base).replace(new.clone());
+        let known: Vec<(u64, NodeId)> = lock(&self.inodes)
+            .by_ino
+            .iter()
+            .map(|(i, id)| (*i, id.clone()))
+            .collect();
+        let parent_of = |id: &NodeId| lock(&self.inodes).by_id.get(&id.parent()).copied();
+        let tx = lock(tx);
+        for (ino, id) in known {
+            let key = match &id {
+                NodeId::Dir(k) => {
+                    let _ = tx.send(Inval::Inode { ino });
+                    k
+                }
+                NodeId::File(k, _) => k,
+                NodeId::Asset { key, vpath, .. } if vpath.is_empty() => key,
+                NodeId::Asset { .. } => continue,
+            };
+            if key.is_empty() {
+                continue;
+            }
+            let Some(parent) = parent_of(&id) else {
+                continue;
+            };
+            let mut names: Vec<&str> = Vec::new();
+            for snap in base.iter().chain(std::iter::once(&new)) {
+                if let Some(n) = snap.index.lookup(key) {
+                    let name = snap.index.name(n);
+                    if !names.contains(&name) {
+                        names.push(name);
+                    }
+                }
+            }
+            for name in names {
+                let _ = tx.send(Inval::Entry {
+                    parent,
+                    name: name.into(),
+                });
+            }
+        }
     }
 
     /// Bytes held by the cache of decompressed members and generated files.
@@ -344,7 +440,21 @@ impl MergedCore {
         let every = self.opts.ttl.max(Duration::from_millis(50));
         let old = {
             let mut st = lock(&self.state);
-            if st.scanning || (st.checked.elapsed() < every && !st.expired) {
+            if st.scanning {
+                return st.snap.clone();
+            }
+            let due = match &self.watch {
+                // watched: scanned again after an event (read here first, so a change made
+                // before a request is seen by it), not by time
+                Some((w, _)) if w.authoritative() => {
+                    let seen = w.events_read();
+                    let news = seen != st.seen;
+                    st.seen = seen;
+                    news || st.expired
+                }
+                _ => st.checked.elapsed() >= every || st.expired,
+            };
+            if !due {
                 return st.snap.clone();
             }
             // One thread scans; the others keep being served from the current snapshot.
@@ -660,5 +770,28 @@ impl MergedCore {
             }
         }
         (self.opts.opener)(kind, bytes, &opts)
+    }
+}
+
+/// The watch thread of a merged view: each change (events settled for 50 ms, so a burst is
+/// one change) scans the sources again and invalidates what the kernel holds
+/// ([`MergedCore::changed_on_disk`]). Ends with the view.
+pub(in crate::fs) fn run_watch(core: std::sync::Weak<MergedCore>) {
+    let Some(w) = core
+        .upgrade()
+        .and_then(|c| c.watch.as_ref().map(|(w, _)| w.clone()))
+    else {
+        return;
+    };
+    loop {
+        let changed = w.wait_changed(Duration::from_millis(500));
+        if changed {
+            std::thread::sleep(Duration::from_millis(50));
+            let _ = w.wait_changed(Duration::ZERO);
+        }
+        let Some(core) = core.upgrade() else { return };
+        if changed {
+            core.changed_on_disk();
+        }
     }
 }

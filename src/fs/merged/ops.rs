@@ -100,7 +100,20 @@ impl MergedCore {
 
 impl FsOps for MergedCore {
     fn ttl(&self) -> Duration {
-        self.opts.ttl
+        if self.watching() {
+            crate::fs::watch::WATCH_TTL
+        } else {
+            self.opts.ttl
+        }
+    }
+
+    fn cache_dirs(&self) -> bool {
+        self.watching()
+    }
+
+    /// (read-only, with `user.tafs.source*` of its own, and no ACLs: `ENODATA`)
+    fn kernel_acls(&self) -> bool {
+        true
     }
 
     fn lookup(&self, parent: u64, name: &OsStr) -> Result<Attr, FsError> {
