@@ -187,6 +187,9 @@ impl View for Leased {
     fn render_vec(&self, path: &str) -> Result<Vec<u8>, ViewError> {
         self.view.render_vec(path)
     }
+    fn gaf_model(&self) -> Option<&crate::formats::gaf::Gaf> {
+        self.view.gaf_model()
+    }
 }
 
 #[cfg(test)]

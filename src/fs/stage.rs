@@ -12,7 +12,7 @@
 //! files again after a remount. The commits of one operation (saves of one asset less than
 //! the mount's operation gap apart) keep one version: the binary before the operation.
 
-use crate::view::{AssetKind, FileSet, ViewError, ViewOptions};
+use crate::view::{AssetKind, FileSet, RebuildBase, Rebuilt, ViewError, ViewOptions};
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeSet;
 use std::io::Write;
@@ -31,11 +31,11 @@ pub const OPERATION_LINES: usize = 64;
 /// are one operation by default: its commits keep one version in the history.
 pub const OPERATION_GAP: std::time::Duration = std::time::Duration::from_secs(2);
 
-/// Rebuilds a binary of `kind` from a file set; `base` is the current binary (unchanged parts
-/// keep its stored bytes). The mount uses [`crate::view::rebuild`]; tests can substitute
-/// their own.
+/// Rebuilds a binary of `kind` from a file set; `base` is the current binary, as bytes or as
+/// decoded (unchanged parts keep its stored bytes). The mount uses
+/// [`crate::view::rebuild_from`]; tests can substitute their own.
 pub type Packer = Arc<
-    dyn Fn(AssetKind, &dyn FileSet, Option<&[u8]>, &ViewOptions) -> Result<Vec<u8>, ViewError>
+    dyn Fn(AssetKind, &dyn FileSet, RebuildBase<'_>, &ViewOptions) -> Result<Rebuilt, ViewError>
         + Send
         + Sync,
 >;
@@ -128,6 +128,10 @@ pub struct Operation {
     pub last_ms: u64,
     /// What its last commit wrote (the binary a commit continuing it replaces).
     pub wrote: Option<Written>,
+    /// The identity of the binary its last commit wrote, once renamed into place: a binary
+    /// of that identity is known to hold what `wrote` records without reading it.
+    #[serde(default)]
+    pub wrote_ident: Option<Ident>,
     /// Its commits' outcomes, oldest first (at most [`OPERATION_LINES`]).
     pub commits: Vec<String>,
     /// Commits not in `commits` (the earliest beyond [`OPERATION_LINES`]).
@@ -411,9 +415,14 @@ impl Stage {
         new: Written,
         gap: std::time::Duration,
     ) -> std::io::Result<Option<PathBuf>> {
-        // the old version's record is read only when it can matter (same size)
-        let wrote = self.ongoing(gap).and_then(|o| o.wrote);
+        // the binary the last commit wrote, unchanged since (the same identity), or else of
+        // the same record: the old version's record is read only when it can matter (no
+        // known identity, the same size)
+        let (wrote, wrote_ident) = self
+            .ongoing(gap)
+            .map_or((None, None), |o| (o.wrote, o.wrote_ident.clone()));
         let continues = match wrote {
+            Some(_) if wrote_ident.is_some_and(|i| i == Ident::of(old_meta)) => true,
             Some(w) if w.size == old.len()? => old.written()? == w,
             _ => false,
         };
@@ -428,9 +437,18 @@ impl Stage {
         }
         if let Some(o) = self.meta.operation.as_mut() {
             o.wrote = Some(new);
+            o.wrote_ident = None;
             o.last_ms = now_ms();
         }
         Ok(linked)
+    }
+
+    /// The binary [`Self::keep_replaced`] was called for was replaced: it is now `ident`
+    /// (the file the operation's last commit wrote).
+    pub fn note_replaced(&mut self, ident: &Ident) {
+        if let Some(o) = self.meta.operation.as_mut() {
+            o.wrote_ident = Some(ident.clone());
+        }
     }
 
     /// Removes history version `p`, a hard link of the binary made by

@@ -17,7 +17,7 @@ use crate::fs::stage::StageMeta;
 use crate::fs::stage::Written;
 use crate::fs::FsError;
 use crate::view::archive::{ArchiveView, FileSource};
-use crate::view::{AssetKind, ViewError};
+use crate::view::{AssetKind, RebuildBase, ViewError};
 use rayon::prelude::*;
 use std::collections::{BTreeSet, HashSet};
 use std::ffi::OsStr;
@@ -458,7 +458,7 @@ impl Core {
             view: Some(view),
             kind,
         };
-        let bytes = (self.opts.packer)(kind, &overlay, Some(&original), &opts)?;
+        let bytes = (self.opts.packer)(kind, &overlay, RebuildBase::Bytes(&original), &opts)?.bytes;
         let new_view = (self.opts.opener)(kind, &bytes, &opts).map_err(|e| {
             // no file named: the call that saved fails
             ViewError::invalid("", format!("the rebuilt member does not decode: {e}"))
@@ -494,7 +494,7 @@ impl Core {
             view: None,
             kind,
         };
-        let bytes = (self.opts.packer)(kind, &overlay, None, &opts)?;
+        let bytes = (self.opts.packer)(kind, &overlay, RebuildBase::None, &opts)?.bytes;
         let v = (self.opts.opener)(kind, &bytes, &opts).map_err(|e| {
             ViewError::invalid("", format!("the built member does not decode: {e}"))
         })?;
