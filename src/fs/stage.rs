@@ -285,6 +285,101 @@ pub struct Stage {
     pub meta: StageMeta,
 }
 
+/// What kind of entry a staged path is ([`StagedTree`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum StagedKind {
+    /// A regular file.
+    File,
+    /// A folder.
+    Dir,
+    /// Anything else (a symlink, …).
+    Other,
+}
+
+/// The staged tree of one staging area as one pass of `readdir` found it (no `stat`): what a
+/// commit's build asks of every frame (staged or not, a folder, being filled) answered from
+/// memory instead of a system call per question. Taken under the asset's stage lock, for
+/// one build.
+#[derive(Debug, Default)]
+pub struct StagedTree {
+    entries: std::collections::HashMap<String, StagedKind>,
+    /// Folders' children, sorted.
+    children: std::collections::HashMap<String, Vec<(String, bool)>>,
+}
+
+/// Entries a [`StagedTree`] records at most (a larger staging area is walked no further;
+/// what is beyond is taken as not staged only by builds that tolerate it: see
+/// [`StagedTree::complete`]).
+const SNAPSHOT_MAX: usize = 1 << 20;
+
+impl StagedTree {
+    /// Walks `files` (a staging area's tree; missing: empty).
+    pub fn of(files: &Path) -> StagedTree {
+        let mut t = StagedTree::default();
+        let mut stack = vec![String::new()];
+        let mut n = 0usize;
+        while let Some(dir) = stack.pop() {
+            let real = if dir.is_empty() {
+                files.to_path_buf()
+            } else {
+                files.join(&dir)
+            };
+            let Ok(rd) = std::fs::read_dir(&real) else {
+                continue;
+            };
+            let mut kids = Vec::new();
+            for e in rd.flatten() {
+                let Ok(name) = e.file_name().into_string() else {
+                    continue;
+                };
+                let kind = match e.file_type() {
+                    Ok(ft) if ft.is_dir() => StagedKind::Dir,
+                    Ok(ft) if ft.is_file() => StagedKind::File,
+                    _ => StagedKind::Other,
+                };
+                let p = if dir.is_empty() {
+                    name.clone()
+                } else {
+                    format!("{dir}/{name}")
+                };
+                n += 1;
+                if n > SNAPSHOT_MAX {
+                    t.entries.clear();
+                    t.children.clear();
+                    t.entries.insert(String::new(), StagedKind::Other);
+                    return t;
+                }
+                if kind == StagedKind::Dir && stack.len() < 4096 {
+                    stack.push(p.clone());
+                }
+                kids.push((name, kind == StagedKind::Dir));
+                t.entries.insert(p, kind);
+            }
+            kids.sort();
+            t.entries.entry(dir.clone()).or_insert(StagedKind::Dir);
+            t.children.insert(dir, kids);
+        }
+        t
+    }
+
+    /// Whether the walk recorded everything (a tree over [`SNAPSHOT_MAX`] entries is not
+    /// answered from memory).
+    pub fn complete(&self) -> bool {
+        self.entries.get("") != Some(&StagedKind::Other)
+    }
+
+    /// The kind of staged `path` (`""`: the tree itself), `None` when nothing is staged there.
+    pub fn kind(&self, path: &str) -> Option<StagedKind> {
+        self.entries.get(path).copied()
+    }
+
+    /// The entries of staged folder `dir` (name, is a folder), sorted; `None` when it is no
+    /// staged folder.
+    pub fn children(&self, dir: &str) -> Option<&[(String, bool)]> {
+        self.children.get(dir).map(Vec::as_slice)
+    }
+}
+
 pub use sha_like::fnv64;
 
 /// The key of a binary's staging area and history.

@@ -175,6 +175,10 @@ pub trait View: Send + Sync {
     fn gaf_model(&self) -> Option<&crate::formats::gaf::Gaf> {
         None
     }
+
+    /// Gives back what the view holds leased from a memory budget, if anything (the mount's
+    /// decoded views: one kept beyond the cache is then no longer counted).
+    fn unlease(&self) {}
 }
 
 /// Writes every entry of `view` under `target` (created if missing). Files are rendered on
@@ -266,6 +270,14 @@ pub trait FileSet {
     /// of the generated view not staged over): a build may take the base's own data for it
     /// without reading it. `false` unless a file set knows.
     fn unedited(&self, _path: &str) -> bool {
+        false
+    }
+
+    /// Whether `path` is the file the build's base binary generates there itself: not
+    /// staged (not even as an unedited copy), deleted or in a folder being filled. A build
+    /// may take the base's own data for it as parsing it would give them. `false` unless a
+    /// file set knows.
+    fn generated(&self, _path: &str) -> bool {
         false
     }
 }

@@ -122,6 +122,15 @@ impl<K: Hash + Eq + Clone> AssetCache<K> {
         }
     }
 
+    /// [`AssetCache::admit`] without waiting for room held by views in use
+    /// ([`Budget::try_lease`]).
+    pub(in crate::fs) fn try_admit(&self, need: u64) -> Result<Lease, Refused> {
+        self.budget.try_lease(need, || {
+            let popped = lock(&self.views).pop_lru();
+            popped.is_some()
+        })
+    }
+
     /// Leases `need` bytes for a decode, evicting the least recently used views to make
     /// room (see [`Budget::lease`]).
     pub(in crate::fs) fn admit(&self, need: u64) -> Result<Lease, Refused> {
@@ -156,12 +165,8 @@ impl<K: Hash + Eq + Clone> AssetCache<K> {
                 return Err(FsError::NoRoom);
             }
         };
-        Ok(open(kind, bytes, opts).map(|view| {
-            Box::new(Leased {
-                view,
-                _lease: lease,
-            }) as Box<dyn View>
-        }))
+        Ok(open(kind, bytes, opts)
+            .map(|view| Box::new(Leased::new(view, Some(lease))) as Box<dyn View>))
     }
 
     /// The decoded view of `k` if it is in memory (marked recently used).

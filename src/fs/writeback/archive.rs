@@ -457,6 +457,7 @@ impl Core {
             layout: Some(Layout::new(view)),
             view: Some(view),
             kind,
+            staged: None,
         };
         let bytes = (self.opts.packer)(kind, &overlay, RebuildBase::Bytes(&original), &opts)?.bytes;
         let new_view = (self.opts.opener)(kind, &bytes, &opts).map_err(|e| {
@@ -493,6 +494,7 @@ impl Core {
             layout: None,
             view: None,
             kind,
+            staged: None,
         };
         let bytes = (self.opts.packer)(kind, &overlay, RebuildBase::None, &opts)?.bytes;
         let v = (self.opts.opener)(kind, &bytes, &opts).map_err(|e| {

@@ -9,6 +9,7 @@
 use super::archive::finish_archive_stage;
 use super::overlay::{builds, record_flattenings, record_renderings, release_filled, Overlay};
 use super::{error_file, join};
+use crate::fs::budget::Leased;
 use crate::fs::core::assets::Given;
 use crate::fs::core::view_options_for;
 use crate::fs::core::{is_archive_path, lock, Core};
@@ -63,10 +64,11 @@ pub(in crate::fs) enum Outdated {
     Known(Vec<String>),
     Check {
         kind: AssetKind,
-        /// The new binary, decoded (leased from the budget of decoded views when there was
-        /// room: then handed to the cache as the new generation's view).
-        view: Arc<dyn View>,
-        leased: bool,
+        /// The new binary, decoded: once it replaced the binary, leased from the budget of
+        /// decoded views (`need` bytes) when there is room and handed to the cache as the
+        /// new generation's view.
+        view: Arc<Leased>,
+        need: u64,
         opts: Box<ViewOptions>,
         /// `metadata.json` and `tilemap.csv` of the version being replaced (maps: the
         /// checksums of its renderings are recorded, see `record_renderings`).
@@ -307,16 +309,15 @@ impl Core {
             Outdated::Check {
                 kind,
                 view,
-                leased,
+                need,
                 opts,
                 old_meta,
                 old,
                 stable,
             } => {
                 old_view = old;
-                if leased {
-                    new_view = Some(view.clone());
-                }
+                new_view = Some((view.clone(), need));
+                let view: Arc<dyn View> = view;
                 match &old_meta {
                     Some((m, t)) if kind == AssetKind::Tnt => record_renderings(s, m, t.as_deref()),
                     Some((m, _)) => record_flattenings(s, m),
@@ -347,6 +348,18 @@ impl Core {
                 return Err(e);
             }
         };
+        // the version replaced is kept for the times only (`committed_times`): no longer
+        // counted in the budget of decoded views, as a decode made for that is not; the new
+        // one is leased in its place when there is room without waiting (else it is decoded
+        // again, as a look-up would)
+        if let Some(v) = &old_view {
+            v.unlease();
+        }
+        let new_view = new_view.and_then(|(v, need)| {
+            let lease = self.cache.try_admit(need).ok()?;
+            v.set_lease(lease);
+            Some(v as Arc<dyn View>)
+        });
         // the binary as written and decoded, while it is the file the commit left (not read
         // or decoded again)
         let given = match (written, s.meta.base.clone()) {
@@ -445,6 +458,7 @@ impl Core {
             layout: view.as_deref().map(Layout::new),
             view: view.as_deref(),
             kind,
+            staged: Some(crate::fs::stage::StagedTree::of(&s.files)),
         };
         let base = match (cur, view.as_deref().and_then(|v| v.gaf_model())) {
             (LooseBase::Bytes(b), _) => RebuildBase::Bytes(b),
@@ -468,29 +482,16 @@ impl Core {
         let old = view;
         match built {
             Ok((r, view)) => {
-                // what the new view holds is leased as its decode would have leased it, so
-                // that it can be the new generation's view; without room it is not kept
-                let (view, leased) = match self.cache.admit(crate::fs::budget::estimate(
-                    kind,
-                    &r.bytes,
-                    &opts.limits,
-                )) {
-                    Ok(lease) => (
-                        Arc::new(crate::fs::budget::Leased {
-                            view,
-                            _lease: lease,
-                        }) as Arc<dyn View>,
-                        true,
-                    ),
-                    Err(_) => (Arc::from(view), false),
-                };
+                // what the new view holds, as its decode would lease it
+                let need = crate::fs::budget::estimate(kind, &r.bytes, &opts.limits);
+                let view = Arc::new(Leased::new(view, None));
                 Built::Bytes {
                     bytes: r.bytes,
                     unchanged: r.unchanged,
                     outdated: Outdated::Check {
                         kind,
                         view,
-                        leased,
+                        need,
                         opts: Box::new(opts),
                         old_meta,
                         old,
@@ -703,11 +704,13 @@ fn outdated_after(
     opts: &ViewOptions,
     stable: bool,
 ) -> (Vec<String>, bool) {
+    // (debug builds check a stable build without the snapshot: asking the file system)
     let overlay = Overlay {
         stage,
         layout: Some(Layout::new(view)),
         view: Some(view),
         kind,
+        staged: (!stable).then(|| crate::fs::stage::StagedTree::of(&stage.files)),
     };
     let again =
         || packer(kind, &overlay, RebuildBase::Bytes(bytes), opts).is_ok_and(|r| r.bytes == bytes);
@@ -861,4 +864,105 @@ pub(in crate::fs) fn complete_new(
         }
     }
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::formats::gaf::{self, Content};
+    use crate::fs::core::{view_options_for, Core, MountOptions, Resolved};
+    use crate::fs::stage::Ident;
+    use crate::view::image::{decode_png, write_indexed_png, PngPixels};
+    use crate::view::AssetKind;
+    use std::path::Path;
+
+    /// The sample GAF with the first drawn pixel of frame `fi` of "pulse" set to `to`.
+    fn sample_with(fi: usize, to: u8) -> Vec<u8> {
+        let mut g = crate::sample::animated_gaf();
+        let s = g
+            .sequences
+            .iter_mut()
+            .find(|s| s.name_str() == "pulse")
+            .unwrap();
+        if let Content::Pixels(p) = &mut s.frames[fi].frame.content {
+            let k = p.opaque.iter().position(|o| *o).unwrap();
+            p.indices[k] = to;
+            p.payload = None;
+        }
+        gaf::write(&g).unwrap()
+    }
+
+    /// The first drawn pixel's index of frame `fi` of "pulse" in GAF `bytes`.
+    fn first_drawn(bytes: &[u8], fi: usize) -> u8 {
+        let g = gaf::parse(bytes, &Default::default()).unwrap();
+        let s = g
+            .sequences
+            .iter()
+            .find(|s| s.name_str() == "pulse")
+            .unwrap();
+        let p = s.frames[fi].frame.pixels().unwrap();
+        p.indices[p.opaque.iter().position(|o| *o).unwrap()]
+    }
+
+    #[test]
+    fn a_binary_changed_after_its_view_was_decoded_is_built_from_its_bytes() {
+        let game = tempfile::tempdir().unwrap();
+        let state = tempfile::tempdir().unwrap();
+        std::fs::create_dir_all(game.path().join("anims")).unwrap();
+        let bin = game.path().join("anims/fx.gaf");
+        std::fs::write(&bin, sample_with(0, 0xC0)).unwrap();
+        let opts = MountOptions {
+            state_dir: Some(state.path().to_path_buf()),
+            ..MountOptions::default()
+        };
+        let core = Core::new(game.path(), opts, None).unwrap();
+        let rel = Path::new("anims/fx.gaf");
+        assert!(matches!(core.resolve(rel).unwrap(), Resolved::Asset { .. }));
+        let a = Ident::of(&std::fs::metadata(&bin).unwrap());
+        assert!(core.held_view(rel, &a).is_some(), "the view of A is held");
+        // B written behind the mount's back: nothing has looked it up since
+        std::thread::sleep(std::time::Duration::from_millis(20));
+        let b_bytes = sample_with(0, 0xC1);
+        std::fs::write(&bin, &b_bytes).unwrap();
+        let b_meta = std::fs::metadata(&bin).unwrap();
+        assert!(core.held_view(rel, &Ident::of(&b_meta)).is_none());
+        // frame 2 edited, staged on B (as a save after a look-up of B stages it)
+        let opts = view_options_for(game.path(), "anims/fx.gaf");
+        let view = crate::view::open(AssetKind::Gaf, &b_bytes, &opts).unwrap();
+        let d = decode_png(&view.render_vec("pulse/2.png").unwrap()).unwrap();
+        let PngPixels::Indexed {
+            mut indices, trns, ..
+        } = d.pixels
+        else {
+            panic!("dump PNGs are indexed")
+        };
+        let transparent = trns.iter().position(|a| *a == 0).map(|i| i as u8);
+        let k = indices
+            .iter()
+            .position(|i| Some(*i) != transparent)
+            .unwrap();
+        indices[k] = if indices[k] == 0xB5 { 0xB6 } else { 0xB5 };
+        let mut png = Vec::new();
+        write_indexed_png(
+            &mut png,
+            d.width,
+            d.height,
+            &indices,
+            &opts.palette,
+            transparent,
+        )
+        .unwrap();
+        core.with_stage(rel, &b_meta, |s| {
+            std::fs::create_dir_all(s.path("pulse"))?;
+            std::fs::write(s.path("pulse/2.png"), &png)?;
+            Core::mark_dirty(s, "pulse/2.png");
+            Ok(())
+        })
+        .unwrap();
+        core.commit(rel, "pulse/2.png").unwrap();
+        // built from B's bytes: B's frame 0, the edited frame 2 (from A's view, frame 0
+        // would be A's)
+        let out = std::fs::read(&bin).unwrap();
+        assert_eq!(first_drawn(&out, 0), 0xC1);
+        assert_eq!(first_drawn(&out, 2), indices[k]);
+    }
 }
