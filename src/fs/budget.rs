@@ -256,6 +256,20 @@ mod tests {
     }
 
     #[test]
+    fn a_lease_tried_without_waiting_is_refused_at_once_and_granted_after_eviction() {
+        let b = Budget::new(100);
+        let held = b.lease(80, || false).unwrap();
+        let t = Instant::now();
+        assert!(matches!(b.try_lease(50, || false), Err(Refused::Busy)));
+        assert!(t.elapsed() < Duration::from_secs(1), "did not wait");
+        let mut held = Some(held);
+        let got = b.try_lease(50, || held.take().is_some()).unwrap();
+        assert_eq!(b.used(), 50);
+        drop(got);
+        assert_eq!(b.used(), 0);
+    }
+
+    #[test]
     fn a_waiting_lease_gets_room_given_back_by_another_thread() {
         let b = Budget::new(100);
         let a = b.lease(80, || false).unwrap();

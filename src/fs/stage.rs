@@ -962,6 +962,84 @@ mod tests {
     }
 
     #[test]
+    fn an_operation_recognises_the_binary_it_wrote_by_its_identity() {
+        let d = tempfile::tempdir().unwrap();
+        let bin = d.path().join("x.gaf");
+        let gap = std::time::Duration::from_secs(60);
+        let mut s = Stage::load(&d.path().join("state"), &bin);
+        std::fs::write(&bin, b"v0").unwrap();
+        let m = std::fs::symlink_metadata(&bin).unwrap();
+        s.keep_replaced(&bin, Version::Bytes(b"v0"), &m, Written::of(b"v1"), gap)
+            .unwrap();
+        std::fs::write(d.path().join("new"), b"v1").unwrap();
+        std::fs::rename(d.path().join("new"), &bin).unwrap();
+        let now = std::fs::symlink_metadata(&bin).unwrap();
+        s.note_replaced(&Ident::of(&now));
+        assert_eq!(history_of(&s.history).len(), 1);
+        // the file the last commit renamed into place, by its identity: its bytes are not
+        // looked at (these would not match the record)
+        s.keep_replaced(&bin, Version::Bytes(b"zz"), &now, Written::of(b"v2"), gap)
+            .unwrap();
+        assert_eq!(history_of(&s.history).len(), 1, "continues the operation");
+        // another identity (the binary changed since) with other bytes: a new operation
+        std::thread::sleep(std::time::Duration::from_millis(20));
+        std::fs::write(&bin, b"v9").unwrap();
+        let other = std::fs::symlink_metadata(&bin).unwrap();
+        s.note_replaced(&Ident::of(&now));
+        s.keep_replaced(&bin, Version::Bytes(b"v9"), &other, Written::of(b"v3"), gap)
+            .unwrap();
+        assert_eq!(
+            history_of(&s.history).len(),
+            2,
+            "a new operation keeps the binary"
+        );
+    }
+
+    #[test]
+    fn a_staged_tree_answers_as_the_file_system_does() {
+        let d = tempfile::tempdir().unwrap();
+        let f = d.path().join("files");
+        std::fs::create_dir_all(f.join("seq/0.layers")).unwrap();
+        std::fs::write(f.join("metadata.json"), b"{}").unwrap();
+        std::fs::write(f.join("seq/1.png"), b"x").unwrap();
+        std::fs::write(f.join("seq/.tafs-filling"), b"").unwrap();
+        std::os::unix::fs::symlink("1.png", f.join("seq/2.png")).unwrap();
+        let t = StagedTree::of(&f);
+        assert!(t.complete());
+        for (p, k) in [
+            ("", Some(StagedKind::Dir)),
+            ("metadata.json", Some(StagedKind::File)),
+            ("seq", Some(StagedKind::Dir)),
+            ("seq/0.layers", Some(StagedKind::Dir)),
+            ("seq/1.png", Some(StagedKind::File)),
+            ("seq/.tafs-filling", Some(StagedKind::File)),
+            ("seq/2.png", Some(StagedKind::Other)),
+            ("seq/3.png", None),
+            ("other/1.png", None),
+        ] {
+            assert_eq!(t.kind(p), k, "{p}");
+            let real = std::fs::symlink_metadata(if p.is_empty() { f.clone() } else { f.join(p) });
+            assert_eq!(real.is_ok(), k.is_some(), "{p}");
+        }
+        let kids: Vec<(String, bool)> = t.children("seq").unwrap().to_vec();
+        assert_eq!(
+            kids,
+            [
+                (".tafs-filling".to_string(), false),
+                ("0.layers".to_string(), true),
+                ("1.png".to_string(), false),
+                ("2.png".to_string(), false),
+            ]
+        );
+        assert_eq!(t.children("seq/0.layers"), Some(&[][..]));
+        assert!(t.children("seq/1.png").is_none());
+        // no staged tree at all: nothing staged
+        let none = StagedTree::of(&d.path().join("missing"));
+        assert_eq!(none.kind("metadata.json"), None);
+        assert!(none.children("").is_none());
+    }
+
+    #[test]
     fn a_link_whose_commit_did_not_replace_the_binary_is_undone() {
         use std::os::unix::fs::MetadataExt;
         let d = tempfile::tempdir().unwrap();
