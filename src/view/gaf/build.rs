@@ -171,6 +171,9 @@ pub fn build(files: &dyn FileSet, opts: &BuildOptions) -> Result<Built, ViewErro
     Ok(Built { gaf, warnings })
 }
 
+/// A sequence.csv row: index, name, loop_flags, unknown4 (each as given, if given).
+type SequenceRow = (Option<u64>, String, Option<u16>, Option<u32>);
+
 /// A sequence's list as a build reads it: the file's bytes, or the base's own (the file is
 /// the one the base generates, [`FileSet::generated`]).
 pub(super) enum Input {
@@ -391,8 +394,8 @@ pub(super) fn build_sequence(
     let mut index = None;
     let mut name: Vec<u8> = dir.as_bytes().to_vec();
     let (mut loop_word, mut word4) = (1u16, 0u32);
-    // (index, name, loop_flags, unknown4) of the row, as parsed or as the base has them
-    let row: Option<(Option<u64>, String, Option<u16>, Option<u32>)> = match seq_csv {
+    // the row, as parsed or as the base has it
+    let row: Option<SequenceRow> = match seq_csv {
         None => None,
         Some(Input::Base) => base_seq.map(|(si, s)| {
             (
