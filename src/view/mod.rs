@@ -607,6 +607,18 @@ pub fn rebuild_from(
             if let RebuildBase::Gaf(_) = base {
                 return Ok(Rebuilt { bytes, unchanged });
             }
+            // what the models said, checked against the bytes (of a base that rewrites
+            // to itself, as every parsed GAF should)
+            debug_assert!(
+                match (unchanged, given, model) {
+                    (Some(u), Some(b), Some(m)) => {
+                        crate::formats::gaf::write(m).ok().as_deref() != Some(b)
+                            || u == (b == bytes.as_slice())
+                    }
+                    _ => true,
+                },
+                "same_bytes misjudged a rebuild"
+            );
             Ok(bytes)
         }
         // maps carry everything pack needs in their unpacked files (no base needed)
