@@ -29,6 +29,23 @@ pub fn write(target: &Path, bytes: &[u8], like: Option<&Metadata>) -> io::Result
     write_with(target, like, |w| w.write_all(bytes))
 }
 
+/// Replaces `target` with `bytes` as [`write()`] does (readers see the old or the new
+/// content, never a part), without syncing the file or its folder: for records a crash may
+/// lose (the next run does without them), not for data.
+pub fn write_unsynced(target: &Path, bytes: &[u8]) -> io::Result<()> {
+    let dir = match target.parent() {
+        Some(d) if !d.as_os_str().is_empty() => d,
+        _ => Path::new("."),
+    };
+    let mut tmp = tempfile::Builder::new()
+        .prefix(&temp_prefix(target))
+        .permissions(std::fs::Permissions::from_mode(0o666))
+        .tempfile_in(dir)?;
+    tmp.as_file_mut().write_all(bytes)?;
+    tmp.persist(target).map_err(|e| e.error)?;
+    Ok(())
+}
+
 /// Replaces `target` with what `f` writes (buffered), keeping the mode and owner of the file
 /// it replaces (looked up now). On error of `f` or of the write nothing is left behind.
 pub fn replace_with<E: From<io::Error>>(
@@ -213,6 +230,16 @@ mod tests {
         assert_eq!(std::fs::read(&p).unwrap(), b"new!");
         let mode = std::fs::metadata(&p).unwrap().mode() & 0o7777;
         assert_eq!(mode, 0o604);
+        assert_eq!(std::fs::read_dir(d.path()).unwrap().count(), 1);
+    }
+
+    #[test]
+    fn an_unsynced_replacement_leaves_the_new_bytes_and_nothing_else() {
+        let d = tempfile::tempdir().unwrap();
+        let p = d.path().join("times.json");
+        std::fs::write(&p, b"old").unwrap();
+        write_unsynced(&p, b"new").unwrap();
+        assert_eq!(std::fs::read(&p).unwrap(), b"new");
         assert_eq!(std::fs::read_dir(d.path()).unwrap().count(), 1);
     }
 

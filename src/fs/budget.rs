@@ -91,7 +91,26 @@ impl Budget {
     pub(crate) fn lease(
         self: &Arc<Self>,
         need: u64,
+        evict: impl FnMut() -> bool,
+    ) -> Result<Lease, Refused> {
+        self.lease_within(need, evict, WAIT)
+    }
+
+    /// [`Budget::lease`] without waiting for leases to be given back: `Busy` at once when
+    /// evicting leaves no room.
+    pub(crate) fn try_lease(
+        self: &Arc<Self>,
+        need: u64,
+        evict: impl FnMut() -> bool,
+    ) -> Result<Lease, Refused> {
+        self.lease_within(need, evict, Duration::ZERO)
+    }
+
+    fn lease_within(
+        self: &Arc<Self>,
+        need: u64,
         mut evict: impl FnMut() -> bool,
+        wait: Duration,
     ) -> Result<Lease, Refused> {
         if need > self.cap {
             return Err(Refused::TooLarge {
@@ -99,7 +118,7 @@ impl Budget {
                 cap: self.cap,
             });
         }
-        let deadline = Instant::now() + WAIT;
+        let deadline = Instant::now() + wait;
         loop {
             {
                 let mut used = lock(&self.used);
@@ -159,10 +178,27 @@ pub(crate) fn estimate(kind: AssetKind, bytes: &[u8], limits: &Limits) -> u64 {
     }
 }
 
-/// A decoded view with the lease of the memory it holds.
+/// A decoded view with the lease of the memory it holds (none yet, or given back: a view a
+/// commit validated is leased once it replaces the binary; the version it replaced, kept
+/// only to compare times with, is no longer counted, as a decode made for that is not).
 pub(crate) struct Leased {
-    pub(crate) view: Box<dyn View>,
-    pub(crate) _lease: Lease,
+    view: Box<dyn View>,
+    lease: Mutex<Option<Lease>>,
+}
+
+impl Leased {
+    /// `view` holding `lease`.
+    pub(crate) fn new(view: Box<dyn View>, lease: Option<Lease>) -> Leased {
+        Leased {
+            view,
+            lease: Mutex::new(lease),
+        }
+    }
+
+    /// The view now holds `lease` (one it held before is given back).
+    pub(crate) fn set_lease(&self, lease: Lease) {
+        *lock(&self.lease) = Some(lease);
+    }
 }
 
 impl View for Leased {
@@ -187,6 +223,12 @@ impl View for Leased {
     fn render_vec(&self, path: &str) -> Result<Vec<u8>, ViewError> {
         self.view.render_vec(path)
     }
+    fn gaf_model(&self) -> Option<&crate::formats::gaf::Gaf> {
+        self.view.gaf_model()
+    }
+    fn unlease(&self) {
+        drop(lock(&self.lease).take());
+    }
 }
 
 #[cfg(test)]
@@ -210,6 +252,20 @@ mod tests {
         let c = b.lease(60, || held.take().is_some()).unwrap();
         assert_eq!(b.used(), 60);
         drop(c);
+        assert_eq!(b.used(), 0);
+    }
+
+    #[test]
+    fn a_lease_tried_without_waiting_is_refused_at_once_and_granted_after_eviction() {
+        let b = Budget::new(100);
+        let held = b.lease(80, || false).unwrap();
+        let t = Instant::now();
+        assert!(matches!(b.try_lease(50, || false), Err(Refused::Busy)));
+        assert!(t.elapsed() < Duration::from_secs(1), "did not wait");
+        let mut held = Some(held);
+        let got = b.try_lease(50, || held.take().is_some()).unwrap();
+        assert_eq!(b.used(), 50);
+        drop(got);
         assert_eq!(b.used(), 0);
     }
 

@@ -12,7 +12,7 @@
 //! files again after a remount. The commits of one operation (saves of one asset less than
 //! the mount's operation gap apart) keep one version: the binary before the operation.
 
-use crate::view::{AssetKind, FileSet, ViewError, ViewOptions};
+use crate::view::{AssetKind, FileSet, RebuildBase, Rebuilt, ViewError, ViewOptions};
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeSet;
 use std::io::Write;
@@ -31,11 +31,11 @@ pub const OPERATION_LINES: usize = 64;
 /// are one operation by default: its commits keep one version in the history.
 pub const OPERATION_GAP: std::time::Duration = std::time::Duration::from_secs(2);
 
-/// Rebuilds a binary of `kind` from a file set; `base` is the current binary (unchanged parts
-/// keep its stored bytes). The mount uses [`crate::view::rebuild`]; tests can substitute
-/// their own.
+/// Rebuilds a binary of `kind` from a file set; `base` is the current binary, as bytes or as
+/// decoded (unchanged parts keep its stored bytes). The mount uses
+/// [`crate::view::rebuild_from`]; tests can substitute their own.
 pub type Packer = Arc<
-    dyn Fn(AssetKind, &dyn FileSet, Option<&[u8]>, &ViewOptions) -> Result<Vec<u8>, ViewError>
+    dyn Fn(AssetKind, &dyn FileSet, RebuildBase<'_>, &ViewOptions) -> Result<Rebuilt, ViewError>
         + Send
         + Sync,
 >;
@@ -128,6 +128,10 @@ pub struct Operation {
     pub last_ms: u64,
     /// What its last commit wrote (the binary a commit continuing it replaces).
     pub wrote: Option<Written>,
+    /// The identity of the binary its last commit wrote, once renamed into place: a binary
+    /// of that identity is known to hold what `wrote` records without reading it.
+    #[serde(default)]
+    pub wrote_ident: Option<Ident>,
     /// Its commits' outcomes, oldest first (at most [`OPERATION_LINES`]).
     pub commits: Vec<String>,
     /// Commits not in `commits` (the earliest beyond [`OPERATION_LINES`]).
@@ -281,6 +285,101 @@ pub struct Stage {
     pub meta: StageMeta,
 }
 
+/// What kind of entry a staged path is ([`StagedTree`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum StagedKind {
+    /// A regular file.
+    File,
+    /// A folder.
+    Dir,
+    /// Anything else (a symlink, …).
+    Other,
+}
+
+/// The staged tree of one staging area as one pass of `readdir` found it (no `stat`): what a
+/// commit's build asks of every frame (staged or not, a folder, being filled) answered from
+/// memory instead of a system call per question. Taken under the asset's stage lock, for
+/// one build.
+#[derive(Debug, Default)]
+pub struct StagedTree {
+    entries: std::collections::HashMap<String, StagedKind>,
+    /// Folders' children, sorted.
+    children: std::collections::HashMap<String, Vec<(String, bool)>>,
+}
+
+/// Entries a [`StagedTree`] records at most (a larger staging area is walked no further;
+/// what is beyond is taken as not staged only by builds that tolerate it: see
+/// [`StagedTree::complete`]).
+const SNAPSHOT_MAX: usize = 1 << 20;
+
+impl StagedTree {
+    /// Walks `files` (a staging area's tree; missing: empty).
+    pub fn of(files: &Path) -> StagedTree {
+        let mut t = StagedTree::default();
+        let mut stack = vec![String::new()];
+        let mut n = 0usize;
+        while let Some(dir) = stack.pop() {
+            let real = if dir.is_empty() {
+                files.to_path_buf()
+            } else {
+                files.join(&dir)
+            };
+            let Ok(rd) = std::fs::read_dir(&real) else {
+                continue;
+            };
+            let mut kids = Vec::new();
+            for e in rd.flatten() {
+                let Ok(name) = e.file_name().into_string() else {
+                    continue;
+                };
+                let kind = match e.file_type() {
+                    Ok(ft) if ft.is_dir() => StagedKind::Dir,
+                    Ok(ft) if ft.is_file() => StagedKind::File,
+                    _ => StagedKind::Other,
+                };
+                let p = if dir.is_empty() {
+                    name.clone()
+                } else {
+                    format!("{dir}/{name}")
+                };
+                n += 1;
+                if n > SNAPSHOT_MAX {
+                    t.entries.clear();
+                    t.children.clear();
+                    t.entries.insert(String::new(), StagedKind::Other);
+                    return t;
+                }
+                if kind == StagedKind::Dir && stack.len() < 4096 {
+                    stack.push(p.clone());
+                }
+                kids.push((name, kind == StagedKind::Dir));
+                t.entries.insert(p, kind);
+            }
+            kids.sort();
+            t.entries.entry(dir.clone()).or_insert(StagedKind::Dir);
+            t.children.insert(dir, kids);
+        }
+        t
+    }
+
+    /// Whether the walk recorded everything (a tree over [`SNAPSHOT_MAX`] entries is not
+    /// answered from memory).
+    pub fn complete(&self) -> bool {
+        self.entries.get("") != Some(&StagedKind::Other)
+    }
+
+    /// The kind of staged `path` (`""`: the tree itself), `None` when nothing is staged there.
+    pub fn kind(&self, path: &str) -> Option<StagedKind> {
+        self.entries.get(path).copied()
+    }
+
+    /// The entries of staged folder `dir` (name, is a folder), sorted; `None` when it is no
+    /// staged folder.
+    pub fn children(&self, dir: &str) -> Option<&[(String, bool)]> {
+        self.children.get(dir).map(Vec::as_slice)
+    }
+}
+
 pub use sha_like::fnv64;
 
 /// The key of a binary's staging area and history.
@@ -411,9 +510,14 @@ impl Stage {
         new: Written,
         gap: std::time::Duration,
     ) -> std::io::Result<Option<PathBuf>> {
-        // the old version's record is read only when it can matter (same size)
-        let wrote = self.ongoing(gap).and_then(|o| o.wrote);
+        // the binary the last commit wrote, unchanged since (the same identity), or else of
+        // the same record: the old version's record is read only when it can matter (no
+        // known identity, the same size)
+        let (wrote, wrote_ident) = self
+            .ongoing(gap)
+            .map_or((None, None), |o| (o.wrote, o.wrote_ident.clone()));
         let continues = match wrote {
+            Some(_) if wrote_ident.is_some_and(|i| i == Ident::of(old_meta)) => true,
             Some(w) if w.size == old.len()? => old.written()? == w,
             _ => false,
         };
@@ -428,9 +532,18 @@ impl Stage {
         }
         if let Some(o) = self.meta.operation.as_mut() {
             o.wrote = Some(new);
+            o.wrote_ident = None;
             o.last_ms = now_ms();
         }
         Ok(linked)
+    }
+
+    /// The binary [`Self::keep_replaced`] was called for was replaced: it is now `ident`
+    /// (the file the operation's last commit wrote).
+    pub fn note_replaced(&mut self, ident: &Ident) {
+        if let Some(o) = self.meta.operation.as_mut() {
+            o.wrote_ident = Some(ident.clone());
+        }
     }
 
     /// Removes history version `p`, a hard link of the binary made by
@@ -846,6 +959,84 @@ mod tests {
         assert!(s
             .clean_status("binary", zero)
             .starts_with("clean: the last save"));
+    }
+
+    #[test]
+    fn an_operation_recognises_the_binary_it_wrote_by_its_identity() {
+        let d = tempfile::tempdir().unwrap();
+        let bin = d.path().join("x.gaf");
+        let gap = std::time::Duration::from_secs(60);
+        let mut s = Stage::load(&d.path().join("state"), &bin);
+        std::fs::write(&bin, b"v0").unwrap();
+        let m = std::fs::symlink_metadata(&bin).unwrap();
+        s.keep_replaced(&bin, Version::Bytes(b"v0"), &m, Written::of(b"v1"), gap)
+            .unwrap();
+        std::fs::write(d.path().join("new"), b"v1").unwrap();
+        std::fs::rename(d.path().join("new"), &bin).unwrap();
+        let now = std::fs::symlink_metadata(&bin).unwrap();
+        s.note_replaced(&Ident::of(&now));
+        assert_eq!(history_of(&s.history).len(), 1);
+        // the file the last commit renamed into place, by its identity: its bytes are not
+        // looked at (these would not match the record)
+        s.keep_replaced(&bin, Version::Bytes(b"zz"), &now, Written::of(b"v2"), gap)
+            .unwrap();
+        assert_eq!(history_of(&s.history).len(), 1, "continues the operation");
+        // another identity (the binary changed since) with other bytes: a new operation
+        std::thread::sleep(std::time::Duration::from_millis(20));
+        std::fs::write(&bin, b"v9").unwrap();
+        let other = std::fs::symlink_metadata(&bin).unwrap();
+        s.note_replaced(&Ident::of(&now));
+        s.keep_replaced(&bin, Version::Bytes(b"v9"), &other, Written::of(b"v3"), gap)
+            .unwrap();
+        assert_eq!(
+            history_of(&s.history).len(),
+            2,
+            "a new operation keeps the binary"
+        );
+    }
+
+    #[test]
+    fn a_staged_tree_answers_as_the_file_system_does() {
+        let d = tempfile::tempdir().unwrap();
+        let f = d.path().join("files");
+        std::fs::create_dir_all(f.join("seq/0.layers")).unwrap();
+        std::fs::write(f.join("metadata.json"), b"{}").unwrap();
+        std::fs::write(f.join("seq/1.png"), b"x").unwrap();
+        std::fs::write(f.join("seq/.tafs-filling"), b"").unwrap();
+        std::os::unix::fs::symlink("1.png", f.join("seq/2.png")).unwrap();
+        let t = StagedTree::of(&f);
+        assert!(t.complete());
+        for (p, k) in [
+            ("", Some(StagedKind::Dir)),
+            ("metadata.json", Some(StagedKind::File)),
+            ("seq", Some(StagedKind::Dir)),
+            ("seq/0.layers", Some(StagedKind::Dir)),
+            ("seq/1.png", Some(StagedKind::File)),
+            ("seq/.tafs-filling", Some(StagedKind::File)),
+            ("seq/2.png", Some(StagedKind::Other)),
+            ("seq/3.png", None),
+            ("other/1.png", None),
+        ] {
+            assert_eq!(t.kind(p), k, "{p}");
+            let real = std::fs::symlink_metadata(if p.is_empty() { f.clone() } else { f.join(p) });
+            assert_eq!(real.is_ok(), k.is_some(), "{p}");
+        }
+        let kids: Vec<(String, bool)> = t.children("seq").unwrap().to_vec();
+        assert_eq!(
+            kids,
+            [
+                (".tafs-filling".to_string(), false),
+                ("0.layers".to_string(), true),
+                ("1.png".to_string(), false),
+                ("2.png".to_string(), false),
+            ]
+        );
+        assert_eq!(t.children("seq/0.layers"), Some(&[][..]));
+        assert!(t.children("seq/1.png").is_none());
+        // no staged tree at all: nothing staged
+        let none = StagedTree::of(&d.path().join("missing"));
+        assert_eq!(none.kind("metadata.json"), None);
+        assert!(none.children("").is_none());
     }
 
     #[test]

@@ -168,6 +168,17 @@ pub trait View: Send + Sync {
         self.render(path, &mut v)?;
         Ok(v)
     }
+
+    /// The decoded binary a rebuild can start from instead of decoding the binary again
+    /// ([`RebuildBase::Gaf`]): a GAF view's [`crate::formats::gaf::Gaf`]; `None` (the
+    /// default) for other views.
+    fn gaf_model(&self) -> Option<&crate::formats::gaf::Gaf> {
+        None
+    }
+
+    /// Gives back what the view holds leased from a memory budget, if anything (the mount's
+    /// decoded views: one kept beyond the cache is then no longer counted).
+    fn unlease(&self) {}
 }
 
 /// Writes every entry of `view` under `target` (created if missing). Files are rendered on
@@ -259,6 +270,14 @@ pub trait FileSet {
     /// of the generated view not staged over): a build may take the base's own data for it
     /// without reading it. `false` unless a file set knows.
     fn unedited(&self, _path: &str) -> bool {
+        false
+    }
+
+    /// Whether `path` is the file the build's base binary generates there itself: not
+    /// staged (not even as an unedited copy), deleted or in a folder being filled. A build
+    /// may take the base's own data for it as parsing it would give them. `false` unless a
+    /// file set knows.
+    fn generated(&self, _path: &str) -> bool {
         false
     }
 }
@@ -522,35 +541,85 @@ pub fn open(kind: AssetKind, data: &[u8], opts: &ViewOptions) -> Result<Box<dyn 
 /// The inverse of [`open`]: rebuilds the binary of `kind` from a file set, as `tafs gaf build
 /// --base` (GAF) / `tafs tnt pack` (TNT) / `tafs pcx build` / `tafs pal build` do; `base` is
 /// the current binary (unchanged GAF frames keep its stored bytes; a PCX keeps its pixels'
-/// indices where the colour is unchanged; a palette carrier keeps its picture). The mount
-/// commits with it. A 3DO is read-only: refused.
+/// indices where the colour is unchanged; a palette carrier keeps its picture). A 3DO is
+/// read-only: refused.
 pub fn rebuild(
     kind: AssetKind,
     files: &dyn FileSet,
     base: Option<&[u8]>,
     opts: &ViewOptions,
 ) -> Result<Vec<u8>, ViewError> {
-    match kind {
+    let base = base.map_or(RebuildBase::None, RebuildBase::Bytes);
+    Ok(rebuild_from(kind, files, base, opts)?.bytes)
+}
+
+/// The binary a rebuild starts from ([`rebuild_from`]).
+#[derive(Clone, Copy)]
+pub enum RebuildBase<'a> {
+    /// None (a new asset).
+    None,
+    /// The current binary's bytes.
+    Bytes(&'a [u8]),
+    /// The current GAF as decoded (its frames as stored, [`crate::formats::gaf::parse_stored`]):
+    /// what its bytes would be parsed to, without reading them again.
+    Gaf(&'a crate::formats::gaf::Gaf),
+}
+
+/// What [`rebuild_from`] gives.
+#[derive(Debug)]
+pub struct Rebuilt {
+    /// The new binary.
+    pub bytes: Vec<u8>,
+    /// Whether it is the base's bytes, when known without them (a GAF base: see
+    /// [`gaf::same_bytes`]); always known for a base given as bytes, never without one.
+    pub unchanged: Option<bool>,
+}
+
+/// [`rebuild`] from a base given as bytes or as decoded; the mount commits with it.
+pub fn rebuild_from(
+    kind: AssetKind,
+    files: &dyn FileSet,
+    base: RebuildBase<'_>,
+    opts: &ViewOptions,
+) -> Result<Rebuilt, ViewError> {
+    let given = match base {
+        RebuildBase::Bytes(b) => Some(b),
+        RebuildBase::None | RebuildBase::Gaf(_) => None,
+    };
+    let same = |bytes: Vec<u8>| Rebuilt {
+        unchanged: given.map(|b| b == bytes.as_slice()),
+        bytes,
+    };
+    let base_bytes = given;
+    let bytes = match kind {
         AssetKind::Gaf => {
-            use gaf::{build, BuildOptions, Storage};
             // the base's frames are taken as stored, decoded only where compared
-            let base = match base {
-                Some(b) => Some(crate::formats::gaf::parse_stored(b, &opts.limits)?),
-                None => None,
+            let parsed;
+            let model = match base {
+                RebuildBase::Gaf(g) => Some(g),
+                RebuildBase::Bytes(b) => {
+                    parsed = crate::formats::gaf::parse_stored(b, &opts.limits)?;
+                    Some(&parsed)
+                }
+                RebuildBase::None => None,
             };
-            let built = build(
-                files,
-                &BuildOptions {
-                    palette: opts.palette.clone(),
-                    storage: Storage::Auto,
-                    asset_path: opts.asset_path.clone(),
-                    base,
-                },
-            )?;
-            for w in &built.warnings {
-                log::debug!("build: {w}");
+            let (bytes, unchanged) = gaf::rebuild(files, model, opts)?;
+            if let RebuildBase::Gaf(_) = base {
+                return Ok(Rebuilt { bytes, unchanged });
             }
-            Ok(crate::formats::gaf::write(&built.gaf)?)
+            // what the models said, checked against the bytes (of a base that rewrites
+            // to itself, as every parsed GAF should)
+            debug_assert!(
+                match (unchanged, given, model) {
+                    (Some(u), Some(b), Some(m)) => {
+                        crate::formats::gaf::write(m).ok().as_deref() != Some(b)
+                            || u == (b == bytes.as_slice())
+                    }
+                    _ => true,
+                },
+                "same_bytes misjudged a rebuild"
+            );
+            Ok(bytes)
         }
         // maps carry everything pack needs in their unpacked files (no base needed)
         AssetKind::Tnt => tnt::pack(
@@ -563,20 +632,21 @@ pub fn rebuild(
         AssetKind::Pcx => {
             // a palette carrier's view has no image.png; which view it was is the base's
             // content when there is one, else the files present
-            let carrier = match base {
+            let carrier = match base_bytes {
                 Some(b) => pal::is_palette_carrier(b, &opts.limits),
                 None => files.read(pcx::IMAGE)?.is_none(),
             };
             if carrier {
-                pal::build(files, pal::PaletteFile::Pcx, base, &opts.limits)
+                pal::build(files, pal::PaletteFile::Pcx, base_bytes, &opts.limits)
             } else {
-                pcx::build(files, base, &opts.limits)
+                pcx::build(files, base_bytes, &opts.limits)
             }
         }
-        AssetKind::Pal => pal::build(files, pal::PaletteFile::Pal, base, &opts.limits),
+        AssetKind::Pal => pal::build(files, pal::PaletteFile::Pal, base_bytes, &opts.limits),
         AssetKind::Model3d => Err(ViewError::invalid(
             "",
             "3DO models are read-only: their directory cannot be built back",
         )),
-    }
+    };
+    bytes.map(same)
 }

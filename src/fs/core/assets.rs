@@ -74,9 +74,17 @@ impl Outcome {
         name: &str,
         decoded: Result<Box<dyn View>, ViewError>,
     ) -> Option<(Arc<Layout>, Arc<dyn View>)> {
+        self.settle_arc(name, decoded.map(Arc::from))
+    }
+
+    /// [`Outcome::settle`] of a view already shared.
+    pub(in crate::fs) fn settle_arc(
+        &mut self,
+        name: &str,
+        decoded: Result<Arc<dyn View>, ViewError>,
+    ) -> Option<(Arc<Layout>, Arc<dyn View>)> {
         match decoded {
             Ok(v) => {
-                let v: Arc<dyn View> = Arc::from(v);
                 let layout = match self {
                     Outcome::Ready(l) => l.clone(),
                     _ => Arc::new(Layout::new(&*v)),
@@ -114,6 +122,15 @@ impl<K: Hash + Eq + Clone> AssetCache<K> {
         }
     }
 
+    /// [`AssetCache::admit`] without waiting for room held by views in use
+    /// ([`Budget::try_lease`]).
+    pub(in crate::fs) fn try_admit(&self, need: u64) -> Result<Lease, Refused> {
+        self.budget.try_lease(need, || {
+            let popped = lock(&self.views).pop_lru();
+            popped.is_some()
+        })
+    }
+
     /// Leases `need` bytes for a decode, evicting the least recently used views to make
     /// room (see [`Budget::lease`]).
     pub(in crate::fs) fn admit(&self, need: u64) -> Result<Lease, Refused> {
@@ -148,12 +165,8 @@ impl<K: Hash + Eq + Clone> AssetCache<K> {
                 return Err(FsError::NoRoom);
             }
         };
-        Ok(open(kind, bytes, opts).map(|view| {
-            Box::new(Leased {
-                view,
-                _lease: lease,
-            }) as Box<dyn View>
-        }))
+        Ok(open(kind, bytes, opts)
+            .map(|view| Box::new(Leased::new(view, Some(lease))) as Box<dyn View>))
     }
 
     /// The decoded view of `k` if it is in memory (marked recently used).
@@ -229,6 +242,15 @@ impl<K: Hash + Eq + Clone> AssetCache<K> {
     pub(in crate::fs) fn total(&self) -> u64 {
         self.bytes.total()
     }
+}
+
+/// A binary a commit just wrote, handed to [`Core::resolve_given`]: its identity then, its
+/// record, and its view as the commit decoded and leased it (else its bytes, to decode).
+pub(in crate::fs) struct Given {
+    pub(in crate::fs) ident: Ident,
+    pub(in crate::fs) written: crate::fs::stage::Written,
+    pub(in crate::fs) view: Option<Arc<dyn View>>,
+    pub(in crate::fs) bytes: Option<Vec<u8>>,
 }
 
 /// The core's cache key: an asset (path relative to the game folder) at one identity.
@@ -370,12 +392,13 @@ impl Core {
         self.resolve_given(rel, None)
     }
 
-    /// [`Core::resolve`]; `given`: the bytes of the binary as a commit just wrote it and its
-    /// identity then, used instead of reading it again while the file is still that one.
+    /// [`Core::resolve`]; `given`: the binary as a commit just wrote it (its view, else its
+    /// bytes) and its identity then, used instead of reading and decoding it again while the
+    /// file is still that one.
     pub(in crate::fs) fn resolve_given(
         &self,
         rel: &Path,
-        given: Option<(Vec<u8>, Ident)>,
+        given: Option<Given>,
     ) -> Result<Resolved, FsError> {
         let meta = match self.watched_lstat(rel) {
             Ok(m) => m,
@@ -401,9 +424,15 @@ impl Core {
                 _ => Resolved::Plain(meta),
             });
         }
-        let read = match given.filter(|(b, i)| *i == id && b.len() as u64 == meta.len()) {
-            Some((b, _)) => Ok((Binary::Bytes(b), meta.clone())),
-            None => self.read_binary(rel),
+        let given = given.filter(|g| g.ident == id && g.written.size == meta.len());
+        let (given_view, given_written) = match &given {
+            Some(g) => (g.view.clone(), Some(g.written)),
+            None => (None, None),
+        };
+        let read = match given.and_then(|g| g.bytes) {
+            _ if given_view.is_some() => Ok((None, meta.clone())),
+            Some(b) => Ok((Some(Binary::Bytes(b)), meta.clone())),
+            None => self.read_binary(rel).map(|(b, m)| (Some(b), m)),
         };
         let (bytes, meta) = match read {
             Ok(x) => x,
@@ -420,10 +449,18 @@ impl Core {
         st.gen = self.next_gen.fetch_add(1, Ordering::Relaxed);
         st.ident = Some(new_ident.clone());
         if let Some(stage) = lock(&asset.stage).as_mut() {
-            self.rebase(rel, stage, &new_ident, &|| bytes.written());
+            self.rebase(rel, stage, &new_ident, &|| match (&bytes, given_written) {
+                (_, Some(w)) => Ok(w),
+                (Some(b), None) => b.written(),
+                (None, None) => Err(std::io::Error::other("no record")),
+            });
         }
         st.outcome = Outcome::Unknown;
-        let decoded = self.decode(rel, bytes);
+        let decoded = match (bytes, given_view) {
+            (_, Some(v)) => Ok(Ok(v)),
+            (Some(b), None) => self.decode(rel, b).map(|r| r.map(Arc::from)),
+            (None, None) => Err(FsError::Stale),
+        };
         let result = match decoded {
             // no room now: decoded again on the next look-up
             Err(e) => {
@@ -431,7 +468,7 @@ impl Core {
                 Err(e)
             }
             Ok(decoded) => Ok(
-                match st.outcome.settle(&rel.display().to_string(), decoded) {
+                match st.outcome.settle_arc(&rel.display().to_string(), decoded) {
                     Some((layout, view)) => {
                         self.cache
                             .keep_view((rel.to_path_buf(), new_ident.clone()), view);
@@ -456,6 +493,22 @@ impl Core {
             self.invalidate_gen(old_gen, root);
         }
         result
+    }
+
+    /// The decoded view of `rel` the cache holds for the identity `ident`, when that is the
+    /// identity last decoded and the view is a GAF's ([`View::gaf_model`]): a commit builds
+    /// from it instead of reading and decoding the binary. Never waits for the asset's state
+    /// (a commit holds the stage lock, taken after the state lock elsewhere): `None` when it
+    /// is busy.
+    pub(in crate::fs) fn held_view(&self, rel: &Path, ident: &Ident) -> Option<Arc<dyn View>> {
+        let asset = self.slot(rel);
+        let st = asset.state.try_lock().ok()?;
+        if st.ident.as_ref() != Some(ident) || !matches!(st.outcome, Outcome::Ready(_)) {
+            return None;
+        }
+        let v = self.cache.view(&(rel.to_path_buf(), ident.clone()))?;
+        drop(st);
+        v.gaf_model().is_some().then_some(v)
     }
 
     /// Invalidates the kernel's caches of generation `gen`'s inodes: its files are never

@@ -116,7 +116,7 @@ impl Default for MountOptions {
             },
             opener: Arc::new(view::open),
             state_dir: None,
-            packer: Arc::new(view::rebuild),
+            packer: Arc::new(view::rebuild_from),
             operation_gap: super::stage::OPERATION_GAP,
             watch: true,
         }

@@ -17,7 +17,7 @@ use crate::fs::stage::StageMeta;
 use crate::fs::stage::Written;
 use crate::fs::FsError;
 use crate::view::archive::{ArchiveView, FileSource};
-use crate::view::{AssetKind, ViewError};
+use crate::view::{AssetKind, RebuildBase, ViewError};
 use rayon::prelude::*;
 use std::collections::{BTreeSet, HashSet};
 use std::ffi::OsStr;
@@ -457,8 +457,9 @@ impl Core {
             layout: Some(Layout::new(view)),
             view: Some(view),
             kind,
+            staged: None,
         };
-        let bytes = (self.opts.packer)(kind, &overlay, Some(&original), &opts)?;
+        let bytes = (self.opts.packer)(kind, &overlay, RebuildBase::Bytes(&original), &opts)?.bytes;
         let new_view = (self.opts.opener)(kind, &bytes, &opts).map_err(|e| {
             // no file named: the call that saved fails
             ViewError::invalid("", format!("the rebuilt member does not decode: {e}"))
@@ -493,8 +494,9 @@ impl Core {
             layout: None,
             view: None,
             kind,
+            staged: None,
         };
-        let bytes = (self.opts.packer)(kind, &overlay, None, &opts)?;
+        let bytes = (self.opts.packer)(kind, &overlay, RebuildBase::None, &opts)?.bytes;
         let v = (self.opts.opener)(kind, &bytes, &opts).map_err(|e| {
             ViewError::invalid("", format!("the built member does not decode: {e}"))
         })?;

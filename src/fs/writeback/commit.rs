@@ -9,23 +9,28 @@
 use super::archive::finish_archive_stage;
 use super::overlay::{builds, record_flattenings, record_renderings, release_filled, Overlay};
 use super::{error_file, join};
+use crate::fs::budget::Leased;
+use crate::fs::core::assets::Given;
 use crate::fs::core::view_options_for;
 use crate::fs::core::{is_archive_path, lock, Core};
 use crate::fs::layout::Layout;
 use crate::fs::stage::{Ident, Stage, Version, Written};
 use crate::fs::FsError;
 use crate::view::archive::{ArchiveView, FileSource};
-use crate::view::{AssetKind, EntryKind, FileSet, View, ViewError, ViewOptions};
+use crate::view::{AssetKind, EntryKind, FileSet, RebuildBase, View, ViewError, ViewOptions};
 use std::fs::{self, Metadata};
 use std::path::Path;
+use std::sync::Arc;
 use std::time::Duration;
 
 /// What building a commit gave.
 pub(in crate::fs) enum Built {
-    /// The new binary, the staged files (paths in the staging area) it makes outdated, and
-    /// how long each phase took.
+    /// The new binary, whether it is the binary's bytes again (when known without them),
+    /// the staged files (paths in the staging area) it makes outdated, and how long each
+    /// phase took.
     Bytes {
         bytes: Vec<u8>,
+        unchanged: Option<bool>,
         outdated: Outdated,
         phases: Vec<(&'static str, Duration)>,
     },
@@ -59,14 +64,18 @@ pub(in crate::fs) enum Outdated {
     Known(Vec<String>),
     Check {
         kind: AssetKind,
-        view: Box<dyn View>,
+        /// The new binary, decoded: once it replaced the binary, leased from the budget of
+        /// decoded views (`need` bytes) when there is room and handed to the cache as the
+        /// new generation's view.
+        view: Arc<Leased>,
+        need: u64,
         opts: Box<ViewOptions>,
         /// `metadata.json` and `tilemap.csv` of the version being replaced (maps: the
         /// checksums of its renderings are recorded, see `record_renderings`).
         old_meta: Option<(Vec<u8>, Option<Vec<u8>>)>,
         /// The version being replaced, decoded (its files' times carry over where the new
         /// version's are the same, see `times`).
-        old: Option<Box<dyn View>>,
+        old: Option<Arc<dyn View>>,
         /// The new binary is known to build again from itself with the staged files on top
         /// ([`frame_images_only`]): the second build of [`outdated_staged`] is not needed.
         stable: bool,
@@ -77,26 +86,22 @@ pub(in crate::fs) enum Outdated {
 pub(in crate::fs) enum Base {
     /// There is none (a new asset).
     None,
-    /// A loose GAF/TNT.
+    /// A loose GAF/TNT, read.
     Loose(Vec<u8>, Metadata),
+    /// A loose GAF as the mount holds it decoded (the view of the binary's identity as it is
+    /// now, so its bytes are not read), and the binary open.
+    Decoded(Arc<dyn View>, fs::File, Metadata),
     /// An archive, its directory parsed, read by range from its open file.
     Archive(Box<ArchiveView>, Metadata),
 }
 
 impl Base {
-    /// The bytes of a loose binary (an archive is never read whole: `None`).
-    pub(in crate::fs) fn bytes(&self) -> Option<&[u8]> {
-        match self {
-            Base::None | Base::Archive(..) => None,
-            Base::Loose(b, _) => Some(b),
-        }
-    }
-
-    /// The version a replace keeps in the history: the bytes, or the archive's open file.
+    /// The version a replace keeps in the history: the bytes, or the open file.
     fn version(&self) -> Option<Version<'_>> {
         match self {
             Base::None => None,
             Base::Loose(b, _) => Some(Version::Bytes(b)),
+            Base::Decoded(_, f, _) => Some(Version::File(f)),
             Base::Archive(av, _) => av.file().map(Version::File),
         }
     }
@@ -104,9 +109,26 @@ impl Base {
     pub(in crate::fs) fn meta(&self) -> Option<&Metadata> {
         match self {
             Base::None => None,
-            Base::Loose(_, m) | Base::Archive(_, m) => Some(m),
+            Base::Loose(_, m) | Base::Decoded(_, _, m) | Base::Archive(_, m) => Some(m),
         }
     }
+
+    /// What a loose build starts from.
+    fn loose(&self) -> LooseBase<'_> {
+        match self {
+            Base::Loose(b, _) => LooseBase::Bytes(b),
+            Base::Decoded(v, _, _) => LooseBase::View(v),
+            Base::None | Base::Archive(..) => LooseBase::None,
+        }
+    }
+}
+
+/// What [`Core::build_loose`] starts from: nothing (a new asset), the binary's bytes, or its
+/// decoded view (a GAF view, [`View::gaf_model`]).
+pub(in crate::fs) enum LooseBase<'a> {
+    None,
+    Bytes(&'a [u8]),
+    View(&'a Arc<dyn View>),
 }
 
 impl Core {
@@ -150,6 +172,12 @@ impl Core {
             let m = f.metadata()?;
             if archive {
                 return Ok((Cur::File(f), m));
+            }
+            // the mount holds this very binary decoded (same identity): its bytes are not read
+            if kind == Some(AssetKind::Gaf) {
+                if let Some(v) = self.held_view(rel, &Ident::of(&m)) {
+                    return Ok((Cur::Held(v, f), m));
+                }
             }
             if m.len() > self.opts.max_asset_bytes {
                 // (EFBIG; the commit's status says why)
@@ -197,18 +225,24 @@ impl Core {
                 m,
             ),
             Some((Cur::Bytes(b), m)) => Base::Loose(b, m),
+            Some((Cur::Held(v, f), m)) => Base::Decoded(v, f, m),
         };
         let built = match (&base, kind) {
             (Base::Archive(av, m), _) => self.build_archive(rel, &abs, m, s, av, moved),
-            (_, Some(kind)) => self.build_loose(rel, kind, s, base.bytes(), trigger),
+            (_, Some(kind)) => self.build_loose(rel, kind, s, base.loose(), trigger),
             (_, None) => return Ok(()),
         };
+        let mut unchanged = None;
         let (new, outdated, phases) = match built {
             Built::Bytes {
                 bytes,
+                unchanged: same,
                 outdated,
                 phases,
-            } => (Some(New::Bytes(bytes)), outdated, phases),
+            } => {
+                unchanged = same;
+                (Some(New::Bytes(bytes)), outdated, phases)
+            }
             Built::File {
                 file,
                 written,
@@ -249,7 +283,12 @@ impl Core {
             release_filled(s, &Layout::new(&**view));
         }
         let new = match new {
-            Some(New::Bytes(b)) if base.bytes() == Some(b.as_slice()) => None,
+            Some(New::Bytes(b)) if unchanged == Some(true) => {
+                drop(b);
+                None
+            }
+            // not known from the build: compared with the binary (a held view's file)
+            Some(New::Bytes(b)) if unchanged.is_none() && same_as_file(&base, &b) => None,
             n => n,
         };
         let Some(new) = new else {
@@ -261,6 +300,8 @@ impl Core {
             return Ok(());
         };
         let mut old_view = None;
+        // the new binary's view, handed to the cache as the new generation's
+        let mut new_view = None;
         // the second build of `outdated_staged`, when it ran
         let mut t_check = None;
         let outdated = match outdated {
@@ -268,12 +309,15 @@ impl Core {
             Outdated::Check {
                 kind,
                 view,
+                need,
                 opts,
                 old_meta,
                 old,
                 stable,
             } => {
                 old_view = old;
+                new_view = Some((view.clone(), need));
+                let view: Arc<dyn View> = view;
                 match &old_meta {
                     Some((m, t)) if kind == AssetKind::Tnt => record_renderings(s, m, t.as_deref()),
                     Some((m, _)) => record_flattenings(s, m),
@@ -294,7 +338,7 @@ impl Core {
             }
         };
         let old = base.version().zip(base.meta());
-        let size = new.written().size;
+        let size = new.size();
         let written = match replace_binary(rel, &abs, s, old, new, self.opts.operation_gap) {
             Ok(w) => w,
             Err(e) => {
@@ -304,8 +348,30 @@ impl Core {
                 return Err(e);
             }
         };
-        // the binary as written, while it is the file the commit left (not read again)
-        let given = written.zip(s.meta.base.clone());
+        // the version replaced is kept for the times only (`committed_times`): no longer
+        // counted in the budget of decoded views, as a decode made for that is not; the new
+        // one is leased in its place when there is room without waiting (else it is decoded
+        // again, as a look-up would)
+        if let Some(v) = &old_view {
+            v.unlease();
+        }
+        let new_view = new_view.and_then(|(v, need)| {
+            let lease = self.cache.try_admit(need).ok()?;
+            v.set_lease(lease);
+            Some(v as Arc<dyn View>)
+        });
+        // the binary as written and decoded, while it is the file the commit left (not read
+        // or decoded again)
+        let given = match (written, s.meta.base.clone()) {
+            ((w, Some(bytes)), Some(ident)) => Some(Given {
+                // the bytes only when there is no view to hand over
+                bytes: new_view.is_none().then_some(bytes),
+                view: new_view,
+                written: w,
+                ident,
+            }),
+            _ => None,
+        };
         self.settle_stage(rel, s);
         drop_outdated(rel, s, &outdated);
         if let Some(by) = s.meta.base.clone() {
@@ -356,22 +422,27 @@ impl Core {
         }
     }
 
-    /// Builds loose GAF/TNT `rel` from its overlay (`cur`: the binary now, if any) and checks
-    /// the result decodes (and, for a new asset, is complete).
+    /// Builds loose GAF/TNT `rel` from its overlay (`cur`: the binary now, if any, as bytes
+    /// or as the view the mount holds of it) and checks the result decodes (and, for a new
+    /// asset, is complete).
     pub(in crate::fs) fn build_loose(
         &self,
         rel: &Path,
         kind: AssetKind,
         s: &Stage,
-        cur: Option<&[u8]>,
+        cur: LooseBase<'_>,
         trigger: &str,
     ) -> Built {
         let t0 = std::time::Instant::now();
         let rel_str = rel.to_string_lossy().replace('\\', "/");
         let opts = view_options_for(&self.game_dir, &rel_str);
-        let view = match cur.map(|b| (self.opts.opener)(kind, b, &opts)).transpose() {
-            Ok(v) => v,
-            Err(e) => return Built::Failed(e.into()),
+        let view: Option<Arc<dyn View>> = match cur {
+            LooseBase::None => None,
+            LooseBase::Bytes(b) => match (self.opts.opener)(kind, b, &opts) {
+                Ok(v) => Some(Arc::from(v)),
+                Err(e) => return Built::Failed(e.into()),
+            },
+            LooseBase::View(v) => Some(v.clone()),
         };
         let t_decode = t0.elapsed();
         let old_meta = match view.as_deref() {
@@ -387,39 +458,52 @@ impl Core {
             layout: view.as_deref().map(Layout::new),
             view: view.as_deref(),
             kind,
+            staged: Some(crate::fs::stage::StagedTree::of(&s.files)),
+        };
+        let base = match (cur, view.as_deref().and_then(|v| v.gaf_model())) {
+            (LooseBase::Bytes(b), _) => RebuildBase::Bytes(b),
+            (LooseBase::View(_), Some(g)) => RebuildBase::Gaf(g),
+            (LooseBase::View(_) | LooseBase::None, _) => RebuildBase::None,
         };
         let mut t_build = Duration::ZERO;
-        let built = (self.opts.packer)(kind, &overlay, cur, &opts).and_then(|bytes| {
+        let built = (self.opts.packer)(kind, &overlay, base, &opts).and_then(|r| {
             t_build = t0.elapsed();
-            let v = (self.opts.opener)(kind, &bytes, &opts).map_err(|e| {
+            let v = (self.opts.opener)(kind, &r.bytes, &opts).map_err(|e| {
                 ViewError::invalid(trigger, format!("the rebuilt binary does not decode: {e}"))
             })?;
             if s.meta.new_asset {
                 complete_new(kind, &overlay, &*v)?;
             }
-            Ok((bytes, v))
+            Ok((r, v))
         });
         let t_valid = t0.elapsed();
         let stable = frame_images_only(kind, s, overlay.layout.as_ref());
         drop(overlay);
         let old = view;
         match built {
-            Ok((bytes, view)) => Built::Bytes {
-                bytes,
-                outdated: Outdated::Check {
-                    kind,
-                    view,
-                    opts: Box::new(opts),
-                    old_meta,
-                    old,
-                    stable,
-                },
-                phases: vec![
-                    ("decode", t_decode),
-                    ("build", t_build.saturating_sub(t_decode)),
-                    ("validate", t_valid.saturating_sub(t_build)),
-                ],
-            },
+            Ok((r, view)) => {
+                // what the new view holds, as its decode would lease it
+                let need = crate::fs::budget::estimate(kind, &r.bytes, &opts.limits);
+                let view = Arc::new(Leased::new(view, None));
+                Built::Bytes {
+                    bytes: r.bytes,
+                    unchanged: r.unchanged,
+                    outdated: Outdated::Check {
+                        kind,
+                        view,
+                        need,
+                        opts: Box::new(opts),
+                        old_meta,
+                        old,
+                        stable,
+                    },
+                    phases: vec![
+                        ("decode", t_decode),
+                        ("build", t_build.saturating_sub(t_decode)),
+                        ("validate", t_valid.saturating_sub(t_build)),
+                    ],
+                }
+            }
             Err(e @ ViewError::Missing { .. }) => Built::Pending(e.to_string()),
             Err(e) => Built::Refused {
                 file: error_file(&e).map(str::to_string),
@@ -429,10 +513,36 @@ impl Core {
     }
 }
 
-/// What the binary was read as for a commit: a loose binary's bytes, an archive's open file.
+/// What the binary was read as for a commit: a loose binary's bytes, an archive's open file,
+/// or a loose GAF's open file and the view the mount holds of it.
 enum Cur {
     Bytes(Vec<u8>),
     File(fs::File),
+    Held(Arc<dyn View>, fs::File),
+}
+
+/// Whether `bytes` are those of the binary `base` holds open (a held view's; compared block
+/// by block when the sizes agree). The bytes of a read binary are compared by the build.
+fn same_as_file(base: &Base, bytes: &[u8]) -> bool {
+    use std::os::unix::fs::FileExt;
+    let Base::Decoded(_, f, m) = base else {
+        return false;
+    };
+    if m.len() != bytes.len() as u64 {
+        return false;
+    }
+    let mut buf = vec![0u8; crate::fs::stage::BLOCK];
+    let mut at = 0usize;
+    for chunk in bytes.chunks(crate::fs::stage::BLOCK) {
+        let Some(b) = buf.get_mut(..chunk.len()) else {
+            return false;
+        };
+        if f.read_exact_at(b, at as u64).is_err() || b != chunk {
+            return false;
+        }
+        at += chunk.len();
+    }
+    true
 }
 
 /// A new binary a commit replaces the old one with.
@@ -451,6 +561,14 @@ impl New {
             New::File(_, w) => *w,
         }
     }
+
+    /// Its size in bytes.
+    fn size(&self) -> u64 {
+        match self {
+            New::Bytes(b) => b.len() as u64,
+            New::File(_, w) => w.size,
+        }
+    }
 }
 
 /// Replaces binary `abs` (`old`: its version and metadata, if it exists) with `new`, the way
@@ -459,7 +577,8 @@ impl New {
 /// can be, else a copy — file to file for an archive — unless the commit continues an
 /// operation, `gap`), leftovers of an interrupted commit removed (a new archive's own
 /// temporary file was made after that, see `build_archive`), atomic replace; the staging
-/// area is based on the new file. Gives back the bytes of a loose binary, as written.
+/// area is based on the new file. Gives back the record of what was written and the bytes of
+/// a loose binary, as written.
 pub(in crate::fs) fn replace_binary(
     rel: &Path,
     abs: &Path,
@@ -467,7 +586,7 @@ pub(in crate::fs) fn replace_binary(
     old: Option<(Version<'_>, &Metadata)>,
     new: New,
     gap: Duration,
-) -> Result<Option<Vec<u8>>, FsError> {
+) -> Result<(Written, Option<Vec<u8>>), FsError> {
     let written = new.written();
     s.meta.committing = Some(written);
     s.save()?;
@@ -502,9 +621,13 @@ pub(in crate::fs) fn replace_binary(
         }
         return Err(with_errno(e));
     }
-    s.meta.base = Some(Ident::of(&fs::metadata(abs)?));
+    let now = Ident::of(&fs::metadata(abs)?);
+    if old.is_some() {
+        s.note_replaced(&now);
+    }
+    s.meta.base = Some(now);
     s.meta.committing = None;
-    Ok(written_bytes)
+    Ok((written, written_bytes))
 }
 
 /// [`with_errno`] of an I/O error; other errors as they are.
@@ -581,13 +704,16 @@ fn outdated_after(
     opts: &ViewOptions,
     stable: bool,
 ) -> (Vec<String>, bool) {
+    // (debug builds check a stable build without the snapshot: asking the file system)
     let overlay = Overlay {
         stage,
         layout: Some(Layout::new(view)),
         view: Some(view),
         kind,
+        staged: (!stable).then(|| crate::fs::stage::StagedTree::of(&stage.files)),
     };
-    let again = || packer(kind, &overlay, Some(bytes), opts).is_ok_and(|again| again == bytes);
+    let again =
+        || packer(kind, &overlay, RebuildBase::Bytes(bytes), opts).is_ok_and(|r| r.bytes == bytes);
     debug_assert!(
         !stable || again(),
         "a commit of frame images only did not build the same binary again: {:?}",
@@ -738,4 +864,105 @@ pub(in crate::fs) fn complete_new(
         }
     }
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::formats::gaf::{self, Content};
+    use crate::fs::core::{view_options_for, Core, MountOptions, Resolved};
+    use crate::fs::stage::Ident;
+    use crate::view::image::{decode_png, write_indexed_png, PngPixels};
+    use crate::view::AssetKind;
+    use std::path::Path;
+
+    /// The sample GAF with the first drawn pixel of frame `fi` of "pulse" set to `to`.
+    fn sample_with(fi: usize, to: u8) -> Vec<u8> {
+        let mut g = crate::sample::animated_gaf();
+        let s = g
+            .sequences
+            .iter_mut()
+            .find(|s| s.name_str() == "pulse")
+            .unwrap();
+        if let Content::Pixels(p) = &mut s.frames[fi].frame.content {
+            let k = p.opaque.iter().position(|o| *o).unwrap();
+            p.indices[k] = to;
+            p.payload = None;
+        }
+        gaf::write(&g).unwrap()
+    }
+
+    /// The first drawn pixel's index of frame `fi` of "pulse" in GAF `bytes`.
+    fn first_drawn(bytes: &[u8], fi: usize) -> u8 {
+        let g = gaf::parse(bytes, &Default::default()).unwrap();
+        let s = g
+            .sequences
+            .iter()
+            .find(|s| s.name_str() == "pulse")
+            .unwrap();
+        let p = s.frames[fi].frame.pixels().unwrap();
+        p.indices[p.opaque.iter().position(|o| *o).unwrap()]
+    }
+
+    #[test]
+    fn a_binary_changed_after_its_view_was_decoded_is_built_from_its_bytes() {
+        let game = tempfile::tempdir().unwrap();
+        let state = tempfile::tempdir().unwrap();
+        std::fs::create_dir_all(game.path().join("anims")).unwrap();
+        let bin = game.path().join("anims/fx.gaf");
+        std::fs::write(&bin, sample_with(0, 0xC0)).unwrap();
+        let opts = MountOptions {
+            state_dir: Some(state.path().to_path_buf()),
+            ..MountOptions::default()
+        };
+        let core = Core::new(game.path(), opts, None).unwrap();
+        let rel = Path::new("anims/fx.gaf");
+        assert!(matches!(core.resolve(rel).unwrap(), Resolved::Asset { .. }));
+        let a = Ident::of(&std::fs::metadata(&bin).unwrap());
+        assert!(core.held_view(rel, &a).is_some(), "the view of A is held");
+        // B written behind the mount's back: nothing has looked it up since
+        std::thread::sleep(std::time::Duration::from_millis(20));
+        let b_bytes = sample_with(0, 0xC1);
+        std::fs::write(&bin, &b_bytes).unwrap();
+        let b_meta = std::fs::metadata(&bin).unwrap();
+        assert!(core.held_view(rel, &Ident::of(&b_meta)).is_none());
+        // frame 2 edited, staged on B (as a save after a look-up of B stages it)
+        let opts = view_options_for(game.path(), "anims/fx.gaf");
+        let view = crate::view::open(AssetKind::Gaf, &b_bytes, &opts).unwrap();
+        let d = decode_png(&view.render_vec("pulse/2.png").unwrap()).unwrap();
+        let PngPixels::Indexed {
+            mut indices, trns, ..
+        } = d.pixels
+        else {
+            panic!("dump PNGs are indexed")
+        };
+        let transparent = trns.iter().position(|a| *a == 0).map(|i| i as u8);
+        let k = indices
+            .iter()
+            .position(|i| Some(*i) != transparent)
+            .unwrap();
+        indices[k] = if indices[k] == 0xB5 { 0xB6 } else { 0xB5 };
+        let mut png = Vec::new();
+        write_indexed_png(
+            &mut png,
+            d.width,
+            d.height,
+            &indices,
+            &opts.palette,
+            transparent,
+        )
+        .unwrap();
+        core.with_stage(rel, &b_meta, |s| {
+            std::fs::create_dir_all(s.path("pulse"))?;
+            std::fs::write(s.path("pulse/2.png"), &png)?;
+            Core::mark_dirty(s, "pulse/2.png");
+            Ok(())
+        })
+        .unwrap();
+        core.commit(rel, "pulse/2.png").unwrap();
+        // built from B's bytes: B's frame 0, the edited frame 2 (from A's view, frame 0
+        // would be A's)
+        let out = std::fs::read(&bin).unwrap();
+        assert_eq!(first_drawn(&out, 0), 0xC1);
+        assert_eq!(first_drawn(&out, 2), indices[k]);
+    }
 }

@@ -3,7 +3,7 @@
 
 use super::join;
 use crate::fs::layout::Layout;
-use crate::fs::stage::{is_layout_name, Stage};
+use crate::fs::stage::{is_layout_name, Stage, StagedKind, StagedTree};
 use crate::view::{AssetKind, FileSet, View, ViewError};
 use std::fs;
 
@@ -255,12 +255,15 @@ fn indexed_fingerprint(png: &[u8]) -> Option<u64> {
 }
 
 /// The file set a commit builds from: the generated view with the staged layout files and
-/// whiteouts on top. Names that are not layout names are not part of it.
+/// whiteouts on top. Names that are not layout names are not part of it. With `staged` (the
+/// staged tree taken once for the build), whether a path is staged, a folder or being
+/// filled is answered from it instead of asking the file system per path.
 pub(in crate::fs) struct Overlay<'a> {
     pub(in crate::fs) stage: &'a Stage,
     pub(in crate::fs) view: Option<&'a dyn View>,
     pub(in crate::fs) layout: Option<Layout>,
     pub(in crate::fs) kind: AssetKind,
+    pub(in crate::fs) staged: Option<StagedTree>,
 }
 
 /// Generated files a commit does not need to render: an unedited `map.png` is the mosaic
@@ -271,6 +274,55 @@ pub(in crate::fs) fn skip_generated(kind: AssetKind, path: &str) -> bool {
 }
 
 impl Overlay<'_> {
+    /// The staged tree of the build, when it was taken whole.
+    fn snapshot(&self) -> Option<&StagedTree> {
+        self.staged.as_ref().filter(|t| t.complete())
+    }
+
+    /// [`filling`], from the snapshot when there is one.
+    fn filling(&self, dir: &str) -> bool {
+        match self.snapshot() {
+            Some(t) => t.kind(&join(dir, FILLING)).is_some(),
+            None => filling(Some(self.stage), dir),
+        }
+    }
+
+    /// [`merged_children`] of the stage, from the snapshot when there is one.
+    fn children(&self, dir: &str) -> Option<Vec<(String, bool)>> {
+        let Some(t) = self.snapshot() else {
+            return merged_children(Some(self.stage), self.layout.as_ref(), dir);
+        };
+        let mut out: Vec<(String, bool)> = Vec::new();
+        let mut exists = dir.is_empty();
+        let hidden = |p: &str| self.stage.hidden(p);
+        let layout = self.layout.as_ref().filter(|_| !self.filling(dir));
+        if let Some(gen) = layout.and_then(|l| l.children(dir)) {
+            if dir.is_empty() || !hidden(dir) {
+                exists = true;
+                for (n, d) in gen {
+                    if !hidden(&join(dir, &n)) {
+                        out.push((n, d));
+                    }
+                }
+            }
+        }
+        if let Some(staged) = t.children(dir) {
+            exists = true;
+            let at: std::collections::HashMap<String, usize> = out
+                .iter()
+                .enumerate()
+                .map(|(i, (n, _))| (n.clone(), i))
+                .collect();
+            for (n, d) in staged.iter().filter(|(n, _)| n != FILLING) {
+                match at.get(n).and_then(|&i| out.get_mut(i)) {
+                    Some(x) => x.1 = *d,
+                    None => out.push((n.clone(), *d)),
+                }
+            }
+        }
+        exists.then_some(out)
+    }
+
     /// Whether staged `bytes` of a map's `map.png` or `minimap.png` are a copy of an earlier
     /// version's rendering (its checksum is one an earlier `metadata.json` held, not the
     /// current one): not an edit, whatever order the files of a copy arrive in.
@@ -355,17 +407,22 @@ impl FileSet for Overlay<'_> {
             return Ok(None);
         }
         let p = self.stage.path(path);
-        match crate::view::read_input(&p) {
-            Ok(b) if self.stale_copy(path, &b) => {}
-            Ok(b) => return Ok(Some(b)),
-            Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
-            Err(_) if p.is_dir() => return Ok(None),
-            Err(e) => {
-                return Err(ViewError::Io {
-                    path: path.to_string(),
-                    source: e,
-                })
-            }
+        match self.snapshot().map(|t| t.kind(path)) {
+            // not staged
+            Some(None) => {}
+            Some(Some(StagedKind::Dir)) => return Ok(None),
+            _ => match crate::view::read_input(&p) {
+                Ok(b) if self.stale_copy(path, &b) => {}
+                Ok(b) => return Ok(Some(b)),
+                Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
+                Err(_) if p.is_dir() => return Ok(None),
+                Err(e) => {
+                    return Err(ViewError::Io {
+                        path: path.to_string(),
+                        source: e,
+                    })
+                }
+            },
         }
         if self.stage.hidden(path) || skip_generated(self.kind, path) {
             return Ok(None);
@@ -382,37 +439,54 @@ impl FileSet for Overlay<'_> {
         if !builds(path) || self.view.is_none() {
             return false;
         }
-        match fs::symlink_metadata(self.stage.path(path)) {
-            Ok(m) => m.is_file() && !self.stage.meta.dirty.contains(path),
-            Err(_) => {
+        let staged = match self.snapshot() {
+            Some(t) => t.kind(path).map(|k| k == StagedKind::File),
+            None => fs::symlink_metadata(self.stage.path(path))
+                .ok()
+                .map(|m| m.is_file()),
+        };
+        match staged {
+            Some(file) => file && !self.stage.meta.dirty.contains(path),
+            None => {
                 !self.stage.hidden(path)
-                    && !filling(
-                        Some(self.stage),
-                        path.rsplit_once('/').map_or("", |(d, _)| d),
-                    )
+                    && !self.filling(path.rsplit_once('/').map_or("", |(d, _)| d))
                     && self.layout.as_ref().and_then(|l| l.is_dir(path)) == Some(false)
             }
         }
     }
 
+    /// A generated file: not staged (by the snapshot, else the file system), not deleted,
+    /// not in a folder being filled.
+    fn generated(&self, path: &str) -> bool {
+        if !builds(path) || self.view.is_none() {
+            return false;
+        }
+        let staged = match self.snapshot() {
+            Some(t) => t.kind(path).is_some(),
+            None => fs::symlink_metadata(self.stage.path(path)).is_ok(),
+        };
+        !staged
+            && !self.stage.hidden(path)
+            && !self.filling(path.rsplit_once('/').map_or("", |(d, _)| d))
+            && self.layout.as_ref().and_then(|l| l.is_dir(path)) == Some(false)
+    }
+
     fn list(&self, dir: &str) -> Result<Option<Vec<(String, bool)>>, ViewError> {
-        Ok(
-            merged_children(Some(self.stage), self.layout.as_ref(), dir).map(|v| {
-                let mut v: Vec<(String, bool)> = v
-                    .into_iter()
-                    .filter(|(n, d)| {
-                        if *d && dir.is_empty() {
-                            n != ".git"
-                        } else if *d {
-                            !n.starts_with('.')
-                        } else {
-                            builds(&join(dir, n))
-                        }
-                    })
-                    .collect();
-                v.sort();
-                v
-            }),
-        )
+        Ok(self.children(dir).map(|v| {
+            let mut v: Vec<(String, bool)> = v
+                .into_iter()
+                .filter(|(n, d)| {
+                    if *d && dir.is_empty() {
+                        n != ".git"
+                    } else if *d {
+                        !n.starts_with('.')
+                    } else {
+                        builds(&join(dir, n))
+                    }
+                })
+                .collect();
+            v.sort();
+            v
+        }))
     }
 }

@@ -95,7 +95,9 @@ impl Times {
             if let Some(d) = f.parent() {
                 let _ = std::fs::create_dir_all(d);
             }
-            if crate::atomic::write(f, &b, None).is_ok() {
+            // a record of times, not data: not synced (a crash loses at most the times of
+            // the last commits, which then fall back to the binary's)
+            if crate::atomic::write_unsynced(f, &b).is_ok() {
                 self.dirty = false;
             }
         }
@@ -224,7 +226,7 @@ impl Core {
     pub(in crate::fs) fn committed_times(
         &self,
         rel: &Path,
-        old: Option<Box<dyn View>>,
+        old: Option<Arc<dyn View>>,
         old_meta: Option<&std::fs::Metadata>,
         by: Ident,
     ) {
@@ -234,15 +236,12 @@ impl Core {
         t.load();
         t.flush();
         t.prev = match (old, old_meta) {
-            (Some(view), Some(m)) => {
-                let view: Arc<dyn View> = Arc::from(view);
-                Some(Prev {
-                    layout: Layout::new(&*view),
-                    view,
-                    by,
-                    mtime: time(m.mtime(), m.mtime_nsec()),
-                })
-            }
+            (Some(view), Some(m)) => Some(Prev {
+                layout: Layout::new(&*view),
+                view,
+                by,
+                mtime: time(m.mtime(), m.mtime_nsec()),
+            }),
             _ => None,
         };
     }

@@ -86,13 +86,13 @@ pub fn build(files: &dyn FileSet, opts: &BuildOptions) -> Result<Built, ViewErro
         .collect();
     // the folder each sequence of the base is shown in (as its dump names them): the base's
     // frames at a folder's places are what that folder's unedited files hold
-    let base_dirs: HashMap<String, &Sequence> = opts
+    let base_dirs: HashMap<String, (usize, &Sequence)> = opts
         .base
         .as_ref()
         .map(|b| {
             crate::view::unique_names(b.sequences.iter().map(|s| s.name_bytes()), super::RESERVED)
                 .into_iter()
-                .zip(&b.sequences)
+                .zip(b.sequences.iter().enumerate())
                 .collect()
         })
         .unwrap_or_default();
@@ -101,8 +101,23 @@ pub fn build(files: &dyn FileSet, opts: &BuildOptions) -> Result<Built, ViewErro
         if !is_dir {
             continue;
         }
-        let has_frames = files.read(&format!("{dir}/frames.csv"))?;
-        let has_seq = files.read(&format!("{dir}/sequence.csv"))?;
+        let base_seq = base_dirs.get(dir.as_str()).copied();
+        // a list the base generates there, untouched: its rows are the base's, taken as
+        // they are instead of rendered and parsed (what parsing the rendering gives)
+        let listed = |file: String, from_base: bool| -> Result<Option<Input>, ViewError> {
+            if from_base && files.generated(&file) {
+                return Ok(Some(Input::Base));
+            }
+            Ok(files.read(&file)?.map(Input::Bytes))
+        };
+        let has_frames = listed(
+            format!("{dir}/frames.csv"),
+            base_seq.is_some_and(|(_, s)| rows_from_base(s)),
+        )?;
+        let has_seq = listed(
+            format!("{dir}/sequence.csv"),
+            base_seq.is_some_and(|(_, s)| name_from_base(s)),
+        )?;
         if has_frames.is_none() && has_seq.is_none() {
             warnings.push(format!("{dir}/: no frames.csv or sequence.csv; skipped"));
             continue;
@@ -125,7 +140,7 @@ pub fn build(files: &dyn FileSet, opts: &BuildOptions) -> Result<Built, ViewErro
             folder_named,
             &meta,
             opts,
-            base_dirs.get(dir.as_str()).copied(),
+            base_seq,
         )?;
         let pos = order.get(dir.as_str()).copied().unwrap_or(usize::MAX);
         seqs.push((index.unwrap_or(u64::MAX), pos, dir, seq));
@@ -154,6 +169,59 @@ pub fn build(files: &dyn FileSet, opts: &BuildOptions) -> Result<Built, ViewErro
     }
     super::layout::apply_rle_rows(&mut gaf, meta.layout.as_ref(), &dumped, &built_dirs);
     Ok(Built { gaf, warnings })
+}
+
+/// A sequence.csv row: index, name, loop_flags, unknown4 (each as given, if given).
+type SequenceRow = (Option<u64>, String, Option<u16>, Option<u32>);
+
+/// A sequence's list as a build reads it: the file's bytes, or the base's own (the file is
+/// the one the base generates, [`FileSet::generated`]).
+pub(super) enum Input {
+    Bytes(Vec<u8>),
+    Base,
+}
+
+/// Whether a sequence's frames.csv rows can be taken from the base sequence as parsing its
+/// rendering gives them: every frame simple (a composite's row describes its flattened box,
+/// which parsing may refuse).
+fn rows_from_base(s: &Sequence) -> bool {
+    s.frames
+        .iter()
+        .all(|fe| !matches!(fe.frame.content, Content::Layers(_)))
+}
+
+/// Whether a sequence's sequence.csv row can be taken from the base sequence as parsing its
+/// rendering gives it: a name of printable ASCII that the CSV neither quotes nor trims.
+fn name_from_base(s: &Sequence) -> bool {
+    let n = s.name_bytes();
+    n.iter()
+        .all(|b| (0x21..0x7f).contains(b) && *b != b'"' && *b != b',')
+}
+
+/// The frames.csv rows of base sequence `s` ([`rows_from_base`]) as [`read_rows`] parses
+/// the rendering of them.
+fn base_rows(s: &Sequence) -> Vec<RowFields> {
+    s.frames
+        .iter()
+        .enumerate()
+        .map(|(i, fe)| {
+            let f = &fe.frame;
+            let truecolor = f.truecolor();
+            RowFields {
+                line: i as u64 + 2,
+                index: i,
+                width: f.width,
+                height: f.height,
+                origin_x: f.origin_x,
+                origin_y: f.origin_y,
+                key: f.key,
+                duration: fe.duration,
+                storage: truecolor.is_none().then(|| f.is_compressed()),
+                truecolor,
+                blend: f.blend,
+            }
+        })
+        .collect()
 }
 
 pub(super) struct CsvTable {
@@ -315,27 +383,47 @@ pub fn names_folder(name: &[u8], dir: &str) -> bool {
 pub(super) fn build_sequence(
     files: &dyn FileSet,
     dir: &str,
-    seq_csv: Option<Vec<u8>>,
-    frames_csv: Option<Vec<u8>>,
+    seq_csv: Option<Input>,
+    frames_csv: Option<Input>,
     raw_name: Option<[u8; 32]>,
     folder_named: bool,
     meta: &Metadata,
     opts: &BuildOptions,
-    base_seq: Option<&Sequence>,
+    base_seq: Option<(usize, &Sequence)>,
 ) -> Result<(Option<u64>, Sequence), ViewError> {
     let mut index = None;
     let mut name: Vec<u8> = dir.as_bytes().to_vec();
     let (mut loop_word, mut word4) = (1u16, 0u32);
-    if let Some(b) = seq_csv {
-        let file = format!("{dir}/sequence.csv");
-        let t = CsvTable::parse(&file, &b)?;
-        t.require(&["name"])?;
-        let (line, row) = t
-            .rows
-            .first()
-            .ok_or_else(|| csv_err(&file, 2, "-", "no data row"))?;
-        index = t.opt_num(*line, row, "index", "a sequence number")?;
-        let csv_name = t.get(row, "name").unwrap_or("").as_bytes();
+    // the row, as parsed or as the base has it
+    let row: Option<SequenceRow> = match seq_csv {
+        None => None,
+        Some(Input::Base) => base_seq.map(|(si, s)| {
+            (
+                Some(si as u64),
+                s.name_str(),
+                Some(s.loop_word),
+                Some(s.word4),
+            )
+        }),
+        Some(Input::Bytes(b)) => {
+            let file = format!("{dir}/sequence.csv");
+            let t = CsvTable::parse(&file, &b)?;
+            t.require(&["name"])?;
+            let (line, row) = t
+                .rows
+                .first()
+                .ok_or_else(|| csv_err(&file, 2, "-", "no data row"))?;
+            Some((
+                t.opt_num(*line, row, "index", "a sequence number")?,
+                t.get(row, "name").unwrap_or("").to_string(),
+                t.opt_num(*line, row, "loop_flags", "a number 0..65535")?,
+                t.opt_num(*line, row, "unknown4", "a number 0..4294967295")?,
+            ))
+        }
+    };
+    if let Some((row_index, csv_name, row_loop, row_word4)) = row {
+        index = row_index;
+        let csv_name = csv_name.as_bytes();
         // the name the dump wrote for a listed folder whose name bytes are not UTF-8
         let dumped = raw_name.is_some_and(|raw| {
             let end = raw.iter().position(|&b| b == 0).unwrap_or(32);
@@ -344,12 +432,8 @@ pub(super) fn build_sequence(
         if !folder_named || dumped || names_folder(csv_name, dir) {
             name = csv_name.to_vec();
         }
-        loop_word = t
-            .opt_num(*line, row, "loop_flags", "a number 0..65535")?
-            .unwrap_or(1);
-        word4 = t
-            .opt_num(*line, row, "unknown4", "a number 0..4294967295")?
-            .unwrap_or(0);
+        loop_word = row_loop.unwrap_or(1);
+        word4 = row_word4.unwrap_or(0);
     }
     let name_buf = match raw_name {
         // unchanged name: keep the raw bytes (garbage after the NUL too)
@@ -369,16 +453,21 @@ pub(super) fn build_sequence(
         })?,
     };
     let file = format!("{dir}/frames.csv");
-    let data = frames_csv.ok_or_else(|| ViewError::Missing {
-        file: file.clone(),
-        why: "a sequence folder needs its frame list".into(),
-    })?;
-    let rows = read_rows(&file, &data, true)?;
+    let rows = match frames_csv {
+        Some(Input::Bytes(data)) => read_rows(&file, &data, true)?,
+        Some(Input::Base) => base_seq.map(|(_, s)| base_rows(s)).unwrap_or_default(),
+        None => {
+            return Err(ViewError::Missing {
+                file: file.clone(),
+                why: "a sequence folder needs its frame list".into(),
+            })
+        }
+    };
     let mut frames = Vec::with_capacity(rows.len());
     for rf in &rows {
         let key = format!("{dir}/{}", rf.index);
         let base = base_seq
-            .and_then(|s| s.frames.get(rf.index))
+            .and_then(|(_, s)| s.frames.get(rf.index))
             .map(|fe| &fe.frame);
         let frame = build_frame(files, &key, &file, rf, meta, opts, base, 0)?;
         frames.push(FrameEntry {
@@ -956,6 +1045,9 @@ mod tests {
         fn unedited(&self, path: &str) -> bool {
             self.files.files.contains_key(path) && !self.edited.iter().any(|e| e == path)
         }
+        fn generated(&self, path: &str) -> bool {
+            self.unedited(path)
+        }
     }
 
     #[test]
@@ -994,6 +1086,63 @@ mod tests {
                 gaf::write(&read).unwrap(),
                 "edited {edited:?}"
             );
+        }
+    }
+
+    #[test]
+    fn lists_taken_from_the_base_build_what_parsing_their_rendering_builds() {
+        // names the CSV quotes or trims, and plain ones; words and durations off the defaults
+        let mut g = crate::sample::animated_gaf();
+        let names: [&[u8]; 4] = [b" padded ", b"q\"x,y", b"plain", b"\xff\xfe"];
+        for (i, (s, n)) in g.sequences.iter_mut().zip(names).enumerate() {
+            s.name = Sequence::name_buffer(n).unwrap();
+            s.loop_word = 0x0100 + i as u16;
+            s.word4 = 70_000 + i as u32;
+            for (k, fe) in s.frames.iter_mut().enumerate() {
+                fe.duration = 3 + 40_000 * k as u32;
+            }
+        }
+        let bytes = gaf::write(&g).unwrap();
+        let base = gaf::parse_stored(&bytes, &Limits::default()).unwrap();
+        let v = GafView::new(&bytes, &ViewOptions::default()).unwrap();
+        let files = MemFileSet::from_view(&v).unwrap();
+        let meta: serde_json::Value =
+            serde_json::from_slice(&files.files["metadata.json"]).unwrap();
+        let dirs: Vec<String> = meta["sequences"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|s| s["dir"].as_str().unwrap().to_string())
+            .collect();
+        let png = files
+            .files
+            .keys()
+            .find(|k| k.ends_with("/0.png") && !k.contains(".layers"))
+            .unwrap()
+            .clone();
+        let mut one = files.clone();
+        one.files
+            .insert(png.clone(), repaint(&files.files[&png], 0xB9));
+        let seq_csv = format!("{}/sequence.csv", dirs[2]);
+        // a sequence.csv saved again as it was: parsed, the others taken
+        let saved = files.clone();
+        for (set, edited) in [
+            (files.clone(), vec![]),
+            (one, vec![png]),
+            (saved, vec![seq_csv]),
+        ] {
+            // `set` itself says nothing is generated: every list is parsed
+            let read = build(&set, &opts(Some(base.clone()))).unwrap().gaf;
+            let marked = Marked {
+                files: &set,
+                edited: edited.clone(),
+            };
+            let taken = build(&marked, &opts(Some(base.clone()))).unwrap().gaf;
+            let out = gaf::write(&taken).unwrap();
+            assert!(out == gaf::write(&read).unwrap(), "edited {edited:?}");
+            if edited.iter().all(|e| e.ends_with(".csv")) {
+                assert!(out == bytes, "edited {edited:?}");
+            }
         }
     }
 

@@ -199,13 +199,32 @@ impl From<&Layout> for LayoutMeta {
 }
 
 /// The `layout` object for a dump of `g` (`None` when `g` has no recorded layout): the
-/// layout, and every stored RLE row that re-encoding its pixels would not reproduce.
+/// layout, and every stored RLE row that re-encoding its pixels would not reproduce (frames
+/// looked at on every core: each RLE frame is decoded and encoded again for it).
 pub fn layout_meta(g: &Gaf) -> Option<LayoutMeta> {
+    use rayon::prelude::*;
     let mut meta = LayoutMeta::from(g.layout.as_deref()?);
-    for (si, s) in g.sequences.iter().enumerate() {
-        for (fi, fe) in s.frames.iter().enumerate() {
-            odd_rows(&fe.frame, format!("{si}.{fi}"), &mut meta.rle_rows, 0);
-        }
+    let frames: Vec<(usize, usize, &Frame)> = g
+        .sequences
+        .iter()
+        .enumerate()
+        .flat_map(|(si, s)| {
+            s.frames
+                .iter()
+                .enumerate()
+                .map(move |(fi, fe)| (si, fi, &fe.frame))
+        })
+        .collect();
+    let found: Vec<BTreeMap<String, Vec<String>>> = frames
+        .par_iter()
+        .map(|(si, fi, f)| {
+            let mut out = BTreeMap::new();
+            odd_rows(f, format!("{si}.{fi}"), &mut out, 0);
+            out
+        })
+        .collect();
+    for m in found {
+        meta.rle_rows.extend(m);
     }
     Some(meta)
 }

@@ -40,7 +40,7 @@ pub use anim::{animation, write_apng, Animation, Transparency};
 pub use build::{always_raw, build, BuildOptions, Built, Storage};
 pub use meta::{metadata_value, CompositeHeader, FrameExtras, Metadata, SequenceMeta};
 pub use render::{image_fingerprint, transparent_slot};
-pub use reuse::{first_difference, reuse_payloads};
+pub use reuse::{first_difference, reuse_payloads, same_bytes};
 
 use crate::formats::gaf::{self, Content, Frame, Gaf, Sequence};
 use crate::formats::palette::Palette;
@@ -233,6 +233,10 @@ impl View for GafView {
         &self.entries
     }
 
+    fn gaf_model(&self) -> Option<&Gaf> {
+        Some(&self.gaf)
+    }
+
     /// A frame PNG: its flattened canvas (index and opacity); the animation: every frame
     /// flattened plus one canvas.
     fn render_cost(&self, path: &str) -> u64 {
@@ -331,6 +335,32 @@ impl View for GafView {
             }
         }
     }
+}
+
+/// Rebuilds a GAF from `files` as [`crate::view::rebuild`] does (storage as frames.csv says,
+/// the textures rule of `opts.asset_path`), starting from `base` (the current GAF as decoded,
+/// frames as stored): the new bytes, and whether they are the base's when that is known
+/// without its bytes ([`same_bytes`]).
+pub fn rebuild(
+    files: &dyn crate::view::FileSet,
+    base: Option<&Gaf>,
+    opts: &ViewOptions,
+) -> Result<(Vec<u8>, Option<bool>), ViewError> {
+    let built = build(
+        files,
+        &BuildOptions {
+            palette: opts.palette.clone(),
+            storage: Storage::Auto,
+            asset_path: opts.asset_path.clone(),
+            base: base.cloned(),
+        },
+    )?;
+    for w in &built.warnings {
+        log::debug!("build: {w}");
+    }
+    let unchanged = base.and_then(|b| same_bytes(b, &built.gaf));
+    let bytes = gaf::write(&built.gaf)?;
+    Ok((bytes, unchanged))
 }
 
 /// Summary values for `tafs gaf list`.

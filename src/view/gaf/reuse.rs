@@ -1,5 +1,6 @@
-//! Stored bytes of unchanged frames kept from the original GAF ([`reuse_payloads`]), and
-//! where two GAFs differ ([`first_difference`]).
+//! Stored bytes of unchanged frames kept from the original GAF ([`reuse_payloads`]), where
+//! two GAFs differ ([`first_difference`]), and whether a rebuild writes its base's bytes
+//! again ([`same_bytes`]).
 
 use crate::formats::gaf::{Content, Frame, Gaf};
 use std::borrow::Cow;
@@ -137,8 +138,9 @@ pub(super) fn same_pixels_and_fields(a: &Frame, b: &Frame) -> bool {
         && (a.is_compressed() || pa.indices == pb.indices)
 }
 
-/// Pixels of a frame [`frame_hash`] looks at, spread evenly over it.
-const HASH_SAMPLES: usize = 1024;
+/// Pixels of a frame [`frame_hash`] looks at, spread evenly over it (enough to tell frames
+/// apart in the index; equal hashes are compared in full).
+const HASH_SAMPLES: usize = 64;
 
 /// A hash of part of what [`same_pixels_and_fields`] compares (size, key, storage, and the
 /// mask and drawn pixels at [`HASH_SAMPLES`] places spread over the frame): equal frames hash
@@ -180,6 +182,76 @@ pub(super) fn frame_hash(f: &Frame) -> u64 {
         None => {}
     }
     u64::from(h.finalize())
+}
+
+/// Whether `built` is written ([`crate::formats::gaf::write`]) as the bytes `base` was read
+/// from, known without writing either: `Some(false)` when a sequence or frame at some place
+/// differs as the game reads it (the bytes cannot be the same), `Some(true)` when every
+/// frame is stored as the base's at its place (the same header fields and stored bytes,
+/// shared or equal) and the layout, header and trailing bytes are the base's (the writer
+/// writes exactly those), `None` otherwise (the same as read, stored otherwise, or other
+/// trailing bytes). Only frames
+/// not stored as the base's are decoded, so the cost follows the frames edited.
+pub fn same_bytes(base: &Gaf, built: &Gaf) -> Option<bool> {
+    if (base.version, base.header_word8) != (built.version, built.header_word8)
+        || base.sequences.len() != built.sequences.len()
+    {
+        return Some(false);
+    }
+    // (trailing bytes a layout places are not always written as the model holds them)
+    let mut stored_same = base.layout == built.layout && base.trailing == built.trailing;
+    for (x, y) in base.sequences.iter().zip(&built.sequences) {
+        if (x.name, x.loop_word, x.word4, x.frames.len())
+            != (y.name, y.loop_word, y.word4, y.frames.len())
+        {
+            return Some(false);
+        }
+        for (f, g) in x.frames.iter().zip(&y.frames) {
+            if f.duration != g.duration {
+                return Some(false);
+            }
+            if !same_stored(&f.frame, &g.frame, 0) {
+                if frame_difference(&f.frame, &g.frame).is_some() {
+                    return Some(false);
+                }
+                stored_same = false;
+            }
+        }
+    }
+    stored_same.then_some(true)
+}
+
+/// Whether two frames are written alike: the same header fields and, per simple frame, the
+/// same stored bytes (compared by pointer first); composites layer by layer.
+fn same_stored(a: &Frame, b: &Frame, depth: usize) -> bool {
+    let head = |f: &Frame| {
+        (
+            f.width,
+            f.height,
+            f.origin_x,
+            f.origin_y,
+            f.key,
+            f.compressed,
+            f.blend,
+            f.word12,
+            f.word20,
+            f.layer_count(),
+        )
+    };
+    if head(a) != head(b) || depth >= MAX_DEPTH {
+        return false;
+    }
+    match (&a.content, &b.content) {
+        (Content::Pixels(p), Content::Pixels(q)) => match (&p.payload, &q.payload) {
+            (Some(x), Some(y)) => std::sync::Arc::ptr_eq(x, y) || x == y,
+            _ => false,
+        },
+        (Content::Layers(x), Content::Layers(y)) => {
+            x.iter().zip(y).all(|(p, q)| same_stored(p, q, depth + 1))
+        }
+        (Content::Truecolor(x), Content::Truecolor(y)) => x == y,
+        _ => false,
+    }
 }
 
 /// Compares two GAFs as the game reads them: every header field, every drawn pixel, every
