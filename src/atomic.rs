@@ -29,18 +29,25 @@ pub fn write(target: &Path, bytes: &[u8], like: Option<&Metadata>) -> io::Result
     write_with(target, like, |w| w.write_all(bytes))
 }
 
-/// Replaces `target` with `bytes` as [`write()`] does (readers see the old or the new
-/// content, never a part), without syncing the file or its folder: for records a crash may
-/// lose (the next run does without them), not for data.
-pub fn write_unsynced(target: &Path, bytes: &[u8]) -> io::Result<()> {
+/// A new temporary file in `target`'s folder, named after it ([`temp_prefix`]). It is
+/// created with 0666 (the kernel applies the umask), the mode a new file gets from `open`; a
+/// replaced file's mode is set on it explicitly by the caller.
+fn temp_beside(target: &Path) -> io::Result<tempfile::NamedTempFile> {
     let dir = match target.parent() {
         Some(d) if !d.as_os_str().is_empty() => d,
         _ => Path::new("."),
     };
-    let mut tmp = tempfile::Builder::new()
+    tempfile::Builder::new()
         .prefix(&temp_prefix(target))
         .permissions(std::fs::Permissions::from_mode(0o666))
-        .tempfile_in(dir)?;
+        .tempfile_in(dir)
+}
+
+/// Replaces `target` with `bytes` as [`write()`] does (readers see the old or the new
+/// content, never a part), without syncing the file or its folder: for records a crash may
+/// lose (the next run does without them), not for data.
+pub fn write_unsynced(target: &Path, bytes: &[u8]) -> io::Result<()> {
+    let mut tmp = temp_beside(target)?;
     tmp.as_file_mut().write_all(bytes)?;
     tmp.persist(target).map_err(|e| e.error)?;
     Ok(())
@@ -128,16 +135,7 @@ pub fn prepare_seekable<E: From<io::Error>>(
     like: Option<&Metadata>,
     f: impl FnOnce(&mut io::BufWriter<&mut std::fs::File>) -> Result<(), E>,
 ) -> Result<Prepared, E> {
-    let dir = match target.parent() {
-        Some(d) if !d.as_os_str().is_empty() => d,
-        _ => Path::new("."),
-    };
-    // The temporary file is created with 0666 (the kernel applies the umask), the mode a new
-    // file gets from `open`; a replaced file's mode is set on it explicitly below.
-    let mut tmp = tempfile::Builder::new()
-        .prefix(&temp_prefix(target))
-        .permissions(std::fs::Permissions::from_mode(0o666))
-        .tempfile_in(dir)?;
+    let mut tmp = temp_beside(target)?;
     {
         let mut w = io::BufWriter::new(tmp.as_file_mut());
         f(&mut w)?;

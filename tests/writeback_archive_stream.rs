@@ -87,6 +87,24 @@ fn history(state: &Path) -> Vec<std::path::PathBuf> {
     v
 }
 
+/// `MEMBERS` sounds of `MEMBER` bytes of noise in `src/sounds`, packed into `arch` (about
+/// 100 MiB).
+fn pack_sounds(src: &Path, arch: &Path, extra: impl FnOnce(&Path)) {
+    std::fs::create_dir_all(src.join("sounds")).unwrap();
+    for i in 0..MEMBERS {
+        let p = src.join(format!("sounds/s{i:03}.wav"));
+        std::fs::write(p, noise(MEMBER, i + 1)).unwrap();
+    }
+    extra(src);
+    tafs_ok(&[
+        "hpi",
+        "pack",
+        src.to_str().unwrap(),
+        "-t",
+        arch.to_str().unwrap(),
+    ]);
+}
+
 #[test]
 fn a_one_member_commit_into_a_big_archive_streams() {
     if !fuse_available() {
@@ -95,23 +113,13 @@ fn a_one_member_commit_into_a_big_archive_streams() {
     let work = tempfile::tempdir().unwrap();
     let w = work.path();
     let [src, game, state, mnt] = ["src", "game", "state", "mnt"].map(|d| w.join(d));
-    std::fs::create_dir_all(src.join("sounds")).unwrap();
-    std::fs::create_dir_all(src.join("gamedata")).unwrap();
     std::fs::create_dir_all(&game).unwrap();
-    for i in 0..MEMBERS {
-        let p = src.join(format!("sounds/s{i:03}.wav"));
-        std::fs::write(p, noise(MEMBER, i + 1)).unwrap();
-    }
     let side = b"[SIDE0]\r\n{\r\nname=ARM;\r\n}\r\n".to_vec();
-    std::fs::write(src.join("gamedata/side.tdf"), &side).unwrap();
     let arch = game.join("x.hpi");
-    tafs_ok(&[
-        "hpi",
-        "pack",
-        src.to_str().unwrap(),
-        "-t",
-        arch.to_str().unwrap(),
-    ]);
+    pack_sounds(&src, &arch, |src| {
+        std::fs::create_dir_all(src.join("gamedata")).unwrap();
+        std::fs::write(src.join("gamedata/side.tdf"), &side).unwrap();
+    });
     let orig = std::fs::read(&arch).unwrap();
     assert!(
         orig.len() >= 96 << 20,
@@ -383,13 +391,8 @@ fn a_big_archive_mod_is_read_by_range_by_the_merged_view() {
     let work = tempfile::tempdir().unwrap();
     let w = work.path();
     let [src, game, state, mnt] = ["src", "game", "state", "mnt"].map(|d| w.join(d));
-    std::fs::create_dir_all(src.join("sounds")).unwrap();
     std::fs::create_dir_all(game.join("sounds")).unwrap();
     std::fs::create_dir_all(game.join("gamedata")).unwrap();
-    for i in 0..MEMBERS {
-        let p = src.join(format!("sounds/s{i:03}.wav"));
-        std::fs::write(p, noise(MEMBER, i + 1)).unwrap();
-    }
     // the stock game: one sound the mod holds unchanged, one it changes, one it lacks
     std::fs::write(game.join("sounds/s000.wav"), noise(MEMBER, 1)).unwrap();
     std::fs::write(game.join("sounds/s001.wav"), noise(MEMBER, 1000)).unwrap();
@@ -397,13 +400,7 @@ fn a_big_archive_mod_is_read_by_range_by_the_merged_view() {
     let side = b"[SIDE0]\r\n{\r\nname=ARM;\r\n}\r\n".to_vec();
     std::fs::write(game.join("gamedata/side.tdf"), &side).unwrap();
     let arch = w.join("big.ufo");
-    tafs_ok(&[
-        "hpi",
-        "pack",
-        src.to_str().unwrap(),
-        "-t",
-        arch.to_str().unwrap(),
-    ]);
+    pack_sounds(&src, &arch, |_| {});
     let size_mib = std::fs::metadata(&arch).unwrap().len() >> 20;
     assert!(size_mib >= 96, "the archive is {size_mib} MiB, under 96");
 

@@ -98,10 +98,39 @@ pub(in crate::fs) fn merged_children(
     layout: Option<&Layout>,
     dir: &str,
 ) -> Option<Vec<(String, bool)>> {
+    let layout = layout.filter(|_| !filling(stage, dir));
+    let staged = stage
+        .and_then(|s| fs::read_dir(s.path(dir)).ok())
+        .map(|rd| {
+            let mut staged: Vec<(String, bool)> = rd
+                .flatten()
+                .filter_map(|e| {
+                    let d = e.file_type().is_ok_and(|t| t.is_dir());
+                    e.file_name().into_string().ok().map(|n| (n, d))
+                })
+                .collect();
+            staged.sort();
+            staged
+        });
+    merge_listing(
+        layout,
+        dir,
+        |p| stage.is_some_and(|s| s.hidden(p)),
+        staged.as_deref(),
+    )
+}
+
+/// The children of `dir`: the generated ones (of `layout`) not `hidden`, then `staged`
+/// (a staged entry replaces a generated one of the same name; [`FILLING`] left out); `None`
+/// if neither has the folder.
+fn merge_listing(
+    layout: Option<&Layout>,
+    dir: &str,
+    hidden: impl Fn(&str) -> bool,
+    staged: Option<&[(String, bool)]>,
+) -> Option<Vec<(String, bool)>> {
     let mut out: Vec<(String, bool)> = Vec::new();
     let mut exists = dir.is_empty();
-    let hidden = |p: &str| stage.is_some_and(|s| s.hidden(p));
-    let layout = layout.filter(|_| !filling(stage, dir));
     if let Some(gen) = layout.and_then(|l| l.children(dir)) {
         if dir.is_empty() || !hidden(dir) {
             exists = true;
@@ -112,29 +141,18 @@ pub(in crate::fs) fn merged_children(
             }
         }
     }
-    if let Some(s) = stage {
-        if let Ok(rd) = fs::read_dir(s.path(dir)) {
-            exists = true;
-            let mut staged: Vec<(String, bool)> = rd
-                .flatten()
-                .filter_map(|e| {
-                    let d = e.file_type().is_ok_and(|t| t.is_dir());
-                    e.file_name().into_string().ok().map(|n| (n, d))
-                })
-                .filter(|(n, _)| n != FILLING)
-                .collect();
-            staged.sort();
-            // generated names by position, so the merge is linear in the folder's size
-            let at: std::collections::HashMap<String, usize> = out
-                .iter()
-                .enumerate()
-                .map(|(i, (n, _))| (n.clone(), i))
-                .collect();
-            for (n, d) in staged {
-                match at.get(&n).and_then(|&i| out.get_mut(i)) {
-                    Some(x) => x.1 = d,
-                    None => out.push((n, d)),
-                }
+    if let Some(staged) = staged {
+        exists = true;
+        // generated names by position, so the merge is linear in the folder's size
+        let at: std::collections::HashMap<String, usize> = out
+            .iter()
+            .enumerate()
+            .map(|(i, (n, _))| (n.clone(), i))
+            .collect();
+        for (n, d) in staged.iter().filter(|(n, _)| n != FILLING) {
+            match at.get(n).and_then(|&i| out.get_mut(i)) {
+                Some(x) => x.1 = *d,
+                None => out.push((n.clone(), *d)),
             }
         }
     }
@@ -292,35 +310,8 @@ impl Overlay<'_> {
         let Some(t) = self.snapshot() else {
             return merged_children(Some(self.stage), self.layout.as_ref(), dir);
         };
-        let mut out: Vec<(String, bool)> = Vec::new();
-        let mut exists = dir.is_empty();
-        let hidden = |p: &str| self.stage.hidden(p);
         let layout = self.layout.as_ref().filter(|_| !self.filling(dir));
-        if let Some(gen) = layout.and_then(|l| l.children(dir)) {
-            if dir.is_empty() || !hidden(dir) {
-                exists = true;
-                for (n, d) in gen {
-                    if !hidden(&join(dir, &n)) {
-                        out.push((n, d));
-                    }
-                }
-            }
-        }
-        if let Some(staged) = t.children(dir) {
-            exists = true;
-            let at: std::collections::HashMap<String, usize> = out
-                .iter()
-                .enumerate()
-                .map(|(i, (n, _))| (n.clone(), i))
-                .collect();
-            for (n, d) in staged.iter().filter(|(n, _)| n != FILLING) {
-                match at.get(n).and_then(|&i| out.get_mut(i)) {
-                    Some(x) => x.1 = *d,
-                    None => out.push((n.clone(), *d)),
-                }
-            }
-        }
-        exists.then_some(out)
+        merge_listing(layout, dir, |p| self.stage.hidden(p), t.children(dir))
     }
 
     /// Whether staged `bytes` of a map's `map.png` or `minimap.png` are a copy of an earlier

@@ -221,24 +221,27 @@ pub fn same_bytes(base: &Gaf, built: &Gaf) -> Option<bool> {
     stored_same.then_some(true)
 }
 
+/// A frame's header words and layer count (what two frames must share to be the same).
+#[allow(clippy::type_complexity)]
+fn header(f: &Frame) -> (u16, u16, i16, i16, u8, u8, u8, u32, u32, usize) {
+    (
+        f.width,
+        f.height,
+        f.origin_x,
+        f.origin_y,
+        f.key,
+        f.compressed,
+        f.blend,
+        f.word12,
+        f.word20,
+        f.layer_count(),
+    )
+}
+
 /// Whether two frames are written alike: the same header fields and, per simple frame, the
 /// same stored bytes (compared by pointer first); composites layer by layer.
 fn same_stored(a: &Frame, b: &Frame, depth: usize) -> bool {
-    let head = |f: &Frame| {
-        (
-            f.width,
-            f.height,
-            f.origin_x,
-            f.origin_y,
-            f.key,
-            f.compressed,
-            f.blend,
-            f.word12,
-            f.word20,
-            f.layer_count(),
-        )
-    };
-    if head(a) != head(b) || depth >= MAX_DEPTH {
+    if header(a) != header(b) || depth >= MAX_DEPTH {
         return false;
     }
     match (&a.content, &b.content) {
@@ -290,21 +293,7 @@ pub fn first_difference(a: &Gaf, b: &Gaf) -> Option<String> {
 }
 
 pub(super) fn frame_difference(a: &Frame, b: &Frame) -> Option<String> {
-    let fields = |f: &Frame| {
-        (
-            f.width,
-            f.height,
-            f.origin_x,
-            f.origin_y,
-            f.key,
-            f.compressed,
-            f.blend,
-            f.word12,
-            f.word20,
-            f.layer_count(),
-        )
-    };
-    if fields(a) != fields(b) {
+    if header(a) != header(b) {
         return Some("header fields".into());
     }
     match (&a.content, &b.content) {
