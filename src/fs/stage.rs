@@ -432,14 +432,30 @@ impl Stage {
         self.meta.new_asset || !self.meta.whiteouts.is_empty() || self.files.exists()
     }
 
-    /// Writes `asset.json` (atomically).
+    /// Writes `asset.json` atomically (readers and a killed daemon see the old or the new
+    /// record), without syncing it: what it records (dirty paths, status, the base after a
+    /// commit) is what the files beside it and the binary say after a power loss too, or is
+    /// recognised from the durable record of [`Stage::save_durable`].
     pub fn save(&self) -> std::io::Result<()> {
+        self.write_meta(false)
+    }
+
+    /// [`Stage::save`], synced before the rename: the record of a binary about to be renamed
+    /// into place (`committing`), which must survive a power loss that the rename survives,
+    /// so that the next start knows the binary as the mount's own.
+    pub fn save_durable(&self) -> std::io::Result<()> {
+        self.write_meta(true)
+    }
+
+    fn write_meta(&self, sync: bool) -> std::io::Result<()> {
         std::fs::create_dir_all(&self.dir)?;
         let json = serde_json::to_vec_pretty(&self.meta).map_err(std::io::Error::other)?;
         let tmp = self.dir.join(".asset.json.tmp");
         let mut f = std::fs::File::create(&tmp)?;
         f.write_all(&json)?;
-        f.sync_all()?;
+        if sync {
+            f.sync_all()?;
+        }
         std::fs::rename(&tmp, self.dir.join("asset.json"))
     }
 

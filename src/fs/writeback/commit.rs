@@ -589,7 +589,7 @@ pub(in crate::fs) fn replace_binary(
 ) -> Result<(Written, Option<Vec<u8>>), FsError> {
     let written = new.written();
     s.meta.committing = Some(written);
-    s.save()?;
+    s.save_durable()?;
     let linked = match old {
         Some((v, m)) => s
             .keep_replaced(abs, v, m, written, gap)
