@@ -210,6 +210,29 @@ fn openat2(dir: BorrowedFd, rel: &[u8], flags: i32) -> io::Result<OwnedFd> {
     fd_of(rc)
 }
 
+/// Whether file `f` holds exactly `bytes` (its size first, then block by block with
+/// `pread`, never holding the file whole).
+pub(crate) fn file_holds(f: &File, bytes: &[u8]) -> io::Result<bool> {
+    use std::os::unix::fs::FileExt;
+    const BLOCK: usize = 256 << 10;
+    if f.metadata()?.len() != bytes.len() as u64 {
+        return Ok(false);
+    }
+    let mut buf = vec![0u8; BLOCK.min(bytes.len())];
+    let mut at = 0u64;
+    for chunk in bytes.chunks(BLOCK) {
+        let Some(b) = buf.get_mut(..chunk.len()) else {
+            return Ok(false);
+        };
+        f.read_exact_at(b, at)?;
+        if b != chunk {
+            return Ok(false);
+        }
+        at += chunk.len() as u64;
+    }
+    Ok(true)
+}
+
 /// The status of `rel` beneath `root` in one `openat2` (`O_PATH`, no symlink followed on
 /// the way or at the end: a symlink's own status), for paths of at most 2,048 bytes
 /// (`None` for longer ones, which [`open_dir_beneath`] opens in pieces).

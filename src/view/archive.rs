@@ -19,6 +19,80 @@ use std::os::unix::fs::FileExt;
 use std::path::Path;
 use std::sync::OnceLock;
 
+/// A writer that compares what is written with what `other` reads, failing the write at the
+/// first difference: a stream (a member as it decompresses) compared with another without
+/// holding either whole. `other` is read only while they agree.
+pub(crate) struct SameAs<'a> {
+    other: &'a mut dyn Read,
+    buf: Vec<u8>,
+    differs: bool,
+    err: Option<std::io::Error>,
+}
+
+impl<'a> SameAs<'a> {
+    /// Compares with `other`.
+    pub(crate) fn new(other: &'a mut dyn Read) -> SameAs<'a> {
+        SameAs {
+            other,
+            buf: Vec::new(),
+            differs: false,
+            err: None,
+        }
+    }
+
+    /// Whether the stream written (`wrote`: how writing it ended) was exactly `other`: the
+    /// same bytes and nothing left in `other`. Errors: reading `other` (`Err(Ok(_))`), or
+    /// the writing's own (`Err(Err(_))`).
+    pub(crate) fn verdict<T, E>(
+        self,
+        wrote: Result<T, E>,
+    ) -> Result<bool, Result<std::io::Error, E>> {
+        if self.differs {
+            return Ok(false);
+        }
+        if let Some(e) = self.err {
+            return Err(Ok(e));
+        }
+        wrote.map_err(Err)?;
+        // nothing may follow
+        let mut one = [0u8; 1];
+        loop {
+            match self.other.read(&mut one) {
+                Ok(0) => return Ok(true),
+                Ok(_) => return Ok(false),
+                Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
+                Err(e) => return Err(Ok(e)),
+            }
+        }
+    }
+}
+
+impl Write for SameAs<'_> {
+    fn write(&mut self, b: &[u8]) -> std::io::Result<usize> {
+        self.buf.resize(b.len(), 0);
+        match self.other.read_exact(&mut self.buf) {
+            Ok(()) if self.buf == b => Ok(b.len()),
+            Ok(()) => {
+                self.differs = true;
+                Err(std::io::Error::other("differs"))
+            }
+            Err(e) if e.kind() == std::io::ErrorKind::UnexpectedEof => {
+                self.differs = true;
+                Err(std::io::Error::other("differs"))
+            }
+            Err(e) => {
+                let copy = std::io::Error::new(e.kind(), e.to_string());
+                self.err = Some(e);
+                Err(copy)
+            }
+        }
+    }
+
+    fn flush(&mut self) -> std::io::Result<()> {
+        Ok(())
+    }
+}
+
 /// An archive file read by range (`pread`): the [`Source`] the CLI, the mount and the
 /// merged view read archives through. The length is the file's when it was opened.
 #[derive(Debug)]
@@ -265,68 +339,15 @@ impl ArchiveView {
     /// chunk by chunk as it is decompressed (neither is held whole; compare
     /// [`Self::member_size`] first to skip the work). `other` is read only while they agree.
     pub fn member_equals(&self, path: &str, other: &mut dyn Read) -> Result<bool, ViewError> {
-        struct Same<'a> {
-            other: &'a mut dyn Read,
-            buf: Vec<u8>,
-            differs: bool,
-            err: Option<std::io::Error>,
-        }
-        impl Write for Same<'_> {
-            fn write(&mut self, b: &[u8]) -> std::io::Result<usize> {
-                self.buf.resize(b.len(), 0);
-                match self.other.read_exact(&mut self.buf) {
-                    Ok(()) if self.buf == b => Ok(b.len()),
-                    Ok(()) => {
-                        self.differs = true;
-                        Err(std::io::Error::other("differs"))
-                    }
-                    Err(e) if e.kind() == std::io::ErrorKind::UnexpectedEof => {
-                        self.differs = true;
-                        Err(std::io::Error::other("differs"))
-                    }
-                    Err(e) => {
-                        let copy = std::io::Error::new(e.kind(), e.to_string());
-                        self.err = Some(e);
-                        Err(copy)
-                    }
-                }
-            }
-            fn flush(&mut self) -> std::io::Result<()> {
-                Ok(())
-            }
-        }
-        let mut same = Same {
-            other,
-            buf: Vec::new(),
-            differs: false,
-            err: None,
-        };
-        let res = self.member_to(path, &mut same);
-        if same.differs {
-            return Ok(false);
-        }
-        if let Some(source) = same.err {
-            return Err(ViewError::Io {
+        let mut same = SameAs::new(other);
+        let wrote = self.member_to(path, &mut same);
+        same.verdict(wrote).map_err(|e| match e {
+            Ok(source) => ViewError::Io {
                 path: path.into(),
                 source,
-            });
-        }
-        res?;
-        // nothing may follow
-        let mut one = [0u8; 1];
-        loop {
-            match same.other.read(&mut one) {
-                Ok(0) => return Ok(true),
-                Ok(_) => return Ok(false),
-                Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
-                Err(source) => {
-                    return Err(ViewError::Io {
-                        path: path.into(),
-                        source,
-                    })
-                }
-            }
-        }
+            },
+            Err(e) => e,
+        })
     }
 
     /// The stored bytes of member `f` of [`Self::archive`] (for a repack that keeps it).

@@ -5,8 +5,7 @@
 use super::overlay::{join, OverlayCore, Target};
 use crate::formats::hpi::{self, EntryKind, FileInfo};
 use crate::fs::core::ROOT;
-use crate::view::archive::FileSource;
-use std::io::Read;
+use crate::view::archive::{FileSource, SameAs};
 use std::path::Path;
 
 /// Most files of TARGET reported.
@@ -33,49 +32,6 @@ enum At {
 struct ModFiles {
     files: Vec<ModFile>,
     archive: Option<(FileSource, hpi::Archive)>,
-}
-
-/// Writes nothing: compares what is written with `theirs` (a member streamed out of
-/// TARGET, compared without being held whole).
-struct Compare<'a> {
-    theirs: &'a [u8],
-    at: usize,
-    same: bool,
-}
-
-impl std::io::Write for Compare<'_> {
-    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
-        let end = self.at.saturating_add(buf.len());
-        if self.theirs.get(self.at..end) != Some(buf) {
-            self.same = false;
-        }
-        self.at = end;
-        Ok(buf.len())
-    }
-
-    fn flush(&mut self) -> std::io::Result<()> {
-        Ok(())
-    }
-}
-
-/// Compares the file `f` with `theirs` in blocks (never holding it whole).
-fn same_file(mut f: std::fs::File, theirs: &[u8]) -> std::io::Result<bool> {
-    if f.metadata()?.len() != theirs.len() as u64 {
-        return Ok(false);
-    }
-    let mut buf = vec![0u8; 1 << 16];
-    let mut at = 0usize;
-    loop {
-        let n = f.read(&mut buf)?;
-        if n == 0 {
-            return Ok(at == theirs.len());
-        }
-        let end = at.saturating_add(n);
-        if theirs.get(at..end) != buf.get(..n) {
-            return Ok(false);
-        }
-        at = end;
-    }
 }
 
 impl OverlayCore {
@@ -143,21 +99,20 @@ impl OverlayCore {
     fn same_as(&self, m: &ModFiles, f: &ModFile, theirs: &[u8]) -> Result<bool, String> {
         match (&f.at, &self.target, &m.archive) {
             (At::Loose, Target::Folder(dir), _) => super::open_game_file(dir, Path::new(&f.path))
-                .and_then(|file| same_file(file, theirs))
+                .and_then(|file| crate::fs::sys::file_holds(&file, theirs))
                 .map_err(|e| e.to_string()),
             (At::Member(info), _, Some((src, a))) => {
                 if u64::from(info.size) != theirs.len() as u64 {
                     return Ok(false);
                 }
                 let limits = self.top.options().archive_limits;
-                let mut cmp = Compare {
-                    theirs,
-                    at: 0,
-                    same: true,
-                };
-                a.read_to(src, info, &limits, &mut cmp)
-                    .map_err(|e| e.to_string())?;
-                Ok(cmp.same && cmp.at == theirs.len())
+                let mut other = theirs;
+                let mut same = SameAs::new(&mut other);
+                let wrote = a.read_to(src, info, &limits, &mut same);
+                same.verdict(wrote).map_err(|e| match e {
+                    Ok(e) => e.to_string(),
+                    Err(e) => e.to_string(),
+                })
             }
             _ => Err("not in TARGET".into()),
         }

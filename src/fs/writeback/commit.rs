@@ -521,28 +521,13 @@ enum Cur {
     Held(Arc<dyn View>, fs::File),
 }
 
-/// Whether `bytes` are those of the binary `base` holds open (a held view's; compared block
-/// by block when the sizes agree). The bytes of a read binary are compared by the build.
+/// Whether `bytes` are those of the binary `base` holds open (a held view's). The bytes of a
+/// read binary are compared by the build.
 fn same_as_file(base: &Base, bytes: &[u8]) -> bool {
-    use std::os::unix::fs::FileExt;
     let Base::Decoded(_, f, m) = base else {
         return false;
     };
-    if m.len() != bytes.len() as u64 {
-        return false;
-    }
-    let mut buf = vec![0u8; crate::fs::stage::BLOCK];
-    let mut at = 0usize;
-    for chunk in bytes.chunks(crate::fs::stage::BLOCK) {
-        let Some(b) = buf.get_mut(..chunk.len()) else {
-            return false;
-        };
-        if f.read_exact_at(b, at as u64).is_err() || b != chunk {
-            return false;
-        }
-        at += chunk.len();
-    }
-    true
+    m.len() == bytes.len() as u64 && crate::fs::sys::file_holds(f, bytes).unwrap_or(false)
 }
 
 /// A new binary a commit replaces the old one with.
