@@ -6,6 +6,8 @@
 //! construction, and what it gives is what `tafs gaf build --base` gives of the visible tree.
 //! A commit decodes one view, the new binary's (validated, then the new generation's view):
 //! the binary it replaces is built from the view the mount holds of it, not read again.
+//! Saving one tile of a map renders no other tile, nor the height map or minimap (the
+//! map's own data stands for them), and is not built a second time either.
 
 mod writeback_common;
 
@@ -15,7 +17,7 @@ use std::sync::{Arc, Mutex};
 use tafs::fs::{Core, MountOptions};
 use tafs::view::{AssetKind, Entry, View, ViewError, ViewOptions};
 use writeback_common::{
-    cp_onto, edit_png, gaf_build_base, ino, parse, payloads, read, sample_bytes,
+    cp_onto, edit_png, gaf_build_base, ino, parse, payloads, read, sample_bytes, tnt_pack,
 };
 
 /// A view that records the frame images and CSV files it renders.
@@ -313,4 +315,101 @@ fn frame_image_commits_are_built_once_and_build_the_same_again() {
     cp_onto(&core, &csv, (lines.join("\n") + "\n").as_bytes()).unwrap();
     let st = status(&core);
     assert!(st.contains("committed") && st.contains(" check "), "{st}");
+}
+
+/// A view that counts the images it renders and forwards its map model.
+struct CountingMap {
+    inner: Box<dyn View>,
+    images: Arc<Mutex<Vec<String>>>,
+}
+
+impl View for CountingMap {
+    fn entries(&self) -> &[Entry] {
+        self.inner.entries()
+    }
+    fn render(&self, path: &str, out: &mut dyn Write) -> Result<(), ViewError> {
+        if path.ends_with(".png") {
+            self.images.lock().unwrap().push(path.to_string());
+        }
+        self.inner.render(path, out)
+    }
+    fn render_cost(&self, path: &str) -> u64 {
+        self.inner.render_cost(path)
+    }
+    fn tnt_model(&self) -> Option<tafs::view::tnt::PackBase<'_>> {
+        self.inner.tnt_model()
+    }
+}
+
+#[test]
+fn a_one_tile_commit_renders_no_other_tile_and_packs_as_the_tree_does() {
+    let game = tempfile::tempdir().unwrap();
+    std::fs::create_dir_all(game.path().join("maps")).unwrap();
+    let bin = game.path().join("maps/demo.tnt");
+    let map = tafs::sample::demo_map();
+    std::fs::write(&bin, tafs::formats::tnt::write(&map).unwrap()).unwrap();
+    let state = tempfile::tempdir().unwrap();
+    let images = Arc::new(Mutex::new(Vec::new()));
+    let i2 = images.clone();
+    let opts = MountOptions {
+        state_dir: Some(state.path().to_path_buf()),
+        opener: Arc::new(move |kind: AssetKind, data: &[u8], o: &ViewOptions| {
+            let inner = tafs::view::open(kind, data, o)?;
+            Ok(Box::new(CountingMap {
+                inner,
+                images: i2.clone(),
+            }) as Box<dyn View>)
+        }),
+        ..MountOptions::default()
+    };
+    let core = Core::new(game.path(), opts, None).unwrap();
+    let limits = tafs::formats::Limits::default();
+    for (round, tile) in [(0u8, 3usize), (1, 3), (2, 0)] {
+        let path = format!("maps/demo.tnt/tiles/{tile}.png");
+        let (edited, _) = edit_png(&read(&core, &path), 0x50 + round);
+        let before = std::fs::read(&bin).unwrap();
+        images.lock().unwrap().clear();
+        cp_onto(&core, &path, &edited).unwrap();
+        let rendered = images.lock().unwrap().clone();
+        assert!(
+            rendered.is_empty(),
+            "round {round}: the commit rendered {rendered:?}"
+        );
+        let st = String::from_utf8(read(&core, "maps/demo.tnt/.tafs-status")).unwrap();
+        assert!(st.contains("committed") && !st.contains(" check "), "{st}");
+        // exactly that tile changed
+        let after = std::fs::read(&bin).unwrap();
+        let (b, a) = (
+            tafs::formats::tnt::parse(&before, &limits).unwrap(),
+            tafs::formats::tnt::parse(&after, &limits).unwrap(),
+        );
+        let tiles = |t: &tafs::formats::tnt::Tnt| -> Vec<Vec<u8>> {
+            (0..t.tile_count())
+                .map(|i| t.tile(i).unwrap().to_vec())
+                .collect()
+        };
+        let changed: Vec<usize> = (0..b.tile_count())
+            .filter(|&i| tiles(&b)[i] != tiles(&a)[i])
+            .collect();
+        assert_eq!(changed, [tile], "round {round}");
+        assert_eq!(
+            (&b.tilemap, &b.attrs, &b.minimap, &b.features),
+            (&a.tilemap, &a.attrs, &a.minimap, &a.features),
+            "round {round}"
+        );
+        // the edited tile holds the pixels saved
+        let saved = tafs::view::image::decode_png(&edited).unwrap();
+        let tafs::view::image::PngPixels::Indexed { indices, .. } = saved.pixels else {
+            panic!("an indexed tile");
+        };
+        assert_eq!(a.tile(tile).unwrap(), &indices[..], "round {round}");
+        // what `tafs tnt pack` of the visible tree gives
+        let dir = tempfile::tempdir().unwrap();
+        copy_out(&core, "maps/demo.tnt", &dir.path().join("demo"));
+        let again = tnt_pack(&dir.path().join("demo"), &dir.path().join("again.tnt"));
+        assert!(
+            again == after,
+            "round {round}: tnt pack of the tree differs"
+        );
+    }
 }

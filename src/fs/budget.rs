@@ -226,6 +226,9 @@ impl View for Leased {
     fn gaf_model(&self) -> Option<&crate::formats::gaf::Gaf> {
         self.view.gaf_model()
     }
+    fn tnt_model(&self) -> Option<crate::view::tnt::PackBase<'_>> {
+        self.view.tnt_model()
+    }
     fn unlease(&self) {
         drop(lock(&self.lease).take());
     }

@@ -176,6 +176,12 @@ pub trait View: Send + Sync {
         None
     }
 
+    /// The same for a map ([`RebuildBase::Tnt`]): a TNT view's map and the palette of its
+    /// renderings; `None` (the default) for other views.
+    fn tnt_model(&self) -> Option<tnt::PackBase<'_>> {
+        None
+    }
+
     /// Gives back what the view holds leased from a memory budget, if anything (the mount's
     /// decoded views: one kept beyond the cache is then no longer counted).
     fn unlease(&self) {}
@@ -563,6 +569,9 @@ pub enum RebuildBase<'a> {
     /// The current GAF as decoded (its frames as stored, [`crate::formats::gaf::parse_stored`]):
     /// what its bytes would be parsed to, without reading them again.
     Gaf(&'a crate::formats::gaf::Gaf),
+    /// The current map as decoded, with the palette of its renderings: files of the set that
+    /// are its own renderings are taken from it ([`tnt::PackBase`]).
+    Tnt(tnt::PackBase<'a>),
 }
 
 /// What [`rebuild_from`] gives.
@@ -584,7 +593,7 @@ pub fn rebuild_from(
 ) -> Result<Rebuilt, ViewError> {
     let given = match base {
         RebuildBase::Bytes(b) => Some(b),
-        RebuildBase::None | RebuildBase::Gaf(_) => None,
+        RebuildBase::None | RebuildBase::Gaf(_) | RebuildBase::Tnt(_) => None,
     };
     let same = |bytes: Vec<u8>| Rebuilt {
         unchanged: given.map(|b| b == bytes.as_slice()),
@@ -601,7 +610,7 @@ pub fn rebuild_from(
                     parsed = crate::formats::gaf::parse_stored(b, &opts.limits)?;
                     Some(&parsed)
                 }
-                RebuildBase::None => None,
+                RebuildBase::None | RebuildBase::Tnt(_) => None,
             };
             let (bytes, unchanged) = gaf::rebuild(files, model, opts)?;
             if let RebuildBase::Gaf(_) = base {
@@ -621,14 +630,19 @@ pub fn rebuild_from(
             );
             Ok(bytes)
         }
-        // maps carry everything pack needs in their unpacked files (no base needed)
-        AssetKind::Tnt => tnt::pack(
-            files,
-            &tnt::PackOptions {
+        // maps carry everything pack needs in their unpacked files; a decoded base stands
+        // for its own renderings
+        AssetKind::Tnt => {
+            let own = match base {
+                RebuildBase::Tnt(b) => Some(b),
+                _ => None,
+            };
+            let po = tnt::PackOptions {
                 prune: false,
                 limits: opts.limits,
-            },
-        ),
+            };
+            tnt::pack_from(files, own, &po).map(|(b, _)| b)
+        }
         AssetKind::Pcx => {
             // a palette carrier's view has no image.png; which view it was is the base's
             // content when there is one, else the files present

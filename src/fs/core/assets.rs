@@ -496,7 +496,8 @@ impl Core {
     }
 
     /// The decoded view of `rel` the cache holds for the identity `ident`, when that is the
-    /// identity last decoded and the view is a GAF's ([`View::gaf_model`]): a commit builds
+    /// identity last decoded and the view is a GAF's or a map's ([`View::gaf_model`],
+    /// [`View::tnt_model`]): a commit builds
     /// from it instead of reading and decoding the binary. Never waits for the asset's state
     /// (a commit holds the stage lock, taken after the state lock elsewhere): `None` when it
     /// is busy.
@@ -508,7 +509,7 @@ impl Core {
         }
         let v = self.cache.view(&(rel.to_path_buf(), ident.clone()))?;
         drop(st);
-        v.gaf_model().is_some().then_some(v)
+        (v.gaf_model().is_some() || v.tnt_model().is_some()).then_some(v)
     }
 
     /// Invalidates the kernel's caches of generation `gen`'s inodes: its files are never

@@ -459,7 +459,11 @@ impl Core {
             kind,
             staged: None,
         };
-        let bytes = (self.opts.packer)(kind, &overlay, RebuildBase::Bytes(&original), &opts)?.bytes;
+        // a map member's renderings are taken from its decoded view
+        let base = view
+            .tnt_model()
+            .map_or(RebuildBase::Bytes(&original), RebuildBase::Tnt);
+        let bytes = (self.opts.packer)(kind, &overlay, base, &opts)?.bytes;
         let new_view = (self.opts.opener)(kind, &bytes, &opts).map_err(|e| {
             // no file named: the call that saved fails
             ViewError::invalid("", format!("the rebuilt member does not decode: {e}"))

@@ -77,7 +77,7 @@ pub(in crate::fs) enum Outdated {
         /// version's are the same, see `times`).
         old: Option<Arc<dyn View>>,
         /// The new binary is known to build again from itself with the staged files on top
-        /// ([`frame_images_only`]): the second build of [`outdated_staged`] is not needed.
+        /// ([`images_only`]): the second build of [`outdated_staged`] is not needed.
         stable: bool,
     },
 }
@@ -124,7 +124,8 @@ impl Base {
 }
 
 /// What [`Core::build_loose`] starts from: nothing (a new asset), the binary's bytes, or its
-/// decoded view (a GAF view, [`View::gaf_model`]).
+/// decoded view (a GAF's or a map's, [`View::gaf_model`], [`View::tnt_model`]).
+#[derive(Clone, Copy)]
 pub(in crate::fs) enum LooseBase<'a> {
     None,
     Bytes(&'a [u8]),
@@ -174,7 +175,7 @@ impl Core {
                 return Ok((Cur::File(f), m));
             }
             // the mount holds this very binary decoded (same identity): its bytes are not read
-            if kind == Some(AssetKind::Gaf) {
+            if matches!(kind, Some(AssetKind::Gaf | AssetKind::Tnt)) {
                 if let Some(v) = self.held_view(rel, &Ident::of(&m)) {
                     return Ok((Cur::Held(v, f), m));
                 }
@@ -460,14 +461,21 @@ impl Core {
             kind,
             staged: Some(crate::fs::stage::StagedTree::of(&s.files)),
         };
-        let base = match (cur, view.as_deref().and_then(|v| v.gaf_model())) {
-            (LooseBase::Bytes(b), _) => RebuildBase::Bytes(b),
-            (LooseBase::View(_), Some(g)) => RebuildBase::Gaf(g),
-            (LooseBase::View(_) | LooseBase::None, _) => RebuildBase::None,
+        // a map's renderings are taken from its decoded view (every tile decoded again
+        // otherwise); whether its bytes changed is then told from the bytes read
+        let tnt = view.as_deref().and_then(|v| v.tnt_model());
+        let base = match (cur, view.as_deref().and_then(|v| v.gaf_model()), tnt) {
+            (_, _, Some(t)) => RebuildBase::Tnt(t),
+            (LooseBase::Bytes(b), _, _) => RebuildBase::Bytes(b),
+            (LooseBase::View(_), Some(g), _) => RebuildBase::Gaf(g),
+            (LooseBase::View(_) | LooseBase::None, _, _) => RebuildBase::None,
         };
         let mut t_build = Duration::ZERO;
-        let built = (self.opts.packer)(kind, &overlay, base, &opts).and_then(|r| {
+        let built = (self.opts.packer)(kind, &overlay, base, &opts).and_then(|mut r| {
             t_build = t0.elapsed();
+            if let (RebuildBase::Tnt(_), LooseBase::Bytes(b)) = (base, cur) {
+                r.unchanged = Some(r.bytes == b);
+            }
             let v = (self.opts.opener)(kind, &r.bytes, &opts).map_err(|e| {
                 ViewError::invalid(trigger, format!("the rebuilt binary does not decode: {e}"))
             })?;
@@ -477,7 +485,7 @@ impl Core {
             Ok((r, v))
         });
         let t_valid = t0.elapsed();
-        let stable = frame_images_only(kind, s, overlay.layout.as_ref());
+        let stable = images_only(kind, s, overlay.layout.as_ref());
         drop(overlay);
         let old = view;
         match built {
@@ -678,7 +686,7 @@ pub(in crate::fs) fn outdated_staged(
 }
 
 /// [`outdated_staged`], and whether it built again; `stable`: the build is known to be
-/// stable ([`frame_images_only`]), so it is not built again (debug builds build it again all
+/// stable ([`images_only`]), so it is not built again (debug builds build it again all
 /// the same to check that claim, not counted as built again).
 fn outdated_after(
     packer: &crate::fs::stage::Packer,
@@ -697,8 +705,13 @@ fn outdated_after(
         kind,
         staged: (!stable).then(|| crate::fs::stage::StagedTree::of(&stage.files)),
     };
-    let again =
-        || packer(kind, &overlay, RebuildBase::Bytes(bytes), opts).is_ok_and(|r| r.bytes == bytes);
+    // from the new binary as decoded (its renderings taken from it), else its bytes
+    let base = match (view.tnt_model(), view.gaf_model()) {
+        (Some(t), _) => RebuildBase::Tnt(t),
+        (None, Some(g)) => RebuildBase::Gaf(g),
+        (None, None) => RebuildBase::Bytes(bytes),
+    };
+    let again = || packer(kind, &overlay, base, opts).is_ok_and(|r| r.bytes == bytes);
     debug_assert!(
         !stable || again(),
         "a commit of frame images only did not build the same binary again: {:?}",
@@ -738,39 +751,53 @@ fn outdated_after(
     (out, rebuilt)
 }
 
-/// Whether the staged edits of a GAF are frame images only: every dirty file a `<n>.png` of
-/// a sequence folder that `layout` (the version being replaced) has, of a frame that is no
-/// composite, nothing deleted, no folder being filled, the asset not new. Building from the
-/// new binary with the same staged files on top then gives that binary again: the unedited
-/// frames are its stored bytes, the edited images decode to the pixels it now holds, and
-/// those find their own stored bytes again (`reuse_payloads`; the indices kept from the base
-/// are the ones it now has, `keep_base_indices`), in the same places.
-fn frame_images_only(kind: AssetKind, s: &Stage, layout: Option<&Layout>) -> bool {
+/// Whether the staged edits are images a build takes as they are: for a GAF, frame images
+/// only (every dirty file a `<n>.png` of a sequence folder that `layout`, the version being
+/// replaced, has, of a frame that is no composite, no folder being filled); for a map, tile
+/// images only (`tiles/<n>.png` of tiles `layout` has), with no staged `metadata.json` or
+/// `map.png` (their renderings hold the mosaic the tiles change: a staged copy would be
+/// outdated). Nothing deleted, the asset not new.
+/// Building from the new binary with the same staged files on top then gives that binary
+/// again: the unedited frames or tiles are its stored bytes, the edited images decode to
+/// the pixels it now holds (GAF: and those find their own stored bytes again,
+/// `reuse_payloads`; the indices kept from the base are the ones it now has,
+/// `keep_base_indices`), in the same places.
+fn images_only(kind: AssetKind, s: &Stage, layout: Option<&Layout>) -> bool {
     let Some(layout) = layout else {
         return false;
     };
-    if kind != AssetKind::Gaf
-        || s.meta.new_asset
-        || !s.meta.whiteouts.is_empty()
-        || s.meta.dirty.is_empty()
-    {
+    if s.meta.new_asset || !s.meta.whiteouts.is_empty() || s.meta.dirty.is_empty() {
         return false;
     }
-    s.meta.dirty.iter().all(|p| {
-        let Some((dir, file)) = p.split_once('/') else {
-            return false;
-        };
-        let Some(stem) = file.strip_suffix(".png") else {
-            return false;
-        };
-        let layers = format!("{dir}/{stem}.layers");
-        !stem.is_empty()
-            && stem.bytes().all(|b| b.is_ascii_digit())
-            && layout.is_dir(p) == Some(false)
-            && layout.is_dir(&layers).is_none()
-            && s.path(&layers).symlink_metadata().is_err()
-            && !super::overlay::filling(Some(s), dir)
-    })
+    let numbered = |stem: &str| !stem.is_empty() && stem.bytes().all(|b| b.is_ascii_digit());
+    match kind {
+        AssetKind::Gaf => s.meta.dirty.iter().all(|p| {
+            let Some((dir, file)) = p.split_once('/') else {
+                return false;
+            };
+            let Some(stem) = file.strip_suffix(".png") else {
+                return false;
+            };
+            let layers = format!("{dir}/{stem}.layers");
+            numbered(stem)
+                && layout.is_dir(p) == Some(false)
+                && layout.is_dir(&layers).is_none()
+                && s.path(&layers).symlink_metadata().is_err()
+                && !super::overlay::filling(Some(s), dir)
+        }),
+        AssetKind::Tnt => {
+            s.meta.dirty.iter().all(|p| {
+                p.strip_prefix("tiles/")
+                    .and_then(|f| f.strip_suffix(".png"))
+                    .is_some_and(numbered)
+                    && layout.is_dir(p) == Some(false)
+                    && !super::overlay::filling(Some(s), "tiles")
+            }) && ["metadata.json", "map.png"]
+                .iter()
+                .all(|f| s.path(f).symlink_metadata().is_err())
+        }
+        _ => false,
+    }
 }
 
 /// Whether a commit error in `file` is the save of `trigger`'s: the same file, or (GAF) a file

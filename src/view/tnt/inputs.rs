@@ -261,10 +261,13 @@ pub(super) fn read_heightmap(data: &[u8], width: u32, height: u32) -> Result<Vec
     }
 }
 
+/// The tiles of `tiles/`, as palette indices; a tile that is `base`'s own rendering
+/// ([`FileSet::generated`]) is taken from `base` without being read.
 pub(super) fn read_tiles(
     files: &dyn FileSet,
     palette: &Palette,
     max: usize,
+    base: Option<&crate::formats::tnt::Tnt>,
 ) -> Result<Vec<u8>, ViewError> {
     use rayon::prelude::*;
     let list = files.list("tiles")?.unwrap_or_default();
@@ -306,15 +309,30 @@ pub(super) fn read_tiles(
             });
         }
     }
-    let mut raw = Vec::with_capacity(numbers.len());
-    for (_, name) in &numbers {
+    /// A base tile, or the PNG to decode.
+    enum Tile<'a> {
+        Own(&'a [u8]),
+        Png(Vec<u8>),
+    }
+    let mut raw: Vec<(String, Tile)> = Vec::with_capacity(numbers.len());
+    for (n, name) in &numbers {
         let path = format!("tiles/{name}");
-        let b = need(files, &path, "listed in tiles/")?;
+        let own = base
+            .filter(|_| files.generated(&path))
+            .and_then(|t| t.tile(*n));
+        let b = match own {
+            Some(t) => Tile::Own(t),
+            None => Tile::Png(need(files, &path, "listed in tiles/")?),
+        };
         raw.push((path, b));
     }
     let decoded: Vec<Vec<u8>> = raw
         .par_iter()
         .map(|(path, b)| {
+            let b = match b {
+                Tile::Own(tile) => return Ok(tile.to_vec()),
+                Tile::Png(png) => png,
+            };
             let d = decode_png(b).map_err(|e| ViewError::invalid(path.as_str(), e))?;
             if (d.width, d.height) != (32, 32) {
                 return Err(ViewError::invalid(

@@ -32,7 +32,9 @@ pub mod preview;
 mod retile;
 
 pub use meta::{Checksums, FeatureMeta, FillerMeta, LayoutMeta, Metadata};
-pub use pack::{image_checksum, pack, pack_with_report, PackOptions, PackReport};
+pub use pack::{
+    image_checksum, pack, pack_from, pack_with_report, PackBase, PackOptions, PackReport,
+};
 pub use retile::{canon_table, rebuild_minimap};
 
 use crate::formats::palette::Palette;
@@ -62,6 +64,8 @@ pub struct TntView {
     palette_source: String,
     clean: bool,
     entries: Vec<Entry>,
+    /// The mosaic's checksum, once computed (it reads every pixel of the map).
+    map_crc: std::sync::OnceLock<u32>,
 }
 
 impl TntView {
@@ -103,6 +107,7 @@ impl TntView {
             palette_source: opts.palette_source.clone(),
             clean,
             entries,
+            map_crc: std::sync::OnceLock::new(),
         }
     }
 
@@ -173,7 +178,7 @@ impl TntView {
                 t.layout.as_ref().map(LayoutMeta::from)
             },
             checksums: Checksums {
-                map: map_checksum(t, &canon),
+                map: *self.map_crc.get_or_init(|| map_checksum(t, &canon)),
                 minimap: canon_crc(&t.minimap.pixels, &canon),
             },
         }
@@ -183,6 +188,13 @@ impl TntView {
 impl View for TntView {
     fn entries(&self) -> &[Entry] {
         &self.entries
+    }
+
+    fn tnt_model(&self) -> Option<PackBase<'_>> {
+        Some(PackBase {
+            tnt: &self.tnt,
+            palette: &self.palette,
+        })
     }
 
     fn render(&self, path: &str, out: &mut dyn Write) -> Result<(), ViewError> {

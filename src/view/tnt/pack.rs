@@ -93,6 +93,18 @@ pub(super) fn need(files: &dyn FileSet, path: &str, why: &str) -> Result<Vec<u8>
     })
 }
 
+/// The map a build starts from: the one the file set's generated files were rendered from
+/// ([`FileSet::generated`]), and the palette they were rendered in. [`pack_from`] takes such
+/// a file's data from the map instead of decoding it (a commit costs what was edited, not
+/// every tile of the map); the bytes built are the same.
+#[derive(Clone, Copy)]
+pub struct PackBase<'a> {
+    /// The decoded map.
+    pub tnt: &'a Tnt,
+    /// The palette of its renderings.
+    pub palette: &'a Palette,
+}
+
 /// Rebuilds the map from an unpacked directory (see the module docs). Nothing is written:
 /// the caller stores the returned bytes.
 pub fn pack(files: &dyn FileSet, opts: &PackOptions) -> Result<Vec<u8>, ViewError> {
@@ -102,6 +114,16 @@ pub fn pack(files: &dyn FileSet, opts: &PackOptions) -> Result<Vec<u8>, ViewErro
 /// [`pack`], also saying what was re-tiled, pruned and rebuilt.
 pub fn pack_with_report(
     files: &dyn FileSet,
+    opts: &PackOptions,
+) -> Result<(Vec<u8>, PackReport), ViewError> {
+    pack_from(files, None, opts)
+}
+
+/// [`pack_with_report`], taking the files `files` says are `base`'s own renderings from
+/// `base` (see [`PackBase`]).
+pub fn pack_from(
+    files: &dyn FileSet,
+    base: Option<PackBase<'_>>,
     opts: &PackOptions,
 ) -> Result<(Vec<u8>, PackReport), ViewError> {
     let limits = &opts.limits;
@@ -138,59 +160,83 @@ pub fn pack_with_report(
     }
     let (tx, ty) = ((width / 2) as usize, (height / 2) as usize);
     let cells = cells as usize;
+    // the base's renderings read back with the palette they were rendered in give the base's
+    // own data; a base of other dimensions is read as its files (to report the mismatch)
+    let base = base
+        .filter(|b| b.palette == palette && (b.tnt.width, b.tnt.height) == (width, height))
+        .map(|b| b.tnt);
+    let own = |path: &str| base.filter(|_| files.generated(path));
 
     // Tiles.
-    let mut tiles = read_tiles(files, palette, limits.max_tiles.min(MAX_TILES))?;
+    let mut tiles = read_tiles(files, palette, limits.max_tiles.min(MAX_TILES), base)?;
 
     // Tile grid.
-    let tilemap_bytes = need(files, TILEMAP_CSV, "the tile grid")?;
-    let mut tilemap = parse_tilemap(&tilemap_bytes, tx, ty)?;
+    let mut tilemap = match own(TILEMAP_CSV).filter(|t| t.tilemap.len() == tx * ty) {
+        Some(t) => t.tilemap.clone(),
+        None => parse_tilemap(&need(files, TILEMAP_CSV, "the tile grid")?, tx, ty)?,
+    };
 
     // Heights.
-    let heights = match files.read(HEIGHT_PNG)? {
-        Some(b) => read_heightmap(&b, width, height)?,
-        None => {
-            return Err(ViewError::Missing {
-                file: HEIGHT_PNG.to_string(),
-                why: "the elevation grid".to_string(),
-            })
-        }
+    let heights = match own(HEIGHT_PNG).filter(|t| t.attrs.len() == cells) {
+        Some(t) => t.attrs.iter().map(|a| a.height).collect(),
+        None => match files.read(HEIGHT_PNG)? {
+            Some(b) => read_heightmap(&b, width, height)?,
+            None => {
+                return Err(ViewError::Missing {
+                    file: HEIGHT_PNG.to_string(),
+                    why: "the elevation grid".to_string(),
+                })
+            }
+        },
     };
 
     // Minimap.
-    let (mut minimap, minimap_edited) = match files.read(MINI_PNG)? {
-        Some(b) => {
-            let d = decode_png(&b).map_err(|e| ViewError::invalid(MINI_PNG, e))?;
-            let img = to_indices(&d, palette, &[], MINIMAP_PAD);
-            let crc = canon_crc(&img.indices, &canon);
-            (
-                Minimap {
-                    width: img.width,
-                    height: img.height,
-                    pixels: img.indices,
-                },
-                crc != meta.checksums.minimap,
-            )
+    let own_minimap = own(MINI_PNG).map(|t| t.minimap.clone());
+    let (mut minimap, minimap_edited) = match own_minimap {
+        Some(m) => {
+            let crc = canon_crc(&m.pixels, &canon);
+            (m, crc != meta.checksums.minimap)
         }
-        None => {
-            let n = u64::from(meta.minimap_width) * u64::from(meta.minimap_height);
-            if n > 0 {
-                return Err(ViewError::Missing {
-                    file: MINI_PNG.to_string(),
-                    why: format!("{}×{} minimap", meta.minimap_width, meta.minimap_height),
-                });
+        None => match files.read(MINI_PNG)? {
+            Some(b) => {
+                let d = decode_png(&b).map_err(|e| ViewError::invalid(MINI_PNG, e))?;
+                let img = to_indices(&d, palette, &[], MINIMAP_PAD);
+                let crc = canon_crc(&img.indices, &canon);
+                (
+                    Minimap {
+                        width: img.width,
+                        height: img.height,
+                        pixels: img.indices,
+                    },
+                    crc != meta.checksums.minimap,
+                )
             }
-            let m = Minimap {
-                width: meta.minimap_width,
-                height: meta.minimap_height,
-                pixels: vec![],
-            };
-            (m, false)
-        }
+            None => {
+                let n = u64::from(meta.minimap_width) * u64::from(meta.minimap_height);
+                if n > 0 {
+                    return Err(ViewError::Missing {
+                        file: MINI_PNG.to_string(),
+                        why: format!("{}×{} minimap", meta.minimap_width, meta.minimap_height),
+                    });
+                }
+                let m = Minimap {
+                    width: meta.minimap_width,
+                    height: meta.minimap_height,
+                    pixels: vec![],
+                };
+                (m, false)
+            }
+        },
     };
 
-    // map.png: unedited, or re-tiled.
-    if let Some(png_bytes) = files.read(MAP_PNG)? {
+    // map.png: unedited, or re-tiled. The base's own rendering, with metadata.json its own
+    // too (holding its checksum), is unedited without reading it.
+    let own_map = own(MAP_PNG).is_some() && own(METADATA).is_some();
+    if let Some(png_bytes) = (!own_map)
+        .then(|| files.read(MAP_PNG))
+        .transpose()?
+        .flatten()
+    {
         let (pw, ph) = (tx * TILE_SIDE, ty * TILE_SIDE);
         let mut h = crc32fast::Hasher::new();
         let mut canon_row = Vec::new();
@@ -390,4 +436,174 @@ pub(super) fn fill_runs<T: Copy>(
     }
     out[start as usize..end as usize].fill(v);
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::view::image::{write_gray_png, write_indexed_png};
+    use crate::view::tnt::TntView;
+    use crate::view::{EntryKind, View, ViewOptions};
+    use std::cell::RefCell;
+    use std::collections::HashMap;
+
+    /// The files of a view with some replaced (`None`: deleted); the others are the view's
+    /// own renderings, which it counts.
+    struct Edited<'a> {
+        view: &'a TntView,
+        edits: HashMap<String, Option<Vec<u8>>>,
+        rendered: RefCell<Vec<String>>,
+    }
+
+    impl Edited<'_> {
+        fn own(&self, path: &str) -> bool {
+            !self.edits.contains_key(path)
+                && self
+                    .view
+                    .entries()
+                    .iter()
+                    .any(|e| e.path == path && e.kind == EntryKind::File)
+        }
+    }
+
+    impl FileSet for Edited<'_> {
+        fn read(&self, path: &str) -> Result<Option<Vec<u8>>, ViewError> {
+            if let Some(e) = self.edits.get(path) {
+                return Ok(e.clone());
+            }
+            if !self.own(path) {
+                return Ok(None);
+            }
+            self.rendered.borrow_mut().push(path.to_string());
+            self.view.render_vec(path).map(Some)
+        }
+        fn list(&self, dir: &str) -> Result<Option<Vec<(String, bool)>>, ViewError> {
+            let prefix = format!("{dir}/");
+            let mut v: Vec<(String, bool)> = self
+                .view
+                .entries()
+                .iter()
+                .filter_map(|e| e.path.strip_prefix(&prefix).map(|n| (e, n)))
+                .filter(|(e, n)| !n.contains('/') && self.edits.get(&e.path) != Some(&None))
+                .map(|(e, n)| (n.to_string(), e.kind == EntryKind::Dir))
+                .collect();
+            for (p, b) in &self.edits {
+                if let (Some(n), Some(_)) = (p.strip_prefix(&prefix), b) {
+                    if !v.iter().any(|(x, _)| x == n) {
+                        v.push((n.to_string(), false));
+                    }
+                }
+            }
+            v.sort();
+            Ok(Some(v))
+        }
+        fn generated(&self, path: &str) -> bool {
+            self.own(path)
+        }
+    }
+
+    /// pack_from with the view's map as base gives what pack of the same files gives, and
+    /// renders only what it does not take from the base.
+    #[test]
+    fn a_decoded_base_stands_for_its_own_renderings_only() {
+        let map = crate::sample::demo_map();
+        let opts = ViewOptions::default();
+        let view = TntView::from_tnt(map.clone(), &opts, false);
+        let po = PackOptions::default();
+        let ta = Palette::ta();
+        let tile_png = |fill: u8| {
+            let mut px = map.tile(1).unwrap().to_vec();
+            px[..40].fill(fill);
+            let mut out = Vec::new();
+            write_indexed_png(&mut out, 32, 32, &px, &ta, None).unwrap();
+            out
+        };
+        let meta = |f: &dyn Fn(&mut serde_json::Value)| {
+            let mut m: serde_json::Value =
+                serde_json::from_slice(&view.render_vec(METADATA).unwrap()).unwrap();
+            f(&mut m);
+            Some(serde_json::to_vec_pretty(&m).unwrap())
+        };
+        let mut heights: Vec<u8> = map.attrs.iter().map(|a| a.height).collect();
+        heights[9] ^= 0x55;
+        let mut hpng = Vec::new();
+        write_gray_png(&mut hpng, map.width, map.height, &heights).unwrap();
+        // a colour the tiles use, moved: read with this palette they are other indices
+        let mut other = ta.clone();
+        other.colors[usize::from(map.tiles[0])] = [1, 2, 3];
+        type Edits = Vec<(&'static str, Option<Vec<u8>>)>;
+        let cases: Vec<(&str, Edits)> = vec![
+            ("nothing edited", vec![]),
+            ("a tile", vec![("tiles/1.png", Some(tile_png(7)))]),
+            ("a new tile", vec![("tiles/5.png", Some(tile_png(9)))]),
+            ("the height map", vec![(HEIGHT_PNG, Some(hpng))]),
+            (
+                "the tile grid",
+                vec![(TILEMAP_CSV, Some(b"0,1\n".to_vec()))],
+            ),
+            (
+                "the minimap's checksum",
+                vec![(METADATA, meta(&|m| m["checksums"]["minimap"] = 1.into()))],
+            ),
+            (
+                "the palette",
+                vec![(
+                    METADATA,
+                    meta(&|m| m["palette_rgb"] = crate::view::csv::hex(&other.rgb_bytes()).into()),
+                )],
+            ),
+            (
+                "the size",
+                vec![(
+                    METADATA,
+                    meta(&|m| {
+                        m["width"] = (map.width + 2).into();
+                    }),
+                )],
+            ),
+        ];
+        for (what, edits) in cases {
+            let set = Edited {
+                view: &view,
+                edits: edits.into_iter().map(|(p, b)| (p.to_string(), b)).collect(),
+                rendered: RefCell::default(),
+            };
+            let slow = pack_from(&set, None, &po)
+                .map(|r| r.0)
+                .map_err(|e| e.to_string());
+            set.rendered.borrow_mut().clear();
+            let base = PackBase {
+                tnt: view.tnt(),
+                palette: &opts.palette,
+            };
+            let fast = pack_from(&set, Some(base), &po)
+                .map(|r| r.0)
+                .map_err(|e| e.to_string());
+            assert!(
+                fast == slow,
+                "{what}: the two builds differ ({:?} / {:?})",
+                fast.as_ref().err(),
+                slow.as_ref().err()
+            );
+            let rendered = set.rendered.borrow().clone();
+            if matches!(what, "nothing edited" | "a tile" | "a new tile") {
+                assert!(fast.is_ok(), "{what}: {fast:?}");
+                assert!(
+                    rendered.iter().all(|p| !p.ends_with(".png")),
+                    "{what}: rendered {rendered:?}"
+                );
+            }
+        }
+        // unedited, the bytes of the map
+        let set = Edited {
+            view: &view,
+            edits: HashMap::new(),
+            rendered: RefCell::default(),
+        };
+        let base = PackBase {
+            tnt: view.tnt(),
+            palette: &opts.palette,
+        };
+        assert!(pack_from(&set, Some(base), &po).unwrap().0 == tnt::write(&map).unwrap());
+    }
 }

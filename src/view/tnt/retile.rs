@@ -30,14 +30,46 @@ pub(super) fn canon_crc(px: &[u8], canon: &[u8; 256]) -> u32 {
     h.finalize()
 }
 
-/// CRC-32 of the mosaic's pixels, row-major, folded through `canon`.
+/// CRC-32 of the mosaic's pixels, row-major, folded through `canon`. The tiles are folded
+/// once (not every pixel of the mosaic, which is the same 32×32 tiles over and over), and
+/// the mosaic is hashed in bands of tile rows on every core, the bands' CRCs combined in
+/// order: a big map's `metadata.json` is rendered on every commit of an edit.
 pub(super) fn map_checksum(t: &Tnt, canon: &[u8; 256]) -> u32 {
+    use rayon::prelude::*;
+    let tiles: Vec<u8> = t.tiles.iter().map(|&i| canon[usize::from(i)]).collect();
+    // a cell whose tile index is past the tile set is drawn with index 0 (`render_row`)
+    let zeros = [canon[0]; TILE_BYTES];
+    let tile = |i: u16| {
+        let start = usize::from(i) * TILE_BYTES;
+        tiles.get(start..start + TILE_BYTES).unwrap_or(&zeros)
+    };
+    let (tx, ty) = (t.tiles_x(), t.tiles_y());
+    let width = t.pixel_width();
+    // bands of 16 tile rows (a 256-tile-wide map: 4 MiB of pixels each)
+    let bands: Vec<crc32fast::Hasher> = (0..ty)
+        .collect::<Vec<_>>()
+        .par_chunks(16)
+        .map(|band| {
+            let mut h = crc32fast::Hasher::new();
+            let mut row = vec![0u8; width];
+            for &r in band {
+                let line = t.tilemap.get(r * tx..(r + 1) * tx).unwrap_or(&[]);
+                if line.len() < tx {
+                    row.fill(canon[0]);
+                }
+                for py in 0..TILE_SIDE {
+                    for (cell, out) in line.iter().zip(row.chunks_exact_mut(TILE_SIDE)) {
+                        out.copy_from_slice(&tile(*cell)[py * TILE_SIDE..(py + 1) * TILE_SIDE]);
+                    }
+                    h.update(&row);
+                }
+            }
+            h
+        })
+        .collect();
     let mut h = crc32fast::Hasher::new();
-    let mut row = vec![0u8; t.pixel_width()];
-    for y in 0..t.pixel_height() {
-        t.render_row(y, &mut row);
-        row.iter_mut().for_each(|i| *i = canon[usize::from(*i)]);
-        h.update(&row);
+    for b in &bands {
+        h.combine(b);
     }
     h.finalize()
 }
@@ -234,4 +266,49 @@ pub(super) fn prune(tiles: &mut Vec<u8>, tilemap: &mut [u16]) -> usize {
     let dropped = n - kept.len() / TILE_BYTES;
     *tiles = kept;
     dropped
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The checksum as defined: every mosaic row rendered, folded, hashed in order.
+    fn reference(t: &Tnt, canon: &[u8; 256]) -> u32 {
+        let mut h = crc32fast::Hasher::new();
+        let mut row = vec![0u8; t.pixel_width()];
+        for y in 0..t.pixel_height() {
+            t.render_row(y, &mut row);
+            row.iter_mut().for_each(|i| *i = canon[usize::from(*i)]);
+            h.update(&row);
+        }
+        h.finalize()
+    }
+
+    #[test]
+    fn map_checksum_is_the_crc_of_the_folded_mosaic() {
+        let mut t = crate::sample::demo_map();
+        // a palette repeating colours, used by the tiles, so folding matters
+        let mut p = Palette::ta();
+        p.colors[9] = p.colors[0];
+        p.colors[200] = p.colors[3];
+        let canon = canon_table(&p);
+        assert_eq!((canon[9], canon[200]), (0, 3));
+        t.tiles[7] = 9;
+        t.tiles[TILE_BYTES + 40] = 200;
+        assert_ne!(
+            map_checksum(&t, &canon),
+            map_checksum(&t, &canon_table(&Palette::ta()))
+        );
+        assert_eq!(map_checksum(&t, &canon), reference(&t, &canon));
+        // a cell past the tile set (drawn with index 0), more rows than a band
+        t.tilemap[5] = 999;
+        assert_eq!(map_checksum(&t, &canon), reference(&t, &canon));
+        let mut tall = t.clone();
+        tall.height = 80;
+        tall.tilemap = (0..tall.tiles_x() * tall.tiles_y())
+            .map(|i| (i % 5) as u16)
+            .collect();
+        assert_eq!(map_checksum(&tall, &canon), reference(&tall, &canon));
+        assert_ne!(map_checksum(&tall, &canon), map_checksum(&t, &canon));
+    }
 }
