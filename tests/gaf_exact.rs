@@ -30,7 +30,7 @@ fn rebuild(files: &dyn FileSet, base: Option<&Gaf>) -> Vec<u8> {
             palette: Palette::ta(),
             storage: Storage::Auto,
             asset_path: None,
-            base: base.cloned(),
+            base,
         },
     )
     .unwrap();

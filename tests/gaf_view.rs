@@ -14,12 +14,12 @@ fn dump(g: &Gaf) -> MemFileSet {
     MemFileSet::from_view(&v).unwrap()
 }
 
-fn opts(base: Option<&Gaf>) -> BuildOptions {
+fn opts(base: Option<&Gaf>) -> BuildOptions<'_> {
     BuildOptions {
         palette: Palette::ta(),
         storage: Storage::Auto,
         asset_path: None,
-        base: base.cloned(),
+        base,
     }
 }
 

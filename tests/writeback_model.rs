@@ -217,7 +217,7 @@ fn model(tree: &MemFileSet, bin: &[u8]) -> Vec<u8> {
     let opts = BuildOptions {
         palette: Palette::ta(),
         asset_path: Some(ASSET.into()),
-        base: Some(base),
+        base: Some(&base),
         ..Default::default()
     };
     gaf::write(&build(tree, &opts).unwrap().gaf).unwrap()

@@ -357,7 +357,7 @@ fn build(
             palette: opts.palette,
             storage,
             asset_path: Some(target.to_string_lossy().replace('\\', "/")),
-            base,
+            base: base.as_ref(),
         },
     )
     .map_err(|e| CliError::Msg(format!("{}: {e}", dir.display())))?;
@@ -457,7 +457,7 @@ pub(super) fn check_one(path: &Path) -> Check {
                 palette: opts.palette.clone(),
                 storage: Storage::Auto,
                 asset_path: opts.asset_path.clone(),
-                base: Some(g.clone()),
+                base: Some(&g),
             },
         )
     });

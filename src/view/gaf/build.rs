@@ -27,7 +27,7 @@ pub enum Storage {
 
 /// Options of [`build`].
 #[derive(Debug, Clone, Default)]
-pub struct BuildOptions {
+pub struct BuildOptions<'a> {
     /// Palette images are mapped to (must be the one the dump used for indexed PNGs to be
     /// copied as they are).
     pub palette: Palette,
@@ -35,8 +35,9 @@ pub struct BuildOptions {
     pub storage: Storage,
     /// Path of the GAF being built relative to the game folder (textures/*.gaf rule).
     pub asset_path: Option<String>,
-    /// Frames equal (pixels and fields) to a frame of this GAF reuse its stored bytes.
-    pub base: Option<Gaf>,
+    /// Frames equal (pixels and fields) to a frame of this GAF reuse its stored bytes
+    /// (borrowed: a commit builds from the view the mount holds, not a copy of it).
+    pub base: Option<&'a Gaf>,
 }
 
 /// Result of [`build`]: the GAF and warnings (skipped folders).
@@ -88,7 +89,6 @@ pub fn build(files: &dyn FileSet, opts: &BuildOptions) -> Result<Built, ViewErro
     // frames at a folder's places are what that folder's unedited files hold
     let base_dirs: HashMap<String, (usize, &Sequence)> = opts
         .base
-        .as_ref()
         .map(|b| {
             crate::view::unique_names(b.sequences.iter().map(|s| s.name_bytes()), super::RESERVED)
                 .into_iter()
@@ -149,12 +149,8 @@ pub fn build(files: &dyn FileSet, opts: &BuildOptions) -> Result<Built, ViewErro
     let dumped: Vec<&str> = meta.sequences.iter().map(|s| s.dir.as_str()).collect();
     let built_dirs: Vec<String> = seqs.iter().map(|s| s.2.clone()).collect();
     let built_dirs: Vec<&str> = built_dirs.iter().map(String::as_str).collect();
-    let layout = super::layout::build_layout(
-        meta.layout.as_ref(),
-        opts.base.as_ref(),
-        &dumped,
-        &built_dirs,
-    )?;
+    let layout =
+        super::layout::build_layout(meta.layout.as_ref(), opts.base, &dumped, &built_dirs)?;
     let mut gaf = Gaf {
         version: meta.version,
         header_word8: meta.header_word8,
@@ -163,7 +159,7 @@ pub fn build(files: &dyn FileSet, opts: &BuildOptions) -> Result<Built, ViewErro
         warnings: vec![],
         layout,
     };
-    if let Some(base) = &opts.base {
+    if let Some(base) = opts.base {
         super::layout::keep_base_indices(&mut gaf, base, &opts.palette);
         reuse_payloads(&mut gaf, base);
     }
@@ -875,7 +871,7 @@ mod tests {
         (g, files, dir)
     }
 
-    fn opts(base: Option<Gaf>) -> BuildOptions {
+    fn opts(base: Option<&Gaf>) -> BuildOptions<'_> {
         BuildOptions {
             palette: Palette::ta(),
             base,
@@ -898,7 +894,7 @@ mod tests {
         // without a base nothing says the rows are unedited: the sizes disagree
         let e = build(&files, &opts(None)).unwrap_err().to_string();
         assert!(e.contains("0.png") && e.contains("says"), "{e}");
-        let built = build(&files, &opts(Some(g.clone()))).unwrap().gaf;
+        let built = build(&files, &opts(Some(&g))).unwrap().gaf;
         let look = |f: &Frame| (f.width, f.height, f.pixels().map(|p| p.indices.clone()));
         assert_eq!(look(&f(&built, 0)), look(&f(&g, 1)));
         assert_eq!(look(&f(&built, 1)), look(&f(&g, 0)));
@@ -923,7 +919,7 @@ mod tests {
         files
             .files
             .insert(csv, (lines.join("\n") + "\n").into_bytes());
-        let e = build(&files, &opts(Some(g))).unwrap_err().to_string();
+        let e = build(&files, &opts(Some(&g))).unwrap_err().to_string();
         assert!(e.contains("0.png") && e.contains("says"), "{e}");
     }
 
@@ -989,7 +985,7 @@ mod tests {
         let png = format!("{dir}/{n}.png");
         let layer = format!("{dir}/{n}.layers/0.png");
         // unedited: the composite as it was
-        let built = build(&files, &opts(Some(g.clone()))).unwrap().gaf;
+        let built = build(&files, &opts(Some(&g))).unwrap().gaf;
         assert_eq!(
             frame_at(&built, &files, &dir, &n),
             frame_at(&g, &files, &dir, &n)
@@ -998,7 +994,7 @@ mod tests {
         let mut only_layer = files.clone();
         let edited = repaint(&files.files[&layer], 0xB7);
         only_layer.files.insert(layer.clone(), edited.clone());
-        let built = build(&only_layer, &opts(Some(g.clone()))).unwrap().gaf;
+        let built = build(&only_layer, &opts(Some(&g))).unwrap().gaf;
         let f = frame_at(&built, &files, &dir, &n);
         assert!(matches!(f.content, Content::Layers(_)));
         assert_ne!(f, frame_at(&g, &files, &dir, &n));
@@ -1007,7 +1003,7 @@ mod tests {
         only_png
             .files
             .insert(png.clone(), repaint(&files.files[&png], 0xB7));
-        let built = build(&only_png, &opts(Some(g.clone()))).unwrap().gaf;
+        let built = build(&only_png, &opts(Some(&g))).unwrap().gaf;
         assert!(matches!(
             frame_at(&built, &files, &dir, &n).content,
             Content::Pixels(_)
@@ -1015,8 +1011,8 @@ mod tests {
         // both edited alike (the image is the edited layers' flattening): the layers
         let mut alike = only_png.clone();
         alike.files.insert(layer.clone(), edited.clone());
-        let built = build(&alike, &opts(Some(g.clone()))).unwrap().gaf;
-        let from_layers = build(&only_layer, &opts(Some(g.clone()))).unwrap().gaf;
+        let built = build(&alike, &opts(Some(&g))).unwrap().gaf;
+        let from_layers = build(&only_layer, &opts(Some(&g))).unwrap().gaf;
         assert_eq!(
             frame_at(&built, &files, &dir, &n),
             frame_at(&from_layers, &files, &dir, &n)
@@ -1025,7 +1021,7 @@ mod tests {
         let mut both = only_layer.clone();
         both.files
             .insert(png.clone(), repaint(&files.files[&png], 0xB8));
-        let e = build(&both, &opts(Some(g))).unwrap_err().to_string();
+        let e = build(&both, &opts(Some(&g))).unwrap_err().to_string();
         assert!(e.contains("conflict") && e.contains(&png), "{e}");
     }
 
@@ -1075,12 +1071,12 @@ mod tests {
             ]
         };
         for (set, edited) in cases {
-            let read = build(&set, &opts(Some(g.clone()))).unwrap().gaf;
+            let read = build(&set, &opts(Some(&g))).unwrap().gaf;
             let marked = Marked {
                 files: &set,
                 edited: edited.clone(),
             };
-            let taken = build(&marked, &opts(Some(g.clone()))).unwrap().gaf;
+            let taken = build(&marked, &opts(Some(&g))).unwrap().gaf;
             assert_eq!(
                 gaf::write(&taken).unwrap(),
                 gaf::write(&read).unwrap(),
@@ -1132,12 +1128,12 @@ mod tests {
             (saved, vec![seq_csv]),
         ] {
             // `set` itself says nothing is generated: every list is parsed
-            let read = build(&set, &opts(Some(base.clone()))).unwrap().gaf;
+            let read = build(&set, &opts(Some(&base))).unwrap().gaf;
             let marked = Marked {
                 files: &set,
                 edited: edited.clone(),
             };
-            let taken = build(&marked, &opts(Some(base.clone()))).unwrap().gaf;
+            let taken = build(&marked, &opts(Some(&base))).unwrap().gaf;
             let out = gaf::write(&taken).unwrap();
             assert!(out == gaf::write(&read).unwrap(), "edited {edited:?}");
             if edited.iter().all(|e| e.ends_with(".csv")) {
@@ -1239,9 +1235,9 @@ mod tests {
                     files: &set,
                     edited: edited.iter().map(|e| e.to_string()).collect(),
                 };
-                let from_full = build(&marked, &opts(Some(full.clone()))).unwrap().gaf;
+                let from_full = build(&marked, &opts(Some(&full))).unwrap().gaf;
                 let stored = gaf::parse_stored(&bytes, &Limits::default()).unwrap();
-                let from_stored = build(&marked, &opts(Some(stored))).unwrap().gaf;
+                let from_stored = build(&marked, &opts(Some(&stored))).unwrap().gaf;
                 let out = gaf::write(&from_stored).unwrap();
                 assert_eq!(
                     out,

@@ -352,7 +352,7 @@ pub fn rebuild(
             palette: opts.palette.clone(),
             storage: Storage::Auto,
             asset_path: opts.asset_path.clone(),
-            base: base.cloned(),
+            base,
         },
     )?;
     for w in &built.warnings {
