@@ -9,29 +9,101 @@ pub mod ota;
 pub mod palette;
 pub mod textures;
 
+use std::ffi::OsString;
 use std::path::{Path, PathBuf};
+use std::time::SystemTime;
+
+/// What a path of a game folder is, as a [`GameFs`] sees it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Kind {
+    /// A regular file.
+    File,
+    /// A directory.
+    Dir,
+    /// Anything else (for a confined reader: a symlink too).
+    Other,
+}
+
+/// How this module reads a game folder: [`Plain`] for the CLI (paths as given, symlinks
+/// followed, with the rights of the user running it), or a reader confined beneath one
+/// folder (the mount, whose daemon may run as root: see `fs::core::view_options_for`).
+pub trait GameFs {
+    /// What `path` is; `None` if it cannot be seen.
+    fn kind(&self, path: &Path) -> Option<Kind>;
+    /// The names in directory `dir`; `None` if it cannot be listed.
+    fn names(&self, dir: &Path) -> Option<Vec<OsString>>;
+    /// The bytes of regular file `path`, `None` if it cannot be read or is over `max` bytes.
+    fn read(&self, path: &Path, max: u64) -> Option<Vec<u8>>;
+    /// Size and modification time of regular file `path`.
+    fn stat(&self, path: &Path) -> Option<(u64, Option<SystemTime>)>;
+}
+
+/// The file system as the process sees it (the CLI).
+pub struct Plain;
+
+impl GameFs for Plain {
+    fn kind(&self, path: &Path) -> Option<Kind> {
+        let m = std::fs::metadata(path).ok()?;
+        Some(if m.is_dir() {
+            Kind::Dir
+        } else if m.is_file() {
+            Kind::File
+        } else {
+            Kind::Other
+        })
+    }
+    fn names(&self, dir: &Path) -> Option<Vec<OsString>> {
+        let rd = std::fs::read_dir(dir).ok()?;
+        Some(rd.flatten().map(|e| e.file_name()).collect())
+    }
+    fn read(&self, path: &Path, max: u64) -> Option<Vec<u8>> {
+        use std::io::Read;
+        let f = std::fs::File::open(path).ok()?;
+        let m = f.metadata().ok()?;
+        if !m.is_file() || m.len() > max {
+            return None;
+        }
+        let mut v = Vec::with_capacity(m.len() as usize);
+        f.take(max + 1).read_to_end(&mut v).ok()?;
+        (v.len() as u64 <= max).then_some(v)
+    }
+    fn stat(&self, path: &Path) -> Option<(u64, Option<SystemTime>)> {
+        let m = std::fs::metadata(path).ok()?;
+        Some((m.len(), m.modified().ok()))
+    }
+}
 
 /// Finds `name` in `dir` ignoring ASCII case (exact match preferred).
 pub fn find_ci(dir: &Path, name: &str) -> Option<PathBuf> {
-    find_entry_ci(dir, name, Path::is_file)
+    find_ci_in(&Plain, dir, name)
 }
 
 /// Finds a sub-directory ignoring ASCII case.
 pub fn find_dir_ci(dir: &Path, name: &str) -> Option<PathBuf> {
-    find_entry_ci(dir, name, Path::is_dir)
+    find_dir_ci_in(&Plain, dir, name)
 }
 
-fn find_entry_ci(dir: &Path, name: &str, kind: fn(&Path) -> bool) -> Option<PathBuf> {
+/// [`find_ci`] through `gfs`.
+pub fn find_ci_in(gfs: &dyn GameFs, dir: &Path, name: &str) -> Option<PathBuf> {
+    find_entry_ci(gfs, dir, name, Kind::File)
+}
+
+/// [`find_dir_ci`] through `gfs`.
+pub fn find_dir_ci_in(gfs: &dyn GameFs, dir: &Path, name: &str) -> Option<PathBuf> {
+    find_entry_ci(gfs, dir, name, Kind::Dir)
+}
+
+fn find_entry_ci(gfs: &dyn GameFs, dir: &Path, name: &str, want: Kind) -> Option<PathBuf> {
     let exact = dir.join(name);
-    if kind(&exact) {
+    if gfs.kind(&exact) == Some(want) {
         return Some(exact);
     }
-    let rd = std::fs::read_dir(dir).ok()?;
-    let mut hits: Vec<PathBuf> = rd
-        .flatten()
-        .filter(|e| e.file_name().to_string_lossy().eq_ignore_ascii_case(name))
-        .map(|e| e.path())
-        .filter(|p| kind(p))
+    let mut hits: Vec<PathBuf> = gfs
+        .names(dir)?
+        .into_iter()
+        .filter(|n| n.to_string_lossy().eq_ignore_ascii_case(name))
+        .map(|n| dir.join(n))
+        .filter(|p| gfs.kind(p) == Some(want))
         .collect();
     hits.sort();
     hits.into_iter().next()
@@ -40,10 +112,15 @@ fn find_entry_ci(dir: &Path, name: &str, kind: fn(&Path) -> bool) -> Option<Path
 /// The game folder of a loose asset file: the nearest ancestor holding a `palettes` folder,
 /// else the file's own folder. Returns the folder and the asset's path relative to it.
 pub fn game_dir_of(file: &Path) -> (PathBuf, String) {
+    game_dir_of_in(&Plain, file)
+}
+
+/// [`game_dir_of`] through `gfs` (a confined reader sees no folder outside its own).
+pub fn game_dir_of_in(gfs: &dyn GameFs, file: &Path) -> (PathBuf, String) {
     let abs = std::path::absolute(file).unwrap_or_else(|_| file.to_path_buf());
     let mut dir = abs.parent();
     while let Some(d) = dir {
-        if find_dir_ci(d, "palettes").is_some() {
+        if find_dir_ci_in(gfs, d, "palettes").is_some() {
             let rel = abs.strip_prefix(d).unwrap_or(&abs);
             return (d.to_path_buf(), rel.to_string_lossy().replace('\\', "/"));
         }

@@ -2,7 +2,7 @@
 //! chain for sprites (for TA it ends at `palettes/PALETTE.PAL` or the built-in palette, which
 //! are the same) and the main palette for maps.
 
-use super::{find_ci, find_dir_ci};
+use super::{find_ci_in, find_dir_ci_in, GameFs, Plain};
 use crate::formats::palette::Palette;
 use std::path::{Path, PathBuf};
 
@@ -16,8 +16,11 @@ const FACTIONS: &[(&str, &str)] = &[
     ("cre", "creon"),
 ];
 
-fn try_load(game_dir: &Path, path: &Path) -> Option<(Palette, String)> {
-    let data = std::fs::read(path).ok()?;
+/// Largest palette file read (a faction `.pcx` is a picture carrying its palette).
+const MAX_PALETTE_FILE: u64 = 16 << 20;
+
+fn try_load(gfs: &dyn GameFs, game_dir: &Path, path: &Path) -> Option<(Palette, String)> {
+    let data = gfs.read(path, MAX_PALETTE_FILE)?;
     let name = path.file_name()?.to_string_lossy().to_string();
     let pal = Palette::from_file_bytes(&name, &data).ok()?;
     let rel = path.strip_prefix(game_dir).unwrap_or(path);
@@ -30,35 +33,40 @@ fn try_load(game_dir: &Path, path: &Path) -> Option<(Palette, String)> {
 /// the built-in TA palette. Names are matched ignoring case; unreadable candidates are
 /// skipped. Returns the palette and where it came from (a path relative to `game_dir`).
 pub fn resolve(game_dir: &Path, asset_rel: &str) -> (Palette, String) {
+    resolve_in(&Plain, game_dir, asset_rel)
+}
+
+/// [`resolve`] through `gfs`.
+pub fn resolve_in(gfs: &dyn GameFs, game_dir: &Path, asset_rel: &str) -> (Palette, String) {
     let asset = Path::new(asset_rel);
     let base = asset
         .file_stem()
         .map(|s| s.to_string_lossy().to_string())
         .unwrap_or_default();
     let parent = game_dir.join(asset.parent().unwrap_or(Path::new("")));
-    let palettes = find_dir_ci(game_dir, "palettes");
+    let palettes = find_dir_ci_in(gfs, game_dir, "palettes");
     let mut candidates: Vec<PathBuf> = Vec::new();
-    if let Some(p) = find_ci(&parent, &format!("{base}.pcx")) {
+    if let Some(p) = find_ci_in(gfs, &parent, &format!("{base}.pcx")) {
         candidates.push(p);
     }
     if let Some(pd) = &palettes {
-        if let Some(p) = find_ci(pd, &format!("{base}.pal")) {
+        if let Some(p) = find_ci_in(gfs, pd, &format!("{base}.pal")) {
             candidates.push(p);
         }
         let lower = base.to_ascii_lowercase();
         for (prefix, faction) in FACTIONS {
             if lower.starts_with(prefix) {
-                if let Some(p) = find_ci(pd, &format!("{faction}.pcx")) {
+                if let Some(p) = find_ci_in(gfs, pd, &format!("{faction}.pcx")) {
                     candidates.push(p);
                 }
             }
         }
-        if let Some(p) = find_ci(pd, "palette.pal") {
+        if let Some(p) = find_ci_in(gfs, pd, "palette.pal") {
             candidates.push(p);
         }
     }
     for c in candidates {
-        if let Some(found) = try_load(game_dir, &c) {
+        if let Some(found) = try_load(gfs, game_dir, &c) {
             return found;
         }
     }
@@ -73,10 +81,15 @@ pub const BUILTIN: &str = "built-in TA palette";
 /// asset-name chain of [`resolve`]: a `.pcx` beside a map is its loading-screen picture, not
 /// its palette.) Returns the palette and where it came from.
 pub fn main_palette(game_dir: &Path) -> (Palette, String) {
-    find_dir_ci(game_dir, "palettes")
-        .and_then(|d| find_ci(&d, "palette.pal"))
+    main_palette_in(&Plain, game_dir)
+}
+
+/// [`main_palette`] through `gfs`.
+pub fn main_palette_in(gfs: &dyn GameFs, game_dir: &Path) -> (Palette, String) {
+    find_dir_ci_in(gfs, game_dir, "palettes")
+        .and_then(|d| find_ci_in(gfs, &d, "palette.pal"))
         .and_then(|p| {
-            let pal = Palette::from_pal(&std::fs::read(&p).ok()?).ok()?;
+            let pal = Palette::from_pal(&gfs.read(&p, MAX_PALETTE_FILE)?).ok()?;
             let name = p.file_name()?.to_string_lossy().to_string();
             Some((pal, format!("palettes/{name}")))
         })

@@ -26,7 +26,7 @@ use std::fmt;
 use std::io::{self, Write};
 use std::path::{Path, PathBuf};
 
-pub use options::{options_for, FrameFormat, Overrides, ViewOptions};
+pub use options::{options_for, options_in, FrameFormat, Overrides, ViewOptions};
 
 /// What kind of node an [`Entry`] is.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]

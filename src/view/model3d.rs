@@ -109,10 +109,20 @@ pub fn game_textures(
     game_dir: &std::path::Path,
     limits: &crate::formats::Limits,
 ) -> std::sync::Arc<Textures> {
+    game_textures_in(&crate::game::Plain, game_dir, limits)
+}
+
+/// [`game_textures`] read through `gfs`; a texture GAF over the limit of a rebuild's input
+/// ([`crate::view::MAX_INPUT_BYTES`]) is skipped unread.
+pub fn game_textures_in(
+    gfs: &dyn crate::game::GameFs,
+    game_dir: &std::path::Path,
+    limits: &crate::formats::Limits,
+) -> std::sync::Arc<Textures> {
     use std::sync::{Arc, Mutex, OnceLock};
     type Cache = Mutex<HashMap<std::path::PathBuf, (TextureStamp, Arc<Textures>)>>;
     static CACHE: OnceLock<Cache> = OnceLock::new();
-    let stamp = crate::game::textures::stamp(game_dir);
+    let stamp = crate::game::textures::stamp_in(gfs, game_dir);
     let cache = CACHE.get_or_init(Default::default);
     if let Some((s, t)) = cache
         .lock()
@@ -125,7 +135,9 @@ pub fn game_textures(
     }
     let mut t = Textures::new();
     for (p, _, _) in &stamp {
-        let Ok(data) = std::fs::read(p) else { continue };
+        let Some(data) = gfs.read(p, crate::view::MAX_INPUT_BYTES) else {
+            continue;
+        };
         match crate::formats::gaf::parse(&data, limits) {
             Ok(g) => t.add_gaf(&g),
             Err(e) => log::debug!("{}: textures skipped: {e}", p.display()),

@@ -32,11 +32,22 @@ pub struct Overrides<'a> {
 /// and the textures of the nearest folder above them holding `textures/`
 /// ([`game::textures::folder_of`]); PCX pictures and palettes carry their own colours.
 pub fn options_for(path: &Path, game_dir: Option<&Path>, overrides: &Overrides) -> ViewOptions {
+    options_in(&game::Plain, path, game_dir, overrides)
+}
+
+/// [`options_for`], the game folder read through `gfs` (the mount's is confined to its game
+/// folder).
+pub fn options_in(
+    gfs: &dyn game::GameFs,
+    path: &Path,
+    game_dir: Option<&Path>,
+    overrides: &Overrides,
+) -> ViewOptions {
     let file = match game_dir {
         Some(g) => g.join(path),
         None => path.to_path_buf(),
     };
-    let (dir, rel) = game::game_dir_of(&file);
+    let (dir, rel) = game::game_dir_of_in(gfs, &file);
     let beside = overrides
         .beside_pcx
         .filter(|_| AssetKind::from_name(&rel) == Some(AssetKind::Gaf))
@@ -52,19 +63,19 @@ pub fn options_for(path: &Path, game_dir: Option<&Path>, overrides: &Overrides) 
     let (palette, palette_source) = match (overrides.palette.clone(), beside) {
         (Some(p), _) | (None, Some(p)) => p,
         (None, None) if matches!(kind, Some(AssetKind::Tnt | AssetKind::Model3d)) => {
-            game::palette::main_palette(&dir)
+            game::palette::main_palette_in(gfs, &dir)
         }
         // pictures and palettes carry their own colours
         (None, None) if matches!(kind, Some(AssetKind::Pcx | AssetKind::Pal)) => {
             (Palette::ta(), game::palette::BUILTIN.to_string())
         }
-        (None, None) => game::palette::resolve(&dir, &rel),
+        (None, None) => game::palette::resolve_in(gfs, &dir, &rel),
     };
     let limits = crate::formats::Limits::default();
     let textures = (kind == Some(AssetKind::Model3d))
-        .then(|| game::textures::folder_of(&file))
+        .then(|| game::textures::folder_of_in(gfs, &file))
         .flatten()
-        .map(|d| super::model3d::game_textures(&d, &limits));
+        .map(|d| super::model3d::game_textures_in(gfs, &d, &limits));
     ViewOptions {
         palette,
         palette_source,

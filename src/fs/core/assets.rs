@@ -300,11 +300,7 @@ pub(in crate::fs) fn member_options(
         beside_pcx,
         ..Default::default()
     };
-    crate::view::options_for(
-        Path::new(&format!("{rel_str}/{member}")),
-        Some(game_dir),
-        &overrides,
-    )
+    super::options_with(game_dir, &format!("{rel_str}/{member}"), &overrides)
 }
 
 impl Core {

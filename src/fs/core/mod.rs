@@ -140,8 +140,102 @@ impl std::fmt::Debug for MountOptions {
 /// The options a view of `rel_path` (relative to `game_dir`, `/`-separated) is generated
 /// with: the same as `tafs gaf dump` / `tafs tnt unpack` use for that file (the game folder
 /// found from the file, the palette resolved in it, the path relative to it).
+///
+/// The game folder is read confined beneath `game_dir` ([`GameFolder`]): a daemon running as
+/// root reads no palette or texture outside it, and none through a symlink another user could
+/// have planted or swapped.
 pub fn view_options_for(game_dir: &Path, rel_path: &str) -> ViewOptions {
-    view::options_for(Path::new(rel_path), Some(game_dir), &Default::default())
+    options_with(game_dir, rel_path, &Default::default())
+}
+
+/// [`view_options_for`] with `overrides` (an archive member's palette beside it).
+pub(in crate::fs) fn options_with(
+    game_dir: &Path,
+    rel_path: &str,
+    overrides: &view::Overrides,
+) -> ViewOptions {
+    let folder = GameFolder::open(game_dir);
+    view::options_in(&folder, Path::new(rel_path), Some(game_dir), overrides)
+}
+
+/// The game folder as the mount reads it to resolve view options (palettes, texture GAFs):
+/// only paths beneath it, each opened from its descriptor with no symlink followed
+/// (`openat2` `RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS`), files read only when regular and
+/// within the size asked. Everything outside it (or unopenable) is unseen.
+pub(in crate::fs) struct GameFolder {
+    root: PathBuf,
+    fd: Option<std::os::fd::OwnedFd>,
+}
+
+impl GameFolder {
+    /// The folder `root`.
+    pub(in crate::fs) fn open(root: &Path) -> GameFolder {
+        GameFolder {
+            root: std::path::absolute(root).unwrap_or_else(|_| root.to_path_buf()),
+            fd: sys::open_dir_path(root).ok(),
+        }
+    }
+
+    /// `path` relative to the folder, when it is beneath it (or the folder itself).
+    fn rel<'p>(&self, path: &'p Path) -> Option<(std::os::fd::BorrowedFd<'_>, &'p Path)> {
+        use std::os::fd::AsFd;
+        let rel = path.strip_prefix(&self.root).ok()?;
+        if rel
+            .components()
+            .any(|c| !matches!(c, std::path::Component::Normal(_)))
+        {
+            return None;
+        }
+        Some((self.fd.as_ref()?.as_fd(), rel))
+    }
+}
+
+impl crate::game::GameFs for GameFolder {
+    fn kind(&self, path: &Path) -> Option<crate::game::Kind> {
+        use crate::game::Kind;
+        let (fd, rel) = self.rel(path)?;
+        if rel.as_os_str().is_empty() {
+            return Some(Kind::Dir);
+        }
+        let m = sys::lstat_beneath(fd, rel)?.ok()?;
+        let t = m.file_type();
+        Some(if t.is_dir() {
+            Kind::Dir
+        } else if t.is_file() {
+            Kind::File
+        } else {
+            Kind::Other
+        })
+    }
+
+    fn names(&self, dir: &Path) -> Option<Vec<OsString>> {
+        let (fd, rel) = self.rel(dir)?;
+        let d = sys::open_dir_beneath(fd, rel).ok()?;
+        use std::os::fd::AsFd;
+        let rd = sys::read_dir_at(d.as_fd(), std::ffi::OsStr::new(".")).ok()?;
+        Some(rd.flatten().map(|e| e.file_name()).collect())
+    }
+
+    fn read(&self, path: &Path, max: u64) -> Option<Vec<u8>> {
+        use std::io::Read;
+        use std::os::fd::AsFd;
+        let (fd, rel) = self.rel(path)?;
+        let (dir, name) = sys::parent_beneath(fd, rel).ok()?;
+        let f = sys::open_at(dir.as_fd(), &name, libc::O_RDONLY | libc::O_NONBLOCK, 0).ok()?;
+        let m = f.metadata().ok()?;
+        if !m.is_file() || m.len() > max {
+            return None;
+        }
+        let mut v = Vec::with_capacity(m.len() as usize);
+        f.take(max + 1).read_to_end(&mut v).ok()?;
+        (v.len() as u64 <= max).then_some(v)
+    }
+
+    fn stat(&self, path: &Path) -> Option<(u64, Option<SystemTime>)> {
+        let (fd, rel) = self.rel(path)?;
+        let m = sys::lstat_beneath(fd, rel)?.ok()?;
+        m.is_file().then(|| (m.len(), m.modified().ok()))
+    }
 }
 
 /// A kernel cache invalidation, sent to the invalidation thread (never done from inside a
@@ -689,5 +783,69 @@ mod tests {
             UNIX_EPOCH - Duration::from_millis(500)
         );
         assert_eq!(time(2, 0), UNIX_EPOCH + Duration::from_secs(2));
+    }
+
+    /// A palette of which colour 1 is `c`.
+    fn pal(c: [u8; 3]) -> Vec<u8> {
+        let mut p = crate::formats::palette::Palette::ta();
+        p.colors[1] = c;
+        p.to_pal()
+    }
+
+    #[test]
+    fn the_mount_reads_view_options_beneath_its_game_folder_only() {
+        use std::os::unix::fs::symlink;
+        let top = tempfile::tempdir().unwrap();
+        // a folder above the game folder, as another user of /tmp could make it
+        std::fs::create_dir_all(top.path().join("palettes")).unwrap();
+        std::fs::write(top.path().join("palettes/PALETTE.PAL"), pal([9, 9, 9])).unwrap();
+        std::fs::write(top.path().join("secret.pal"), pal([7, 7, 7])).unwrap();
+        let game = top.path().join("game");
+        std::fs::create_dir_all(game.join("maps")).unwrap();
+        let colour = |o: &ViewOptions| (o.palette.colors[1], o.palette_source.clone());
+        let cli = |rel: &str| view::options_for(&game.join(rel), None, &Default::default());
+        let builtin = (
+            crate::formats::palette::Palette::ta().colors[1],
+            crate::game::palette::BUILTIN.to_string(),
+        );
+        // no palettes in the game folder: the CLI finds the one above, the mount does not
+        assert_eq!(colour(&cli("maps/m.tnt")).0, [9, 9, 9]);
+        let o = view_options_for(&game, "maps/m.tnt");
+        assert_eq!(colour(&o), builtin);
+        assert_eq!(o.asset_path.as_deref(), Some("m.tnt"));
+        // a palettes folder that is a symlink, and a palette that is one: not followed
+        symlink(top.path().join("palettes"), game.join("palettes")).unwrap();
+        assert_eq!(colour(&cli("maps/m.tnt")).0, [9, 9, 9]);
+        assert_eq!(colour(&view_options_for(&game, "maps/m.tnt")), builtin);
+        std::fs::remove_file(game.join("palettes")).unwrap();
+        std::fs::create_dir(game.join("palettes")).unwrap();
+        symlink(
+            top.path().join("secret.pal"),
+            game.join("palettes/PALETTE.PAL"),
+        )
+        .unwrap();
+        assert_eq!(colour(&cli("maps/m.tnt")).0, [7, 7, 7]);
+        assert_eq!(colour(&view_options_for(&game, "maps/m.tnt")), builtin);
+        // a real palette in the game folder: the mount and the CLI agree
+        std::fs::remove_file(game.join("palettes/PALETTE.PAL")).unwrap();
+        std::fs::write(game.join("palettes/palette.pal"), pal([5, 5, 5])).unwrap();
+        let (m, c) = (view_options_for(&game, "maps/m.tnt"), cli("maps/m.tnt"));
+        assert_eq!(colour(&m), ([5, 5, 5], "palettes/palette.pal".to_string()));
+        assert_eq!((colour(&m), &m.asset_path), (colour(&c), &c.asset_path));
+        assert_eq!(m.asset_path.as_deref(), Some("maps/m.tnt"));
+        // a file over the size asked is not read; nothing outside the folder is
+        let big = GameFolder::open(&game);
+        use crate::game::GameFs;
+        std::fs::write(game.join("palettes/big.bin"), vec![0u8; 4096]).unwrap();
+        assert!(big.read(&game.join("palettes/big.bin"), 4095).is_none());
+        assert_eq!(
+            big.read(&game.join("palettes/big.bin"), 4096)
+                .map(|v| v.len()),
+            Some(4096)
+        );
+        assert!(big.read(&top.path().join("secret.pal"), 1 << 20).is_none());
+        assert!(big
+            .read(&game.join("palettes/../../secret.pal"), 1 << 20)
+            .is_none());
     }
 }
