@@ -1,5 +1,6 @@
 //! The root daemon against a hostile local user: a second real user (`useradd`, `runuser`)
-//! plants folders, symlinks and pid files where the daemon keeps its run files.
+//! plants folders, symlinks and pid files where the daemon keeps its run files, and palettes
+//! above or linked into the game folder.
 
 mod mount_common;
 
@@ -395,5 +396,97 @@ fn creations_get_the_callers_umask_and_owner() {
         assert_eq!(m.mode() & 0o7777, mode, "{name}");
         assert_eq!(m.uid(), evil_uid(), "{name}");
     }
+    umount(&mnt, &xdg);
+}
+
+/// The palette source a map's view was drawn with, from its `metadata.json`.
+fn palette_of(metadata: &[u8]) -> String {
+    let m: serde_json::Value = serde_json::from_slice(metadata).unwrap();
+    m["palette"].as_str().unwrap().to_string()
+}
+
+#[test]
+fn palettes_planted_above_or_linked_into_the_game_folder_are_never_read() {
+    if !fuse_available() || !second_user() {
+        return;
+    }
+    let (t, game, mnt, xdg) = setup();
+    // the game folder sits in a folder anyone may write (like /tmp), holding no palettes of
+    // its own; its maps folder is the second user's too
+    let open = t.path().join("open");
+    std::fs::create_dir(&open).unwrap();
+    std::fs::set_permissions(&open, std::fs::Permissions::from_mode(0o1777)).unwrap();
+    let game_in = open.join("game");
+    std::fs::rename(&game, &game_in).unwrap();
+    std::fs::set_permissions(&game_in, std::fs::Permissions::from_mode(0o777)).unwrap();
+    std::fs::create_dir(game_in.join("maps")).unwrap();
+    let map = tafs::formats::tnt::write(&tafs::sample::demo_map()).unwrap();
+    std::fs::write(game_in.join("maps/m.tnt"), &map).unwrap();
+    let mut evil = tafs::formats::palette::Palette::ta();
+    evil.colors[1] = [9, 9, 9];
+    let pal = t.path().join("evil.pal");
+    std::fs::write(&pal, evil.to_pal()).unwrap();
+    std::fs::set_permissions(&pal, std::fs::Permissions::from_mode(0o644)).unwrap();
+    let (ok, out) = evil_sh(&format!(
+        "mkdir '{o}/palettes' && cp '{p}' '{o}/palettes/PALETTE.PAL'",
+        o = open.display(),
+        p = pal.display()
+    ));
+    assert!(ok, "{out}");
+    // the CLI, run on the file, finds the folder above (it follows paths as given)
+    let unpacked = t.path().join("unpacked");
+    let o = Command::new(TAFS)
+        .args(["tnt", "unpack"])
+        .arg(game_in.join("maps/m.tnt"))
+        .arg("-t")
+        .arg(&unpacked)
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let cli = std::fs::read(unpacked.join("metadata.json")).unwrap();
+    assert_eq!(palette_of(&cli), "palettes/PALETTE.PAL");
+    // the root daemon does not look above its game folder
+    {
+        let _m = mount_shared(&game_in, &mnt, &xdg, &[]);
+        let shown = std::fs::read(mnt.join("maps/m.tnt/metadata.json")).unwrap();
+        assert_eq!(palette_of(&shown), "built-in TA palette");
+        umount(&mnt, &xdg);
+    }
+    // nor through a palettes folder, or a palette file, that is a symlink
+    let (ok, out) = evil_sh(&format!(
+        "ln -s '{o}/palettes' '{g}/palettes'",
+        o = open.display(),
+        g = game_in.display()
+    ));
+    assert!(ok, "{out}");
+    {
+        let _m = mount_shared(&game_in, &mnt, &xdg, &[]);
+        let shown = std::fs::read(mnt.join("maps/m.tnt/metadata.json")).unwrap();
+        assert_eq!(palette_of(&shown), "built-in TA palette");
+        umount(&mnt, &xdg);
+    }
+    let (ok, out) = evil_sh(&format!(
+        "rm '{g}/palettes' && mkdir '{g}/palettes' && \
+         ln -s '{o}/palettes/PALETTE.PAL' '{g}/palettes/PALETTE.PAL'",
+        o = open.display(),
+        g = game_in.display()
+    ));
+    assert!(ok, "{out}");
+    {
+        let _m = mount_shared(&game_in, &mnt, &xdg, &[]);
+        let shown = std::fs::read(mnt.join("maps/m.tnt/metadata.json")).unwrap();
+        assert_eq!(palette_of(&shown), "built-in TA palette");
+        umount(&mnt, &xdg);
+    }
+    // a palette file of the game folder itself is used, as by the CLI
+    let (ok, out) = evil_sh(&format!(
+        "rm '{g}/palettes/PALETTE.PAL' && cp '{p}' '{g}/palettes/PALETTE.PAL'",
+        g = game_in.display(),
+        p = pal.display()
+    ));
+    assert!(ok, "{out}");
+    let _m = mount_shared(&game_in, &mnt, &xdg, &[]);
+    let shown = std::fs::read(mnt.join("maps/m.tnt/metadata.json")).unwrap();
+    assert_eq!(palette_of(&shown), "palettes/PALETTE.PAL");
     umount(&mnt, &xdg);
 }
