@@ -445,48 +445,31 @@ fn palettes_planted_above_or_linked_into_the_game_folder_are_never_read() {
     assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
     let cli = std::fs::read(unpacked.join("metadata.json")).unwrap();
     assert_eq!(palette_of(&cli), "palettes/PALETTE.PAL");
-    // the root daemon does not look above its game folder
-    {
+    // what the root daemon draws the map with, as `metadata.json` of a new mount says
+    let shown = || {
         let _m = mount_shared(&game_in, &mnt, &xdg, &[]);
-        let shown = std::fs::read(mnt.join("maps/m.tnt/metadata.json")).unwrap();
-        assert_eq!(palette_of(&shown), "built-in TA palette");
+        let m = std::fs::read(mnt.join("maps/m.tnt/metadata.json")).unwrap();
         umount(&mnt, &xdg);
-    }
+        palette_of(&m)
+    };
+    let planted = |script: String| {
+        let (ok, out) = evil_sh(&script);
+        assert!(ok, "{out}");
+    };
+    let (o, g, p) = (open.display(), game_in.display(), pal.display());
+    // it does not look above its game folder
+    assert_eq!(shown(), "built-in TA palette");
     // nor through a palettes folder, or a palette file, that is a symlink
-    let (ok, out) = evil_sh(&format!(
-        "ln -s '{o}/palettes' '{g}/palettes'",
-        o = open.display(),
-        g = game_in.display()
-    ));
-    assert!(ok, "{out}");
-    {
-        let _m = mount_shared(&game_in, &mnt, &xdg, &[]);
-        let shown = std::fs::read(mnt.join("maps/m.tnt/metadata.json")).unwrap();
-        assert_eq!(palette_of(&shown), "built-in TA palette");
-        umount(&mnt, &xdg);
-    }
-    let (ok, out) = evil_sh(&format!(
+    planted(format!("ln -s '{o}/palettes' '{g}/palettes'"));
+    assert_eq!(shown(), "built-in TA palette");
+    planted(format!(
         "rm '{g}/palettes' && mkdir '{g}/palettes' && \
-         ln -s '{o}/palettes/PALETTE.PAL' '{g}/palettes/PALETTE.PAL'",
-        o = open.display(),
-        g = game_in.display()
+         ln -s '{o}/palettes/PALETTE.PAL' '{g}/palettes/PALETTE.PAL'"
     ));
-    assert!(ok, "{out}");
-    {
-        let _m = mount_shared(&game_in, &mnt, &xdg, &[]);
-        let shown = std::fs::read(mnt.join("maps/m.tnt/metadata.json")).unwrap();
-        assert_eq!(palette_of(&shown), "built-in TA palette");
-        umount(&mnt, &xdg);
-    }
+    assert_eq!(shown(), "built-in TA palette");
     // a palette file of the game folder itself is used, as by the CLI
-    let (ok, out) = evil_sh(&format!(
-        "rm '{g}/palettes/PALETTE.PAL' && cp '{p}' '{g}/palettes/PALETTE.PAL'",
-        g = game_in.display(),
-        p = pal.display()
+    planted(format!(
+        "rm '{g}/palettes/PALETTE.PAL' && cp '{p}' '{g}/palettes/PALETTE.PAL'"
     ));
-    assert!(ok, "{out}");
-    let _m = mount_shared(&game_in, &mnt, &xdg, &[]);
-    let shown = std::fs::read(mnt.join("maps/m.tnt/metadata.json")).unwrap();
-    assert_eq!(palette_of(&shown), "palettes/PALETTE.PAL");
-    umount(&mnt, &xdg);
+    assert_eq!(shown(), "palettes/PALETTE.PAL");
 }

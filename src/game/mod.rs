@@ -38,34 +38,45 @@ pub trait GameFs {
     fn stat(&self, path: &Path) -> Option<(u64, Option<SystemTime>)>;
 }
 
+impl Kind {
+    /// The kind of a file type (a symlink's own type is `Other`).
+    pub fn of(t: std::fs::FileType) -> Kind {
+        if t.is_dir() {
+            Kind::Dir
+        } else if t.is_file() {
+            Kind::File
+        } else {
+            Kind::Other
+        }
+    }
+}
+
+/// The bytes of open file `f` when it is a regular file of at most `max` bytes (a file
+/// growing while it is read stops at the bound too).
+pub fn read_bounded(f: std::fs::File, max: u64) -> Option<Vec<u8>> {
+    use std::io::Read;
+    let m = f.metadata().ok()?;
+    if !m.is_file() || m.len() > max {
+        return None;
+    }
+    let mut v = Vec::with_capacity(m.len() as usize);
+    f.take(max + 1).read_to_end(&mut v).ok()?;
+    (v.len() as u64 <= max).then_some(v)
+}
+
 /// The file system as the process sees it (the CLI).
 pub struct Plain;
 
 impl GameFs for Plain {
     fn kind(&self, path: &Path) -> Option<Kind> {
-        let m = std::fs::metadata(path).ok()?;
-        Some(if m.is_dir() {
-            Kind::Dir
-        } else if m.is_file() {
-            Kind::File
-        } else {
-            Kind::Other
-        })
+        Some(Kind::of(std::fs::metadata(path).ok()?.file_type()))
     }
     fn names(&self, dir: &Path) -> Option<Vec<OsString>> {
         let rd = std::fs::read_dir(dir).ok()?;
         Some(rd.flatten().map(|e| e.file_name()).collect())
     }
     fn read(&self, path: &Path, max: u64) -> Option<Vec<u8>> {
-        use std::io::Read;
-        let f = std::fs::File::open(path).ok()?;
-        let m = f.metadata().ok()?;
-        if !m.is_file() || m.len() > max {
-            return None;
-        }
-        let mut v = Vec::with_capacity(m.len() as usize);
-        f.take(max + 1).read_to_end(&mut v).ok()?;
-        (v.len() as u64 <= max).then_some(v)
+        read_bounded(std::fs::File::open(path).ok()?, max)
     }
     fn stat(&self, path: &Path) -> Option<(u64, Option<SystemTime>)> {
         let m = std::fs::metadata(path).ok()?;

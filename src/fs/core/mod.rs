@@ -197,15 +197,7 @@ impl crate::game::GameFs for GameFolder {
         if rel.as_os_str().is_empty() {
             return Some(Kind::Dir);
         }
-        let m = sys::lstat_beneath(fd, rel)?.ok()?;
-        let t = m.file_type();
-        Some(if t.is_dir() {
-            Kind::Dir
-        } else if t.is_file() {
-            Kind::File
-        } else {
-            Kind::Other
-        })
+        Some(Kind::of(sys::lstat_beneath(fd, rel)?.ok()?.file_type()))
     }
 
     fn names(&self, dir: &Path) -> Option<Vec<OsString>> {
@@ -217,18 +209,11 @@ impl crate::game::GameFs for GameFolder {
     }
 
     fn read(&self, path: &Path, max: u64) -> Option<Vec<u8>> {
-        use std::io::Read;
         use std::os::fd::AsFd;
         let (fd, rel) = self.rel(path)?;
         let (dir, name) = sys::parent_beneath(fd, rel).ok()?;
         let f = sys::open_at(dir.as_fd(), &name, libc::O_RDONLY | libc::O_NONBLOCK, 0).ok()?;
-        let m = f.metadata().ok()?;
-        if !m.is_file() || m.len() > max {
-            return None;
-        }
-        let mut v = Vec::with_capacity(m.len() as usize);
-        f.take(max + 1).read_to_end(&mut v).ok()?;
-        (v.len() as u64 <= max).then_some(v)
+        crate::game::read_bounded(f, max)
     }
 
     fn stat(&self, path: &Path) -> Option<(u64, Option<SystemTime>)> {
