@@ -400,7 +400,9 @@ impl Core {
         s.save()?;
         log::info!("{}: {}", rel.display(), s.meta.status);
         drop(g);
-        drop(base);
+        // the version replaced is often the last holder of its view (every frame's stored
+        // bytes): freed off the path of the reply
+        drop_later(base);
         // the new binary gets a new generation; the staged files stay on top of it
         let _ = self.resolve_given(rel, given);
         Ok(())
@@ -519,6 +521,15 @@ impl Core {
             },
         }
     }
+}
+
+/// Drops `v` on a thread of its own (a big view's frames take milliseconds to free), or
+/// here when no thread can be started.
+fn drop_later<T: Send + 'static>(v: T) {
+    // (a failed spawn drops the closure, and `v` with it, here)
+    let _ = std::thread::Builder::new()
+        .name("tafs-free".into())
+        .spawn(move || drop(v));
 }
 
 /// What the binary was read as for a commit: a loose binary's bytes, an archive's open file,
