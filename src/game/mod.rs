@@ -1,8 +1,10 @@
 //! What belongs to a game folder (a TA or TA: Kingdoms install, or a mod's folder laid out
 //! like one): finding its files ignoring letter case, the folder an asset belongs to, the
 //! palette an asset is drawn with ([`palette`]), the feature definitions of `features/**/*.tdf`
-//! ([`features`]) and a map's `.ota` start positions ([`ota`]), the texture GAFs of 3DO models ([`textures`]). Used by the view, the CLI
-//! and the mount alike; reads real files only, and imports only [`crate::formats`].
+//! ([`features`]) and a map's `.ota` start positions ([`ota`]), the texture GAFs of 3DO
+//! models ([`textures`]). Used by the view, the CLI and the mount alike; reads real files
+//! only, through a [`GameFs`] (the CLI's [`Plain`], the mount's reader confined beneath its
+//! game folder), and imports only [`crate::formats`].
 
 pub mod features;
 pub mod ota;
