@@ -609,6 +609,41 @@ fn map_edits_equal_cli_pack(e: &Env, name: &str) {
     cp(&t, "heightmap.png");
     check("heightmap.png", &t);
 
+    // one pixel of minimap.png, with cp: the stored minimap takes it
+    let t = snapshot();
+    let (png, at) = edit_png(&std::fs::read(t.join("minimap.png")).unwrap(), 0xC5);
+    std::fs::write(t.join("minimap.png"), &png).unwrap();
+    cp(&t, "minimap.png");
+    check("minimap.png", &t);
+    let now = tafs::formats::tnt::parse(&std::fs::read(&bin).unwrap(), &Default::default());
+    assert_eq!(
+        now.unwrap().minimap.pixels[at],
+        0xC5,
+        "{name}: minimap pixel"
+    );
+
+    // the sea level in metadata.json, with sed -i
+    let t = snapshot();
+    let text = std::fs::read_to_string(t.join("metadata.json")).unwrap();
+    let meta: serde_json::Value = serde_json::from_str(&text).unwrap();
+    let sea = meta["sea_level"].as_u64().unwrap();
+    let new_sea = if sea == 0 { 1 } else { sea - 1 };
+    let from = format!("\"sea_level\": {sea},");
+    let to = format!("\"sea_level\": {new_sea},");
+    assert!(text.contains(&from), "{name}: {text}");
+    std::fs::write(t.join("metadata.json"), text.replace(&from, &to)).unwrap();
+    sh(&format!(
+        "sed -i 's/\"sea_level\": {sea},/\"sea_level\": {new_sea},/' {}",
+        dir.join("metadata.json").display()
+    ));
+    check("metadata.json", &t);
+    let now = tafs::formats::tnt::parse(&std::fs::read(&bin).unwrap(), &Default::default());
+    assert_eq!(
+        u64::from(now.unwrap().sea_level),
+        new_sea,
+        "{name}: sea level"
+    );
+
     // one pixel of map.png (re-tiling: a new tile, tilemap.csv renumbered, the minimap
     // rebuilt), small maps only
     let mut mosaic = None;

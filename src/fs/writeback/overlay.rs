@@ -384,6 +384,9 @@ impl Overlay<'_> {
 
     /// The staged derived map files that are copies of earlier renderings ([`Self::stale_copy`]).
     pub(in crate::fs) fn stale_copies(&self) -> Vec<String> {
+        if self.kind != AssetKind::Tnt {
+            return Vec::new();
+        }
         MAP_DERIVED
             .iter()
             .filter(|f| fs::read(self.stage.path(f)).is_ok_and(|b| self.stale_copy(f, &b)))
