@@ -8,9 +8,14 @@
 //! its owner and group where the process may set them, i.e. when running as root).
 //! [`prepare_seekable`] + [`Prepared::commit`] split this in two, so that the temporary
 //! file can be read back and checked (an archive commit parses it) before the rename.
+//! The `_at` forms ([`prepare_seekable_at`], [`write_at`], [`remove_leftovers_at`]) work in a
+//! folder given by descriptor (the mount's commits: a folder opened beneath the game folder,
+//! so no path another user can swap decides where the new file goes).
 
+use std::ffi::{OsStr, OsString};
 use std::fs::Metadata;
 use std::io::{self, Write};
+use std::os::fd::{AsFd, BorrowedFd, OwnedFd};
 use std::os::unix::fs::{MetadataExt, PermissionsExt};
 use std::path::Path;
 
@@ -96,32 +101,67 @@ pub fn write_seekable<E: From<io::Error>>(
 /// [`Prepared::commit`] renames it over the target. Dropped, the temporary file is removed
 /// and the target stays as it is.
 #[derive(Debug)]
-pub struct Prepared {
-    tmp: tempfile::NamedTempFile,
-    target: std::path::PathBuf,
+pub struct Prepared(Temp);
+
+/// Where a [`Prepared`] replacement's temporary file is.
+#[derive(Debug)]
+enum Temp {
+    /// Beside a target given by path.
+    Path(tempfile::NamedTempFile, std::path::PathBuf),
+    /// In a folder given by descriptor ([`prepare_seekable_at`]).
+    At(TempAt),
+}
+
+/// A temporary file in a folder given by descriptor, removed when dropped uncommitted.
+#[derive(Debug)]
+struct TempAt {
+    dir: OwnedFd,
+    tmp: OsString,
+    name: OsString,
+    file: std::fs::File,
+    committed: bool,
+}
+
+impl Drop for TempAt {
+    fn drop(&mut self) {
+        if !self.committed {
+            let _ = crate::fs::sys::unlink_at(self.dir.as_fd(), &self.tmp, false);
+        }
+    }
 }
 
 impl Prepared {
     /// The temporary file holding the new content (read it by range: its offset is at the
     /// end of what was written).
     pub fn file(&self) -> &std::fs::File {
-        self.tmp.as_file()
-    }
-
-    /// The temporary file's path.
-    pub fn path(&self) -> &Path {
-        self.tmp.path()
+        match &self.0 {
+            Temp::Path(tmp, _) => tmp.as_file(),
+            Temp::At(t) => &t.file,
+        }
     }
 
     /// Renames the temporary file over the target and syncs the folder.
     pub fn commit(self) -> io::Result<()> {
-        let dir = match self.target.parent() {
-            Some(d) if !d.as_os_str().is_empty() => d.to_path_buf(),
-            _ => Path::new(".").to_path_buf(),
-        };
-        self.tmp.persist(&self.target).map_err(|e| e.error)?;
-        if let Ok(d) = std::fs::File::open(dir) {
-            let _ = d.sync_all();
+        match self.0 {
+            Temp::Path(tmp, target) => {
+                let dir = match target.parent() {
+                    Some(d) if !d.as_os_str().is_empty() => d.to_path_buf(),
+                    _ => Path::new(".").to_path_buf(),
+                };
+                tmp.persist(&target).map_err(|e| e.error)?;
+                if let Ok(d) = std::fs::File::open(dir) {
+                    let _ = d.sync_all();
+                }
+            }
+            Temp::At(mut t) => {
+                let dir = t.dir.as_fd();
+                crate::fs::sys::rename_at(dir, &t.tmp, dir, &t.name, 0)?;
+                t.committed = true;
+                // the folder, reopened from its descriptor (an `O_PATH` one cannot be synced)
+                if let Ok(d) = crate::fs::sys::open_at(dir, OsStr::new("."), libc::O_RDONLY, 0) {
+                    let _ = d.sync_all();
+                }
+            }
         }
         Ok(())
     }
@@ -141,18 +181,96 @@ pub fn prepare_seekable<E: From<io::Error>>(
         f(&mut w)?;
         w.flush()?;
     }
+    finish(tmp.as_file(), like)?;
+    Ok(Prepared(Temp::Path(tmp, target.to_path_buf())))
+}
+
+/// [`prepare_seekable`] in the folder `dir` (a descriptor) for its entry `name`: the
+/// temporary file is created there (`O_EXCL`, no symlink followed), so a folder renamed or
+/// swapped for a symlink after `dir` was opened cannot send the new file elsewhere; the
+/// rename of [`Prepared::commit`] is done in `dir` too.
+pub fn prepare_seekable_at<E: From<io::Error>>(
+    dir: BorrowedFd<'_>,
+    name: &OsStr,
+    like: Option<&Metadata>,
+    f: impl FnOnce(&mut io::BufWriter<&mut std::fs::File>) -> Result<(), E>,
+) -> Result<Prepared, E> {
+    use std::sync::atomic::{AtomicU64, Ordering};
+    static SEQ: AtomicU64 = AtomicU64::new(0);
+    let prefix = temp_prefix(Path::new(name));
+    let mut created = None;
+    for _ in 0..64 {
+        let nanos = std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map_or(0, |d| d.subsec_nanos());
+        let n = SEQ.fetch_add(1, Ordering::Relaxed);
+        let tmp = OsString::from(format!(
+            "{prefix}{:06x}{:x}{n:x}",
+            std::process::id(),
+            nanos
+        ));
+        let flags = libc::O_RDWR | libc::O_CREAT | libc::O_EXCL;
+        match crate::fs::sys::open_at(dir, &tmp, flags, 0o666) {
+            Ok(file) => {
+                created = Some((tmp, file));
+                break;
+            }
+            Err(e) if e.kind() == io::ErrorKind::AlreadyExists => continue,
+            Err(e) => return Err(e.into()),
+        }
+    }
+    let Some((tmp, file)) = created else {
+        return Err(io::Error::from(io::ErrorKind::AlreadyExists).into());
+    };
+    let mut t = TempAt {
+        dir: dir.try_clone_to_owned()?,
+        tmp,
+        name: name.to_os_string(),
+        file,
+        committed: false,
+    };
+    {
+        let mut w = io::BufWriter::new(&mut t.file);
+        f(&mut w)?;
+        w.flush()?;
+    }
+    finish(&t.file, like)?;
+    Ok(Prepared(Temp::At(t)))
+}
+
+/// Gives the written temporary file the owner and mode of `like` (if any) and syncs it.
+fn finish(file: &std::fs::File, like: Option<&Metadata>) -> io::Result<()> {
     if let Some(m) = like {
         // Only root may give a file away; for others the owner is already theirs. The mode
         // is set afterwards, as chown may clear set-user/group-ID bits.
-        let _ = std::os::unix::fs::fchown(tmp.as_file(), Some(m.uid()), Some(m.gid()));
-        tmp.as_file()
-            .set_permissions(std::fs::Permissions::from_mode(m.mode() & 0o7777))?;
+        let _ = std::os::unix::fs::fchown(file, Some(m.uid()), Some(m.gid()));
+        file.set_permissions(std::fs::Permissions::from_mode(m.mode() & 0o7777))?;
     }
-    tmp.as_file().sync_all()?;
-    Ok(Prepared {
-        tmp,
-        target: target.to_path_buf(),
-    })
+    file.sync_all()
+}
+
+/// Replaces entry `name` of folder `dir` with `bytes` ([`prepare_seekable_at`] + commit);
+/// `like` as in [`write()`].
+pub fn write_at(
+    dir: BorrowedFd<'_>,
+    name: &OsStr,
+    bytes: &[u8],
+    like: Option<&Metadata>,
+) -> io::Result<()> {
+    prepare_seekable_at(dir, name, like, |w| w.write_all(bytes))?.commit()
+}
+
+/// [`remove_leftovers`] of entry `name` of folder `dir` (a descriptor).
+pub fn remove_leftovers_at(dir: BorrowedFd<'_>, name: &OsStr) -> usize {
+    let prefix = temp_prefix(Path::new(name));
+    let Ok(rd) = crate::fs::sys::read_dir_at(dir, OsStr::new(".")) else {
+        return 0;
+    };
+    rd.flatten()
+        .filter(|e| e.file_name().to_string_lossy().starts_with(&prefix))
+        .filter(|e| e.file_type().is_ok_and(|t| t.is_file()))
+        .filter(|e| crate::fs::sys::unlink_at(dir, &e.file_name(), false).is_ok())
+        .count()
 }
 
 /// Removes temporary files [`write()`] left next to `target` (a process killed before the
@@ -249,5 +367,47 @@ mod tests {
         std::fs::write(d.path().join(".other.tnt.tafs-abc123"), b"x").unwrap();
         assert_eq!(remove_leftovers(&p), 1);
         assert!(d.path().join(".other.tnt.tafs-abc123").exists());
+    }
+
+    #[test]
+    fn a_replacement_at_a_folder_descriptor_stays_in_that_folder() {
+        use std::os::unix::fs::symlink;
+        let d = tempfile::tempdir().unwrap();
+        let game = d.path().join("game");
+        let elsewhere = d.path().join("elsewhere");
+        std::fs::create_dir_all(game.join("anims")).unwrap();
+        std::fs::create_dir(&elsewhere).unwrap();
+        std::fs::write(game.join("anims/x.gaf"), b"old").unwrap();
+        std::fs::set_permissions(
+            game.join("anims/x.gaf"),
+            std::fs::Permissions::from_mode(0o640),
+        )
+        .unwrap();
+        let like = std::fs::metadata(game.join("anims/x.gaf")).unwrap();
+        let dir = crate::fs::sys::open_dir_path(&game.join("anims")).unwrap();
+        // the folder's path is swapped for a symlink to another folder after it was opened
+        std::fs::rename(game.join("anims"), game.join("moved")).unwrap();
+        symlink(&elsewhere, game.join("anims")).unwrap();
+        let name = OsStr::new("x.gaf");
+        std::fs::write(game.join("moved/.x.gaf.tafs-left"), b"x").unwrap();
+        assert_eq!(remove_leftovers_at(dir.as_fd(), name), 1);
+        // dropped uncommitted: nothing stays
+        let p = prepare_seekable_at(dir.as_fd(), name, Some(&like), |w| w.write_all(b"new"));
+        drop(p.unwrap());
+        let names = |p: &Path| -> Vec<String> {
+            let mut v: Vec<String> = std::fs::read_dir(p)
+                .unwrap()
+                .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+                .collect();
+            v.sort();
+            v
+        };
+        assert_eq!(names(&game.join("moved")), ["x.gaf"]);
+        write_at(dir.as_fd(), name, b"new", Some(&like)).unwrap();
+        assert_eq!(std::fs::read(game.join("moved/x.gaf")).unwrap(), b"new");
+        let m = std::fs::metadata(game.join("moved/x.gaf")).unwrap();
+        assert_eq!(m.mode() & 0o777, 0o640);
+        assert_eq!(names(&game.join("moved")), ["x.gaf"]);
+        assert!(names(&elsewhere).is_empty(), "written through the symlink");
     }
 }

@@ -209,18 +209,16 @@ impl Core {
         self.send(Inval::Inode { ino });
     }
 
-    /// Rebuilds the edited members of archive `rel` (its view `av`, read by range from the
-    /// file `abs`, whose metadata is `like`) from its staging area and writes the new archive
-    /// into the temporary file beside it ([`crate::atomic::prepare_seekable`]): unchanged
+    /// Rebuilds the edited members of archive `rel` (its view `av`, read by range from its
+    /// open file, whose metadata is `like`) from its staging area and writes the new archive
+    /// into the temporary file beside it ([`crate::atomic::prepare_seekable_at`]): unchanged
     /// members copied range by range from the archive, staged files read as they are
     /// written, so nothing holds the archive whole. The temporary file is checked (its
     /// directory parsed from it, by range) and compared with the archive; `moved`: an entry
     /// this commit renames (from, to). The commit step of [`Core::commit_moved`] for archives.
-    #[allow(clippy::too_many_arguments)]
     pub(in crate::fs) fn build_archive(
         &self,
         rel: &Path,
-        abs: &Path,
         like: &Metadata,
         s: &Stage,
         av: &ArchiveView,
@@ -254,7 +252,14 @@ impl Core {
             Ok(t) => t,
             Err(e) => return Built::Failed(e),
         };
-        let n = crate::atomic::remove_leftovers(abs);
+        // the archive's folder, opened beneath the game folder with no symlink followed: the
+        // new archive is written and renamed in that very folder
+        let (dir, name) = match self.parent_fd(rel) {
+            Ok(x) => x,
+            Err(e) => return Built::Failed(e.into()),
+        };
+        use std::os::fd::AsFd;
+        let n = crate::atomic::remove_leftovers_at(dir.as_fd(), &name);
         if n > 0 {
             log::info!(
                 "{}: removed {n} temporary file(s) of an interrupted commit",
@@ -262,7 +267,7 @@ impl Core {
             );
         }
         let opts = hpi::WriteOptions::like(av.archive());
-        let prepared = crate::atomic::prepare_seekable(abs, Some(like), |w| {
+        let prepared = crate::atomic::prepare_seekable_at(dir.as_fd(), &name, Some(like), |w| {
             let mut out = KeepIo { out: w, err: None };
             match hpi::write_to(&tree, &opts, Some(av.source()), &mut out) {
                 Ok(_) => Ok(()),

@@ -229,7 +229,7 @@ impl Core {
             Some((Cur::Held(v, f), m)) => Base::Decoded(v, f, m),
         };
         let built = match (&base, kind) {
-            (Base::Archive(av, m), _) => self.build_archive(rel, &abs, m, s, av, moved),
+            (Base::Archive(av, m), _) => self.build_archive(rel, m, s, av, moved),
             (_, Some(kind)) => self.build_loose(rel, kind, s, base.loose(), trigger),
             (_, None) => return Ok(()),
         };
@@ -340,7 +340,25 @@ impl Core {
         };
         let old = base.version().zip(base.meta());
         let size = new.size();
-        let written = match replace_binary(rel, &abs, s, old, new, self.opts.operation_gap) {
+        // the binary's folder, opened beneath the game folder with no symlink followed: the
+        // new binary is written and renamed in that very folder, even if its path is swapped
+        // for a symlink meanwhile
+        let replaced = self
+            .parent_fd(rel)
+            .map_err(FsError::from)
+            .and_then(|(dir, name)| {
+                use std::os::fd::AsFd;
+                replace_binary(
+                    rel,
+                    &abs,
+                    (dir.as_fd(), &name),
+                    s,
+                    old,
+                    new,
+                    self.opts.operation_gap,
+                )
+            });
+        let written = match replaced {
             Ok(w) => w,
             Err(e) => {
                 s.meta.status = format!("error: writing the {what}: {e}");
@@ -586,6 +604,7 @@ impl New {
 pub(in crate::fs) fn replace_binary(
     rel: &Path,
     abs: &Path,
+    (dir, name): (std::os::fd::BorrowedFd<'_>, &std::ffi::OsStr),
     s: &mut Stage,
     old: Option<(Version<'_>, &Metadata)>,
     new: New,
@@ -602,7 +621,7 @@ pub(in crate::fs) fn replace_binary(
     };
     let (replaced, written_bytes) = match new {
         New::Bytes(bytes) => {
-            let n = crate::atomic::remove_leftovers(abs);
+            let n = crate::atomic::remove_leftovers_at(dir, name);
             if n > 0 {
                 log::info!(
                     "{}: removed {n} temporary file(s) of an interrupted commit",
@@ -610,7 +629,7 @@ pub(in crate::fs) fn replace_binary(
                 );
             }
             (
-                crate::atomic::write(abs, &bytes, old.map(|(_, m)| m)),
+                crate::atomic::write_at(dir, name, &bytes, old.map(|(_, m)| m)),
                 Some(bytes),
             )
         }
@@ -625,7 +644,7 @@ pub(in crate::fs) fn replace_binary(
         }
         return Err(with_errno(e));
     }
-    let now = Ident::of(&fs::metadata(abs)?);
+    let now = Ident::of(&crate::fs::sys::lstat_at(dir, name)?);
     if old.is_some() {
         s.note_replaced(&now);
     }
