@@ -195,6 +195,7 @@ pub fn prepare_seekable_at<E: From<io::Error>>(
     like: Option<&Metadata>,
     f: impl FnOnce(&mut io::BufWriter<&mut std::fs::File>) -> Result<(), E>,
 ) -> Result<Prepared, E> {
+    // (`tempfile` creates its files by path only: the name is made here, `O_EXCL` decides)
     use std::sync::atomic::{AtomicU64, Ordering};
     static SEQ: AtomicU64 = AtomicU64::new(0);
     let prefix = temp_prefix(Path::new(name));

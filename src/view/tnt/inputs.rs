@@ -326,12 +326,12 @@ pub(super) fn read_tiles(
         };
         raw.push((path, b));
     }
-    let decoded: Vec<Vec<u8>> = raw
+    // the PNGs decoded on every core; the base's tiles copied once, into the result
+    let decoded: Vec<Option<Vec<u8>>> = raw
         .par_iter()
         .map(|(path, b)| {
-            let b = match b {
-                Tile::Own(tile) => return Ok(tile.to_vec()),
-                Tile::Png(png) => png,
+            let Tile::Png(b) = b else {
+                return Ok(None);
             };
             let d = decode_png(b).map_err(|e| ViewError::invalid(path.as_str(), e))?;
             if (d.width, d.height) != (32, 32) {
@@ -340,10 +340,18 @@ pub(super) fn read_tiles(
                     format!("is {}×{}; tiles are 32×32", d.width, d.height),
                 ));
             }
-            Ok(to_indices(&d, palette, &[], 0).indices)
+            Ok(Some(to_indices(&d, palette, &[], 0).indices))
         })
         .collect::<Result<_, _>>()?;
-    Ok(decoded.concat())
+    let mut out = Vec::with_capacity(raw.len() * crate::formats::tnt::TILE_BYTES);
+    for ((_, b), d) in raw.iter().zip(&decoded) {
+        match (b, d) {
+            (Tile::Own(tile), _) => out.extend_from_slice(tile),
+            (Tile::Png(_), Some(px)) => out.extend_from_slice(px),
+            (Tile::Png(_), None) => {}
+        }
+    }
+    Ok(out)
 }
 
 /// Decodes a PNG row by row (whole-image decode for interlaced files), handing each row as
