@@ -138,6 +138,16 @@ fn xattr(p: &Path, name: &str) -> String {
     ))
 }
 
+/// The errno name `getxattr` of `name` fails with, or "ok".
+fn xattr_errno(p: &Path, name: &str) -> String {
+    sh(&format!(
+        "python3 -c 'import os,sys,errno\ntry: os.getxattr(sys.argv[1], sys.argv[2]); print(\"ok\")\nexcept OSError as e: print(\"EOPNOTSUPP\" if e.errno == errno.EOPNOTSUPP else errno.errorcode[e.errno])' '{}' '{name}'",
+        p.display()
+    ))
+    .trim()
+    .to_string()
+}
+
 fn errno_of<T>(r: std::io::Result<T>) -> i32 {
     r.err().and_then(|e| e.raw_os_error()).unwrap_or(0)
 }
@@ -272,6 +282,14 @@ fn default_order_tree_sources_and_read_only() {
         mnt.join("readme.txt").display()
     ));
     assert_eq!(names.trim(), "['user.tafs.source', 'user.tafs.sources']");
+    // no security labels at all (so `ls -l` asks for `security.selinux` once per file
+    // system, not once per entry); other names, ACLs included, are absent
+    let f = mnt.join("units/armcom.fbi");
+    assert_eq!(xattr_errno(&f, "security.selinux"), "EOPNOTSUPP");
+    assert_eq!(xattr_errno(&mnt, "security.capability"), "EOPNOTSUPP");
+    assert_eq!(xattr_errno(&f, "user.other"), "ENODATA");
+    assert_eq!(xattr_errno(&f, "system.posix_acl_access"), "ENODATA");
+    assert_eq!(xattr_errno(&f, "user.tafs.source"), "ok");
 
     // tafs which: on the mount (xattr) and on the game folder (same order)
     let m_which = |p: &str| ok(&["which", "--all", mnt.join(p).to_str().unwrap()]);

@@ -200,6 +200,15 @@ fn session(game: &Path, into: &str, plan: &Plan) {
     assert_eq!(fbi_mod, expect);
     assert_eq!(std::fs::read(v(plan.fbi)).unwrap(), fbi_mod);
     assert!(which(&v(plan.fbi)).starts_with("mod:"));
+    // a file of TARGET and a stock one: no security labels (`ls -l` then asks once per file
+    // system), other attributes absent
+    for p in [v(plan.fbi), v(gdir)] {
+        let got = sh(&format!(
+            "python3 -c 'import os,sys,errno\nfor n in sys.argv[2:]:\n  try: os.getxattr(sys.argv[1], n); print(\"ok\")\n  except OSError as e: print(\"EOPNOTSUPP\" if e.errno == errno.EOPNOTSUPP else errno.errorcode[e.errno])' '{}' security.selinux user.other user.tafs.source",
+            p.display()
+        ));
+        assert_eq!(got, "EOPNOTSUPP\nENODATA\nok\n", "{}", p.display());
+    }
 
     // 3. a new map: rsync of an unpacked dump; a second rsync transfers nothing
     let dump = w.join("dump");

@@ -38,6 +38,7 @@ use crate::view::merged::Priority;
 use crate::view::{self, AssetKind, View, ViewError};
 use scan::scan;
 use std::collections::HashMap;
+use std::ffi::OsStr;
 use std::fs::{self, File, Metadata};
 use std::io::Read;
 use std::os::fd::AsFd;
@@ -94,6 +95,20 @@ pub const SOURCE_XATTR: &str = "user.tafs.source";
 /// folder they are merged into it, except files, which are shadowed). The root lists every
 /// source of the view in priority order.
 pub const SOURCES_XATTR: &str = "user.tafs.sources";
+
+/// The answer to `getxattr` of a name other than the two above. Security labels
+/// (`security.*`) are not supported at all (`EOPNOTSUPP`): `ls -l` asks for
+/// `security.selinux` of every entry, and a "not supported" answer makes it stop asking
+/// for the rest of the file system, where "no such attribute" (`ENODATA`) costs a round
+/// trip per entry. Every other name is absent (`ENODATA`; the kernel reads the POSIX ACLs
+/// that way, and needs that answer).
+pub(crate) fn other_xattr(name: &OsStr) -> FsError {
+    if name.as_encoded_bytes().starts_with(b"security.") {
+        FsError::NotSupported("security labels")
+    } else {
+        FsError::NoAttr
+    }
+}
 
 // ---------------------------------------------------------------------------------------
 // The file system

@@ -2,7 +2,7 @@
 //! the old inodes answer `ESTALE`), extended attributes naming each entry's sources, and
 //! the kernel's lookup counts (a forgotten inode leaves the map of inodes).
 
-use super::{lock, Content, Handle, MergedCore, NodeId, SOURCES_XATTR, SOURCE_XATTR};
+use super::{lock, other_xattr, Content, Handle, MergedCore, NodeId, SOURCES_XATTR, SOURCE_XATTR};
 use crate::fs::core::{Attr, DirItem, Opened};
 use crate::fs::ops::FsOps;
 use crate::fs::stage::Ident;
@@ -262,7 +262,7 @@ impl FsOps for MergedCore {
                 .collect::<String>()
                 .into_bytes())
         } else {
-            Err(FsError::NoAttr)
+            Err(other_xattr(name))
         }
     }
 

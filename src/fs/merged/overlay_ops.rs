@@ -5,7 +5,7 @@
 use super::overlay::{
     gone, join, Handle, Key, OverlayCore, Slot, TopIno, UNode, DIFF_INO, STATUS_INO,
 };
-use super::{SOURCES_XATTR, SOURCE_XATTR};
+use super::{other_xattr, SOURCES_XATTR, SOURCE_XATTR};
 use crate::fs::core::{
     is_asset_name, is_not_found, lock, Attr, DirItem, FileKind, Opened, SetAttr, ROOT,
 };
@@ -580,10 +580,10 @@ impl FsOps for OverlayCore {
     }
 
     fn getxattr(&self, ino: u64, name: &OsStr) -> Result<Vec<u8>, FsError> {
-        if Self::is_special(ino) {
-            return Err(FsError::NoAttr);
-        }
         if name != SOURCE_XATTR && name != SOURCES_XATTR {
+            return Err(other_xattr(name));
+        }
+        if Self::is_special(ino) {
             return Err(FsError::NoAttr);
         }
         let u = self.node(ino)?;
