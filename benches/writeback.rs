@@ -5,7 +5,6 @@
 //! * `edit PNG OUT VALUE`: PNG (indexed, as the mount writes it) with its first opaque pixel
 //!   set to palette index VALUE, written to OUT (a one-pixel edit that differs each run).
 
-use std::sync::Arc;
 use tafs::formats::gaf::{self, Content, Frame, FrameEntry, Gaf, Pixels, Sequence};
 use tafs::formats::palette::Palette;
 use tafs::view::image::{decode_png, write_indexed_png, PngPixels};
@@ -58,7 +57,7 @@ fn synthetic(bytes: usize, raw: bool) -> Gaf {
                     content: Content::Pixels(Pixels {
                         indices,
                         opaque,
-                        payload: None::<Arc<[u8]>>,
+                        payload: None::<tafs::formats::gaf::Payload>,
                     }),
                 },
             });

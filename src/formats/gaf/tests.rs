@@ -755,6 +755,53 @@ fn stored_frames_write_back_exactly_and_decode_as_parse_decodes() {
     assert!(undecoded > 5, "{undecoded} frames left undecoded");
 }
 
+/// Every payload of `f` and its layers.
+fn payloads<'a>(f: &'a Frame, out: &mut Vec<&'a Payload>) {
+    match &f.content {
+        Content::Pixels(p) => out.extend(p.payload.as_ref()),
+        Content::Layers(l) => l.iter().for_each(|x| payloads(x, out)),
+        Content::Truecolor(_) => {}
+    }
+}
+
+#[test]
+fn a_shared_parse_equals_a_stored_one_and_slices_the_input() {
+    let sample = write(&crate::sample::animated_gaf()).unwrap();
+    for data in [
+        odd_layout_fixture(),
+        rle_fixture(),
+        composite_fixture(),
+        truecolor_fixture(),
+        sample,
+    ] {
+        let owner = Payload::from(data.clone());
+        let shared = parse_stored_shared(&owner, &Limits::default()).unwrap();
+        assert_eq!(shared, parse_stored(&data, &Limits::default()).unwrap());
+        assert_eq!(write(&shared).unwrap(), data);
+        let mut all = Vec::new();
+        for f in listed(&shared) {
+            payloads(f, &mut all);
+        }
+        let (lo, hi) = (
+            owner.as_ptr() as usize,
+            owner.as_ptr() as usize + owner.len(),
+        );
+        for p in &all {
+            let at = p.as_ptr() as usize;
+            assert!(at >= lo && at + p.len() <= hi, "a payload is a copy");
+        }
+        // the same refusals
+        for cut in 0..data.len() {
+            let cutp = Payload::from(data[..cut].to_vec());
+            assert_eq!(
+                parse_stored_shared(&cutp, &Limits::default()).map(|_| ()),
+                parse_stored(&data[..cut], &Limits::default()).map(|_| ()),
+                "cut at {cut}"
+            );
+        }
+    }
+}
+
 #[test]
 fn stored_parse_checks_the_structure_as_parse_does() {
     let data = odd_layout_fixture();

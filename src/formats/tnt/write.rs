@@ -39,7 +39,7 @@ pub fn write(t: &Tnt) -> Result<Vec<u8>, TntError> {
     };
     let len = usize::try_from(file_len)
         .map_err(|_| TntError::Refused(format!("the map needs {file_len} bytes")))?;
-    let mut out = vec![0u8; len];
+    let mut out = crate::formats::bytes::zeroed(len);
 
     // Filler first, blocks on top.
     match (layout, &t.layout) {
