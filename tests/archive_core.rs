@@ -50,7 +50,7 @@ fn counting() -> (MountOptions, Arc<AtomicUsize>) {
     let opts = MountOptions {
         opener: Arc::new(move |kind, bytes, o| {
             c.fetch_add(1, Ordering::SeqCst);
-            tafs::view::open(kind, bytes, o)
+            tafs::view::open_shared(kind, bytes, o)
         }),
         ..MountOptions::default()
     };

@@ -647,7 +647,7 @@ fn an_open_without_its_view_in_memory_decodes_nothing_and_reads_the_version_open
     put(&g.path().join("b.gaf"), "FAKE\nf*100=b\n");
     let decodes = Arc::new(AtomicUsize::new(0));
     let d = decodes.clone();
-    let counting: tafs::fs::Opener = Arc::new(move |k, data: &[u8], o| {
+    let counting: tafs::fs::Opener = Arc::new(move |k, data: &tafs::view::SharedBytes, o| {
         d.fetch_add(1, Ordering::SeqCst);
         fake_opener()(k, data, o)
     });

@@ -57,14 +57,16 @@ fn a_one_frame_commit_renders_no_other_frame() {
     let (i2, o2) = (images.clone(), opened.clone());
     let opts = MountOptions {
         state_dir: Some(state.path().to_path_buf()),
-        opener: Arc::new(move |kind: AssetKind, data: &[u8], o: &ViewOptions| {
-            o2.fetch_add(1, Ordering::Relaxed);
-            let inner = tafs::view::open(kind, data, o)?;
-            Ok(Box::new(Counting {
-                inner,
-                images: i2.clone(),
-            }) as Box<dyn View>)
-        }),
+        opener: Arc::new(
+            move |kind: AssetKind, data: &tafs::view::SharedBytes, o: &ViewOptions| {
+                o2.fetch_add(1, Ordering::Relaxed);
+                let inner = tafs::view::open_shared(kind, data, o)?;
+                Ok(Box::new(Counting {
+                    inner,
+                    images: i2.clone(),
+                }) as Box<dyn View>)
+            },
+        ),
         ..MountOptions::default()
     };
     let core = Core::new(game.path(), opts, None).unwrap();
@@ -129,12 +131,14 @@ fn a_commit_decodes_only_the_binary_it_writes() {
     let o2 = opened.clone();
     let opts = MountOptions {
         state_dir: Some(state.path().to_path_buf()),
-        opener: Arc::new(move |kind: AssetKind, data: &[u8], o: &ViewOptions| {
-            o2.fetch_add(1, Ordering::Relaxed);
-            Ok(Box::new(Forwarding {
-                inner: tafs::view::open(kind, data, o)?,
-            }) as Box<dyn View>)
-        }),
+        opener: Arc::new(
+            move |kind: AssetKind, data: &tafs::view::SharedBytes, o: &ViewOptions| {
+                o2.fetch_add(1, Ordering::Relaxed);
+                Ok(Box::new(Forwarding {
+                    inner: tafs::view::open_shared(kind, data, o)?,
+                }) as Box<dyn View>)
+            },
+        ),
         ..MountOptions::default()
     };
     let core = Core::new(game.path(), opts, None).unwrap();
@@ -353,13 +357,15 @@ fn a_one_tile_commit_renders_no_other_tile_and_packs_as_the_tree_does() {
     let i2 = images.clone();
     let opts = MountOptions {
         state_dir: Some(state.path().to_path_buf()),
-        opener: Arc::new(move |kind: AssetKind, data: &[u8], o: &ViewOptions| {
-            let inner = tafs::view::open(kind, data, o)?;
-            Ok(Box::new(CountingMap {
-                inner,
-                images: i2.clone(),
-            }) as Box<dyn View>)
-        }),
+        opener: Arc::new(
+            move |kind: AssetKind, data: &tafs::view::SharedBytes, o: &ViewOptions| {
+                let inner = tafs::view::open_shared(kind, data, o)?;
+                Ok(Box::new(CountingMap {
+                    inner,
+                    images: i2.clone(),
+                }) as Box<dyn View>)
+            },
+        ),
         ..MountOptions::default()
     };
     let core = Core::new(game.path(), opts, None).unwrap();

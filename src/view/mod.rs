@@ -459,6 +459,44 @@ mod tests {
     }
 
     #[test]
+    fn a_shared_open_keeps_the_bytes_it_was_given_and_lists_what_open_lists() {
+        use crate::formats::gaf::Content;
+        let data = crate::formats::gaf::write(&crate::sample::animated_gaf()).unwrap();
+        let shared = SharedBytes::from(data.clone());
+        let opts = ViewOptions::default();
+        let a = open_shared(AssetKind::Gaf, &shared, &opts).unwrap();
+        let b = open(AssetKind::Gaf, &data, &opts).unwrap();
+        assert_eq!(a.entries(), b.entries());
+        assert_eq!(
+            a.render_vec("metadata.json").unwrap(),
+            b.render_vec("metadata.json").unwrap()
+        );
+        let (lo, hi) = (
+            shared.as_ptr() as usize,
+            shared.as_ptr() as usize + shared.len(),
+        );
+        let mut seen = 0;
+        for s in &a.gaf_model().unwrap().sequences {
+            for fe in &s.frames {
+                if let Content::Pixels(p) = &fe.frame.content {
+                    let p = p.payload.as_ref().unwrap();
+                    let at = p.as_ptr() as usize;
+                    assert!(at >= lo && at + p.len() <= hi, "a frame copied its bytes");
+                    seen += 1;
+                }
+            }
+        }
+        assert!(seen > 0);
+        // a map view is what `open` gives
+        let map = crate::formats::tnt::write(&crate::sample::demo_map()).unwrap();
+        let t = open_shared(AssetKind::Tnt, &SharedBytes::from(map.clone()), &opts).unwrap();
+        assert_eq!(
+            t.entries(),
+            open(AssetKind::Tnt, &map, &opts).unwrap().entries()
+        );
+    }
+
+    #[test]
     fn join_refuses_escapes() {
         let b = Path::new("/tmp/x");
         assert!(join_checked(b, "../y").is_err());
@@ -511,6 +549,22 @@ impl AssetKind {
 fn palette_name(opts: &ViewOptions) -> String {
     let path = opts.asset_path.as_deref().unwrap_or("palette");
     path.rsplit('/').next().unwrap_or(path).to_string()
+}
+
+/// Bytes of a binary that a view may keep and share instead of copying (a GAF view's frames
+/// slice them); cloning shares them.
+pub type SharedBytes = ::bytes::Bytes;
+
+/// [`open`] of bytes the view may keep: a GAF's frames slice `data` instead of a copy of it.
+pub fn open_shared(
+    kind: AssetKind,
+    data: &SharedBytes,
+    opts: &ViewOptions,
+) -> Result<Box<dyn View>, ViewError> {
+    match kind {
+        AssetKind::Gaf => Ok(Box::new(gaf::GafView::from_shared(data, opts)?)),
+        _ => open(kind, data, opts),
+    }
 }
 
 /// Decodes `data` as an asset of `kind` and returns its view.

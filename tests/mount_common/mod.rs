@@ -79,9 +79,11 @@ impl View for FakeView {
 
 /// The opener the tests mount with.
 pub fn fake_opener() -> tafs::fs::Opener {
-    Arc::new(|_kind: AssetKind, data: &[u8], _o: &ViewOptions| {
-        Ok(Box::new(FakeView::parse(data)?) as Box<dyn View>)
-    })
+    Arc::new(
+        |_kind: AssetKind, data: &tafs::view::SharedBytes, _o: &ViewOptions| {
+            Ok(Box::new(FakeView::parse(data)?) as Box<dyn View>)
+        },
+    )
 }
 
 /// Writes a file, creating folders.

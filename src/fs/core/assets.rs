@@ -28,7 +28,7 @@ use crate::fs::layout::Layout;
 use crate::fs::stage::{Ident, Stage};
 use crate::fs::FsError;
 use crate::view::archive::{ArchiveView, FileSource};
-use crate::view::{self, AssetKind, View, ViewError, ViewOptions};
+use crate::view::{self, AssetKind, SharedBytes, View, ViewError, ViewOptions};
 use lru::LruCache;
 use std::fs::Metadata;
 use std::hash::Hash;
@@ -147,9 +147,9 @@ impl<K: Hash + Eq + Clone> AssetCache<K> {
         &self,
         name: &str,
         kind: AssetKind,
-        bytes: &[u8],
+        bytes: &SharedBytes,
         opts: &ViewOptions,
-        open: impl FnOnce(AssetKind, &[u8], &ViewOptions) -> Result<Box<dyn View>, ViewError>,
+        open: impl FnOnce(AssetKind, &SharedBytes, &ViewOptions) -> Result<Box<dyn View>, ViewError>,
     ) -> Result<Result<Box<dyn View>, ViewError>, FsError> {
         let need = budget::estimate(kind, bytes, &opts.limits);
         let lease = match self.admit(need) {
@@ -368,14 +368,15 @@ impl Core {
             }
             Binary::Bytes(b) => b,
         };
-        let bytes = &bytes[..];
+        // (the view may keep them: a GAF's frames slice them)
+        let bytes = SharedBytes::from(bytes);
         let Some(kind) = AssetKind::from_name(name) else {
             return Ok(Err(ViewError::invalid(name, "not an asset name")));
         };
         let rel_str = rel.to_string_lossy().replace('\\', "/");
         let opts = view_options_for(&self.game_dir, &rel_str);
         self.cache
-            .decode_within(&rel_str, kind, bytes, &opts, |k, b, o| {
+            .decode_within(&rel_str, kind, &bytes, &opts, |k, b, o| {
                 (self.opts.opener)(k, b, o)
             })
     }
@@ -708,7 +709,7 @@ impl Core {
         Box::new(
             move |kind: AssetKind, data: &[u8], member: &str, beside: Option<(&str, &[u8])>| {
                 let opts = member_options(&game_dir, &rel_str, kind, member, beside);
-                opener(kind, data, &opts)
+                opener(kind, &SharedBytes::copy_from_slice(data), &opts)
             },
         )
     }

@@ -43,7 +43,7 @@ use super::ops::FsOps;
 use super::sys;
 use super::FsError;
 use crate::formats::hpi::HpiLimits;
-use crate::view::{self, AssetKind, View, ViewError, ViewOptions};
+use crate::view::{self, AssetKind, SharedBytes, View, ViewError, ViewOptions};
 use assets::{Asset, AssetCache};
 use handles::Handle;
 use inode::{NodeKind, Table};
@@ -60,10 +60,11 @@ use std::time::{Duration, SystemTime, UNIX_EPOCH};
 /// The root inode (the game folder).
 pub const ROOT: u64 = 1;
 
-/// Turns the bytes of a binary into its view. The mount uses [`view::open`]; tests can
-/// substitute their own.
-pub type Opener =
-    Arc<dyn Fn(AssetKind, &[u8], &ViewOptions) -> Result<Box<dyn View>, ViewError> + Send + Sync>;
+/// Turns the bytes of a binary into its view, which may keep them. The mount uses
+/// [`view::open_shared`]; tests can substitute their own.
+pub type Opener = Arc<
+    dyn Fn(AssetKind, &SharedBytes, &ViewOptions) -> Result<Box<dyn View>, ViewError> + Send + Sync,
+>;
 
 /// How the file system behaves.
 #[derive(Clone)]
@@ -114,7 +115,7 @@ impl Default for MountOptions {
                 max_member_size: 64 << 20,
                 ..HpiLimits::default()
             },
-            opener: Arc::new(view::open),
+            opener: Arc::new(view::open_shared),
             state_dir: None,
             packer: Arc::new(view::rebuild_from),
             operation_gap: super::stage::OPERATION_GAP,

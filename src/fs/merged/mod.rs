@@ -35,7 +35,7 @@ use crate::fs::sys;
 use crate::fs::watch::Watch;
 use crate::fs::FsError;
 use crate::view::merged::Priority;
-use crate::view::{self, AssetKind, View, ViewError};
+use crate::view::{self, AssetKind, SharedBytes, View, ViewError};
 use scan::scan;
 use std::collections::HashMap;
 use std::ffi::OsStr;
@@ -736,10 +736,13 @@ impl MergedCore {
         let opened = match c {
             Content::Loose { rel, .. } => {
                 let opts = view_options_for(&self.game_dir, rel);
-                self.cache
-                    .decode_within(key, kind, &bytes, &opts, |k, b, o| {
-                        (self.opts.opener)(k, b, o)
-                    })?
+                self.cache.decode_within(
+                    key,
+                    kind,
+                    &SharedBytes::copy_from_slice(&bytes),
+                    &opts,
+                    |k, b, o| (self.opts.opener)(k, b, o),
+                )?
             }
             Content::Member { archive, entry, .. } => {
                 self.open_member(snap, archive, *entry, kind, &bytes)
@@ -784,7 +787,7 @@ impl MergedCore {
                 }
             }
         }
-        (self.opts.opener)(kind, bytes, &opts)
+        (self.opts.opener)(kind, &SharedBytes::copy_from_slice(bytes), &opts)
     }
 }
 

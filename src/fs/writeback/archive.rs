@@ -17,7 +17,7 @@ use crate::fs::stage::StageMeta;
 use crate::fs::stage::Written;
 use crate::fs::FsError;
 use crate::view::archive::{ArchiveView, FileSource};
-use crate::view::{AssetKind, RebuildBase, ViewError};
+use crate::view::{AssetKind, RebuildBase, SharedBytes, ViewError};
 use rayon::prelude::*;
 use std::collections::{BTreeSet, HashSet};
 use std::ffi::OsStr;
@@ -469,7 +469,8 @@ impl Core {
             .tnt_model()
             .map_or(RebuildBase::Bytes(&original), RebuildBase::Tnt);
         let bytes = (self.opts.packer)(kind, &overlay, base, &opts)?.bytes;
-        let new_view = (self.opts.opener)(kind, &bytes, &opts).map_err(|e| {
+        let shared = SharedBytes::copy_from_slice(&bytes);
+        let new_view = (self.opts.opener)(kind, &shared, &opts).map_err(|e| {
             // no file named: the call that saved fails
             ViewError::invalid("", format!("the rebuilt member does not decode: {e}"))
         })?;
@@ -506,7 +507,8 @@ impl Core {
             staged: None,
         };
         let bytes = (self.opts.packer)(kind, &overlay, RebuildBase::None, &opts)?.bytes;
-        let v = (self.opts.opener)(kind, &bytes, &opts).map_err(|e| {
+        let shared = SharedBytes::copy_from_slice(&bytes);
+        let v = (self.opts.opener)(kind, &shared, &opts).map_err(|e| {
             ViewError::invalid("", format!("the built member does not decode: {e}"))
         })?;
         super::commit::complete_new(kind, &overlay, &*v)?;

@@ -17,7 +17,9 @@ use crate::fs::layout::Layout;
 use crate::fs::stage::{Ident, Stage, Version, Written};
 use crate::fs::FsError;
 use crate::view::archive::{ArchiveView, FileSource};
-use crate::view::{AssetKind, EntryKind, FileSet, RebuildBase, View, ViewError, ViewOptions};
+use crate::view::{
+    AssetKind, EntryKind, FileSet, RebuildBase, SharedBytes, View, ViewError, ViewOptions,
+};
 use std::fs::{self, Metadata};
 use std::path::Path;
 use std::sync::Arc;
@@ -29,7 +31,7 @@ pub(in crate::fs) enum Built {
     /// the staged files (paths in the staging area) it makes outdated, and how long each
     /// phase took.
     Bytes {
-        bytes: Vec<u8>,
+        bytes: SharedBytes,
         unchanged: Option<bool>,
         outdated: Outdated,
         phases: Vec<(&'static str, Duration)>,
@@ -328,7 +330,7 @@ impl Core {
                 let layout = Layout::new(&*view);
                 s.meta.whiteouts.retain(|w| layout.is_dir(w).is_some());
                 let bytes = match &new {
-                    New::Bytes(b) => b.as_slice(),
+                    New::Bytes(b) => &b[..],
                     New::File(..) => &[],
                 };
                 let t = std::time::Instant::now();
@@ -383,8 +385,9 @@ impl Core {
         // or decoded again)
         let given = match (written, s.meta.base.clone()) {
             ((w, Some(bytes)), Some(ident)) => Some(Given {
-                // the bytes only when there is no view to hand over
-                bytes: new_view.is_none().then_some(bytes),
+                // the bytes only when there is no view to hand over (then no view shares
+                // them either: taken without a copy)
+                bytes: new_view.is_none().then(|| Vec::from(bytes)),
                 view: new_view,
                 written: w,
                 ident,
@@ -459,10 +462,12 @@ impl Core {
         let opts = view_options_for(&self.game_dir, &rel_str);
         let view: Option<Arc<dyn View>> = match cur {
             LooseBase::None => None,
-            LooseBase::Bytes(b) => match (self.opts.opener)(kind, b, &opts) {
-                Ok(v) => Some(Arc::from(v)),
-                Err(e) => return Built::Failed(e.into()),
-            },
+            LooseBase::Bytes(b) => {
+                match (self.opts.opener)(kind, &SharedBytes::copy_from_slice(b), &opts) {
+                    Ok(v) => Some(Arc::from(v)),
+                    Err(e) => return Built::Failed(e.into()),
+                }
+            }
             LooseBase::View(v) => Some(v.clone()),
         };
         let t_decode = t0.elapsed();
@@ -496,26 +501,28 @@ impl Core {
             if let (RebuildBase::Tnt(_), LooseBase::Bytes(b)) = (base, cur) {
                 r.unchanged = Some(r.bytes == b);
             }
-            let v = (self.opts.opener)(kind, &r.bytes, &opts).map_err(|e| {
+            // the new view shares the bytes written (a GAF's frames slice them)
+            let bytes = SharedBytes::from(std::mem::take(&mut r.bytes));
+            let v = (self.opts.opener)(kind, &bytes, &opts).map_err(|e| {
                 ViewError::invalid(trigger, format!("the rebuilt binary does not decode: {e}"))
             })?;
             if s.meta.new_asset {
                 complete_new(kind, &overlay, &*v)?;
             }
-            Ok((r, v))
+            Ok((bytes, r.unchanged, v))
         });
         let t_valid = t0.elapsed();
         let stable = images_only(kind, s, overlay.layout.as_ref());
         drop(overlay);
         let old = view;
         match built {
-            Ok((r, view)) => {
+            Ok((bytes, unchanged, view)) => {
                 // what the new view holds, as its decode would lease it
-                let need = crate::fs::budget::estimate(kind, &r.bytes, &opts.limits);
+                let need = crate::fs::budget::estimate(kind, &bytes, &opts.limits);
                 let view = Arc::new(Leased::new(view, None));
                 Built::Bytes {
-                    bytes: r.bytes,
-                    unchanged: r.unchanged,
+                    bytes,
+                    unchanged,
                     outdated: Outdated::Check {
                         kind,
                         view,
@@ -569,8 +576,9 @@ fn same_as_file(base: &Base, bytes: &[u8]) -> bool {
 
 /// A new binary a commit replaces the old one with.
 pub(in crate::fs) enum New {
-    /// In memory (a loose GAF/TNT, bounded by its format's limits).
-    Bytes(Vec<u8>),
+    /// In memory (a loose GAF/TNT, bounded by its format's limits; shared with the view
+    /// decoded from it).
+    Bytes(SharedBytes),
     /// In the temporary file beside the binary (an archive), synced, with its record.
     File(crate::atomic::Prepared, Written),
 }
@@ -609,7 +617,7 @@ pub(in crate::fs) fn replace_binary(
     old: Option<(Version<'_>, &Metadata)>,
     new: New,
     gap: Duration,
-) -> Result<(Written, Option<Vec<u8>>), FsError> {
+) -> Result<(Written, Option<SharedBytes>), FsError> {
     let written = new.written();
     s.meta.committing = Some(written);
     s.save_durable()?;

@@ -124,7 +124,12 @@ impl GafView {
     pub fn new(data: &[u8], opts: &ViewOptions) -> Result<GafView, ViewError> {
         let mut owned = crate::formats::bytes::zeroed(data.len());
         owned.copy_from_slice(data);
-        let gaf = gaf::parse_stored_shared(&owned.into(), &opts.limits)?;
+        GafView::from_shared(&owned.into(), opts)
+    }
+
+    /// [`GafView::new`] of bytes the view keeps: its frames slice `data`, no copy is made.
+    pub fn from_shared(data: &gaf::Payload, opts: &ViewOptions) -> Result<GafView, ViewError> {
+        let gaf = gaf::parse_stored_shared(data, &opts.limits)?;
         GafView::from_gaf(gaf, opts)
     }
 
