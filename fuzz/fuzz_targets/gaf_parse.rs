@@ -14,6 +14,9 @@ fuzz_target!(|data: &[u8]| {
         max_frame_references: 4096,
         ..Limits::default()
     };
+    // the shared reader (the mount's) gives what the copying one gives
+    let shared = gaf::parse_stored_shared(&gaf::Payload::copy_from_slice(data), &limits);
+    assert_eq!(shared, gaf::parse_stored(data, &limits));
     if let Some(v) = gaf::parse(data, &limits)
         .ok()
         .and_then(|g| GafView::from_gaf(g, &ViewOptions::default()).ok())

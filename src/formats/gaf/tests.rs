@@ -408,6 +408,9 @@ proptest! {
     #[test]
     fn parse_never_panics(data in proptest::collection::vec(any::<u8>(), 0..600)) {
         let _ = parse(&data, &Limits::default());
+        // the shared reader takes and refuses what the copying one does
+        let shared = parse_stored_shared(&Payload::from(data.clone()), &Limits::default());
+        prop_assert_eq!(shared, parse_stored(&data, &Limits::default()));
     }
 }
 
