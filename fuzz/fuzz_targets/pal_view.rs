@@ -19,7 +19,11 @@ fuzz_target!(|data: &[u8]| {
     let Some((&which, rest)) = data.split_first() else {
         return;
     };
-    let file = if which % 2 == 0 { pal::CSV } else { pal::SWATCH };
+    let file = if which % 2 == 0 {
+        pal::CSV
+    } else {
+        pal::SWATCH
+    };
     fs.files.insert(file.to_string(), rest.to_vec());
     if let Ok(out) = pal::build(&fs, PaletteFile::Pal, Some(&base), &lim) {
         assert_eq!(out.len(), base.len());
