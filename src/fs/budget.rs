@@ -229,6 +229,9 @@ impl View for Leased {
     fn tnt_model(&self) -> Option<crate::view::tnt::PackBase<'_>> {
         self.view.tnt_model()
     }
+    fn tnt_view(&self) -> Option<&crate::view::tnt::TntView> {
+        self.view.tnt_view()
+    }
     fn unlease(&self) {
         drop(lock(&self.lease).take());
     }

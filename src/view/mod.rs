@@ -182,6 +182,12 @@ pub trait View: Send + Sync {
         None
     }
 
+    /// A map view itself (the next version's view takes over what it computed, see
+    /// [`tnt::TntView::inherit`]); `None` (the default) for other views.
+    fn tnt_view(&self) -> Option<&tnt::TntView> {
+        None
+    }
+
     /// Gives back what the view holds leased from a memory budget, if anything (the mount's
     /// decoded views: one kept beyond the cache is then no longer counted).
     fn unlease(&self) {}

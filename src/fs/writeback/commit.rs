@@ -72,9 +72,9 @@ pub(in crate::fs) enum Outdated {
         view: Arc<Leased>,
         need: u64,
         opts: Box<ViewOptions>,
-        /// `metadata.json` and `tilemap.csv` of the version being replaced (maps: the
-        /// checksums of its renderings are recorded, see `record_renderings`).
-        old_meta: Option<(Vec<u8>, Option<Vec<u8>>)>,
+        /// `metadata.json` and the CRC-32 of `tilemap.csv` of the version being replaced
+        /// (maps: the checksums of its renderings are recorded, see `record_renderings`).
+        old_meta: Option<(Vec<u8>, Option<u32>)>,
         /// The version being replaced, decoded (its files' times carry over where the new
         /// version's are the same, see `times`).
         old: Option<Arc<dyn View>>,
@@ -322,7 +322,7 @@ impl Core {
                 new_view = Some((view.clone(), need));
                 let view: Arc<dyn View> = view;
                 match &old_meta {
-                    Some((m, t)) if kind == AssetKind::Tnt => record_renderings(s, m, t.as_deref()),
+                    Some((m, t)) if kind == AssetKind::Tnt => record_renderings(s, m, *t),
                     Some((m, _)) => record_flattenings(s, m),
                     None => {}
                 }
@@ -472,10 +472,16 @@ impl Core {
         };
         let t_decode = t0.elapsed();
         let old_meta = match view.as_deref() {
-            Some(v) if kind == AssetKind::Tnt => v
-                .render_vec("metadata.json")
-                .ok()
-                .map(|m| (m, v.render_vec("tilemap.csv").ok())),
+            Some(v) if kind == AssetKind::Tnt => v.render_vec("metadata.json").ok().map(|m| {
+                let crc = match v.tnt_view() {
+                    Some(t) => Some(t.tilemap_crc()),
+                    None => v
+                        .render_vec("tilemap.csv")
+                        .ok()
+                        .map(|b| crc32fast::hash(&b)),
+                };
+                (m, crc)
+            }),
             Some(v) => v.render_vec("metadata.json").ok().map(|m| (m, None)),
             _ => None,
         };
@@ -506,6 +512,12 @@ impl Core {
             let v = (self.opts.opener)(kind, &bytes, &opts).map_err(|e| {
                 ViewError::invalid(trigger, format!("the rebuilt binary does not decode: {e}"))
             })?;
+            // a map's checksums of what did not change carry over
+            if let (Some(new), Some(old)) =
+                (v.tnt_view(), view.as_deref().and_then(|o| o.tnt_view()))
+            {
+                new.inherit(old);
+            }
             if s.meta.new_asset {
                 complete_new(kind, &overlay, &*v)?;
             }

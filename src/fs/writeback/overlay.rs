@@ -192,13 +192,14 @@ fn renderings(stage: &Stage) -> serde_json::Map<String, serde_json::Value> {
 }
 
 /// Records the checksums a map's `metadata.json` (`meta_json`, a version being replaced)
-/// holds for its `map.png` and `minimap.png`, and the CRC-32 of its `tilemap.csv`.
-pub(in crate::fs) fn record_renderings(stage: &Stage, meta_json: &[u8], tilemap: Option<&[u8]>) {
+/// holds for its `map.png` and `minimap.png`, and the CRC-32 of its `tilemap.csv`
+/// (`tilemap_crc`).
+pub(in crate::fs) fn record_renderings(stage: &Stage, meta_json: &[u8], tilemap_crc: Option<u32>) {
     let Ok(meta) = serde_json::from_slice::<serde_json::Value>(meta_json) else {
         return;
     };
     let mut all = renderings(stage);
-    let tilemap_crc = tilemap.map(|t| u64::from(crc32fast::hash(t)));
+    let tilemap_crc = tilemap_crc.map(u64::from);
     for (file, crc) in MAP_DERIVED.iter().zip([
         meta["checksums"]["map"].as_u64(),
         meta["checksums"]["minimap"].as_u64(),

@@ -43,7 +43,7 @@ use crate::view::csv::hex;
 use crate::view::image::{indexed_encoder, write_gray_png, write_indexed_png};
 use crate::view::{Entry, View, ViewError, ViewOptions};
 use meta::runs;
-use retile::{canon_crc, map_checksum};
+use retile::{canon_crc, combined, map_bands};
 use std::io::Write;
 
 /// `format` value of metadata.json.
@@ -64,8 +64,13 @@ pub struct TntView {
     palette_source: String,
     clean: bool,
     entries: Vec<Entry>,
-    /// The mosaic's checksum, once computed (it reads every pixel of the map).
-    map_crc: std::sync::OnceLock<u32>,
+    /// The mosaic's checksum by bands of tile rows, once computed (it reads every pixel of
+    /// the map) or taken over from the version before ([`TntView::inherit`]).
+    map_bands: std::sync::OnceLock<Vec<crc32fast::Hasher>>,
+    /// CRC-32 of `tilemap.csv`, once rendered or taken over.
+    tilemap_crc: std::sync::OnceLock<u32>,
+    /// `metadata.json`, once rendered.
+    metadata_json: std::sync::OnceLock<Vec<u8>>,
 }
 
 impl TntView {
@@ -107,8 +112,59 @@ impl TntView {
             palette_source: opts.palette_source.clone(),
             clean,
             entries,
-            map_crc: std::sync::OnceLock::new(),
+            map_bands: std::sync::OnceLock::new(),
+            tilemap_crc: std::sync::OnceLock::new(),
+            metadata_json: std::sync::OnceLock::new(),
         }
+    }
+
+    /// Takes over what `old` (the view of the version before, in the same palette) computed
+    /// and this map shares: the mosaic checksum of every band of tile rows whose cells and
+    /// tiles are unchanged (a one-tile edit hashes one band again, not the map), and the CRC
+    /// of `tilemap.csv` when the grids are equal. What is not taken is computed when needed,
+    /// as without `old`.
+    pub fn inherit(&self, old: &TntView) {
+        if self.palette != old.palette {
+            return;
+        }
+        if let Some(bands) = old.map_bands.get() {
+            let canon = canon_table(&self.palette);
+            let _ = self
+                .map_bands
+                .set(map_bands(&self.tnt, &canon, Some((&old.tnt, bands))));
+        }
+        let (a, b) = (&self.tnt, &old.tnt);
+        if (a.tiles_x(), a.tiles_y()) == (b.tiles_x(), b.tiles_y()) && a.tilemap == b.tilemap {
+            if let Some(&crc) = old.tilemap_crc.get() {
+                let _ = self.tilemap_crc.set(crc);
+            }
+        }
+    }
+
+    /// CRC-32 of the file `tilemap.csv` (rendered once per view, or taken over).
+    pub fn tilemap_crc(&self) -> u32 {
+        *self.tilemap_crc.get_or_init(|| {
+            let mut v = Vec::new();
+            let _ = self.render_tilemap(&mut v);
+            crc32fast::hash(&v)
+        })
+    }
+
+    fn render_tilemap(&self, out: &mut dyn Write) -> std::io::Result<()> {
+        let t = &self.tnt;
+        let tx = t.tiles_x();
+        let mut s = String::with_capacity(t.tilemap.len() * 4);
+        for y in 0..t.tiles_y() {
+            let row = t.tilemap.get(y * tx..(y + 1) * tx).unwrap_or_default();
+            for (x, v) in row.iter().enumerate() {
+                if x > 0 {
+                    s.push(',');
+                }
+                s.push_str(&v.to_string());
+            }
+            s.push('\n');
+        }
+        out.write_all(s.as_bytes())
     }
 
     /// The decoded map.
@@ -178,7 +234,7 @@ impl TntView {
                 t.layout.as_ref().map(LayoutMeta::from)
             },
             checksums: Checksums {
-                map: *self.map_crc.get_or_init(|| map_checksum(t, &canon)),
+                map: combined(self.map_bands.get_or_init(|| map_bands(t, &canon, None))),
                 minimap: canon_crc(&t.minimap.pixels, &canon),
             },
         }
@@ -195,6 +251,10 @@ impl View for TntView {
             tnt: &self.tnt,
             palette: &self.palette,
         })
+    }
+
+    fn tnt_view(&self) -> Option<&TntView> {
+        Some(self)
     }
 
     fn render(&self, path: &str, out: &mut dyn Write) -> Result<(), ViewError> {
@@ -215,21 +275,7 @@ impl View for TntView {
                 write_indexed_png(out, m.width, m.height, &m.pixels, &self.palette, None)
                     .map_err(|e| png_err(path, e, m.width as usize, m.height as usize))
             }
-            TILEMAP_CSV => {
-                let tx = t.tiles_x();
-                let mut s = String::with_capacity(t.tilemap.len() * 4);
-                for y in 0..t.tiles_y() {
-                    let row = t.tilemap.get(y * tx..(y + 1) * tx).unwrap_or_default();
-                    for (x, v) in row.iter().enumerate() {
-                        if x > 0 {
-                            s.push(',');
-                        }
-                        s.push_str(&v.to_string());
-                    }
-                    s.push('\n');
-                }
-                out.write_all(s.as_bytes()).map_err(io)
-            }
+            TILEMAP_CSV => self.render_tilemap(out).map_err(io),
             FEATURES_CSV => {
                 let mut w = csv::WriterBuilder::new()
                     .terminator(csv::Terminator::Any(b'\n'))
@@ -252,10 +298,16 @@ impl View for TntView {
                 out.write_all(&bytes).map_err(io)
             }
             METADATA => {
-                let mut s = serde_json::to_string_pretty(&self.metadata())
-                    .map_err(|e| ViewError::invalid(path, e.to_string()))?;
-                s.push('\n');
-                out.write_all(s.as_bytes()).map_err(io)
+                let bytes = match self.metadata_json.get() {
+                    Some(b) => b,
+                    None => {
+                        let mut s = serde_json::to_string_pretty(&self.metadata())
+                            .map_err(|e| ViewError::invalid(path, e.to_string()))?;
+                        s.push('\n');
+                        self.metadata_json.get_or_init(|| s.into_bytes())
+                    }
+                };
+                out.write_all(bytes).map_err(io)
             }
             _ => {
                 let tile = path
@@ -299,4 +351,65 @@ pub fn write_map_png(
     }
     stream.finish()?;
     writer.finish()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The view of `t` in `opts`.
+    fn view(t: &Tnt, opts: &ViewOptions) -> TntView {
+        TntView::new(&tnt::write(t).unwrap(), opts).unwrap()
+    }
+
+    #[test]
+    fn a_view_taking_over_from_the_version_before_renders_what_a_fresh_one_does() {
+        let opts = ViewOptions::default();
+        let old_map = crate::sample::demo_map();
+        let old = view(&old_map, &opts);
+        // what a commit's old version has computed
+        old.render_vec(METADATA).unwrap();
+        assert_eq!(
+            old.tilemap_crc(),
+            crc32fast::hash(&old.render_vec(TILEMAP_CSV).unwrap())
+        );
+        let mut edits = Vec::new();
+        let mut t = old_map.clone();
+        t.tiles[40] ^= 3; // a pixel of tile 0
+        edits.push(t);
+        let mut t = old_map.clone();
+        t.tilemap[1] = t.tilemap[0]; // a cell
+        edits.push(t);
+        edits.push(old_map.clone());
+        for t in &edits {
+            let new = view(t, &opts);
+            new.inherit(&old);
+            let fresh = view(t, &opts);
+            assert_eq!(
+                new.render_vec(METADATA).unwrap(),
+                fresh.render_vec(METADATA).unwrap()
+            );
+            assert_eq!(
+                new.tilemap_crc(),
+                crc32fast::hash(&fresh.render_vec(TILEMAP_CSV).unwrap())
+            );
+        }
+        // the map's own checksum moved with the tile edit
+        let a: serde_json::Value =
+            serde_json::from_slice(&old.render_vec(METADATA).unwrap()).unwrap();
+        let b = view(&edits[0], &opts);
+        b.inherit(&old);
+        let b: serde_json::Value =
+            serde_json::from_slice(&b.render_vec(METADATA).unwrap()).unwrap();
+        assert_ne!(a["checksums"]["map"], b["checksums"]["map"]);
+        // another palette: nothing is taken over, and the result is still right
+        let mut other = ViewOptions::default();
+        other.palette.colors[5] = other.palette.colors[0];
+        let new = view(&edits[0], &other);
+        new.inherit(&old);
+        assert_eq!(
+            new.render_vec(METADATA).unwrap(),
+            view(&edits[0], &other).render_vec(METADATA).unwrap()
+        );
+    }
 }

@@ -30,12 +30,63 @@ pub(super) fn canon_crc(px: &[u8], canon: &[u8; 256]) -> u32 {
     h.finalize()
 }
 
-/// CRC-32 of the mosaic's pixels, row-major, folded through `canon`. The tiles are folded
-/// once (not every pixel of the mosaic, which is the same 32×32 tiles over and over), and
-/// the mosaic is hashed in bands of tile rows on every core, the bands' CRCs combined in
-/// order: a big map's `metadata.json` is rendered on every commit of an edit.
+/// Tile rows per band of the mosaic checksum: one (a 256-tile-wide map: 256 KiB of pixels),
+/// so that an edited tile costs the rows that show it, and the bands combine in microseconds.
+const BAND_ROWS: usize = 1;
+
+/// CRC-32 of the mosaic's pixels, row-major, folded through `canon`.
+#[cfg(test)]
 pub(super) fn map_checksum(t: &Tnt, canon: &[u8; 256]) -> u32 {
+    combined(&map_bands(t, canon, None))
+}
+
+/// The CRC-32 the bands of [`map_bands`] make together.
+pub(super) fn combined(bands: &[crc32fast::Hasher]) -> u32 {
+    let mut h = crc32fast::Hasher::new();
+    for b in bands {
+        h.combine(b);
+    }
+    h.finalize()
+}
+
+/// The mosaic's pixels (row-major, folded through `canon`) hashed in bands of
+/// [`BAND_ROWS`] tile rows, on every core: the tiles are folded once (not every pixel of the
+/// mosaic, which is the same 32×32 tiles over and over). With `prev` (the version before,
+/// the same palette, and its bands), a band whose cells are the same and whose tiles are
+/// unchanged is taken from it, so a commit of one tile hashes one band again.
+pub(super) fn map_bands(
+    t: &Tnt,
+    canon: &[u8; 256],
+    prev: Option<(&Tnt, &[crc32fast::Hasher])>,
+) -> Vec<crc32fast::Hasher> {
     use rayon::prelude::*;
+    let (tx, ty) = (t.tiles_x(), t.tiles_y());
+    let count = ty.div_ceil(BAND_ROWS);
+    let rows = |b: usize| (b * BAND_ROWS, ((b + 1) * BAND_ROWS).min(ty));
+    let kept: Vec<Option<&crc32fast::Hasher>> = match prev {
+        Some((old, bands))
+            if (old.tiles_x(), old.tiles_y()) == (tx, ty) && bands.len() == count =>
+        {
+            let n = t.tile_count().max(old.tile_count());
+            let changed: Vec<bool> = (0..n).map(|i| t.tile(i) != old.tile(i)).collect();
+            (0..count)
+                .map(|b| {
+                    let (r0, r1) = rows(b);
+                    let cells = t.tilemap.get(r0 * tx..r1 * tx)?;
+                    let same = old.tilemap.get(r0 * tx..r1 * tx) == Some(cells)
+                        && cells
+                            .iter()
+                            .all(|&c| !changed.get(usize::from(c)).copied().unwrap_or(false));
+                    if same {
+                        bands.get(b)
+                    } else {
+                        None
+                    }
+                })
+                .collect()
+        }
+        _ => vec![None; count],
+    };
     let tiles: Vec<u8> = t.tiles.iter().map(|&i| canon[usize::from(i)]).collect();
     // a cell whose tile index is past the tile set is drawn with index 0 (`render_row`)
     let zeros = [canon[0]; TILE_BYTES];
@@ -43,16 +94,17 @@ pub(super) fn map_checksum(t: &Tnt, canon: &[u8; 256]) -> u32 {
         let start = usize::from(i) * TILE_BYTES;
         tiles.get(start..start + TILE_BYTES).unwrap_or(&zeros)
     };
-    let (tx, ty) = (t.tiles_x(), t.tiles_y());
     let width = t.pixel_width();
-    // bands of 16 tile rows (a 256-tile-wide map: 4 MiB of pixels each)
-    let bands: Vec<crc32fast::Hasher> = (0..ty)
-        .collect::<Vec<_>>()
-        .par_chunks(16)
-        .map(|band| {
+    (0..count)
+        .into_par_iter()
+        .map(|b| {
+            if let Some(Some(h)) = kept.get(b) {
+                return (*h).clone();
+            }
+            let (r0, r1) = rows(b);
             let mut h = crc32fast::Hasher::new();
             let mut row = vec![0u8; width];
-            for &r in band {
+            for r in r0..r1 {
                 let line = t.tilemap.get(r * tx..(r + 1) * tx).unwrap_or(&[]);
                 if line.len() < tx {
                     row.fill(canon[0]);
@@ -66,12 +118,7 @@ pub(super) fn map_checksum(t: &Tnt, canon: &[u8; 256]) -> u32 {
             }
             h
         })
-        .collect();
-    let mut h = crc32fast::Hasher::new();
-    for b in &bands {
-        h.combine(b);
-    }
-    h.finalize()
+        .collect()
 }
 
 /// Rebuilds the minimap pixels of `t` (same size as its current minimap) from its tiles by
@@ -310,5 +357,64 @@ mod tests {
             .collect();
         assert_eq!(map_checksum(&tall, &canon), reference(&tall, &canon));
         assert_ne!(map_checksum(&tall, &canon), map_checksum(&t, &canon));
+    }
+
+    #[test]
+    fn bands_are_taken_over_only_where_cells_and_tiles_are_unchanged() {
+        let canon = canon_table(&Palette::ta());
+        let mut old = crate::sample::demo_map();
+        assert!(old.tile_count() >= 3);
+        // three bands, the cells of band b all showing tile b
+        old.height = (2 * 3 * BAND_ROWS) as u32;
+        let (tx, ty) = (old.tiles_x(), old.tiles_y());
+        old.tilemap = (0..tx * ty).map(|i| (i / tx / BAND_ROWS) as u16).collect();
+        let good = map_bands(&old, &canon, None);
+        assert_eq!(good.len(), 3);
+        assert_eq!(combined(&good), reference(&old, &canon));
+        // bands the version before never had: what is taken over shows as these
+        let poison: Vec<crc32fast::Hasher> = (0..3u8)
+            .map(|b| {
+                let mut h = crc32fast::Hasher::new();
+                h.update(&[b, 0xEE]);
+                h
+            })
+            .collect();
+        let crcs =
+            |v: &[crc32fast::Hasher]| v.iter().map(|h| h.clone().finalize()).collect::<Vec<_>>();
+        let (p, g) = (crcs(&poison), crcs(&good));
+        let check = |new: &Tnt, taken: [bool; 3]| {
+            // right with the real bands before, whatever is taken over
+            assert_eq!(
+                combined(&map_bands(new, &canon, Some((&old, &good)))),
+                reference(new, &canon)
+            );
+            let got = crcs(&map_bands(new, &canon, Some((&old, &poison))));
+            let fresh = crcs(&map_bands(new, &canon, None));
+            for b in 0..3 {
+                let want = if taken[b] { p[b] } else { fresh[b] };
+                assert_eq!(got[b], want, "band {b}");
+            }
+        };
+        // nothing changed: every band taken over
+        check(&old, [true, true, true]);
+        assert_eq!(crcs(&map_bands(&old, &canon, None)), g);
+        // a pixel of tile 1 (shown in band 1 only)
+        let mut t = old.clone();
+        t.tiles[TILE_BYTES + 5] ^= 1;
+        check(&t, [true, false, true]);
+        // a cell of band 2 showing tile 0
+        let mut t = old.clone();
+        t.tilemap[2 * BAND_ROWS * tx + 3] = 0;
+        check(&t, [true, true, false]);
+        // a new tile appended and shown nowhere: nothing changes
+        let mut t = old.clone();
+        t.tiles.extend_from_slice(&[7; TILE_BYTES]);
+        check(&t, [true, true, true]);
+        // another size: nothing is taken over
+        let mut t = old.clone();
+        t.height -= 2;
+        t.tilemap.truncate(tx * (ty - 1));
+        let got = map_bands(&t, &canon, Some((&old, &poison)));
+        assert_eq!(combined(&got), reference(&t, &canon));
     }
 }
