@@ -185,11 +185,17 @@ pub fn shown_paths(a: &Archive) -> Vec<String> {
     out
 }
 
-/// Opens the view of a GAF/TNT member: kind, decompressed bytes, the member's shown path,
+/// Opens the view of a GAF/TNT member: kind, decompressed bytes (which the view may keep),
+/// the member's shown path,
 /// and for a GAF the same-named `.pcx` member beside it (shown name, bytes) if there is one
 /// (the first candidate of [`crate::game::palette::resolve`], which only sees real files).
 pub type MemberOpener = Box<
-    dyn Fn(AssetKind, &[u8], &str, Option<(&str, &[u8])>) -> Result<Box<dyn View>, ViewError>
+    dyn Fn(
+            AssetKind,
+            &crate::view::SharedBytes,
+            &str,
+            Option<(&str, &[u8])>,
+        ) -> Result<Box<dyn View>, ViewError>
         + Send
         + Sync,
 >;
@@ -461,7 +467,7 @@ impl ArchiveView {
             .then(|| self.beside_pcx(p))
             .flatten();
         let beside = beside.as_ref().map(|(n, b)| (n.as_str(), b.as_slice()));
-        match (self.open_member)(kind, &bytes, p, beside) {
+        match (self.open_member)(kind, &bytes.into(), p, beside) {
             Ok(v) => Some(v),
             Err(err) => {
                 log::warn!("{p}: shown as a plain file: {err}");

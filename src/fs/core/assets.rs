@@ -707,9 +707,12 @@ impl Core {
         let game_dir = self.game_dir.clone();
         let opener = self.opts.opener.clone();
         Box::new(
-            move |kind: AssetKind, data: &[u8], member: &str, beside: Option<(&str, &[u8])>| {
+            move |kind: AssetKind,
+                  data: &SharedBytes,
+                  member: &str,
+                  beside: Option<(&str, &[u8])>| {
                 let opts = member_options(&game_dir, &rel_str, kind, member, beside);
-                opener(kind, &SharedBytes::copy_from_slice(data), &opts)
+                opener(kind, data, &opts)
             },
         )
     }

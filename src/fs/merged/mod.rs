@@ -86,6 +86,15 @@ pub(super) fn read_game_dir(game_dir: &Path, rel: &Path) -> std::io::Result<fs::
     sys::read_dir_at(dir.as_fd(), &name)
 }
 
+/// Bytes of the merged view's byte cache, shared with a view decoded from them.
+struct Cached(Arc<Vec<u8>>);
+
+impl AsRef<[u8]> for Cached {
+    fn as_ref(&self) -> &[u8] {
+        &self.0
+    }
+}
+
 /// Extended attribute naming the source an entry is read from: `loose:PATH` (a file of the
 /// game folder) or `archive:NAME:PATH` (member PATH of archive NAME), PATH as the source
 /// spells it. Inside an exploded GAF/TNT: the binary's source. The root: `loose:`.
@@ -732,17 +741,15 @@ impl MergedCore {
             }
             Outcome::Unknown => {}
         }
-        let bytes = self.bytes_of(key, ver, c)?;
+        // the cached bytes, which the view may keep (no copy)
+        let bytes = SharedBytes::from_owner(Cached(self.bytes_of(key, ver, c)?));
         let opened = match c {
             Content::Loose { rel, .. } => {
                 let opts = view_options_for(&self.game_dir, rel);
-                self.cache.decode_within(
-                    key,
-                    kind,
-                    &SharedBytes::copy_from_slice(&bytes),
-                    &opts,
-                    |k, b, o| (self.opts.opener)(k, b, o),
-                )?
+                self.cache
+                    .decode_within(key, kind, &bytes, &opts, |k, b, o| {
+                        (self.opts.opener)(k, b, o)
+                    })?
             }
             Content::Member { archive, entry, .. } => {
                 self.open_member(snap, archive, *entry, kind, &bytes)
@@ -764,7 +771,7 @@ impl MergedCore {
         a: &ArchiveSource,
         entry: usize,
         kind: AssetKind,
-        bytes: &[u8],
+        bytes: &SharedBytes,
     ) -> Result<Box<dyn View>, ViewError> {
         let member = a.paths.get(entry).cloned().unwrap_or_default();
         let mut opts = view_options_for(&self.game_dir, &format!("{}/{member}", a.name));
@@ -787,7 +794,7 @@ impl MergedCore {
                 }
             }
         }
-        (self.opts.opener)(kind, &SharedBytes::copy_from_slice(bytes), &opts)
+        (self.opts.opener)(kind, bytes, &opts)
     }
 }
 

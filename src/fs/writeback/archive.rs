@@ -468,13 +468,12 @@ impl Core {
         let base = view
             .tnt_model()
             .map_or(RebuildBase::Bytes(&original), RebuildBase::Tnt);
-        let bytes = (self.opts.packer)(kind, &overlay, base, &opts)?.bytes;
-        let shared = SharedBytes::copy_from_slice(&bytes);
-        let new_view = (self.opts.opener)(kind, &shared, &opts).map_err(|e| {
+        let bytes = SharedBytes::from((self.opts.packer)(kind, &overlay, base, &opts)?.bytes);
+        let new_view = (self.opts.opener)(kind, &bytes, &opts).map_err(|e| {
             // no file named: the call that saved fails
             ViewError::invalid("", format!("the rebuilt member does not decode: {e}"))
         })?;
-        if bytes == original {
+        if bytes[..] == original[..] {
             return Ok(None);
         }
         let old = super::commit::outdated_staged(
@@ -485,7 +484,9 @@ impl Core {
             &bytes,
             &opts,
         );
-        Ok(Some((bytes, old)))
+        // (the view gone, the bytes are taken back without a copy)
+        drop(new_view);
+        Ok(Some((Vec::from(bytes), old)))
     }
 }
 
@@ -506,14 +507,16 @@ impl Core {
             kind,
             staged: None,
         };
-        let bytes = (self.opts.packer)(kind, &overlay, RebuildBase::None, &opts)?.bytes;
-        let shared = SharedBytes::copy_from_slice(&bytes);
-        let v = (self.opts.opener)(kind, &shared, &opts).map_err(|e| {
+        let bytes =
+            SharedBytes::from((self.opts.packer)(kind, &overlay, RebuildBase::None, &opts)?.bytes);
+        let v = (self.opts.opener)(kind, &bytes, &opts).map_err(|e| {
             ViewError::invalid("", format!("the built member does not decode: {e}"))
         })?;
         super::commit::complete_new(kind, &overlay, &*v)?;
         let old = super::commit::outdated_staged(&self.opts.packer, kind, &sub, &*v, &bytes, &opts);
-        Ok(Some((bytes, old)))
+        // (the view gone, the bytes are taken back without a copy)
+        drop(v);
+        Ok(Some((Vec::from(bytes), old)))
     }
 }
 

@@ -89,7 +89,7 @@ pub(in crate::fs) enum Base {
     /// There is none (a new asset).
     None,
     /// A loose GAF/TNT, read.
-    Loose(Vec<u8>, Metadata),
+    Loose(SharedBytes, Metadata),
     /// A loose GAF as the mount holds it decoded (the view of the binary's identity as it is
     /// now, so its bytes are not read), and the binary open.
     Decoded(Arc<dyn View>, fs::File, Metadata),
@@ -130,7 +130,7 @@ impl Base {
 #[derive(Clone, Copy)]
 pub(in crate::fs) enum LooseBase<'a> {
     None,
-    Bytes(&'a [u8]),
+    Bytes(&'a SharedBytes),
     View(&'a Arc<dyn View>),
 }
 
@@ -227,7 +227,7 @@ impl Core {
                 Box::new(self.archive_view_file(rel, FileSource::new(f)?)?),
                 m,
             ),
-            Some((Cur::Bytes(b), m)) => Base::Loose(b, m),
+            Some((Cur::Bytes(b), m)) => Base::Loose(b.into(), m),
             Some((Cur::Held(v, f), m)) => Base::Decoded(v, f, m),
         };
         let built = match (&base, kind) {
@@ -462,12 +462,10 @@ impl Core {
         let opts = view_options_for(&self.game_dir, &rel_str);
         let view: Option<Arc<dyn View>> = match cur {
             LooseBase::None => None,
-            LooseBase::Bytes(b) => {
-                match (self.opts.opener)(kind, &SharedBytes::copy_from_slice(b), &opts) {
-                    Ok(v) => Some(Arc::from(v)),
-                    Err(e) => return Built::Failed(e.into()),
-                }
-            }
+            LooseBase::Bytes(b) => match (self.opts.opener)(kind, b, &opts) {
+                Ok(v) => Some(Arc::from(v)),
+                Err(e) => return Built::Failed(e.into()),
+            },
             LooseBase::View(v) => Some(v.clone()),
         };
         let t_decode = t0.elapsed();
@@ -505,7 +503,7 @@ impl Core {
         let built = (self.opts.packer)(kind, &overlay, base, &opts).and_then(|mut r| {
             t_build = t0.elapsed();
             if let (RebuildBase::Tnt(_), LooseBase::Bytes(b)) = (base, cur) {
-                r.unchanged = Some(r.bytes == b);
+                r.unchanged = Some(r.bytes[..] == b[..]);
             }
             // the new view shares the bytes written (a GAF's frames slice them)
             let bytes = SharedBytes::from(std::mem::take(&mut r.bytes));
