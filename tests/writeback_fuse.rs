@@ -561,6 +561,26 @@ fn map_edits_equal_cli_pack(e: &Env, name: &str) {
             want.len()
         );
         tafs::formats::tnt::parse(&now, &Default::default()).unwrap();
+        // the mount's map.png of the new version (its bands copied from the version before's,
+        // which the snapshot read) is the one unpack writes; a saved map.png stays as saved
+        let fresh = PathBuf::from(format!("{}.unpacked", tree.display()));
+        sh(&format!(
+            "{TAFS} tnt unpack {} -t {}",
+            bin.display(),
+            fresh.display()
+        ));
+        let (shown, unpacked) = (
+            std::fs::read(dir.join("map.png")).unwrap(),
+            std::fs::read(fresh.join("map.png")).unwrap(),
+        );
+        if what == "map.png" {
+            assert!(png_indices(&shown) == png_indices(&unpacked));
+        } else {
+            assert!(
+                shown == unpacked,
+                "{name}: after {what} the mount's map.png differs from tafs tnt unpack's"
+            );
+        }
         last = now;
     };
     let cp = |from: &Path, file: &str| {

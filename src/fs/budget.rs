@@ -232,6 +232,9 @@ impl View for Leased {
     fn tnt_view(&self) -> Option<&crate::view::tnt::TntView> {
         self.view.tnt_view()
     }
+    fn keep_rendering(&self, path: &str, bytes: &Arc<Vec<u8>>) {
+        self.view.keep_rendering(path, bytes)
+    }
     fn unlease(&self) {
         drop(lock(&self.lease).take());
     }

@@ -10,6 +10,7 @@
 //! May import [`crate::formats`] and [`crate::game`]; never `fs` or `cli`.
 
 pub mod archive;
+pub mod banded_png;
 pub mod csv;
 pub mod gaf;
 pub mod image;
@@ -186,6 +187,13 @@ pub trait View: Send + Sync {
     /// [`tnt::TntView::inherit`]); `None` (the default) for other views.
     fn tnt_view(&self) -> Option<&tnt::TntView> {
         None
+    }
+
+    /// Tells the view the bytes of `path` as the caller keeps them (a cache): a view may
+    /// remember them without holding them, for the next version to copy unchanged parts
+    /// from (a map's `map.png`, see [`tnt::TntView::inherit`]). The default ignores them.
+    fn keep_rendering(&self, path: &str, bytes: &std::sync::Arc<Vec<u8>>) {
+        let _ = (path, bytes);
     }
 
     /// Gives back what the view holds leased from a memory budget, if anything (the mount's

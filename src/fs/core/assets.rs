@@ -105,9 +105,15 @@ impl Outcome {
 pub(in crate::fs) struct AssetCache<K: Hash + Eq + Clone> {
     views: Mutex<LruCache<K, Arc<dyn View>>>,
     bytes: ByteCache<(K, String)>,
+    /// The fingerprints ([`crate::fs::writeback::fingerprint`]) of files rendered, kept
+    /// beyond their bytes (a commit compares the new version's files with the old's).
+    fingerprints: Mutex<LruCache<(K, String), u64>>,
     budget: Arc<Budget>,
     renders: Arc<Budget>,
 }
+
+/// Fingerprints of rendered files kept at most (about 64 bytes each).
+const FINGERPRINTS_KEPT: usize = 1 << 16;
 
 impl<K: Hash + Eq + Clone> AssetCache<K> {
     /// At most `max_views` decoded views; `budget` bytes in all: half for what decoded
@@ -117,6 +123,9 @@ impl<K: Hash + Eq + Clone> AssetCache<K> {
         AssetCache {
             views: Mutex::new(LruCache::new(n)),
             bytes: ByteCache::new(budget / 2),
+            fingerprints: Mutex::new(LruCache::new(
+                NonZeroUsize::new(FINGERPRINTS_KEPT).unwrap_or(NonZeroUsize::MIN),
+            )),
             budget: Budget::new((budget - budget / 2).max(budget::MIN_VIEWS)),
             renders: Budget::new(budget::RENDER_BUDGET),
         }
@@ -204,8 +213,10 @@ impl<K: Hash + Eq + Clone> AssetCache<K> {
         vpath: &str,
         view: impl FnOnce() -> Result<Arc<dyn View>, FsError>,
     ) -> Result<Arc<Vec<u8>>, FsError> {
+        let mut rendered = None;
         let b = self.bytes(k, vpath, || {
             let view = view()?;
+            rendered = Some(view.clone());
             // what rendering holds while it runs is leased from the budget of renders
             let _lease = match self.renders.lease(view.render_cost(vpath), || false) {
                 Ok(l) => l,
@@ -220,8 +231,23 @@ impl<K: Hash + Eq + Clone> AssetCache<K> {
             };
             Ok(view.render_vec(vpath)?)
         })?;
+        if let Some(v) = rendered {
+            v.keep_rendering(vpath, &b);
+            let fp = crate::fs::writeback::fingerprint(&b);
+            lock(&self.fingerprints).put((k.clone(), vpath.to_string()), fp);
+        }
         layout.set_size(vpath, b.len() as u64);
         Ok(b)
+    }
+
+    /// The fingerprint of generated file `vpath` of `k`, from its bytes if they are cached,
+    /// else as recorded when it was rendered; `None` when neither is known.
+    pub(in crate::fs) fn fingerprint(&self, k: &K, vpath: &str) -> Option<u64> {
+        let key = (k.clone(), vpath.to_string());
+        match self.bytes.get(&key) {
+            Some(b) => Some(crate::fs::writeback::fingerprint(&b)),
+            None => lock(&self.fingerprints).get(&key).copied(),
+        }
     }
 
     /// Drops the views and bytes of every `k` for which `keep` is false.

@@ -528,7 +528,9 @@ impl Core {
         match built {
             Ok((bytes, unchanged, view)) => {
                 // what the new view holds, as its decode would lease it
-                let need = crate::fs::budget::estimate(kind, &bytes, &opts.limits);
+                // (and the version before's map.png a map view holds to copy bands from)
+                let need = crate::fs::budget::estimate(kind, &bytes, &opts.limits)
+                    + view.tnt_view().map_or(0, |t| t.seed_bytes());
                 let view = Arc::new(Leased::new(view, None));
                 Built::Bytes {
                     bytes,

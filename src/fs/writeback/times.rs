@@ -28,6 +28,8 @@ const TIMES_KEEP: usize = 1 << 16;
 /// The version a commit replaced, kept to compare the new version's files with.
 struct Prev {
     view: Arc<dyn View>,
+    /// Its cache key: the fingerprints of files it rendered are known without rendering.
+    key: (PathBuf, Ident),
     layout: Layout,
     /// The binary it was replaced by (only files of that version are compared with it).
     by: Ident,
@@ -39,8 +41,8 @@ struct Prev {
 enum Before {
     /// A folder's fingerprint (`None`: nothing, or not a folder).
     Folder(Option<u64>),
-    /// A file, to render from this view.
-    File(Arc<dyn View>),
+    /// A file, to render from this view (its cache key given).
+    File(Arc<dyn View>, (PathBuf, Ident)),
 }
 
 /// An asset's records of the times its generated files show.
@@ -189,7 +191,7 @@ impl Core {
                 let old = if dir {
                     Before::Folder(p.layout.children(vpath).map(|k| folder_fingerprint(&k)))
                 } else if p.layout.is_dir(vpath) == Some(false) {
-                    Before::File(p.view.clone())
+                    Before::File(p.view.clone(), p.key.clone())
                 } else {
                     Before::Folder(None)
                 };
@@ -203,7 +205,10 @@ impl Core {
                 let old_fp = match old {
                     Before::Folder(f) => f,
                     // rendered outside the lock: other files of the asset are not held up
-                    Before::File(view) => view.render_vec(vpath).ok().map(|b| fingerprint(&b)),
+                    Before::File(view, key) => self
+                        .cache
+                        .fingerprint(&key, vpath)
+                        .or_else(|| view.render_vec(vpath).ok().map(|b| fingerprint(&b))),
                 };
                 if old_fp == Some(fp) {
                     mtime
@@ -237,6 +242,7 @@ impl Core {
         t.flush();
         t.prev = match (old, old_meta) {
             (Some(view), Some(m)) => Some(Prev {
+                key: (rel.to_path_buf(), Ident::of(m)),
                 layout: Layout::new(&*view),
                 view,
                 by,

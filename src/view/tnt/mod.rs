@@ -38,13 +38,16 @@ pub use pack::{
 pub use retile::{canon_table, rebuild_minimap};
 
 use crate::formats::palette::Palette;
+use crate::formats::tnt::TILE_SIDE;
 use crate::formats::tnt::{self, Tnt, FEATURE_NONE, FIRST_SENTINEL};
+use crate::view::banded_png::{self, BandIndex, Reuse};
 use crate::view::csv::hex;
 use crate::view::image::{indexed_encoder, write_gray_png, write_indexed_png};
 use crate::view::{Entry, View, ViewError, ViewOptions};
 use meta::runs;
-use retile::{canon_crc, combined, map_bands};
+use retile::{canon_crc, combined, map_bands, unchanged_rows};
 use std::io::Write;
+use std::sync::{Arc, Mutex, Weak};
 
 /// `format` value of metadata.json.
 pub const FORMAT: &str = "tafs-tnt-unpack";
@@ -71,6 +74,25 @@ pub struct TntView {
     tilemap_crc: std::sync::OnceLock<u32>,
     /// `metadata.json`, once rendered.
     metadata_json: std::sync::OnceLock<Vec<u8>>,
+    /// Where the bands of `map.png` lie in its bytes, once rendered.
+    map_index: std::sync::OnceLock<Arc<BandIndex>>,
+    /// The bytes of `map.png` as the caller keeps them ([`View::keep_rendering`]), without
+    /// holding them: the next version copies its unchanged bands from them.
+    map_png: Mutex<Weak<Vec<u8>>>,
+    /// From the version before ([`TntView::inherit`]): its `map.png`, its bands, and which
+    /// of them this map shares; taken (and let go) by the first rendering.
+    map_seed: Mutex<Option<MapSeed>>,
+}
+
+/// The version before's `map.png`, for the first rendering of this one's.
+struct MapSeed {
+    png: Arc<Vec<u8>>,
+    index: Arc<BandIndex>,
+    keep: Vec<bool>,
+}
+
+fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
+    m.lock().unwrap_or_else(|e| e.into_inner())
 }
 
 impl TntView {
@@ -115,17 +137,38 @@ impl TntView {
             map_bands: std::sync::OnceLock::new(),
             tilemap_crc: std::sync::OnceLock::new(),
             metadata_json: std::sync::OnceLock::new(),
+            map_index: std::sync::OnceLock::new(),
+            map_png: Mutex::new(Weak::new()),
+            map_seed: Mutex::new(None),
         }
     }
 
     /// Takes over what `old` (the view of the version before, in the same palette) computed
     /// and this map shares: the mosaic checksum of every band of tile rows whose cells and
     /// tiles are unchanged (a one-tile edit hashes one band again, not the map), and the CRC
-    /// of `tilemap.csv` when the grids are equal. What is not taken is computed when needed,
-    /// as without `old`.
+    /// of `tilemap.csv` when the grids are equal, and for `map.png`, when the caller still
+    /// keeps `old`'s ([`View::keep_rendering`]), those bytes (held until this view's is first
+    /// rendered, [`TntView::seed_bytes`]) with the bands to copy from them: those whose tile
+    /// row and the row above are unchanged. What is not taken is computed when needed, as
+    /// without `old`; what is taken gives the same bytes.
     pub fn inherit(&self, old: &TntView) {
         if self.palette != old.palette {
             return;
+        }
+        // map.png: bands whose tile row and the one above are unchanged (a band's first row
+        // is filtered against the row above it)
+        let png = lock(&old.map_png).upgrade();
+        if let (Some(png), Some(index)) = (png, old.map_index.get()) {
+            if let Some(rows) = unchanged_rows(&self.tnt, &old.tnt) {
+                let keep = (0..rows.len())
+                    .map(|r| rows[r] && (r == 0 || rows[r - 1]))
+                    .collect();
+                *lock(&self.map_seed) = Some(MapSeed {
+                    png,
+                    index: index.clone(),
+                    keep,
+                });
+            }
         }
         if let Some(bands) = old.map_bands.get() {
             let canon = canon_table(&self.palette);
@@ -139,6 +182,14 @@ impl TntView {
                 let _ = self.tilemap_crc.set(crc);
             }
         }
+    }
+
+    /// Bytes of the version before's `map.png` this view holds until its own is first
+    /// rendered (see [`TntView::inherit`]); 0 when none.
+    pub fn seed_bytes(&self) -> u64 {
+        lock(&self.map_seed)
+            .as_ref()
+            .map_or(0, |s| s.png.len() as u64)
     }
 
     /// CRC-32 of the file `tilemap.csv` (rendered once per view, or taken over).
@@ -175,7 +226,34 @@ impl TntView {
     fn render_map(&self, out: &mut dyn Write) -> Result<(), ViewError> {
         let t = &self.tnt;
         let (w, h) = (t.pixel_width(), t.pixel_height());
-        write_map_png(out, t, &self.palette).map_err(|e| png_err(MAP_PNG, e, w, h))
+        let err = |e| png_err(MAP_PNG, e, w, h);
+        if !banded_png::available() || w == 0 || h == 0 || w > u32::MAX as usize {
+            return write_map_png(out, t, &self.palette).map_err(err);
+        }
+        let seed = lock(&self.map_seed).take();
+        let reuse = seed.as_ref().map(|s| Reuse {
+            png: &s.png,
+            index: &s.index,
+            keep: &s.keep,
+        });
+        if let Some(s) = &seed {
+            let kept = s.keep.iter().filter(|&&k| k).count();
+            log::debug!("map.png: {kept} of {} bands copied", s.keep.len());
+        }
+        let row = |y: usize, buf: &mut [u8]| t.render_row(y, buf);
+        let index = banded_png::write_banded(
+            out,
+            w as u32,
+            h as u32,
+            TILE_SIDE as u32,
+            &self.palette,
+            None,
+            &row,
+            reuse,
+        )
+        .map_err(err)?;
+        let _ = self.map_index.set(Arc::new(index));
+        Ok(())
     }
 
     /// The metadata.json document.
@@ -255,6 +333,12 @@ impl View for TntView {
 
     fn tnt_view(&self) -> Option<&TntView> {
         Some(self)
+    }
+
+    fn keep_rendering(&self, path: &str, bytes: &Arc<Vec<u8>>) {
+        if path == MAP_PNG {
+            *lock(&self.map_png) = Arc::downgrade(bytes);
+        }
     }
 
     fn render(&self, path: &str, out: &mut dyn Write) -> Result<(), ViewError> {
@@ -360,6 +444,60 @@ mod tests {
     /// The view of `t` in `opts`.
     fn view(t: &Tnt, opts: &ViewOptions) -> TntView {
         TntView::new(&tnt::write(t).unwrap(), opts).unwrap()
+    }
+
+    #[test]
+    fn map_png_copies_the_bands_an_edit_did_not_touch() {
+        let opts = ViewOptions::default();
+        let old_map = crate::sample::demo_map();
+        let (tx, ty) = (old_map.tiles_x(), old_map.tiles_y());
+        assert!(ty >= 4, "{ty} tile rows");
+        let old = view(&old_map, &opts);
+        let png = old.render_vec(MAP_PNG).unwrap();
+        // a copy whose band data is all wrong: what is copied from it shows
+        let first = png.windows(4).position(|w| w == b"IDAT").unwrap();
+        let mut bad = png.clone();
+        let end = bad.len() - 40;
+        bad[first + 20..end].iter_mut().for_each(|b| *b ^= 0xA5);
+        // one cell of tile row 2 changes: bands 2 and 3 (filtered against row 2) are new
+        let mut t = old_map.clone();
+        let c = 2 * tx + 1;
+        t.tilemap[c] = if t.tilemap[c] == 0 { 1 } else { 0 };
+        let fresh = view(&t, &opts).render_vec(MAP_PNG).unwrap();
+        assert_ne!(fresh, png);
+        for (source, copies) in [(&png, true), (&bad, false)] {
+            let kept = Arc::new(source.clone());
+            old.keep_rendering(MAP_PNG, &kept);
+            let new = view(&t, &opts);
+            new.inherit(&old);
+            let got = new.render_vec(MAP_PNG).unwrap();
+            assert_eq!(got == fresh, copies, "copied from the {copies} bytes");
+            // taken by the first rendering only: the next is the fresh encoding
+            assert_eq!(new.render_vec(MAP_PNG).unwrap(), fresh);
+        }
+        // the bytes are held from the hand-over to the first rendering, and let go then
+        let kept = Arc::new(png.clone());
+        old.keep_rendering(MAP_PNG, &kept);
+        let new = view(&t, &opts);
+        new.inherit(&old);
+        assert_eq!(new.seed_bytes(), png.len() as u64);
+        drop(kept);
+        assert_eq!(new.render_vec(MAP_PNG).unwrap(), fresh);
+        assert_eq!(new.seed_bytes(), 0);
+        // the cache dropped the bytes before the hand-over: nothing to copy from, still right
+        let kept = Arc::new(bad.clone());
+        old.keep_rendering(MAP_PNG, &kept);
+        drop(kept);
+        let new = view(&t, &opts);
+        new.inherit(&old);
+        assert_eq!(new.seed_bytes(), 0);
+        assert_eq!(new.render_vec(MAP_PNG).unwrap(), fresh);
+        // the same map again: every band is copied
+        let kept = Arc::new(png.clone());
+        old.keep_rendering(MAP_PNG, &kept);
+        let same = view(&old_map, &opts);
+        same.inherit(&old);
+        assert_eq!(same.render_vec(MAP_PNG).unwrap(), png);
     }
 
     #[test]

@@ -49,6 +49,30 @@ pub(super) fn combined(bands: &[crc32fast::Hasher]) -> u32 {
     h.finalize()
 }
 
+/// Per tile row of `t`: whether its cells and the tiles they show are the same in `old`;
+/// `None` when the grids differ in size.
+pub(super) fn unchanged_rows(t: &Tnt, old: &Tnt) -> Option<Vec<bool>> {
+    let (tx, ty) = (t.tiles_x(), t.tiles_y());
+    if (old.tiles_x(), old.tiles_y()) != (tx, ty) {
+        return None;
+    }
+    let n = t.tile_count().max(old.tile_count());
+    let changed: Vec<bool> = (0..n).map(|i| t.tile(i) != old.tile(i)).collect();
+    Some(
+        (0..ty)
+            .map(|r| {
+                let cells = t.tilemap.get(r * tx..(r + 1) * tx);
+                cells.is_some()
+                    && old.tilemap.get(r * tx..(r + 1) * tx) == cells
+                    && cells
+                        .unwrap_or_default()
+                        .iter()
+                        .all(|&c| !changed.get(usize::from(c)).copied().unwrap_or(false))
+            })
+            .collect(),
+    )
+}
+
 /// The mosaic's pixels (row-major, folded through `canon`) hashed in bands of
 /// [`BAND_ROWS`] tile rows, on every core: the tiles are folded once (not every pixel of the
 /// mosaic, which is the same 32×32 tiles over and over). With `prev` (the version before,
@@ -63,29 +87,22 @@ pub(super) fn map_bands(
     let (tx, ty) = (t.tiles_x(), t.tiles_y());
     let count = ty.div_ceil(BAND_ROWS);
     let rows = |b: usize| (b * BAND_ROWS, ((b + 1) * BAND_ROWS).min(ty));
-    let kept: Vec<Option<&crc32fast::Hasher>> = match prev {
-        Some((old, bands))
-            if (old.tiles_x(), old.tiles_y()) == (tx, ty) && bands.len() == count =>
-        {
-            let n = t.tile_count().max(old.tile_count());
-            let changed: Vec<bool> = (0..n).map(|i| t.tile(i) != old.tile(i)).collect();
-            (0..count)
-                .map(|b| {
-                    let (r0, r1) = rows(b);
-                    let cells = t.tilemap.get(r0 * tx..r1 * tx)?;
-                    let same = old.tilemap.get(r0 * tx..r1 * tx) == Some(cells)
-                        && cells
-                            .iter()
-                            .all(|&c| !changed.get(usize::from(c)).copied().unwrap_or(false));
-                    if same {
-                        bands.get(b)
-                    } else {
-                        None
-                    }
-                })
-                .collect()
-        }
-        _ => vec![None; count],
+    let same = prev.and_then(|(old, bands)| {
+        let same = unchanged_rows(t, old)?;
+        (bands.len() == count).then_some((same, bands))
+    });
+    let kept: Vec<Option<&crc32fast::Hasher>> = match same {
+        Some((same, bands)) => (0..count)
+            .map(|b| {
+                let (r0, r1) = rows(b);
+                if same.get(r0..r1)?.iter().all(|&s| s) {
+                    bands.get(b)
+                } else {
+                    None
+                }
+            })
+            .collect(),
+        None => vec![None; count],
     };
     let tiles: Vec<u8> = t.tiles.iter().map(|&i| canon[usize::from(i)]).collect();
     // a cell whose tile index is past the tile set is drawn with index 0 (`render_row`)
