@@ -24,6 +24,7 @@ use crate::view::archive::FileSource;
 use crate::view::merged::Priority;
 use std::collections::HashMap;
 use std::ffi::{OsStr, OsString};
+use std::os::fd::AsFd;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::mpsc::{self, Sender};
@@ -93,23 +94,77 @@ pub fn prepare_target(path: &Path) -> Result<Target, FsError> {
         ))),
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
             if archive {
-                if let Some(p) = abs.parent() {
-                    std::fs::create_dir_all(p)?;
-                }
+                let dir = make_dirs(abs.parent().unwrap_or(Path::new("/")))?;
                 let empty =
                     crate::formats::hpi::write(&[], &crate::formats::hpi::WriteOptions::v1())
                         .map_err(|e| FsError::Invalid(format!("empty archive: {e}")))?;
-                crate::atomic::write(&abs, &empty, None)?;
+                create_new_at(dir.as_fd(), OsStr::new(name), &empty).map_err(|e| {
+                    FsError::Invalid(format!("{}: cannot create: {e}", abs.display()))
+                })?;
                 log::info!("{}: created (an empty archive)", abs.display());
                 Ok(Target::Archive(abs))
             } else {
-                std::fs::create_dir_all(&abs)?;
+                make_dirs(&abs)?;
                 log::info!("{}: created (a folder)", abs.display());
                 Ok(Target::Folder(abs))
             }
         }
         Err(e) => Err(e.into()),
     }
+}
+
+/// The folder `abs` (absolute), made with its missing parents: the part that exists is
+/// taken as given (as GAME_DIR is), and each folder made is made and entered relative to
+/// the one above it, with no symlink followed, so one put in its place meanwhile stops the
+/// walk (`ELOOP`) instead of leading elsewhere. Returns a descriptor of it.
+fn make_dirs(abs: &Path) -> Result<std::os::fd::OwnedFd, FsError> {
+    use crate::fs::sys;
+    let mut existing = abs.to_path_buf();
+    let mut missing: Vec<OsString> = Vec::new();
+    while std::fs::symlink_metadata(&existing).is_err() {
+        let Some(name) = existing.file_name().map(OsStr::to_os_string) else {
+            break;
+        };
+        missing.push(name);
+        existing.pop();
+    }
+    let mut dir = sys::open_dir_path(&existing)?;
+    for name in missing.iter().rev() {
+        match sys::mkdir_at(dir.as_fd(), name, 0o777) {
+            Err(e) if e.kind() != std::io::ErrorKind::AlreadyExists => return Err(e.into()),
+            _ => {}
+        }
+        dir = sys::open_dir_beneath(dir.as_fd(), Path::new(name)).map_err(|e| {
+            FsError::Invalid(format!(
+                "{}: cannot enter {}: {e}",
+                abs.display(),
+                name.to_string_lossy()
+            ))
+        })?;
+    }
+    Ok(dir)
+}
+
+/// Writes `bytes` as the new entry `name` of folder `dir`: into a fresh temporary file, synced,
+/// then renamed into place only if `name` still does not exist (nothing is replaced).
+fn create_new_at(dir: std::os::fd::BorrowedFd, name: &OsStr, bytes: &[u8]) -> std::io::Result<()> {
+    use crate::fs::sys;
+    use std::io::Write;
+    let tmp = OsString::from(format!(
+        ".{}.tafs-new-{}",
+        name.to_string_lossy(),
+        std::process::id()
+    ));
+    let flags = libc::O_WRONLY | libc::O_CREAT | libc::O_EXCL;
+    let mut f = sys::open_at(dir, &tmp, flags, 0o666)?;
+    let done = f
+        .write_all(bytes)
+        .and_then(|()| f.sync_all())
+        .and_then(|()| sys::rename_at(dir, &tmp, dir, name, libc::RENAME_NOREPLACE));
+    if done.is_err() {
+        let _ = sys::unlink_at(dir, &tmp, false);
+    }
+    done
 }
 
 /// An archive TARGET read by range: the open file and its parsed header and directory
@@ -998,4 +1053,40 @@ pub fn mount_overlay(
     cfg: &MountConfig,
 ) -> Result<Mounted, FsError> {
     OverlayCore::mount(game_dir, target, mountpoint, opts, priority, cfg)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_missing_target_is_made_below_what_exists_and_nothing_is_replaced() {
+        let d = tempfile::tempdir().unwrap();
+        let t = prepare_target(&d.path().join("a/b/mods/x.ufo")).unwrap();
+        assert!(matches!(t, Target::Archive(_)));
+        let made = std::fs::read(d.path().join("a/b/mods/x.ufo")).unwrap();
+        crate::formats::hpi::parse(&made, &Default::default()).unwrap();
+        let t = prepare_target(&d.path().join("a/c/folder")).unwrap();
+        assert!(matches!(t, Target::Folder(_)));
+        assert!(d.path().join("a/c/folder").is_dir());
+        // an entry that appeared meanwhile is kept, and no temporary file is left
+        let dir = crate::fs::sys::open_dir_path(&d.path().join("a/b/mods")).unwrap();
+        std::fs::write(d.path().join("a/b/mods/y.ufo"), b"theirs").unwrap();
+        let e = create_new_at(dir.as_fd(), OsStr::new("y.ufo"), b"ours").unwrap_err();
+        assert_eq!(e.raw_os_error(), Some(libc::EEXIST));
+        assert_eq!(
+            std::fs::read(d.path().join("a/b/mods/y.ufo")).unwrap(),
+            b"theirs"
+        );
+        let names: Vec<_> = std::fs::read_dir(d.path().join("a/b/mods"))
+            .unwrap()
+            .map(|e| e.unwrap().file_name())
+            .collect();
+        assert_eq!(names.len(), 2, "{names:?}");
+        // a symlink where a folder is to be entered is not followed
+        std::os::unix::fs::symlink(d.path().join("a/c"), d.path().join("a/link")).unwrap();
+        let top = crate::fs::sys::open_dir_path(&d.path().join("a")).unwrap();
+        let e = crate::fs::sys::open_dir_beneath(top.as_fd(), Path::new("link")).unwrap_err();
+        assert_eq!(e.raw_os_error(), Some(libc::ELOOP));
+    }
 }

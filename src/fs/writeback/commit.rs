@@ -801,12 +801,21 @@ fn outdated_after(
     (out, rebuilt)
 }
 
-/// Whether the staged edits are images a build takes as they are: for a GAF, frame images
+/// A map's files a build takes as they are (the grid, the placements, the heights, the
+/// minimap's pixels): built again from the binary they made, they give it again.
+const TAKEN_AS_THEY_ARE: [&str; 4] = [
+    "tilemap.csv",
+    "features.csv",
+    "heightmap.png",
+    "minimap.png",
+];
+
+/// Whether the staged edits are files a build takes as they are: for a GAF, frame images
 /// only (every dirty file a `<n>.png` of a sequence folder that `layout`, the version being
 /// replaced, has, of a frame that is no composite, no folder being filled); for a map, tile
-/// images only (`tiles/<n>.png` of tiles `layout` has), with no staged `metadata.json` or
-/// `map.png` (their renderings hold the mosaic the tiles change: a staged copy would be
-/// outdated). Nothing deleted, the asset not new.
+/// images (`tiles/<n>.png` of tiles `layout` has) and [`TAKEN_AS_THEY_ARE`], with no staged
+/// `metadata.json` or `map.png` (their renderings hold the mosaic and the checksums these
+/// change: a staged copy would be outdated). Nothing deleted, the asset not new.
 /// Building from the new binary with the same staged files on top then gives that binary
 /// again: the unedited frames or tiles are its stored bytes, the edited images decode to
 /// the pixels it now holds (GAF: and those find their own stored bytes again,
@@ -837,11 +846,12 @@ fn images_only(kind: AssetKind, s: &Stage, layout: Option<&Layout>) -> bool {
         }),
         AssetKind::Tnt => {
             s.meta.dirty.iter().all(|p| {
-                p.strip_prefix("tiles/")
+                let tile = p
+                    .strip_prefix("tiles/")
                     .and_then(|f| f.strip_suffix(".png"))
                     .is_some_and(numbered)
-                    && layout.is_dir(p) == Some(false)
-                    && !super::overlay::filling(Some(s), "tiles")
+                    && !super::overlay::filling(Some(s), "tiles");
+                (tile || TAKEN_AS_THEY_ARE.contains(&p.as_str())) && layout.is_dir(p) == Some(false)
             }) && ["metadata.json", "map.png"]
                 .iter()
                 .all(|f| s.path(f).symlink_metadata().is_err())
