@@ -24,6 +24,11 @@ struct Flight {
     done: Condvar,
 }
 
+/// Bytes an item holds: its allocation, not only its length.
+fn held(v: &Arc<Vec<u8>>) -> u64 {
+    v.capacity() as u64
+}
+
 fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
     m.lock().unwrap_or_else(|p| p.into_inner())
 }
@@ -107,7 +112,11 @@ impl<K: Hash + Eq> ByteCache<K> {
             flight,
             result: None,
         };
-        let bytes = Arc::new(make()?);
+        // the room a rendering grew into (up to twice its bytes) is given back before it is
+        // kept: the budget counts what is held
+        let mut made = make()?;
+        made.shrink_to_fit();
+        let bytes = Arc::new(made);
         self.insert(k.clone(), bytes.clone());
         landing.result = Some(bytes.clone());
         Ok(bytes)
@@ -119,18 +128,18 @@ impl<K: Hash + Eq> ByteCache<K> {
     }
 
     pub(crate) fn insert(&self, k: K, v: Arc<Vec<u8>>) {
-        let len = v.len() as u64;
+        let len = held(&v);
         if len > self.budget {
             return;
         }
         let mut g = self.inner.lock().unwrap_or_else(|p| p.into_inner());
         if let Some(old) = g.lru.put(k, v) {
-            g.total -= old.len() as u64;
+            g.total -= held(&old);
         }
         g.total += len;
         while g.total > self.budget {
             match g.lru.pop_lru() {
-                Some((_, old)) => g.total -= old.len() as u64,
+                Some((_, old)) => g.total -= held(&old),
                 None => break,
             }
         }
@@ -150,13 +159,13 @@ impl<K: Hash + Eq> ByteCache<K> {
         g.total = 0;
         for (k, v) in items {
             if f(&k) {
-                g.total += v.len() as u64;
+                g.total += held(&v);
                 g.lru.put(k, v);
             }
         }
     }
 
-    /// Bytes held.
+    /// Bytes held (the items' allocations).
     pub(crate) fn total(&self) -> u64 {
         self.inner.lock().unwrap_or_else(|p| p.into_inner()).total
     }
@@ -165,6 +174,23 @@ impl<K: Hash + Eq> ByteCache<K> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_budget_counts_allocations_and_made_items_give_back_their_spare_room() {
+        let c = ByteCache::new(1 << 20);
+        let mut v = Vec::with_capacity(4096);
+        v.extend_from_slice(&[1, 2, 3]);
+        c.insert(1, Arc::new(v));
+        assert!(c.total() >= 4096, "{}", c.total());
+        let made = c
+            .get_or_make(&2, || {
+                let mut v = Vec::with_capacity(8192);
+                v.push(9);
+                Ok::<_, ()>(v)
+            })
+            .unwrap();
+        assert!(made.capacity() < 8192, "{}", made.capacity());
+    }
 
     #[test]
     fn stays_within_budget_and_evicts_oldest() {

@@ -17,7 +17,7 @@ use std::fs::File;
 use std::io::{Read, Write};
 use std::os::unix::fs::FileExt;
 use std::path::Path;
-use std::sync::OnceLock;
+use std::sync::{Arc, Mutex, MutexGuard, OnceLock, TryLockError};
 
 /// A writer that compares what is written with what `other` reads, failing the write at the
 /// first difference: a stream (a member as it decompresses) compared with another without
@@ -200,6 +200,28 @@ pub type MemberOpener = Box<
         + Sync,
 >;
 
+/// Room to keep a decoded part in memory: given its kind and decompressed bytes, the lease
+/// of what its view holds (given back when dropped), or `None` when there is no room now
+/// (the part is then decoded for the request and not kept).
+pub type PartLeaser =
+    Box<dyn Fn(AssetKind, &[u8]) -> Option<Box<dyn std::any::Any + Send + Sync>> + Send + Sync>;
+
+/// A GAF/TNT member of an archive view.
+#[derive(Default)]
+struct Part {
+    /// The entries inside it once decoded; `None` when it does not decode (it is then the
+    /// plain member file). Kept for the view's life: names only.
+    entries: OnceLock<Option<Vec<Entry>>>,
+    /// Its decoded view while kept, with the lease of what it holds.
+    view: Mutex<Option<KeptPart>>,
+}
+
+type KeptPart = (Arc<dyn View>, Option<Box<dyn std::any::Any + Send + Sync>>);
+
+fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
+    m.lock().unwrap_or_else(|e| e.into_inner())
+}
+
 /// The sibling of GAF member `e` (shown at `p`) named like it with `.pcx` (any case): its
 /// shown name and record; the first by name when several match.
 pub fn beside_pcx<'a>(
@@ -238,10 +260,13 @@ pub struct ArchiveView {
     shallow: Vec<Entry>,
     /// Shown path of every file member → its index in the archive's entries.
     files: HashMap<String, usize>,
-    /// Shown path of every GAF/TNT member (by name) → its view once decoded (`None`: it
-    /// does not decode and is the plain member file).
-    parts: HashMap<String, OnceLock<Option<Box<dyn View>>>>,
+    /// Shown path of every GAF/TNT member (by name) → its entries and, while kept, its view.
+    parts: HashMap<String, Part>,
     open_member: MemberOpener,
+    /// Room for decoded parts (none given: every part is kept once decoded).
+    leaser: Option<PartLeaser>,
+    /// The parts kept, least recently used first.
+    kept: Mutex<lru::LruCache<String, ()>>,
     /// Every entry with every part expanded (decodes every part; [`View::entries`]).
     full: OnceLock<Vec<Entry>>,
 }
@@ -287,7 +312,7 @@ impl ArchiveView {
                     files.insert(p.clone(), i);
                     let name = p.rsplit('/').next().unwrap_or(p);
                     if AssetKind::from_name(name).is_some() {
-                        parts.insert(p.clone(), OnceLock::new());
+                        parts.insert(p.clone(), Part::default());
                         shallow.push(Entry::dir(p.clone()));
                     } else {
                         shallow.push(Entry::file(p.clone()));
@@ -304,8 +329,58 @@ impl ArchiveView {
             files,
             parts,
             open_member,
+            leaser: None,
+            kept: Mutex::new(lru::LruCache::unbounded()),
             full: OnceLock::new(),
         })
+    }
+
+    /// Keeps decoded parts only while `leaser` gives room for them: when it gives none, the
+    /// parts this view kept longest ago are dropped (decoded again when needed) until it
+    /// does, else the part is decoded for the request alone. Memory then stays bounded
+    /// whatever the archive holds.
+    pub fn with_leaser(mut self, leaser: PartLeaser) -> ArchiveView {
+        self.leaser = Some(leaser);
+        self
+    }
+
+    /// Bytes of room for a part, dropping kept parts (least recently used first) while
+    /// there is none; `Some(None)` without a leaser.
+    fn room(
+        &self,
+        kind: AssetKind,
+        bytes: &[u8],
+    ) -> Option<Option<Box<dyn std::any::Any + Send + Sync>>> {
+        let Some(leaser) = &self.leaser else {
+            return Some(None);
+        };
+        let mut tries = lock(&self.kept).len() + 1;
+        loop {
+            if let Some(l) = leaser(kind, bytes) {
+                return Some(Some(l));
+            }
+            if tries == 0 {
+                return None;
+            }
+            tries -= 1;
+            let victim = lock(&self.kept).pop_lru()?.0;
+            let Some(part) = self.parts.get(&victim) else {
+                continue;
+            };
+            match part.view.try_lock() {
+                Ok(mut g) => *g = None,
+                Err(TryLockError::Poisoned(p)) => *p.into_inner() = None,
+                // in use this instant: kept, and tried again last
+                Err(TryLockError::WouldBlock) => {
+                    lock(&self.kept).push(victim, ());
+                }
+            }
+        }
+    }
+
+    /// The number of parts whose view is kept now.
+    pub fn kept_parts(&self) -> usize {
+        lock(&self.kept).len()
     }
 
     /// The parsed archive.
@@ -444,16 +519,36 @@ impl ArchiveView {
         self.parts.contains_key(path)
     }
 
-    /// The view of part `path`, decoding it on first use; `None` when `path` is no part or
-    /// does not decode.
-    pub fn part(&self, path: &str) -> Option<&dyn View> {
-        self.parts
-            .get(path)?
-            .get_or_init(|| self.decode_part(path))
-            .as_deref()
+    /// The view of part `path`, decoding it when it is not kept (see
+    /// [`ArchiveView::with_leaser`]); `None` when `path` is no part or does not decode.
+    pub fn part(&self, path: &str) -> Option<Arc<dyn View>> {
+        let part = self.parts.get(path)?;
+        if matches!(part.entries.get(), Some(None)) {
+            return None;
+        }
+        // one decode of a part at a time: others asking for it wait for this one
+        let mut g = lock(&part.view);
+        if let Some((v, _)) = g.as_ref() {
+            let v = v.clone();
+            drop(g);
+            lock(&self.kept).promote(path);
+            return Some(v);
+        }
+        let Some((view, kind, bytes)) = self.decode_part(path) else {
+            let _ = part.entries.set(None);
+            return None;
+        };
+        let view: Arc<dyn View> = Arc::from(view);
+        let _ = part.entries.set(Some(view.entries().to_vec()));
+        if let Some(lease) = self.room(kind, &bytes) {
+            *g = Some((view.clone(), lease));
+            drop(g);
+            lock(&self.kept).put(path.to_string(), ());
+        }
+        Some(view)
     }
 
-    fn decode_part(&self, p: &str) -> Option<Box<dyn View>> {
+    fn decode_part(&self, p: &str) -> Option<(Box<dyn View>, AssetKind, crate::view::SharedBytes)> {
         let name = p.rsplit('/').next().unwrap_or(p);
         let kind = AssetKind::from_name(name)?;
         let bytes = match self.member_bytes(p) {
@@ -467,8 +562,9 @@ impl ArchiveView {
             .then(|| self.beside_pcx(p))
             .flatten();
         let beside = beside.as_ref().map(|(n, b)| (n.as_str(), b.as_slice()));
-        match (self.open_member)(kind, &bytes.into(), p, beside) {
-            Ok(v) => Some(v),
+        let bytes = crate::view::SharedBytes::from(bytes);
+        match (self.open_member)(kind, &bytes, p, beside) {
+            Ok(v) => Some((v, kind, bytes)),
             Err(err) => {
                 log::warn!("{p}: shown as a plain file: {err}");
                 None
@@ -477,7 +573,7 @@ impl ArchiveView {
     }
 
     /// The decoded part holding `path` and the path inside it.
-    fn nested_of<'p>(&self, path: &'p str) -> Option<(&dyn View, &'p str)> {
+    fn nested_of<'p>(&self, path: &'p str) -> Option<(Arc<dyn View>, &'p str)> {
         path.match_indices('/').find_map(|(i, _)| {
             let prefix = path.get(..i)?;
             if !self.parts.contains_key(prefix) {
@@ -501,10 +597,10 @@ impl View for ArchiveView {
             // never happen on rayon's pool (the decoder may need the pool itself)
             let mut out = Vec::new();
             for e in &self.shallow {
-                match self.part(&e.path) {
-                    Some(v) => {
+                match self.part_entries(&e.path) {
+                    Some(inner) => {
                         out.push(Entry::dir(e.path.clone()));
-                        out.extend(v.entries().iter().map(|inner| Entry {
+                        out.extend(inner.iter().map(|inner| Entry {
                             path: format!("{}/{}", e.path, inner.path),
                             kind: inner.kind,
                         }));
@@ -527,7 +623,11 @@ impl View for ArchiveView {
     }
 
     fn part_entries(&self, path: &str) -> Option<&[Entry]> {
-        self.part(path).map(|v| v.entries())
+        let part = self.parts.get(path)?;
+        if part.entries.get().is_none() {
+            self.part(path)?;
+        }
+        part.entries.get()?.as_deref()
     }
 
     fn render(&self, path: &str, out: &mut dyn Write) -> Result<(), ViewError> {
@@ -596,6 +696,66 @@ mod tests {
         let mut got = shown_paths(&a);
         got.sort();
         assert_eq!(got, ["Anims", "Anims/a_b", "_..", "anims~2"]);
+    }
+
+    #[test]
+    fn decoded_members_are_kept_only_while_there_is_room() {
+        use std::sync::atomic::{AtomicU64, Ordering};
+        let gaf = crate::formats::gaf::write(&crate::sample::animated_gaf()).unwrap();
+        let tree = vec![hpi::Node::dir(
+            b"anims".to_vec(),
+            (0..6)
+                .map(|i| hpi::Node::file(format!("m{i}.gaf").into_bytes(), gaf.clone()))
+                .collect(),
+        )];
+        let data = hpi::write(&tree, &hpi::WriteOptions::v1()).unwrap();
+        let opener: MemberOpener = Box::new(|kind, b, _, _| {
+            crate::view::open_shared(kind, b, &crate::view::ViewOptions::default())
+        });
+        // room for two members' bytes
+        struct Held(Arc<AtomicU64>, u64);
+        impl Drop for Held {
+            fn drop(&mut self) {
+                self.0.fetch_sub(self.1, Ordering::SeqCst);
+            }
+        }
+        let used = Arc::new(AtomicU64::new(0));
+        let cap = 2 * gaf.len() as u64;
+        let u = used.clone();
+        let leaser: PartLeaser = Box::new(move |_, bytes| {
+            let n = bytes.len() as u64;
+            let now = u.fetch_add(n, Ordering::SeqCst);
+            if now + n > cap {
+                u.fetch_sub(n, Ordering::SeqCst);
+                return None;
+            }
+            Some(Box::new(Held(u.clone(), n)))
+        });
+        let v = ArchiveView::new(data, HpiLimits::default(), opener)
+            .unwrap()
+            .with_leaser(leaser);
+        let first = v.part_entries("anims/m0.gaf").unwrap().to_vec();
+        for i in 0..6 {
+            let p = format!("anims/m{i}.gaf");
+            assert_eq!(v.part_entries(&p).unwrap(), &first[..], "{p}");
+            assert!(v.kept_parts() <= 2, "{} kept", v.kept_parts());
+            assert!(used.load(Ordering::SeqCst) <= cap);
+        }
+        // a member dropped long ago is decoded again to render its files, the same bytes
+        let file = first
+            .iter()
+            .find(|e| e.kind == crate::view::EntryKind::File)
+            .unwrap();
+        let a = v
+            .render_vec(&format!("anims/m0.gaf/{}", file.path))
+            .unwrap();
+        let b = v
+            .render_vec(&format!("anims/m5.gaf/{}", file.path))
+            .unwrap();
+        assert_eq!(a, b);
+        assert_eq!(v.kept_parts(), 2);
+        drop(v);
+        assert_eq!(used.load(Ordering::SeqCst), 0, "every lease given back");
     }
 
     fn no_parts() -> MemberOpener {

@@ -178,6 +178,11 @@ impl<K: Hash + Eq + Clone> AssetCache<K> {
             .map(|view| Box::new(Leased::new(view, Some(lease))) as Box<dyn View>))
     }
 
+    /// The budget decoded views lease from.
+    pub(in crate::fs) fn views_budget(&self) -> Arc<Budget> {
+        self.budget.clone()
+    }
+
     /// The decoded view of `k` if it is in memory (marked recently used).
     pub(in crate::fs) fn view(&self, k: &K) -> Option<Arc<dyn View>> {
         lock(&self.views).get(k).cloned()
@@ -715,6 +720,7 @@ impl Core {
         bytes: Vec<u8>,
     ) -> Result<ArchiveView, ViewError> {
         ArchiveView::new(bytes, self.opts.archive_limits, self.member_opener(rel))
+            .map(|v| v.with_leaser(self.part_leaser()))
     }
 
     /// The view of archive `rel` reading its file by range: the directory now, a member's
@@ -725,6 +731,22 @@ impl Core {
         file: FileSource,
     ) -> Result<ArchiveView, ViewError> {
         ArchiveView::from_file(file, self.opts.archive_limits, self.member_opener(rel))
+            .map(|v| v.with_leaser(self.part_leaser()))
+    }
+
+    /// Room for the decoded GAF/TNT members an archive view keeps: leased from the budget of
+    /// decoded views like any view (estimated the same way), without evicting other views;
+    /// with none, the archive drops the members it kept longest ago, or keeps none.
+    fn part_leaser(&self) -> view::archive::PartLeaser {
+        let budget = self.cache.views_budget();
+        let limits = crate::formats::Limits::default();
+        Box::new(move |kind: AssetKind, bytes: &[u8]| {
+            let need = budget::estimate(kind, bytes, &limits);
+            budget
+                .try_lease(need, || false)
+                .ok()
+                .map(|l| Box::new(l) as Box<dyn std::any::Any + Send + Sync>)
+        })
     }
 
     /// How the GAF/TNT members of archive `rel` are opened.

@@ -459,8 +459,8 @@ impl Core {
         let opts = member_options(&self.game_dir, rel_str, kind, part, beside);
         let overlay = Overlay {
             stage: &sub,
-            layout: Some(Layout::new(view)),
-            view: Some(view),
+            layout: Some(Layout::new(&*view)),
+            view: Some(&*view),
             kind,
             staged: None,
         };
