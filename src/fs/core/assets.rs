@@ -112,8 +112,8 @@ pub(in crate::fs) struct AssetCache<K: Hash + Eq + Clone> {
     renders: Arc<Budget>,
 }
 
-/// Fingerprints of rendered files kept at most (about 64 bytes each).
-const FINGERPRINTS_KEPT: usize = 1 << 16;
+/// Fingerprints of rendered files kept at most (about 200 bytes each with their keys: 3 MiB).
+const FINGERPRINTS_KEPT: usize = 1 << 14;
 
 impl<K: Hash + Eq + Clone> AssetCache<K> {
     /// At most `max_views` decoded views; `budget` bytes in all: half for what decoded
