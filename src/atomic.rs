@@ -142,20 +142,35 @@ impl Prepared {
 
     /// Renames the temporary file over the target and syncs the folder.
     pub fn commit(self) -> io::Result<()> {
+        self.rename(false)
+    }
+
+    /// Like [`Prepared::commit`], only if the target still does not exist: an entry that
+    /// appeared meanwhile is kept (`AlreadyExists`), and the temporary file removed.
+    pub fn commit_new(self) -> io::Result<()> {
+        self.rename(true)
+    }
+
+    fn rename(self, new: bool) -> io::Result<()> {
         match self.0 {
             Temp::Path(tmp, target) => {
                 let dir = match target.parent() {
                     Some(d) if !d.as_os_str().is_empty() => d.to_path_buf(),
                     _ => Path::new(".").to_path_buf(),
                 };
-                tmp.persist(&target).map_err(|e| e.error)?;
+                if new {
+                    tmp.persist_noclobber(&target).map_err(|e| e.error)?;
+                } else {
+                    tmp.persist(&target).map_err(|e| e.error)?;
+                }
                 if let Ok(d) = std::fs::File::open(dir) {
                     let _ = d.sync_all();
                 }
             }
             Temp::At(mut t) => {
                 let dir = t.dir.as_fd();
-                crate::fs::sys::rename_at(dir, &t.tmp, dir, &t.name, 0)?;
+                let flags = if new { libc::RENAME_NOREPLACE } else { 0 };
+                crate::fs::sys::rename_at(dir, &t.tmp, dir, &t.name, flags)?;
                 t.committed = true;
                 // the folder, reopened from its descriptor (an `O_PATH` one cannot be synced)
                 if let Ok(d) = crate::fs::sys::open_at(dir, OsStr::new("."), libc::O_RDONLY, 0) {

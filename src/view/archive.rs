@@ -10,14 +10,14 @@
 //! [`View::size_hint`]); [`View::shallow`] gives the directory with every part listed as a
 //! folder, so a caller can expand parts one by one.
 
-use super::{safe_component, AssetKind, Entry, View, ViewError};
+use super::{lock, safe_component, AssetKind, Entry, View, ViewError};
 use crate::formats::hpi::{self, Archive, FileInfo, HpiLimits, Source};
 use std::collections::{HashMap, HashSet};
 use std::fs::File;
 use std::io::{Read, Write};
 use std::os::unix::fs::FileExt;
 use std::path::Path;
-use std::sync::{Arc, Mutex, MutexGuard, OnceLock, TryLockError};
+use std::sync::{Arc, Mutex, OnceLock, TryLockError};
 
 /// A writer that compares what is written with what `other` reads, failing the write at the
 /// first difference: a stream (a member as it decompresses) compared with another without
@@ -217,10 +217,6 @@ struct Part {
 }
 
 type KeptPart = (Arc<dyn View>, Option<Box<dyn std::any::Any + Send + Sync>>);
-
-fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
-    m.lock().unwrap_or_else(|e| e.into_inner())
-}
 
 /// The sibling of GAF member `e` (shown at `p`) named like it with `.pcx` (any case): its
 /// shown name and record; the first by name when several match.

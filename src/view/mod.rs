@@ -125,6 +125,12 @@ impl ViewError {
     }
 }
 
+/// Locks `m`, taking its value even if a thread panicked while holding it (the views'
+/// caches stay usable).
+pub(crate) fn lock<T>(m: &std::sync::Mutex<T>) -> std::sync::MutexGuard<'_, T> {
+    m.lock().unwrap_or_else(|e| e.into_inner())
+}
+
 /// An exploded view of one binary.
 pub trait View: Send + Sync {
     /// Every directory and file of the view, parents before children. The root (`""`) is

@@ -106,8 +106,9 @@ pub(in crate::fs) struct AssetCache<K: Hash + Eq + Clone> {
     views: Mutex<LruCache<K, Arc<dyn View>>>,
     bytes: ByteCache<(K, String)>,
     /// The fingerprints ([`crate::fs::writeback::fingerprint`]) of files rendered, kept
-    /// beyond their bytes (a commit compares the new version's files with the old's).
-    fingerprints: Mutex<LruCache<(K, String), u64>>,
+    /// beyond their bytes (a commit compares the new version's files with the old's); only
+    /// where commits happen ([`AssetCache::with_fingerprints`]).
+    fingerprints: Option<Mutex<LruCache<(K, String), u64>>>,
     budget: Arc<Budget>,
     renders: Arc<Budget>,
 }
@@ -123,12 +124,18 @@ impl<K: Hash + Eq + Clone> AssetCache<K> {
         AssetCache {
             views: Mutex::new(LruCache::new(n)),
             bytes: ByteCache::new(budget / 2),
-            fingerprints: Mutex::new(LruCache::new(
-                NonZeroUsize::new(FINGERPRINTS_KEPT).unwrap_or(NonZeroUsize::MIN),
-            )),
+            fingerprints: None,
             budget: Budget::new((budget - budget / 2).max(budget::MIN_VIEWS)),
             renders: Budget::new(budget::RENDER_BUDGET),
         }
+    }
+
+    /// Records the fingerprint of every file rendered (a mount that commits compares with
+    /// them; others skip the checksum).
+    pub(in crate::fs) fn with_fingerprints(mut self) -> Self {
+        let n = NonZeroUsize::new(FINGERPRINTS_KEPT).unwrap_or(NonZeroUsize::MIN);
+        self.fingerprints = Some(Mutex::new(LruCache::new(n)));
+        self
     }
 
     /// [`AssetCache::admit`] without waiting for room held by views in use
@@ -238,21 +245,28 @@ impl<K: Hash + Eq + Clone> AssetCache<K> {
         })?;
         if let Some(v) = rendered {
             v.keep_rendering(vpath, &b);
-            let fp = crate::fs::writeback::fingerprint(&b);
-            lock(&self.fingerprints).put((k.clone(), vpath.to_string()), fp);
+            if let Some(fps) = &self.fingerprints {
+                let fp = crate::fs::writeback::fingerprint(&b);
+                lock(fps).put((k.clone(), vpath.to_string()), fp);
+            }
         }
         layout.set_size(vpath, b.len() as u64);
         Ok(b)
     }
 
-    /// The fingerprint of generated file `vpath` of `k`, from its bytes if they are cached,
-    /// else as recorded when it was rendered; `None` when neither is known.
+    /// The fingerprint of generated file `vpath` of `k` as recorded when it was rendered,
+    /// else from its bytes if they are cached; `None` when neither is known.
     pub(in crate::fs) fn fingerprint(&self, k: &K, vpath: &str) -> Option<u64> {
         let key = (k.clone(), vpath.to_string());
-        match self.bytes.get(&key) {
-            Some(b) => Some(crate::fs::writeback::fingerprint(&b)),
-            None => lock(&self.fingerprints).get(&key).copied(),
-        }
+        let recorded = self
+            .fingerprints
+            .as_ref()
+            .and_then(|f| lock(f).get(&key).copied());
+        recorded.or_else(|| {
+            self.bytes
+                .get(&key)
+                .map(|b| crate::fs::writeback::fingerprint(&b))
+        })
     }
 
     /// Drops the views and bytes of every `k` for which `keep` is false.

@@ -375,7 +375,15 @@ impl Core {
             no_watch,
             root_fd,
             game_dir,
-            cache: AssetCache::new(opts.max_views, opts.cache_size),
+            cache: {
+                let c = AssetCache::new(opts.max_views, opts.cache_size);
+                // (as `Core::writeback`: commits compare with the fingerprints)
+                if opts.state_dir.is_some() && !opts.read_only {
+                    c.with_fingerprints()
+                } else {
+                    c
+                }
+            },
             opts,
             table: RwLock::new(Table::new()),
             assets: Mutex::new(HashMap::new()),

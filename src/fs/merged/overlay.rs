@@ -145,26 +145,11 @@ fn make_dirs(abs: &Path) -> Result<std::os::fd::OwnedFd, FsError> {
     Ok(dir)
 }
 
-/// Writes `bytes` as the new entry `name` of folder `dir`: into a fresh temporary file, synced,
-/// then renamed into place only if `name` still does not exist (nothing is replaced).
+/// Writes `bytes` as the new entry `name` of folder `dir` (a temporary file, synced, renamed
+/// into place only if `name` still does not exist: nothing is replaced).
 fn create_new_at(dir: std::os::fd::BorrowedFd, name: &OsStr, bytes: &[u8]) -> std::io::Result<()> {
-    use crate::fs::sys;
     use std::io::Write;
-    let tmp = OsString::from(format!(
-        ".{}.tafs-new-{}",
-        name.to_string_lossy(),
-        std::process::id()
-    ));
-    let flags = libc::O_WRONLY | libc::O_CREAT | libc::O_EXCL;
-    let mut f = sys::open_at(dir, &tmp, flags, 0o666)?;
-    let done = f
-        .write_all(bytes)
-        .and_then(|()| f.sync_all())
-        .and_then(|()| sys::rename_at(dir, &tmp, dir, name, libc::RENAME_NOREPLACE));
-    if done.is_err() {
-        let _ = sys::unlink_at(dir, &tmp, false);
-    }
-    done
+    crate::atomic::prepare_seekable_at(dir, name, None, |w| w.write_all(bytes))?.commit_new()
 }
 
 /// An archive TARGET read by range: the open file and its parsed header and directory

@@ -43,7 +43,7 @@ use crate::formats::tnt::{self, Tnt, FEATURE_NONE, FIRST_SENTINEL};
 use crate::view::banded_png::{self, BandIndex, Reuse};
 use crate::view::csv::hex;
 use crate::view::image::{indexed_encoder, write_gray_png, write_indexed_png};
-use crate::view::{Entry, View, ViewError, ViewOptions};
+use crate::view::{lock, Entry, View, ViewError, ViewOptions};
 use meta::runs;
 use retile::{canon_crc, combined, map_bands, unchanged_rows};
 use std::io::Write;
@@ -89,10 +89,6 @@ struct MapSeed {
     png: Arc<Vec<u8>>,
     index: Arc<BandIndex>,
     keep: Vec<bool>,
-}
-
-fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
-    m.lock().unwrap_or_else(|e| e.into_inner())
 }
 
 impl TntView {
