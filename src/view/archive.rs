@@ -579,6 +579,15 @@ impl ArchiveView {
         })
     }
 
+    /// [`ArchiveView::nested_of`] for a part kept decoded, without waiting or decoding.
+    fn kept_nested_of<'p>(&self, path: &'p str) -> Option<(Arc<dyn View>, &'p str)> {
+        path.match_indices('/').find_map(|(i, _)| {
+            let part = self.parts.get(path.get(..i)?)?;
+            let v = part.view.try_lock().ok()?.as_ref()?.0.clone();
+            Some((v, path.get(i + 1..)?))
+        })
+    }
+
     /// A plain member: a file member that is no part, or a part that does not decode.
     fn plain(&self, path: &str) -> Option<&FileInfo> {
         let f = self.info(path)?;
@@ -636,11 +645,13 @@ impl View for ArchiveView {
         }
     }
 
+    /// Inside a part, only a part kept decoded is asked: a hint never decodes one (listing
+    /// a part's folder would decode it again for hints its views rarely have).
     fn size_hint(&self, path: &str) -> Option<u64> {
         if let Some(f) = self.plain(path) {
             return Some(u64::from(f.size));
         }
-        let (v, inner) = self.nested_of(path)?;
+        let (v, inner) = self.kept_nested_of(path)?;
         v.size_hint(inner)
     }
 }
@@ -752,6 +763,60 @@ mod tests {
         assert_eq!(v.kept_parts(), 2);
         drop(v);
         assert_eq!(used.load(Ordering::SeqCst), 0, "every lease given back");
+    }
+
+    #[test]
+    fn size_hints_inside_a_part_never_decode_it() {
+        use std::sync::atomic::{AtomicUsize, Ordering};
+        let gaf = crate::formats::gaf::write(&crate::sample::animated_gaf()).unwrap();
+        let pcx = crate::sample::unit_picture_pcx();
+        let tree = vec![hpi::Node::dir(
+            b"anims".to_vec(),
+            vec![
+                hpi::Node::file(b"m.gaf".to_vec(), gaf),
+                hpi::Node::file(b"p.pcx".to_vec(), pcx),
+            ],
+        )];
+        let data = hpi::write(&tree, &hpi::WriteOptions::v1()).unwrap();
+        for room in [false, true] {
+            let decodes = Arc::new(AtomicUsize::new(0));
+            let d = decodes.clone();
+            let opener: MemberOpener = Box::new(move |kind, b, _, _| {
+                d.fetch_add(1, Ordering::SeqCst);
+                crate::view::open_shared(kind, b, &crate::view::ViewOptions::default())
+            });
+            let leaser: PartLeaser = Box::new(move |_, _| {
+                room.then(|| Box::new(()) as Box<dyn std::any::Any + Send + Sync>)
+            });
+            let v = ArchiveView::new(data.clone(), HpiLimits::default(), opener)
+                .unwrap()
+                .with_leaser(leaser);
+            let files: Vec<String> = ["anims/m.gaf", "anims/p.pcx"]
+                .iter()
+                .flat_map(|p| {
+                    let es = v.part_entries(p).unwrap().to_vec();
+                    es.into_iter()
+                        .filter(|e| e.kind == crate::view::EntryKind::File)
+                        .map(move |e| format!("{p}/{}", e.path))
+                })
+                .collect();
+            assert_eq!(
+                decodes.load(Ordering::SeqCst),
+                2,
+                "listed: each decoded once"
+            );
+            let hints: Vec<Option<u64>> = files.iter().map(|f| v.size_hint(f)).collect();
+            assert_eq!(decodes.load(Ordering::SeqCst), 2, "hints decode nothing");
+            for (f, hint) in files.iter().zip(hints) {
+                // a kept part answers with its own hints (the PCX view knows its sizes)
+                assert_eq!(hint.is_some(), room && f.starts_with("anims/p.pcx"), "{f}");
+                let n = v.render_vec(f).unwrap().len() as u64;
+                assert!(hint.is_none_or(|h| h == n), "{f}");
+            }
+            // a part that is not kept is decoded for each render
+            let rendered = if room { 2 } else { 2 + files.len() };
+            assert_eq!(decodes.load(Ordering::SeqCst), rendered, "room {room}");
+        }
     }
 
     fn no_parts() -> MemberOpener {

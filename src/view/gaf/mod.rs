@@ -52,6 +52,7 @@ use render::{
 };
 use std::collections::HashMap;
 use std::io::Write;
+use std::sync::OnceLock;
 
 /// Columns of frames.csv (kbot's).
 pub const FRAMES_CSV_HEADER: [&str; 10] = [
@@ -108,7 +109,10 @@ pub struct GafView {
     gaf: Gaf,
     palette: Palette,
     palette_source: String,
-    metadata: Vec<u8>,
+    /// metadata.json without its layout's odd RLE rows, which take decoding and encoding
+    /// every RLE frame: found when metadata.json is first rendered.
+    meta: Metadata,
+    metadata: OnceLock<Vec<u8>>,
     entries: Vec<Entry>,
     nodes: HashMap<String, Node>,
     format: crate::view::FrameFormat,
@@ -163,7 +167,7 @@ impl GafView {
             palette_crc32: format!("{:08x}", opts.palette.crc32()),
             transparency: "game".into(),
             trailing_hex: hex(&gaf.trailing),
-            layout: layout::layout_meta(&gaf),
+            layout: None,
             warnings: gaf.warnings.iter().map(|w| w.to_string()).collect(),
             ..Default::default()
         };
@@ -207,16 +211,31 @@ impl GafView {
                 add(format!("{dir}/animated.png"), Node::Animated(si), false);
             }
         }
-        let metadata = serde_json::to_vec_pretty(&meta).unwrap_or_default();
         Ok(GafView {
             gaf,
             palette: opts.palette.clone(),
             palette_source: opts.palette_source.clone(),
-            metadata,
+            meta,
+            metadata: OnceLock::new(),
             entries,
             nodes,
             format: opts.frame_format,
         })
+    }
+
+    /// The bytes of metadata.json, made on first use. Made outside any lock (two threads
+    /// asking at once may both make them; the first kept): the layout's rows are looked at
+    /// on rayon's pool, where waiting for another thread's work could deadlock.
+    fn metadata(&self) -> &[u8] {
+        if let Some(b) = self.metadata.get() {
+            return b;
+        }
+        let mut meta = self.meta.clone();
+        meta.layout = layout::layout_meta(&self.gaf);
+        let _ = self
+            .metadata
+            .set(serde_json::to_vec_pretty(&meta).unwrap_or_default());
+        self.metadata.get().map_or(&[], Vec::as_slice)
     }
 
     /// The decoded GAF.
@@ -275,7 +294,7 @@ impl View for GafView {
         };
         let missing = || ViewError::NotFound(path.to_string());
         match node {
-            Node::Metadata => out.write_all(&self.metadata).map_err(io),
+            Node::Metadata => out.write_all(self.metadata()).map_err(io),
             Node::PaletteGpl => out
                 .write_all(crate::view::pal::gpl(&self.palette, &self.palette_source).as_bytes())
                 .map_err(io),
