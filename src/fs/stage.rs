@@ -283,6 +283,11 @@ pub struct Stage {
     pub history: PathBuf,
     /// Persisted state.
     pub meta: StageMeta,
+    /// Set once `files` was seen absent, cleared before this daemon creates it
+    /// ([`Stage::creating_files`]): while set, nothing is staged and no path beneath `files`
+    /// is looked up (a listing of a folder no one edited asks the staging area nothing).
+    /// Only this daemon creates a stage's `files` (under the asset's stage lock).
+    pub(crate) files_absent: std::sync::atomic::AtomicBool,
 }
 
 /// What kind of entry a staged path is ([`StagedTree`]).
@@ -424,12 +429,35 @@ impl Stage {
             history: state.join("history").join(&key),
             dir,
             meta,
+            files_absent: Default::default(),
         }
+    }
+
+    /// Whether the staged tree (`files`) may exist: `false` once it was seen absent, until
+    /// [`Stage::creating_files`].
+    pub fn has_files(&self) -> bool {
+        use std::sync::atomic::Ordering;
+        if self.files_absent.load(Ordering::Acquire) {
+            return false;
+        }
+        match self.files.symlink_metadata() {
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+                self.files_absent.store(true, Ordering::Release);
+                false
+            }
+            _ => true,
+        }
+    }
+
+    /// `files` is about to be created: [`Stage::has_files`] looks at it again.
+    pub fn creating_files(&self) {
+        self.files_absent
+            .store(false, std::sync::atomic::Ordering::Release);
     }
 
     /// Whether anything is staged (files, folders or whiteouts) or the asset is new.
     pub fn active(&self) -> bool {
-        self.meta.new_asset || !self.meta.whiteouts.is_empty() || self.files.exists()
+        self.meta.new_asset || !self.meta.whiteouts.is_empty() || self.has_files()
     }
 
     /// Writes `asset.json` atomically (readers and a killed daemon see the old or the new
@@ -464,6 +492,8 @@ impl Stage {
         if self.files.exists() {
             std::fs::remove_dir_all(&self.files)?;
         }
+        self.files_absent
+            .store(true, std::sync::atomic::Ordering::Release);
         let binary = std::mem::take(&mut self.meta.binary);
         self.meta = StageMeta {
             binary,
@@ -881,6 +911,26 @@ pub fn staged_binaries(state: &Path, game_dir: &Path) -> Vec<PathBuf> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_staging_area_seen_without_files_is_not_looked_at_until_they_are_created() {
+        let d = tempfile::tempdir().unwrap();
+        let mut s = Stage::load(d.path(), Path::new("/g/x.gaf"));
+        assert!(!s.has_files());
+        assert!(!s.active());
+        // made behind the daemon's back: not looked for again (only the daemon makes it)
+        std::fs::create_dir_all(s.path("seq")).unwrap();
+        assert!(!s.has_files());
+        // made by the daemon: announced first
+        s.creating_files();
+        assert!(s.has_files() && s.active());
+        s.clear().unwrap();
+        assert!(!s.files.exists() && !s.has_files());
+        // a staging area loaded with files has them
+        std::fs::create_dir_all(s.path("seq")).unwrap();
+        let s2 = Stage::load(d.path(), Path::new("/g/x.gaf"));
+        assert!(s2.has_files());
+    }
 
     #[test]
     fn layout_names() {

@@ -5,9 +5,10 @@
 //! [`Watch`] owns the inotify descriptor, the watched folders and the *trusted* metadata of
 //! binaries (what `lstat` said, valid until an event names the path). Events are read by the
 //! watch thread ([`run`]) and, before any trusted metadata is used, by the request itself
-//! (one non-blocking `read`), so a change made before a request is always seen by it. The
-//! thread turns events into kernel invalidations ([`Inval`], sent by the invalidation thread)
-//! and decodes changed binaries again (their old generation is invalidated as usual).
+//! (one non-blocking `read`; a listing's entries share one, [`Watch::batch`]), so a change
+//! made before a request is always seen by it. The thread turns events into kernel
+//! invalidations ([`Inval`], sent by the invalidation thread) and decodes changed binaries
+//! again (their old generation is invalidated as usual).
 //!
 //! Where watching is not possible (`--no-watch`, a network file system, the inotify watch
 //! limit) the mount polls as before: short TTLs and an identity `stat` per request. A watch
@@ -130,6 +131,23 @@ pub fn mode_line(w: Option<&Watch>, no_watch: &str, ttl: Duration) -> String {
 
 fn lock(m: &Mutex<State>) -> std::sync::MutexGuard<'_, State> {
     super::core::lock(m)
+}
+
+thread_local! {
+    /// Set while this thread serves a request whose pending events were read when it began
+    /// ([`Watch::batch`]).
+    static BATCH: std::cell::Cell<bool> = const { std::cell::Cell::new(false) };
+}
+
+/// While alive, [`Watch::trusted`] on this thread reads no events (see [`Watch::batch`]).
+pub(in crate::fs) struct Batch {
+    was: bool,
+}
+
+impl Drop for Batch {
+    fn drop(&mut self) {
+        BATCH.with(|b| b.set(self.was));
+    }
 }
 
 impl Watch {
@@ -358,12 +376,29 @@ impl Watch {
             return Err(u64::MAX);
         }
         let mut st = lock(&self.state);
-        if self.drain(&mut st) {
+        if !BATCH.with(std::cell::Cell::get) && self.drain(&mut st) {
             self.kick();
         }
         match st.trusted.get(rel) {
             Some(m) if self.authoritative() => Ok(m.clone()),
             _ => Err(st.seq),
+        }
+    }
+
+    /// Reads pending events now, and not again in [`Watch::trusted`] on this thread until the
+    /// guard is dropped: for one request that looks at many binaries (a listing's entries),
+    /// each change made before it began is seen, and one made while it runs is as if made
+    /// after it (its event is read by the next request, and the watch thread invalidates what
+    /// the kernel was given). One non-blocking `read` per request instead of one per entry.
+    pub(in crate::fs) fn batch(&self) -> Batch {
+        if self.authoritative() {
+            let mut st = lock(&self.state);
+            if self.drain(&mut st) {
+                self.kick();
+            }
+        }
+        Batch {
+            was: BATCH.with(|b| b.replace(true)),
         }
     }
 
@@ -837,6 +872,32 @@ mod tests {
             !trusted_now(&w, "b2/c/y.gaf", &g2),
             "the moved folder is watched"
         );
+    }
+
+    #[test]
+    fn a_batch_reads_events_once_when_it_begins() {
+        let d = tempfile::tempdir().unwrap();
+        let f = d.path().join("x.gaf");
+        std::fs::write(&f, "1").unwrap();
+        let w = Watch::new(d.path()).unwrap();
+        assert!(!trusted_now(&w, "x.gaf", &f));
+        assert!(trusted_now(&w, "x.gaf", &f));
+        // a change made before the batch begins is seen by it
+        std::fs::write(&f, "22").unwrap();
+        {
+            let _b = w.batch();
+            assert!(!trusted_now(&w, "x.gaf", &f), "changed before the batch");
+            assert!(trusted_now(&w, "x.gaf", &f));
+            // one made while it runs is read after it (as if made after the request)
+            std::fs::write(&f, "333").unwrap();
+            assert_eq!(w.trusted(Path::new("x.gaf")).map(|m| m.len()).ok(), Some(2));
+            // another thread reads events as usual
+            std::thread::scope(|s| {
+                s.spawn(|| assert!(w.trusted(Path::new("x.gaf")).is_err()));
+            });
+        }
+        assert!(!trusted_now(&w, "x.gaf", &f), "read once the batch ended");
+        assert_eq!(w.trusted(Path::new("x.gaf")).map(|m| m.len()).ok(), Some(3));
     }
 
     #[test]

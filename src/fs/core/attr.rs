@@ -415,6 +415,7 @@ impl Core {
                     }
                     if let Some(m) = g
                         .as_ref()
+                        .filter(|s| s.has_files())
                         .and_then(|s| fs::symlink_metadata(s.path(&vpath)).ok())
                     {
                         return Ok(self.staged_attr(ino, &m, 0));

@@ -247,8 +247,12 @@ impl Core {
                 // parts listed here are decoded (in parallel) to know whether they are folders
                 self.expand(&rel, layout, dir, true);
                 let asset = self.slot(&rel);
-                let _m = self.mutating(); // a listing may release a folder being filled
                 let g = lock(&asset.stage);
+                // a listing may release a folder being filled (only where files are staged)
+                let _m = g
+                    .as_ref()
+                    .is_some_and(|s| s.has_files())
+                    .then(|| self.mutating());
                 crate::fs::writeback::listed(g.as_ref(), dir);
                 merged_children(g.as_ref(), Some(layout), dir).unwrap_or_default()
             }
@@ -302,6 +306,8 @@ impl Core {
     ) -> Result<Vec<(u64, DirItem)>, FsError> {
         let d = self.dir_handle_at(fh, offset)?;
         if !d.with_attrs.load(Ordering::Acquire) {
+            // the game folder's pending changes are read once for all the entries
+            let _batch = self.watch.as_ref().map(|w| w.batch());
             let snapshot: Vec<DirItem> = lock(&d.items).clone();
             let attrs: Vec<Option<Attr>> = fan_out(&snapshot, |it| {
                 if it.name == "." || it.name == ".." {
@@ -351,6 +357,44 @@ mod tests {
     use crate::fs::FsOps;
     use std::ffi::OsStr;
     use std::time::Duration;
+
+    /// A listing that found nothing staged remembers it; a file staged after it (a save
+    /// opened on a generated frame) shows in the attributes and the next listing.
+    #[test]
+    fn a_file_staged_after_a_listing_found_none_is_listed() {
+        let game = tempfile::tempdir().unwrap();
+        let state = tempfile::tempdir().unwrap();
+        std::fs::create_dir_all(game.path().join("anims")).unwrap();
+        let gaf = crate::formats::gaf::write(&crate::sample::animated_gaf()).unwrap();
+        std::fs::write(game.path().join("anims/fx.gaf"), gaf).unwrap();
+        let opts = MountOptions {
+            state_dir: Some(state.path().to_path_buf()),
+            ..MountOptions::default()
+        };
+        let core = Core::new(game.path(), opts, None).unwrap();
+        let mut dir = ROOT;
+        for c in ["anims", "fx.gaf", "pulse"] {
+            dir = core.lookup(dir, OsStr::new(c)).unwrap().ino;
+        }
+        let size_in_listing = |core: &Core| {
+            let fh = core.opendir(dir).unwrap();
+            let items = core.readdirplus(fh, 0).unwrap();
+            core.releasedir(fh).unwrap();
+            items
+                .into_iter()
+                .find(|(_, it)| it.name == "0.png")
+                .and_then(|(_, it)| it.attr)
+                .map(|a| a.size)
+        };
+        let generated = size_in_listing(&core).expect("0.png listed");
+        assert!(generated > 3);
+        let png = core.lookup(dir, OsStr::new("0.png")).unwrap().ino;
+        let o = core.open(png, libc::O_WRONLY | libc::O_TRUNC).unwrap();
+        assert_eq!(core.write(o.fh, 0, b"abc").unwrap(), 3);
+        assert_eq!(core.getattr(png, None).unwrap().size, 3, "the staged file");
+        assert_eq!(size_in_listing(&core), Some(3));
+        let _ = core.release(o.fh); // (a commit of a file that is no PNG fails)
+    }
 
     /// A commit holds its asset's stage lock while the codecs use rayon's global pool; a
     /// readdirplus of that asset's folder waits for the same lock. Before readdir fanned out on

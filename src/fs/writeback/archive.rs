@@ -102,6 +102,7 @@ pub(in crate::fs) fn part_stage(s: &Stage, part: &str) -> Stage {
             whiteouts: strip(&s.meta.whiteouts),
             ..StageMeta::default()
         },
+        files_absent: Default::default(),
     }
 }
 

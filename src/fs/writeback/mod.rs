@@ -186,7 +186,10 @@ impl Core {
         self.expand(rel, layout, vpath, false);
         let asset = self.slot(rel);
         let g = lock(&asset.stage);
-        if let Some(s) = g.as_ref() {
+        if let Some(s) = g
+            .as_ref()
+            .filter(|s| s.has_files() || !s.meta.whiteouts.is_empty())
+        {
             if let Ok(m) = fs::symlink_metadata(s.path(vpath)) {
                 return if m.is_dir() { Loc::Dir } else { Loc::Staged(m) };
             }
@@ -209,7 +212,7 @@ impl Core {
     pub(in crate::fs) fn staged_path(&self, rel: &Path, vpath: &str) -> Option<PathBuf> {
         let asset = self.slot(rel);
         let g = lock(&asset.stage);
-        let p = g.as_ref()?.path(vpath);
+        let p = g.as_ref().filter(|s| s.has_files())?.path(vpath);
         p.symlink_metadata().is_ok().then_some(p)
     }
 
@@ -228,6 +231,7 @@ impl Core {
             s.meta.base = Some(Ident::of(meta));
         }
         if !s.files.exists() {
+            s.creating_files();
             fs::create_dir_all(&s.files)?;
             own_like(&s.files, meta)?;
         }

@@ -641,6 +641,7 @@ impl Core {
             s.meta.new_asset = true;
             s.meta.base = None;
             fs::create_dir_all(&s.dir)?;
+            s.creating_files();
             fs::DirBuilder::new()
                 .mode(mode & 0o7777 & !umask)
                 .create(&s.files)?;

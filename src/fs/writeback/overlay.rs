@@ -40,14 +40,14 @@ fn unmark(path: &std::path::Path) {
 
 /// Whether staged folder `dir` is being filled ([`FILLING`]).
 pub(in crate::fs) fn filling(stage: Option<&Stage>, dir: &str) -> bool {
-    stage.is_some_and(|s| s.path(dir).join(FILLING).exists())
+    stage.is_some_and(|s| s.has_files() && s.path(dir).join(FILLING).exists())
 }
 
 /// Folder `dir` was listed: it is no longer being filled. Not while the asset is new and has
 /// no binary yet: a copying tool may list the empty folder first (`git clone` checks that its
 /// target is empty), and what the first commit generates must not then appear under it.
 pub(in crate::fs) fn listed(stage: Option<&Stage>, dir: &str) {
-    if let Some(s) = stage.filter(|s| !s.meta.new_asset) {
+    if let Some(s) = stage.filter(|s| !s.meta.new_asset && s.has_files()) {
         unmark(&s.path(dir));
     }
 }
@@ -100,6 +100,7 @@ pub(in crate::fs) fn merged_children(
 ) -> Option<Vec<(String, bool)>> {
     let layout = layout.filter(|_| !filling(stage, dir));
     let staged = stage
+        .filter(|s| s.has_files())
         .and_then(|s| fs::read_dir(s.path(dir)).ok())
         .map(|rd| {
             let mut staged: Vec<(String, bool)> = rd
