@@ -393,6 +393,13 @@ mod tests {
         assert_eq!(core.write(o.fh, 0, b"abc").unwrap(), 3);
         assert_eq!(core.getattr(png, None).unwrap().size, 3, "the staged file");
         assert_eq!(size_in_listing(&core), Some(3));
+        let r = core.open(png, libc::O_RDONLY).unwrap();
+        assert_eq!(
+            core.read(r.fh, 0, 100).unwrap(),
+            b"abc",
+            "a read opens the staged file"
+        );
+        core.release(r.fh).unwrap();
         let _ = core.release(o.fh); // (a commit of a file that is no PNG fails)
     }
 

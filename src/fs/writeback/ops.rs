@@ -132,7 +132,7 @@ impl Core {
                 return Ok(None);
             };
             let path = s.path(vpath);
-            if path.symlink_metadata().is_err() {
+            if !s.has_files() || path.symlink_metadata().is_err() {
                 // not staged (or dropped by a commit meanwhile): the generated file
                 return if write { Err(FsError::Stale) } else { Ok(None) };
             }
