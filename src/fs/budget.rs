@@ -4,10 +4,11 @@
 //! alone needs more than the whole budget is refused at once; one that needs room held by
 //! other views waits for them to be evicted or finish (at most [`WAIT`]).
 
+use super::core::lock;
 use crate::formats::{gaf, Limits};
 use crate::view::{AssetKind, Entry, View, ViewError};
 use std::io::Write;
-use std::sync::{Arc, Condvar, Mutex, MutexGuard};
+use std::sync::{Arc, Condvar, Mutex};
 use std::time::{Duration, Instant};
 
 /// Longest a decode waits for room in the budget before it answers "busy".
@@ -63,10 +64,6 @@ pub fn return_big_buffers() {
         libc::mallopt(libc::M_MMAP_THRESHOLD, 256 << 10);
         libc::mallopt(libc::M_ARENA_MAX, 4);
     }
-}
-
-fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
-    m.lock().unwrap_or_else(|p| p.into_inner())
 }
 
 impl Budget {

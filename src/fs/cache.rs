@@ -2,10 +2,11 @@
 //! missing item once: concurrent requests for the same item wait for one maker
 //! ([`ByteCache::get_or_make`], single-flight).
 
+use super::core::lock;
 use lru::LruCache;
 use std::collections::HashMap;
 use std::hash::Hash;
-use std::sync::{Arc, Condvar, Mutex, MutexGuard};
+use std::sync::{Arc, Condvar, Mutex};
 
 /// Bytes of generated files keyed by `K`; the total stays at or below the budget (one
 /// item larger than the budget is returned to the caller but not kept).
@@ -27,10 +28,6 @@ struct Flight {
 /// Bytes an item holds: its allocation, not only its length.
 fn held(v: &Arc<Vec<u8>>) -> u64 {
     v.capacity() as u64
-}
-
-fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
-    m.lock().unwrap_or_else(|p| p.into_inner())
 }
 
 /// Ends a flight however its maker returns (also when it panics): waiters wake up.
@@ -123,7 +120,7 @@ impl<K: Hash + Eq> ByteCache<K> {
     }
 
     pub(crate) fn get(&self, k: &K) -> Option<Arc<Vec<u8>>> {
-        let mut g = self.inner.lock().unwrap_or_else(|p| p.into_inner());
+        let mut g = lock(&self.inner);
         g.lru.get(k).cloned()
     }
 
@@ -132,7 +129,7 @@ impl<K: Hash + Eq> ByteCache<K> {
         if len > self.budget {
             return;
         }
-        let mut g = self.inner.lock().unwrap_or_else(|p| p.into_inner());
+        let mut g = lock(&self.inner);
         if let Some(old) = g.lru.put(k, v) {
             g.total -= held(&old);
         }
@@ -147,7 +144,7 @@ impl<K: Hash + Eq> ByteCache<K> {
 
     /// Drops every entry for which `f` is true.
     pub(crate) fn retain(&self, mut f: impl FnMut(&K) -> bool) {
-        let mut g = self.inner.lock().unwrap_or_else(|p| p.into_inner());
+        let mut g = lock(&self.inner);
         if !g.lru.iter().any(|(k, _)| !f(k)) {
             return;
         }
@@ -167,7 +164,7 @@ impl<K: Hash + Eq> ByteCache<K> {
 
     /// Bytes held (the items' allocations).
     pub(crate) fn total(&self) -> u64 {
-        self.inner.lock().unwrap_or_else(|p| p.into_inner()).total
+        lock(&self.inner).total
     }
 }
 

@@ -3,6 +3,7 @@
 //! the core, and replies or maps the error to an errno ([`FsError::errno`]).
 //! Also: mounting, and the thread that sends kernel cache invalidations.
 
+use super::core::lock;
 use super::core::{Attr, Core, FileKind, Inval, InvalProgress, MountOptions, SetAttr};
 use super::merged::MergedCore;
 use super::ops::FsOps;
@@ -166,10 +167,6 @@ fn fattr(a: &Attr) -> FileAttr {
         blksize: a.blksize,
         flags: 0,
     }
-}
-
-fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
-    m.lock().unwrap_or_else(std::sync::PoisonError::into_inner)
 }
 
 fn errno(op: &str, e: &FsError) -> Errno {

@@ -2,13 +2,10 @@
 //! which paths are folders, each folder's children in view order, file sizes once known,
 //! and (for archives) the GAF/TNT members not expanded yet.
 
+use super::core::lock;
 use crate::view::{self, EntryKind, View};
 use std::collections::HashMap;
-use std::sync::{Mutex, MutexGuard, RwLock};
-
-fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
-    m.lock().unwrap_or_else(|p| p.into_inner())
-}
+use std::sync::{Mutex, RwLock};
 
 /// The shape of one view: which paths are folders, the children of each folder in view
 /// order, and the sizes of files once rendered. The parts of a view that decodes parts on

@@ -505,6 +505,21 @@ impl Stage {
         }
     }
 
+    /// `lstat` of staged `vpath`; `None` when it is not staged (without a look when nothing
+    /// is, [`Stage::has_files`]).
+    pub fn lstat(&self, vpath: &str) -> Option<std::fs::Metadata> {
+        self.has_files()
+            .then(|| self.path(vpath).symlink_metadata().ok())
+            .flatten()
+    }
+
+    /// The entries of staged folder `vpath`, if there is one.
+    pub fn read_dir(&self, vpath: &str) -> Option<std::fs::ReadDir> {
+        self.has_files()
+            .then(|| std::fs::read_dir(self.path(vpath)).ok())
+            .flatten()
+    }
+
     /// The real path of staged `vpath` (`""` = the asset directory itself).
     pub fn path(&self, vpath: &str) -> PathBuf {
         if vpath.is_empty() {

@@ -413,11 +413,7 @@ impl Core {
                         drop(g);
                         return self.open_file_attr(ino);
                     }
-                    if let Some(m) = g
-                        .as_ref()
-                        .filter(|s| s.has_files())
-                        .and_then(|s| fs::symlink_metadata(s.path(&vpath)).ok())
-                    {
+                    if let Some(m) = g.as_ref().and_then(|s| s.lstat(&vpath)) {
                         return Ok(self.staged_attr(ino, &m, 0));
                     }
                 }

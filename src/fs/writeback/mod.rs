@@ -186,11 +186,8 @@ impl Core {
         self.expand(rel, layout, vpath, false);
         let asset = self.slot(rel);
         let g = lock(&asset.stage);
-        if let Some(s) = g
-            .as_ref()
-            .filter(|s| s.has_files() || !s.meta.whiteouts.is_empty())
-        {
-            if let Ok(m) = fs::symlink_metadata(s.path(vpath)) {
+        if let Some(s) = g.as_ref() {
+            if let Some(m) = s.lstat(vpath) {
                 return if m.is_dir() { Loc::Dir } else { Loc::Staged(m) };
             }
             if s.hidden(vpath) {
@@ -212,8 +209,8 @@ impl Core {
     pub(in crate::fs) fn staged_path(&self, rel: &Path, vpath: &str) -> Option<PathBuf> {
         let asset = self.slot(rel);
         let g = lock(&asset.stage);
-        let p = g.as_ref().filter(|s| s.has_files())?.path(vpath);
-        p.symlink_metadata().is_ok().then_some(p)
+        let s = g.as_ref()?;
+        s.lstat(vpath).map(|_| s.path(vpath))
     }
 
     /// Runs `f` on the staging area of `rel` (started if needed, based on the binary

@@ -132,7 +132,7 @@ impl Core {
                 return Ok(None);
             };
             let path = s.path(vpath);
-            if !s.has_files() || path.symlink_metadata().is_err() {
+            if s.lstat(vpath).is_none() {
                 // not staged (or dropped by a commit meanwhile): the generated file
                 return if write { Err(FsError::Stale) } else { Ok(None) };
             }

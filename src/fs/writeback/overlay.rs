@@ -40,7 +40,7 @@ fn unmark(path: &std::path::Path) {
 
 /// Whether staged folder `dir` is being filled ([`FILLING`]).
 pub(in crate::fs) fn filling(stage: Option<&Stage>, dir: &str) -> bool {
-    stage.is_some_and(|s| s.has_files() && s.path(dir).join(FILLING).exists())
+    stage.is_some_and(|s| s.lstat(&join(dir, FILLING)).is_some())
 }
 
 /// Folder `dir` was listed: it is no longer being filled. Not while the asset is new and has
@@ -99,20 +99,17 @@ pub(in crate::fs) fn merged_children(
     dir: &str,
 ) -> Option<Vec<(String, bool)>> {
     let layout = layout.filter(|_| !filling(stage, dir));
-    let staged = stage
-        .filter(|s| s.has_files())
-        .and_then(|s| fs::read_dir(s.path(dir)).ok())
-        .map(|rd| {
-            let mut staged: Vec<(String, bool)> = rd
-                .flatten()
-                .filter_map(|e| {
-                    let d = e.file_type().is_ok_and(|t| t.is_dir());
-                    e.file_name().into_string().ok().map(|n| (n, d))
-                })
-                .collect();
-            staged.sort();
-            staged
-        });
+    let staged = stage.and_then(|s| s.read_dir(dir)).map(|rd| {
+        let mut staged: Vec<(String, bool)> = rd
+            .flatten()
+            .filter_map(|e| {
+                let d = e.file_type().is_ok_and(|t| t.is_dir());
+                e.file_name().into_string().ok().map(|n| (n, d))
+            })
+            .collect();
+        staged.sort();
+        staged
+    });
     merge_listing(
         layout,
         dir,
