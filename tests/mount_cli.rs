@@ -444,3 +444,47 @@ fn pass_through_files_are_read_and_written_by_the_kernel() {
         b"first second!"
     );
 }
+
+/// Opens and closes of one pass-through file racing on several threads (each open of an
+/// inode joins the backing file of its other opens, or makes one when it has none) all read
+/// the file's bytes, and writes through some land.
+#[test]
+fn racing_opens_of_one_pass_through_file_read_its_bytes() {
+    use std::os::unix::fs::FileExt;
+    if !fuse_available() {
+        return;
+    }
+    let game = sample_game();
+    let data: Vec<u8> = (0..64 << 10).map(|i: u32| (i % 253) as u8).collect();
+    put(&game.path().join("music/race.bin"), &data);
+    let dir = tempfile::tempdir().unwrap();
+    let state = dir.path().join("state");
+    let d = Daemon::start(
+        game.path(),
+        &dir.path().join("mnt"),
+        &["--state-dir", state.to_str().unwrap()],
+    );
+    let path = d.mnt.join("music/race.bin");
+    std::thread::scope(|s| {
+        for t in 0..4u8 {
+            let (path, data) = (&path, &data);
+            s.spawn(move || {
+                for i in 0..150 {
+                    let f = std::fs::OpenOptions::new()
+                        .read(true)
+                        .write(t == 0 && i % 10 == 0)
+                        .open(path)
+                        .unwrap();
+                    let mut got = vec![0; data.len()];
+                    f.read_exact_at(&mut got, 0).unwrap();
+                    assert!(got == *data, "thread {t}, open {i}: other bytes");
+                    if t == 0 && i % 10 == 0 {
+                        // the same bytes again: every reader still reads the original
+                        f.write_all_at(&data[..16], 0).unwrap();
+                    }
+                }
+            });
+        }
+    });
+    assert!(std::fs::read(game.path().join("music/race.bin")).unwrap() == data);
+}

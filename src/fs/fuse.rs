@@ -45,7 +45,7 @@ pub struct TafsFs {
 /// handle is released.
 #[derive(Default)]
 struct PassIo {
-    inodes: HashMap<u64, (Option<BackingId>, usize)>,
+    inodes: HashMap<u64, (Option<Arc<BackingId>>, usize)>,
     handles: HashMap<u64, u64>,
 }
 
@@ -75,30 +75,49 @@ impl TafsFs {
         if !self.passthrough.load(Ordering::Relaxed) {
             return reply.opened(FileHandle(o.fh), flags);
         }
-        let mut io = lock(&self.io);
-        let io = &mut *io;
-        let e = match io.inodes.entry(ino) {
-            std::collections::hash_map::Entry::Occupied(e) => e.into_mut(),
-            std::collections::hash_map::Entry::Vacant(v) => {
-                let Some(file) = self.core.backing_file(o.fh) else {
-                    return reply.opened(FileHandle(o.fh), flags);
-                };
-                let id = file.and_then(|f| reply.open_backing(&f));
-                if let Err(e) = &id {
-                    log::debug!("open of inode {ino}: no passthrough ({e})");
-                }
-                v.insert((id.ok(), 0))
+        // The lock is held only to count the handle, never while replying (the reply wakes
+        // the caller, whose next request, a RELEASE most often, would wait for it) nor while
+        // opening the backing file (a generated file, the most common open, has none).
+        let mut kept = self.count_open(ino, o.fh);
+        if kept.is_none() {
+            let Some(file) = self.core.backing_file(o.fh) else {
+                return reply.opened(FileHandle(o.fh), flags);
+            };
+            let id = file.and_then(|f| reply.open_backing(&f));
+            if let Err(e) = &id {
+                log::debug!("open of inode {ino}: no passthrough ({e})");
             }
-        };
-        io.handles.insert(o.fh, ino);
-        e.1 += 1;
-        match &e.0 {
+            let mut io = lock(&self.io);
+            let io = &mut *io;
+            // (another open of the inode may have counted itself meanwhile: its kind wins)
+            let e = io
+                .inodes
+                .entry(ino)
+                .or_insert_with(|| (id.ok().map(Arc::new), 0));
+            io.handles.insert(o.fh, ino);
+            e.1 += 1;
+            kept = Some(e.0.clone());
+        }
+        match kept.flatten() {
             // (the kernel takes no cache flags with a backing file: EIO otherwise)
             Some(id) => {
-                reply.opened_passthrough(FileHandle(o.fh), flags & FopenFlags::FOPEN_NOFLUSH, id)
+                reply.opened_passthrough(FileHandle(o.fh), flags & FopenFlags::FOPEN_NOFLUSH, &id)
             }
             None => reply.opened(FileHandle(o.fh), flags),
         }
+    }
+
+    /// Counts handle `fh` as an open of `ino` if the inode has open pass-through handles
+    /// already, returning their backing file (`None` inside: through the daemon); `None`
+    /// if it has none.
+    fn count_open(&self, ino: u64, fh: u64) -> Option<Option<Arc<BackingId>>> {
+        let mut io = lock(&self.io);
+        let io = &mut *io;
+        let e = io.inodes.get_mut(&ino)?;
+        e.1 += 1;
+        let id = e.0.clone();
+        io.handles.insert(fh, ino);
+        Some(id)
     }
 
     /// Runs `f` with directory handle `fh`; handle 0 (the kernel sends no `opendir`, see
@@ -481,18 +500,17 @@ impl Filesystem for TafsFs {
         _flush: bool,
         reply: ReplyEmpty,
     ) {
-        {
+        // (dropped after the lock: dropping the inode's last backing id closes it)
+        let _closed = self.passthrough.load(Ordering::Relaxed).then(|| {
             let mut io = lock(&self.io);
-            if let Some(ino) = io.handles.remove(&fh.0) {
-                if let Some(e) = io.inodes.get_mut(&ino) {
-                    e.1 -= 1;
-                    if e.1 == 0 {
-                        // (dropping the backing id closes it)
-                        io.inodes.remove(&ino);
-                    }
-                }
+            let ino = io.handles.remove(&fh.0)?;
+            let e = io.inodes.get_mut(&ino)?;
+            e.1 -= 1;
+            if e.1 == 0 {
+                return io.inodes.remove(&ino);
             }
-        }
+            None
+        });
         match self.core.release(fh.0) {
             Ok(()) => reply.ok(),
             Err(e) => reply.error(errno("release", &e)),
