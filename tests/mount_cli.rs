@@ -256,6 +256,54 @@ fn clear_errors_not_panics() {
     assert!(String::from_utf8_lossy(&o.stderr).contains("not a mountpoint"));
 }
 
+/// `-o` takes the flags of mount(8) as flags (the kernel refuses them as data: EINVAL), and
+/// refuses what a root daemon must not serve (`suid`, `dev`) or a read-only mount cannot be.
+#[test]
+fn mount_flags_of_dash_o_reach_the_kernel() {
+    if !fuse_available() {
+        return;
+    }
+    let game = sample_game();
+    let dir = tempfile::tempdir().unwrap();
+    let mnt = dir.path().join("mnt");
+    std::fs::create_dir(&mnt).unwrap();
+    let state = dir.path().join("state");
+    let (g, m, st) = (
+        game.path().to_str().unwrap(),
+        mnt.to_str().unwrap(),
+        state.to_str().unwrap(),
+    );
+    for (opts, extra, want) in [
+        ("suid", None, "nosuid,nodev"),
+        ("nodev,dev", None, "nosuid,nodev"),
+        ("relatime", None, "not supported"),
+        ("rw", Some("--ro"), "read-only"),
+    ] {
+        let mut a = vec!["mount", "-d", "-o", opts, "--state-dir", st];
+        a.extend(extra);
+        a.extend([g, m]);
+        let o = tafs(&a);
+        let err = String::from_utf8_lossy(&o.stderr);
+        assert_eq!(o.status.code(), Some(1), "{a:?}: {err}");
+        assert!(err.contains(want), "{a:?}: {err}");
+    }
+    let d = Daemon::start(
+        game.path(),
+        &mnt,
+        &["-o", "noatime,noexec,rw", "--state-dir", st],
+    );
+    let mounts = std::fs::read_to_string("/proc/self/mounts").unwrap();
+    let line = mounts
+        .lines()
+        .find(|l| l.split(' ').nth(1) == Some(m))
+        .unwrap_or_else(|| panic!("{m} not in /proc/self/mounts"));
+    let flags: Vec<&str> = line.split(' ').nth(3).unwrap().split(',').collect();
+    for f in ["rw", "noatime", "noexec", "nosuid", "nodev"] {
+        assert!(flags.contains(&f), "{f} missing: {line}");
+    }
+    drop(d);
+}
+
 #[test]
 fn a_second_mount_of_the_same_game_folder_and_state_is_refused() {
     if !fuse_available() {

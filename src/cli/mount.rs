@@ -30,7 +30,7 @@ pub struct MountArgs {
     /// Refuse every write (EROFS).
     #[arg(long)]
     pub ro: bool,
-    /// Mount options: allow_other, allow_root; anything else goes to the kernel as is.
+    /// Mount options: allow_other, allow_root, ro, rw, [no]atime, [no]exec, [a]sync, dirsync; anything else goes to the kernel as is
     #[arg(short = 'o', value_name = "OPT[,OPT…]", value_delimiter = ',')]
     pub options: Vec<String>,
     /// Owner shown for every file.
@@ -519,7 +519,8 @@ pub fn run(a: MountArgs) -> Result<i32, CliError> {
         match o.as_str() {
             "allow_other" => cfg.allow_other = true,
             "allow_root" => cfg.allow_root = true,
-            "ro" => {}
+            // (the mount's mode: --ro, -o ro, --merged without --into, checked below)
+            "ro" | "rw" => {}
             other => cfg.extra.push(other.to_string()),
         }
     }
@@ -555,6 +556,11 @@ pub fn run(a: MountArgs) -> Result<i32, CliError> {
         }),
         ..MountOptions::default()
     };
+    if opts.read_only && a.options.iter().any(|o| o == "rw") {
+        return super::err(
+            "-o rw: this mount is read-only (--ro, -o ro, or --merged without --into)",
+        );
+    }
 
     let mut status: Option<std::fs::File> = None;
     if a.daemon {

@@ -827,6 +827,35 @@ pub fn mount_merged(
     mount_ops(core, true, rx, None, mountpoint, cfg)
 }
 
+/// The mount option `o` of `-o`: the flags of mount(8) as flags (`noatime`, …), `nosuid`
+/// and `nodev` as what every mount has already, anything else passed to the kernel as
+/// it is (`max_read=N`, security contexts, …). `suid` and `dev` are refused: a daemon that
+/// runs as root never serves set-user-id programs or device files to other users.
+fn kernel_option(o: &str) -> Result<MountOption, FsError> {
+    Ok(match o {
+        "noatime" => MountOption::NoAtime,
+        "atime" => MountOption::Atime,
+        "noexec" => MountOption::NoExec,
+        "exec" => MountOption::Exec,
+        "sync" => MountOption::Sync,
+        "async" => MountOption::Async,
+        "dirsync" => MountOption::DirSync,
+        "nosuid" => MountOption::NoSuid,
+        "nodev" => MountOption::NoDev,
+        "suid" | "dev" => {
+            return Err(FsError::Invalid(format!(
+                "-o {o}: every tafs mount is nosuid,nodev"
+            )))
+        }
+        "relatime" | "strictatime" | "nodiratime" | "lazytime" | "nostrictatime" => {
+            return Err(FsError::Invalid(format!(
+                "-o {o}: not supported (atime, noatime are)"
+            )))
+        }
+        other => MountOption::CUSTOM(other.to_string()),
+    })
+}
+
 pub(in crate::fs) fn mount_ops(
     core: Arc<dyn FsOps>,
     read_only: bool,
@@ -848,7 +877,7 @@ pub(in crate::fs) fn mount_ops(
         MountOption::RW
     });
     for o in &cfg.extra {
-        options.push(MountOption::CUSTOM(o.clone()));
+        options.push(kernel_option(o)?);
     }
     let mut config = Config::default();
     config.mount_options = options;
