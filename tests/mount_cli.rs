@@ -417,6 +417,21 @@ fn read_only_mount_leaves_opens_to_the_kernel() {
     }
 }
 
+/// The sample game with `data` at `rel`, mounted writable: the game folder, the folder of
+/// the mountpoint and state, the daemon.
+fn mounted_with(rel: &str, data: &[u8]) -> (tempfile::TempDir, tempfile::TempDir, Daemon) {
+    let game = sample_game();
+    put(&game.path().join(rel), data);
+    let dir = tempfile::tempdir().unwrap();
+    let state = dir.path().join("state");
+    let d = Daemon::start(
+        game.path(),
+        &dir.path().join("mnt"),
+        &["--state-dir", state.to_str().unwrap()],
+    );
+    (game, dir, d)
+}
+
 /// Pass-through files are handed to the kernel (FUSE passthrough): once open, reading and
 /// writing them needs no daemon at all (checked with the daemon stopped). Opens of one inode
 /// stay of one kind: a file created through the mount and still open is opened again
@@ -427,16 +442,8 @@ fn pass_through_files_are_read_and_written_by_the_kernel() {
     if !fuse_available() {
         return;
     }
-    let game = sample_game();
     let data: Vec<u8> = (0..1 << 20).map(|i: u32| (i % 251) as u8).collect();
-    put(&game.path().join("music/track.bin"), &data);
-    let dir = tempfile::tempdir().unwrap();
-    let state = dir.path().join("state");
-    let d = Daemon::start(
-        game.path(),
-        &dir.path().join("mnt"),
-        &["--state-dir", state.to_str().unwrap()],
-    );
+    let (game, _dir, d) = mounted_with("music/track.bin", &data);
     let path = d.mnt.join("music/track.bin");
     let f = std::fs::OpenOptions::new()
         .read(true)
@@ -502,16 +509,8 @@ fn racing_opens_of_one_pass_through_file_read_its_bytes() {
     if !fuse_available() {
         return;
     }
-    let game = sample_game();
     let data: Vec<u8> = (0..64 << 10).map(|i: u32| (i % 253) as u8).collect();
-    put(&game.path().join("music/race.bin"), &data);
-    let dir = tempfile::tempdir().unwrap();
-    let state = dir.path().join("state");
-    let d = Daemon::start(
-        game.path(),
-        &dir.path().join("mnt"),
-        &["--state-dir", state.to_str().unwrap()],
-    );
+    let (game, _dir, d) = mounted_with("music/race.bin", &data);
     let path = d.mnt.join("music/race.bin");
     std::thread::scope(|s| {
         for t in 0..4u8 {
