@@ -533,3 +533,52 @@ fn xattr_writes_answer_enotsup() {
         }
     }
 }
+
+/// The names a listing of folder `path` gives.
+fn listed(core: &Core, path: &str) -> Vec<String> {
+    let dh = core.opendir(ino(core, path)).unwrap();
+    let names = core
+        .readdir(dh, 0)
+        .unwrap()
+        .into_iter()
+        .map(|(_, it)| it.name.to_string_lossy().into_owned())
+        .collect();
+    core.releasedir(dh).unwrap();
+    names
+}
+
+/// Listings take the new assets (made with `mkdir`) from what the state folder's records
+/// said when the mount last wrote one: one made or removed through the mount shows at once,
+/// a record written there by hand only once the state folder is read again (a remount).
+#[test]
+fn listings_read_the_state_folder_again_only_after_the_mount_wrote_to_it() {
+    let f = fixture();
+    let anims = ino(&f.core, "anims");
+    assert!(!listed(&f.core, "anims").contains(&"made.gaf".to_string()));
+    f.core
+        .mkdir(anims, OsStr::new("made.gaf"), 0o755, 0, 0, 0)
+        .unwrap();
+    assert!(listed(&f.core, "anims").contains(&"made.gaf".to_string()));
+    // a new asset's record written by hand, as the mount writes one
+    let abs = std::path::absolute(f.game.path().join("anims/hand.gaf")).unwrap();
+    // (written by hand, not with `save`, which is the mount's own write)
+    let mut by_hand = tafs::fs::stage::Stage::load(f.state.path(), &abs);
+    by_hand.meta.new_asset = true;
+    std::fs::create_dir_all(&by_hand.files).unwrap();
+    std::fs::write(
+        by_hand.dir.join("asset.json"),
+        serde_json::to_vec(&by_hand.meta).unwrap(),
+    )
+    .unwrap();
+    let names = listed(&f.core, "anims");
+    assert!(!names.contains(&"hand.gaf".to_string()), "{names:?}");
+
+    // the mount's own next write reads the records again
+    f.core.rmdir(anims, OsStr::new("made.gaf")).unwrap();
+    let names = listed(&f.core, "anims");
+    assert!(!names.contains(&"made.gaf".to_string()), "{names:?}");
+    assert!(names.contains(&"hand.gaf".to_string()), "{names:?}");
+    // and a remount reads them all
+    let again = Core::new(f.game.path(), opts(f.state.path()), None).unwrap();
+    assert!(listed(&again, "anims").contains(&"hand.gaf".to_string()));
+}

@@ -18,7 +18,8 @@ use std::collections::BTreeSet;
 use std::io::Write;
 use std::os::unix::fs::PermissionsExt;
 use std::path::{Path, PathBuf};
-use std::sync::Arc;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Mutex};
 
 /// Versions kept per binary in the history, besides the original (the oldest version, which
 /// is never evicted).
@@ -288,6 +289,8 @@ pub struct Stage {
     /// is looked up (a listing of a folder no one edited asks the staging area nothing).
     /// Only this daemon creates a stage's `files` (under the asset's stage lock).
     pub(crate) files_absent: std::sync::atomic::AtomicBool,
+    /// The state folder's count of `asset.json` writes ([`StagedIndex`]).
+    pub(crate) writes: Arc<AtomicU64>,
 }
 
 /// What kind of entry a staged path is ([`StagedTree`]).
@@ -430,6 +433,7 @@ impl Stage {
             dir,
             meta,
             files_absent: Default::default(),
+            writes: meta_writes(state),
         }
     }
 
@@ -484,7 +488,9 @@ impl Stage {
         if sync {
             f.sync_all()?;
         }
-        std::fs::rename(&tmp, self.dir.join("asset.json"))
+        std::fs::rename(&tmp, self.dir.join("asset.json"))?;
+        self.writes.fetch_add(1, Ordering::AcqRel);
+        Ok(())
     }
 
     /// Forgets everything staged (files, whiteouts, flags).
@@ -499,7 +505,9 @@ impl Stage {
             binary,
             ..Default::default()
         };
-        match std::fs::remove_file(self.dir.join("asset.json")) {
+        let r = std::fs::remove_file(self.dir.join("asset.json"));
+        self.writes.fetch_add(1, Ordering::AcqRel);
+        match r {
             Err(e) if e.kind() != std::io::ErrorKind::NotFound => Err(e),
             _ => Ok(()),
         }
@@ -891,36 +899,67 @@ pub fn history_dir(state: &Path, abs_binary: &Path) -> PathBuf {
     state.join("history").join(key_of(abs_binary))
 }
 
-/// The persisted staging areas under `state` of binaries inside `game_dir`.
-fn staged_metas(state: &Path, game_dir: &Path) -> Vec<StageMeta> {
-    let Ok(rd) = std::fs::read_dir(state.join("assets")) else {
-        return Vec::new();
-    };
-    rd.flatten()
-        .filter_map(|e| std::fs::read(e.path().join("asset.json")).ok())
-        .filter_map(|b| serde_json::from_slice::<StageMeta>(&b).ok())
-        .filter(|m| m.binary.starts_with(game_dir))
-        .collect()
+/// Per state folder (as the mount names it), the writes and removals of `asset.json` this
+/// process made in it so far: a [`StagedIndex`] read before the latest is outdated. (A
+/// mount's state folder is locked to it: only its own writes change what the index holds;
+/// records made there by hand show after a remount.)
+fn meta_writes(state: &Path) -> Arc<AtomicU64> {
+    static WRITES: Mutex<Vec<(PathBuf, Arc<AtomicU64>)>> = Mutex::new(Vec::new());
+    let mut all = WRITES.lock().unwrap_or_else(|p| p.into_inner());
+    if let Some((_, n)) = all.iter().find(|(p, _)| p == state) {
+        return n.clone();
+    }
+    let n = Arc::new(AtomicU64::new(0));
+    all.push((state.to_path_buf(), n.clone()));
+    n
 }
 
-/// New assets (created with `mkdir`, no binary yet) staged under `state` for binaries inside
-/// `game_dir`: their absolute binary paths.
-pub fn new_assets(state: &Path, game_dir: &Path) -> Vec<PathBuf> {
-    staged_metas(state, game_dir)
-        .into_iter()
-        .filter(|m| m.new_asset && !m.binary.exists())
-        .map(|m| m.binary)
-        .collect()
+/// What the staging areas under a state folder record for the binaries of one game folder,
+/// read in one pass over them ([`StagedIndex::read`]), so that a listing asks the state
+/// folder nothing while nothing was staged, committed or cleared since.
+#[derive(Debug, Clone)]
+pub struct StagedIndex {
+    /// Binaries with a staging area (staged files, a status, a new asset): absolute paths.
+    pub binaries: Vec<PathBuf>,
+    /// New assets (created with `mkdir`): their absolute binary paths, whether or not a
+    /// binary has appeared since.
+    pub new_assets: Vec<PathBuf>,
+    /// The state folder's count of writes ([`meta_writes`]) and its value when read.
+    writes: (Arc<AtomicU64>, u64),
 }
 
-/// Binaries inside `game_dir` with a staging area under `state` (staged files, a status, a
-/// new asset): their absolute paths. The mount's root status reads these, so an asset
-/// staged before a remount is reported before anything of it is looked up again.
-pub fn staged_binaries(state: &Path, game_dir: &Path) -> Vec<PathBuf> {
-    staged_metas(state, game_dir)
-        .into_iter()
-        .map(|m| m.binary)
-        .collect()
+impl StagedIndex {
+    /// Reads the staging areas under `state` of binaries inside `game_dir`.
+    pub fn read(state: &Path, game_dir: &Path) -> StagedIndex {
+        // (counted first: a write during the pass makes the index outdated, never current)
+        let count = meta_writes(state);
+        let n = count.load(Ordering::Acquire);
+        let mut ix = StagedIndex {
+            binaries: Vec::new(),
+            new_assets: Vec::new(),
+            writes: (count, n),
+        };
+        let Ok(rd) = std::fs::read_dir(state.join("assets")) else {
+            return ix;
+        };
+        for m in rd
+            .flatten()
+            .filter_map(|e| std::fs::read(e.path().join("asset.json")).ok())
+            .filter_map(|b| serde_json::from_slice::<StageMeta>(&b).ok())
+            .filter(|m| m.binary.starts_with(game_dir))
+        {
+            if m.new_asset {
+                ix.new_assets.push(m.binary.clone());
+            }
+            ix.binaries.push(m.binary);
+        }
+        ix
+    }
+
+    /// Whether this process wrote or removed an `asset.json` since the index was read.
+    pub fn outdated(&self) -> bool {
+        self.writes.0.load(Ordering::Acquire) != self.writes.1
+    }
 }
 
 #[cfg(test)]
@@ -945,6 +984,50 @@ mod tests {
         std::fs::create_dir_all(s.path("seq")).unwrap();
         let s2 = Stage::load(d.path(), Path::new("/g/x.gaf"));
         assert!(s2.has_files());
+    }
+
+    #[test]
+    fn the_staged_index_is_outdated_by_every_record_written_or_removed() {
+        let d = tempfile::tempdir().unwrap();
+        let game = Path::new("/g");
+        let ix = StagedIndex::read(d.path(), game);
+        assert!(ix.binaries.is_empty() && !ix.outdated());
+        let mut made = Stage::load(d.path(), Path::new("/g/new.gaf"));
+        made.meta.new_asset = true;
+        made.save().unwrap();
+        assert!(ix.outdated(), "a new record");
+        let mut edited = Stage::load(d.path(), Path::new("/g/a/x.gaf"));
+        edited.meta.status = "committed".into();
+        edited.save_durable().unwrap();
+        // another game folder's record is not this one's
+        Stage::load(d.path(), Path::new("/other/y.gaf"))
+            .save()
+            .unwrap();
+        let ix = StagedIndex::read(d.path(), game);
+        assert!(!ix.outdated());
+        let mut b = ix.binaries.clone();
+        b.sort();
+        assert_eq!(b, [Path::new("/g/a/x.gaf"), Path::new("/g/new.gaf")]);
+        assert_eq!(ix.new_assets, [Path::new("/g/new.gaf")]);
+        made.clear().unwrap();
+        assert!(ix.outdated(), "a removed record");
+        let ix = StagedIndex::read(d.path(), game);
+        assert_eq!(ix.binaries, [Path::new("/g/a/x.gaf")]);
+        assert!(ix.new_assets.is_empty());
+        // made by hand: not seen until the index is read again (a remount)
+        let by_hand = d.path().join("assets/hand");
+        std::fs::create_dir_all(&by_hand).unwrap();
+        std::fs::write(
+            by_hand.join("asset.json"),
+            serde_json::to_vec(&StageMeta {
+                binary: "/g/hand.gaf".into(),
+                ..Default::default()
+            })
+            .unwrap(),
+        )
+        .unwrap();
+        assert!(!ix.outdated());
+        assert_eq!(StagedIndex::read(d.path(), game).binaries.len(), 2);
     }
 
     #[test]

@@ -317,6 +317,8 @@ pub struct Core {
     pub(in crate::fs) watch: Option<Arc<super::watch::Watch>>,
     /// Why there is no watch.
     no_watch: String,
+    /// What the state folder's staging areas record, kept until this process changes one.
+    pub(in crate::fs) staged: Mutex<Option<Arc<crate::fs::stage::StagedIndex>>>,
 }
 
 /// A write-back operation under way, for [`dircount`]: it advanced the epoch when it began
@@ -395,6 +397,7 @@ impl Core {
             inval_progress: Arc::default(),
             root_owner: sys::euid() == 0,
             dircounts: dircount::DirCounts::default(),
+            staged: Mutex::new(None),
         })
     }
 

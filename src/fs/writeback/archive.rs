@@ -103,6 +103,7 @@ pub(in crate::fs) fn part_stage(s: &Stage, part: &str) -> Stage {
             ..StageMeta::default()
         },
         files_absent: Default::default(),
+        writes: s.writes.clone(),
     }
 }
 

@@ -30,7 +30,7 @@ use crate::fs::core::assets::{Asset, Outcome};
 use crate::fs::core::inode::NodeKind;
 use crate::fs::core::{lock, time, Core, Resolved};
 use crate::fs::layout::Layout;
-use crate::fs::stage::{Ident, Stage};
+use crate::fs::stage::{Ident, Stage, StagedIndex};
 use crate::fs::sys::{self, SetTime};
 use crate::fs::FsError;
 use crate::view::{AssetKind, ViewError};
@@ -352,12 +352,28 @@ impl Core {
             return Vec::new();
         };
         let abs = std::path::absolute(self.abs(rel)).unwrap_or_else(|_| self.abs(rel));
-        let game = std::path::absolute(&self.game_dir).unwrap_or_else(|_| self.game_dir.clone());
-        crate::fs::stage::new_assets(sd, &game)
-            .into_iter()
-            .filter(|b| b.parent() == Some(abs.as_path()))
+        self.staged_index(sd)
+            .new_assets
+            .iter()
+            .filter(|b| b.parent() == Some(abs.as_path()) && !b.exists())
             .filter_map(|b| b.file_name().map(|n| n.to_os_string()))
             .collect()
+    }
+
+    /// The staging areas under state folder `sd` ([`StagedIndex`]), read again only after
+    /// this process changed one.
+    pub(in crate::fs) fn staged_index(&self, sd: &Path) -> Arc<StagedIndex> {
+        let mut kept = lock(&self.staged);
+        match &*kept {
+            Some(ix) if !ix.outdated() => ix.clone(),
+            _ => {
+                let game =
+                    std::path::absolute(&self.game_dir).unwrap_or_else(|_| self.game_dir.clone());
+                let ix = Arc::new(StagedIndex::read(sd, &game));
+                *kept = Some(ix.clone());
+                ix
+            }
+        }
     }
 }
 

@@ -79,7 +79,7 @@ impl Core {
         if let Some(sd) = &self.opts.state_dir {
             let game =
                 std::path::absolute(&self.game_dir).unwrap_or_else(|_| self.game_dir.clone());
-            for b in crate::fs::stage::staged_binaries(sd, &game) {
+            for b in &self.staged_index(sd).binaries {
                 if let Ok(rel) = b.strip_prefix(&game) {
                     if !rel.as_os_str().is_empty() {
                         self.slot(rel);
