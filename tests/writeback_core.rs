@@ -582,3 +582,65 @@ fn listings_read_the_state_folder_again_only_after_the_mount_wrote_to_it() {
     let again = Core::new(f.game.path(), opts(f.state.path()), None).unwrap();
     assert!(listed(&again, "anims").contains(&"hand.gaf".to_string()));
 }
+
+/// The first write inside a generated folder copies it into the staging area; that copy is
+/// no change of the folder it sits in, which keeps the time it showed, as on any file
+/// system (rsync sets a folder's time once its own entries are done, possibly before it has
+/// written into every subfolder: a second rsync must find the time it set).
+#[test]
+fn writing_inside_a_folder_keeps_the_times_of_the_folders_above_it() {
+    use std::time::{Duration, UNIX_EPOCH};
+    use tafs::fs::{SetAttr, SetTime};
+    let f = fixture();
+    let when = UNIX_EPOCH + Duration::from_secs(981_173_106);
+    let set = |p: &str| {
+        f.core
+            .setattr(
+                ino(&f.core, p),
+                SetAttr {
+                    atime: Some(SetTime::At(when)),
+                    mtime: Some(SetTime::At(when)),
+                    ..Default::default()
+                },
+                None,
+            )
+            .unwrap()
+            .mtime
+    };
+    let mtime = |p: &str| f.core.getattr(ino(&f.core, p), None).unwrap().mtime;
+    // nothing staged yet: the asset directory's copy is made with the time it showed
+    let shown = mtime("anims/fx.gaf");
+    let panel = mtime("anims/fx.gaf/panel");
+    std::thread::sleep(Duration::from_millis(20));
+    let png = read(&f.core, "anims/fx.gaf/panel/0.png");
+    replace_via_temp(&f.core, "anims/fx.gaf/panel/0.png", ".0.png.AbC", &png).unwrap();
+    assert_eq!(mtime("anims/fx.gaf"), shown);
+    // the folder written in changes as any does (a name created and renamed in it)
+    assert!(mtime("anims/fx.gaf/panel") > panel);
+    assert_eq!(set("anims/fx.gaf"), when);
+    // a folder not staged yet, and one inside another not staged yet
+    let png = read(&f.core, "anims/fx.gaf/pulse/0.png");
+    replace_via_temp(&f.core, "anims/fx.gaf/pulse/0.png", ".0.png.AbC", &png).unwrap();
+    assert_eq!(mtime("anims/fx.gaf"), when);
+    let layer = read(&f.core, "anims/fx.gaf/turret/0.layers/0.png");
+    replace_via_temp(
+        &f.core,
+        "anims/fx.gaf/turret/0.layers/0.png",
+        ".0.png.DeF",
+        &layer,
+    )
+    .unwrap();
+    assert_eq!(mtime("anims/fx.gaf"), when);
+    // a folder set after its subfolder was copied keeps its time too
+    assert_eq!(set("anims/fx.gaf/turret"), when);
+    let layer1 = read(&f.core, "anims/fx.gaf/turret/1.layers/1.png");
+    replace_via_temp(
+        &f.core,
+        "anims/fx.gaf/turret/1.layers/1.png",
+        ".1.png.GhI",
+        &layer1,
+    )
+    .unwrap();
+    assert_eq!(mtime("anims/fx.gaf/turret"), when);
+    assert_eq!(mtime("anims/fx.gaf"), when);
+}

@@ -221,6 +221,18 @@ impl Core {
         meta: &Metadata,
         f: impl FnOnce(&mut Stage) -> Result<T, FsError>,
     ) -> Result<T, FsError> {
+        self.with_stage_at(rel, meta, None, f)
+    }
+
+    /// [`Core::with_stage`]; `root`: the time the asset directory shows, given to the
+    /// staged copy of it when this creates it (else it takes the time it is created at).
+    fn with_stage_at<T>(
+        &self,
+        rel: &Path,
+        meta: &Metadata,
+        root: Option<std::time::SystemTime>,
+        f: impl FnOnce(&mut Stage) -> Result<T, FsError>,
+    ) -> Result<T, FsError> {
         let asset = self.slot(rel);
         let mut g = lock(&asset.stage);
         let s = g.as_mut().ok_or(FsError::ReadOnly("write-back is off"))?;
@@ -231,14 +243,18 @@ impl Core {
             s.creating_files();
             fs::create_dir_all(&s.files)?;
             own_like(&s.files, meta)?;
+            if let Some(t) = root {
+                sys::set_times(&s.files, SetTime::At(t), SetTime::At(t))?;
+            }
         }
         let r = f(s)?;
         s.save()?;
         Ok(r)
     }
 
-    /// Copies generated `vpath` into the staging area (with the binary's mode and mtime) if
-    /// it is not staged yet. Returns the staged path.
+    /// Copies generated `vpath` into the staging area (with the binary's mode and the
+    /// mtime it shows) if it is not staged yet, its parents first; the staged folders it is
+    /// copied into keep their times (copying is no change of them). Returns the staged path.
     pub(in crate::fs) fn materialize(
         &self,
         rel: &Path,
@@ -251,8 +267,14 @@ impl Core {
         if let Some(p) = self.staged_path(rel, vpath) {
             return Ok(p);
         }
+        // the time the asset directory shows, should its staged copy be made now
+        let root_time = || {
+            self.kept_mtime(rel, meta, "", true, || {
+                layout.children("").map(|k| folder_fingerprint(&k))
+            })
+        };
         if vpath.is_empty() {
-            return self.with_stage(rel, meta, |s| Ok(s.files.clone()));
+            return self.with_stage_at(rel, meta, Some(root_time()), |s| Ok(s.files.clone()));
         }
         // parents first (they become staged folders with the generated attributes)
         if let Some((parent, _)) = vpath.rsplit_once('/') {
@@ -264,8 +286,17 @@ impl Core {
             Some(self.render(rel, gen, layout, vpath)?)
         };
         let perm = (meta.mode() & 0o444) | self.write_bits(meta.mode());
-        self.with_stage(rel, meta, |s| {
+        let t = self.kept_mtime(rel, meta, vpath, dir, || match &bytes {
+            None => layout.children(vpath).map(|k| folder_fingerprint(&k)),
+            Some(b) => Some(fingerprint(b)),
+        });
+        self.with_stage_at(rel, meta, Some(root_time()), |s| {
             let p = s.path(vpath);
+            // the staged folder it is copied into keeps its times: a copy made by the first
+            // write inside is no change of that folder (rsync may have set its time already)
+            let above = p
+                .parent()
+                .and_then(|d| fs::symlink_metadata(d).ok().map(|m| (d.to_path_buf(), m)));
             match &bytes {
                 None => fs::DirBuilder::new()
                     .mode(perm | ((perm & 0o444) >> 2))
@@ -276,8 +307,14 @@ impl Core {
                 }
             }
             own_like(&p, meta)?;
-            let t = time(meta.mtime(), meta.mtime_nsec());
             sys::set_times(&p, SetTime::At(t), SetTime::At(t))?;
+            if let Some((d, m)) = above {
+                sys::set_times(
+                    &d,
+                    SetTime::At(time(m.atime(), m.atime_nsec())),
+                    SetTime::At(time(m.mtime(), m.mtime_nsec())),
+                )?;
+            }
             Ok(p)
         })
     }
