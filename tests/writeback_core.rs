@@ -608,39 +608,28 @@ fn writing_inside_a_folder_keeps_the_times_of_the_folders_above_it() {
             .mtime
     };
     let mtime = |p: &str| f.core.getattr(ino(&f.core, p), None).unwrap().mtime;
+    // saved again as it is, rsync's way (a temporary name renamed over it)
+    let resave = |p: &str| {
+        let bytes = read(&f.core, p);
+        replace_via_temp(&f.core, p, ".resaved.AbC", &bytes).unwrap();
+    };
     // nothing staged yet: the asset directory's copy is made with the time it showed
     let shown = mtime("anims/fx.gaf");
     let panel = mtime("anims/fx.gaf/panel");
     std::thread::sleep(Duration::from_millis(20));
-    let png = read(&f.core, "anims/fx.gaf/panel/0.png");
-    replace_via_temp(&f.core, "anims/fx.gaf/panel/0.png", ".0.png.AbC", &png).unwrap();
+    resave("anims/fx.gaf/panel/0.png");
     assert_eq!(mtime("anims/fx.gaf"), shown);
     // the folder written in changes as any does (a name created and renamed in it)
     assert!(mtime("anims/fx.gaf/panel") > panel);
     assert_eq!(set("anims/fx.gaf"), when);
     // a folder not staged yet, and one inside another not staged yet
-    let png = read(&f.core, "anims/fx.gaf/pulse/0.png");
-    replace_via_temp(&f.core, "anims/fx.gaf/pulse/0.png", ".0.png.AbC", &png).unwrap();
+    resave("anims/fx.gaf/pulse/0.png");
     assert_eq!(mtime("anims/fx.gaf"), when);
-    let layer = read(&f.core, "anims/fx.gaf/turret/0.layers/0.png");
-    replace_via_temp(
-        &f.core,
-        "anims/fx.gaf/turret/0.layers/0.png",
-        ".0.png.DeF",
-        &layer,
-    )
-    .unwrap();
+    resave("anims/fx.gaf/turret/0.layers/0.png");
     assert_eq!(mtime("anims/fx.gaf"), when);
     // a folder set after its subfolder was copied keeps its time too
     assert_eq!(set("anims/fx.gaf/turret"), when);
-    let layer1 = read(&f.core, "anims/fx.gaf/turret/1.layers/1.png");
-    replace_via_temp(
-        &f.core,
-        "anims/fx.gaf/turret/1.layers/1.png",
-        ".1.png.GhI",
-        &layer1,
-    )
-    .unwrap();
+    resave("anims/fx.gaf/turret/1.layers/1.png");
     assert_eq!(mtime("anims/fx.gaf/turret"), when);
     assert_eq!(mtime("anims/fx.gaf"), when);
 }
