@@ -671,8 +671,16 @@ fn map_edits_equal_cli_pack(e: &Env, name: &str) {
         let t = snapshot();
         let (png, _) = edit_png(&std::fs::read(t.join("map.png")).unwrap(), 0xC7);
         std::fs::write(t.join("map.png"), &png).unwrap();
+        let folder_t = std::fs::metadata(&dir).unwrap().modified().unwrap();
         cp(&t, "map.png");
         check("map.png", &t);
+        // a file written in place and one giving way to the generated one (the staged
+        // tilemap.csv): no name of the folder changed, nor its time
+        assert_eq!(
+            std::fs::metadata(&dir).unwrap().modified().unwrap(),
+            folder_t,
+            "{name}: the map folder's time"
+        );
         mosaic = Some(png_indices(&png));
         // the mount now shows the re-tiled map (no outdated tilemap.csv), as unpack does
         let fresh = e.dir.path().join(format!("fresh-{name}"));

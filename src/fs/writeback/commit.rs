@@ -702,7 +702,9 @@ fn with_errno(e: std::io::Error) -> FsError {
 /// Removes the staged files `outdated` (paths in the staging area) after a commit.
 pub(in crate::fs) fn drop_outdated(rel: &Path, s: &Stage, outdated: &[String]) {
     for p in outdated {
-        let _ = fs::remove_file(s.path(p));
+        // the generated file of the same name shows in its place: its folder is unchanged
+        let staged = s.path(p);
+        super::keeping_times(staged.parent(), || fs::remove_file(&staged)).ok();
     }
     if !outdated.is_empty() {
         log::info!(

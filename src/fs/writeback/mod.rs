@@ -294,27 +294,21 @@ impl Core {
             let p = s.path(vpath);
             // the staged folder it is copied into keeps its times: a copy made by the first
             // write inside is no change of that folder (rsync may have set its time already)
-            let above = p
-                .parent()
-                .and_then(|d| fs::symlink_metadata(d).ok().map(|m| (d.to_path_buf(), m)));
-            match &bytes {
-                None => fs::DirBuilder::new()
-                    .mode(perm | ((perm & 0o444) >> 2))
-                    .create(&p)?,
-                Some(b) => {
-                    fs::write(&p, &***b)?;
-                    fs::set_permissions(&p, fs::Permissions::from_mode(perm))?;
+            let above = p.parent().map(Path::to_path_buf);
+            keeping_times(above.as_deref(), || -> Result<(), FsError> {
+                match &bytes {
+                    None => fs::DirBuilder::new()
+                        .mode(perm | ((perm & 0o444) >> 2))
+                        .create(&p)?,
+                    Some(b) => {
+                        fs::write(&p, &***b)?;
+                        fs::set_permissions(&p, fs::Permissions::from_mode(perm))?;
+                    }
                 }
-            }
-            own_like(&p, meta)?;
-            sys::set_times(&p, SetTime::At(t), SetTime::At(t))?;
-            if let Some((d, m)) = above {
-                sys::set_times(
-                    &d,
-                    SetTime::At(time(m.atime(), m.atime_nsec())),
-                    SetTime::At(time(m.mtime(), m.mtime_nsec())),
-                )?;
-            }
+                own_like(&p, meta)?;
+                sys::set_times(&p, SetTime::At(t), SetTime::At(t))?;
+                Ok(())
+            })?;
             Ok(p)
         })
     }
@@ -412,6 +406,23 @@ impl Core {
             }
         }
     }
+}
+
+/// Runs `f`, which changes entries of staged folder `dir` on the file system's own account
+/// (a copy made on the first write inside, a staged file giving way to the generated one of
+/// the same name), and gives `dir` back the times it had: as seen through the mount, its
+/// entries did not change.
+pub(in crate::fs) fn keeping_times<T>(dir: Option<&Path>, f: impl FnOnce() -> T) -> T {
+    let before = dir.and_then(|d| fs::symlink_metadata(d).ok());
+    let r = f();
+    if let (Some(d), Some(m)) = (dir, before) {
+        let _ = sys::set_times(
+            d,
+            SetTime::At(time(m.atime(), m.atime_nsec())),
+            SetTime::At(time(m.mtime(), m.mtime_nsec())),
+        );
+    }
+    r
 }
 
 impl Asset {
