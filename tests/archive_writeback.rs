@@ -703,3 +703,60 @@ fn map_png_edit_of_a_member_retiles_and_stays() {
     assert!(features.contains(",23,6"), "{features}");
     assert!(indices(&std::fs::read(fresh2.join("map.png")).unwrap()) == indices(&png));
 }
+
+/// Plain member files carry no times or modes (an archive stores none): a tree of them
+/// rsynced in with `-a` is sent again by every later `rsync -a` (its quick check sees the
+/// archive's times), which commits nothing and leaves the archive alone; compared by content
+/// without times (`rsync -rc --omit-dir-times`), the repeat sends nothing (SEMANTICS.md,
+/// "Writing inside archives", known).
+#[test]
+fn rsync_of_plain_files_into_an_archive_twice_commits_once() {
+    use std::os::unix::fs::MetadataExt;
+    if !fuse_available() {
+        return;
+    }
+    let (m, arch, work) = packed_and_mounted();
+    let src = work.path().join("scripts-src");
+    for (rel, text) in [
+        ("scripts/a.txt", "one\n"),
+        ("scripts/b.txt", "two\n"),
+        ("scripts/sub/c.txt", "three\n"),
+    ] {
+        mount_common::put(&src.join(rel), text.as_bytes());
+    }
+    sh(&format!(
+        "find {} -exec touch -h -d 2001-02-03T04:05:06 {{}} +",
+        src.display()
+    ));
+    let into = |flags: &str| {
+        sh(&format!(
+            "rsync {flags} {}/ {}/x.hpi/",
+            src.display(),
+            m.mnt.display()
+        ))
+    };
+    into("-a");
+    let after = members(&arch);
+    for (k, v) in [
+        ("scripts/a.txt", "one\n"),
+        ("scripts/b.txt", "two\n"),
+        ("scripts/sub/c.txt", "three\n"),
+    ] {
+        assert_eq!(after[k].0, v.as_bytes(), "{k}");
+    }
+    let a0 = std::fs::metadata(&arch).unwrap();
+    let again = into("-ai");
+    assert!(
+        again.contains(">f..t") && again.contains("scripts/sub/c.txt"),
+        "the second rsync -a sent no file: {again:?} (if members now keep times, update \
+         SEMANTICS.md)"
+    );
+    let a1 = std::fs::metadata(&arch).unwrap();
+    assert_eq!(
+        (a0.ino(), a0.mtime(), a0.mtime_nsec()),
+        (a1.ino(), a1.mtime(), a1.mtime_nsec()),
+        "the archive was written again"
+    );
+    assert_eq!(into("-rci --omit-dir-times"), "", "rsync -rc itemized");
+    drop(m);
+}
