@@ -450,21 +450,10 @@ fn members_and_folders_move_inside_an_archive_with_their_stored_bytes() {
 #[test]
 fn a_member_folder_keeps_its_time_across_a_commit_inside_it() {
     use std::time::{Duration, UNIX_EPOCH};
-    use tafs::fs::{SetAttr, SetTime};
     let f = fixture(archive());
     let when = UNIX_EPOCH + Duration::from_secs(981_173_106);
     let member = "data.hpi/anims/b.gaf";
-    f.core
-        .setattr(
-            ino(&f.core, member),
-            SetAttr {
-                atime: Some(SetTime::At(when)),
-                mtime: Some(SetTime::At(when)),
-                ..Default::default()
-            },
-            None,
-        )
-        .unwrap();
+    assert_eq!(writeback_common::touch(&f.core, member, when), when);
     let png = read(&f.core, "data.hpi/anims/b.gaf/pulse/2.png");
     let (edited, _) = writeback_common::edit_png(&png, 0xB3);
     cp_onto(&f.core, "data.hpi/anims/b.gaf/pulse/2.png", &edited).unwrap();

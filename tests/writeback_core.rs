@@ -590,23 +590,9 @@ fn listings_read_the_state_folder_again_only_after_the_mount_wrote_to_it() {
 #[test]
 fn writing_inside_a_folder_keeps_the_times_of_the_folders_above_it() {
     use std::time::{Duration, UNIX_EPOCH};
-    use tafs::fs::{SetAttr, SetTime};
     let f = fixture();
     let when = UNIX_EPOCH + Duration::from_secs(981_173_106);
-    let set = |p: &str| {
-        f.core
-            .setattr(
-                ino(&f.core, p),
-                SetAttr {
-                    atime: Some(SetTime::At(when)),
-                    mtime: Some(SetTime::At(when)),
-                    ..Default::default()
-                },
-                None,
-            )
-            .unwrap()
-            .mtime
-    };
+    let set = |p: &str| writeback_common::touch(&f.core, p, when);
     let mtime = |p: &str| f.core.getattr(ino(&f.core, p), None).unwrap().mtime;
     // saved again as it is, rsync's way (a temporary name renamed over it)
     let resave = |p: &str| {

@@ -110,6 +110,22 @@ pub fn ino(core: &tafs::fs::Core, path: &str) -> u64 {
     i
 }
 
+/// `touch -d`: sets the access and modification times of `path` in `core` to `when`;
+/// the modification time it shows then.
+pub fn touch(
+    core: &tafs::fs::Core,
+    path: &str,
+    when: std::time::SystemTime,
+) -> std::time::SystemTime {
+    use tafs::fs::{FsOps, SetAttr, SetTime};
+    let set = SetAttr {
+        atime: Some(SetTime::At(when)),
+        mtime: Some(SetTime::At(when)),
+        ..Default::default()
+    };
+    core.setattr(ino(core, path), set, None).unwrap().mtime
+}
+
 /// The whole content of file `path` in `core` (open, read, release).
 pub fn read(core: &tafs::fs::Core, path: &str) -> Vec<u8> {
     use tafs::fs::FsOps;
