@@ -221,16 +221,17 @@ impl Core {
         meta: &Metadata,
         f: impl FnOnce(&mut Stage) -> Result<T, FsError>,
     ) -> Result<T, FsError> {
-        self.with_stage_at(rel, meta, None, f)
+        self.with_stage_at(rel, meta, None::<fn() -> std::time::SystemTime>, f)
     }
 
-    /// [`Core::with_stage`]; `root`: the time the asset directory shows, given to the
-    /// staged copy of it when this creates it (else it takes the time it is created at).
+    /// [`Core::with_stage`]; `root`: the time the asset directory shows, asked for and given
+    /// to the staged copy of it only when this creates it (else it takes the time it is
+    /// created at).
     fn with_stage_at<T>(
         &self,
         rel: &Path,
         meta: &Metadata,
-        root: Option<std::time::SystemTime>,
+        root: Option<impl FnOnce() -> std::time::SystemTime>,
         f: impl FnOnce(&mut Stage) -> Result<T, FsError>,
     ) -> Result<T, FsError> {
         let asset = self.slot(rel);
@@ -243,7 +244,7 @@ impl Core {
             s.creating_files();
             fs::create_dir_all(&s.files)?;
             own_like(&s.files, meta)?;
-            if let Some(t) = root {
+            if let Some(t) = root.map(|r| r()) {
                 sys::set_times(&s.files, SetTime::At(t), SetTime::At(t))?;
             }
         }
@@ -274,7 +275,7 @@ impl Core {
             })
         };
         if vpath.is_empty() {
-            return self.with_stage_at(rel, meta, Some(root_time()), |s| Ok(s.files.clone()));
+            return self.with_stage_at(rel, meta, Some(root_time), |s| Ok(s.files.clone()));
         }
         // parents first (they become staged folders with the generated attributes)
         if let Some((parent, _)) = vpath.rsplit_once('/') {
@@ -290,7 +291,7 @@ impl Core {
             None => layout.children(vpath).map(|k| folder_fingerprint(&k)),
             Some(b) => Some(fingerprint(b)),
         });
-        self.with_stage_at(rel, meta, Some(root_time()), |s| {
+        self.with_stage_at(rel, meta, Some(root_time), |s| {
             let p = s.path(vpath);
             // the staged folder it is copied into keeps its times: a copy made by the first
             // write inside is no change of that folder (rsync may have set its time already)
