@@ -461,3 +461,113 @@ fn a_member_folder_keeps_its_time_across_a_commit_inside_it() {
     let mtime = f.core.getattr(ino(&f.core, member), None).unwrap().mtime;
     assert_eq!(mtime, when);
 }
+
+/// Plain members and folders written into an archive keep the times and permission bits
+/// they showed when their staged copies leave the staging area (an archive stores neither),
+/// as `cp -a` and `rsync -a` set them: across later commits, a folder rename and a new
+/// mount; a deleted member's record goes with it; an archive replaced outside the mount
+/// shows its own time and mode again.
+#[test]
+fn plain_members_keep_the_times_and_modes_they_were_given_across_commits() {
+    use std::os::unix::fs::MetadataExt;
+    use std::time::{Duration, UNIX_EPOCH};
+    use tafs::fs::SetAttr;
+    let f = fixture(archive());
+    let when = UNIX_EPOCH + Duration::from_secs(981_173_106);
+    let shown = |core: &Core, p: &str| {
+        let a = core.getattr(ino(core, p), None).unwrap();
+        (a.mtime, a.perm)
+    };
+    let chmod = |core: &Core, p: &str, mode: u32| {
+        let set = SetAttr {
+            mode: Some(mode),
+            ..Default::default()
+        };
+        core.setattr(ino(core, p), set, None).unwrap();
+    };
+    let staged = |f: &Fixture| -> Vec<String> {
+        let mut v: Vec<String> = walk(f.state.path())
+            .into_iter()
+            .filter_map(|p| {
+                let s = p.to_string_lossy().into_owned();
+                s.split_once("/files/").map(|(_, r)| r.to_string())
+            })
+            .collect();
+        v.sort();
+        v
+    };
+    // as cp -a does: a folder and a file made, written and closed (each commits), then the
+    // file's mode and times, then the folder's times
+    let arch = ino(&f.core, "data.hpi");
+    f.core
+        .mkdir(arch, OsStr::new("scripts"), 0o750, 0, 0, 0)
+        .unwrap();
+    create(&f.core, "data.hpi/scripts/run.cob", b"cob").unwrap();
+    chmod(&f.core, "data.hpi/scripts/run.cob", 0o750);
+    writeback_common::touch(&f.core, "data.hpi/scripts/run.cob", when);
+    writeback_common::touch(&f.core, "data.hpi/scripts", when);
+    assert_eq!(shown(&f.core, "data.hpi/scripts/run.cob"), (when, 0o750));
+    // a later commit elsewhere takes them out of the staging area
+    cp_onto(&f.core, "data.hpi/gamedata/side.tdf", b"[X]{}").unwrap();
+    assert_eq!(members(&f.archive())["scripts/run.cob"].0, b"cob");
+    assert_eq!(staged(&f), Vec::<String>::new(), "still staged");
+    assert_eq!(shown(&f.core, "data.hpi/scripts/run.cob"), (when, 0o750));
+    assert_eq!(shown(&f.core, "data.hpi/scripts"), (when, 0o750));
+    // the member that commit wrote shows the time it was written with
+    let side = shown(&f.core, "data.hpi/gamedata/side.tdf");
+    assert_eq!(side.1, 0o644);
+    // more commits, and a new mount
+    create(&f.core, "data.hpi/gamedata/other.txt", b"x").unwrap();
+    assert_eq!(shown(&f.core, "data.hpi/scripts/run.cob"), (when, 0o750));
+    assert_eq!(shown(&f.core, "data.hpi/gamedata/side.tdf"), side);
+    let opts = f.core.options().clone();
+    let Fixture { game, state, core } = f;
+    drop(core);
+    let core = Core::new(game.path(), opts, None).unwrap();
+    let f = Fixture { game, state, core };
+    assert_eq!(shown(&f.core, "data.hpi/scripts/run.cob"), (when, 0o750));
+    assert_eq!(shown(&f.core, "data.hpi/scripts"), (when, 0o750));
+    // a folder renamed takes its members' records along (and keeps its own time)
+    let arch = ino(&f.core, "data.hpi");
+    f.core
+        .rename(arch, OsStr::new("scripts"), arch, OsStr::new("cob"), 0)
+        .unwrap();
+    assert!(members(&f.archive()).contains_key("cob/run.cob"));
+    assert_eq!(shown(&f.core, "data.hpi/cob/run.cob"), (when, 0o750));
+    assert_eq!(shown(&f.core, "data.hpi/cob"), (when, 0o750));
+    // deleted, then made again: a new file with its own time
+    let cob = ino(&f.core, "data.hpi/cob");
+    f.core.unlink(cob, OsStr::new("run.cob")).unwrap();
+    create(&f.core, "data.hpi/cob/run.cob", b"cob2").unwrap();
+    let again = shown(&f.core, "data.hpi/cob/run.cob");
+    assert_ne!(again.0, when);
+    assert_eq!(again.1, 0o644);
+    // the archive replaced outside the mount (same bytes, another file): its time and mode
+    let path = f.game.path().join("data.hpi");
+    let tmp = f.game.path().join("new.tmp");
+    std::fs::write(&tmp, f.archive()).unwrap();
+    std::fs::rename(&tmp, &path).unwrap();
+    let m = std::fs::metadata(&path).unwrap();
+    let archive_time = UNIX_EPOCH + Duration::new(m.mtime() as u64, m.mtime_nsec() as u32);
+    assert_eq!(
+        shown(&f.core, "data.hpi/gamedata/other.txt"),
+        (archive_time, 0o644)
+    );
+    assert_eq!(shown(&f.core, "data.hpi/cob"), (archive_time, 0o755));
+}
+
+/// Every path under `dir`.
+fn walk(dir: &std::path::Path) -> Vec<std::path::PathBuf> {
+    let mut out = Vec::new();
+    let mut stack = vec![dir.to_path_buf()];
+    while let Some(d) = stack.pop() {
+        for e in std::fs::read_dir(&d).into_iter().flatten().flatten() {
+            let p = e.path();
+            if e.file_type().is_ok_and(|t| t.is_dir()) {
+                stack.push(p.clone());
+            }
+            out.push(p);
+        }
+    }
+    out
+}

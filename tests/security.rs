@@ -473,3 +473,75 @@ fn palettes_planted_above_or_linked_into_the_game_folder_are_never_read() {
     ));
     assert_eq!(shown(), "palettes/PALETTE.PAL");
 }
+
+/// A private (0600) binary's and archive's directories stay private once something is
+/// staged in them (their staged copy takes the mode they show, not the daemon's umask), and
+/// the members of a private archive written with their own modes (`rsync -a` of 0644 files)
+/// stay out of reach: the archive's folder never shows more than the archive allows.
+#[test]
+fn private_assets_stay_private_once_written_into() {
+    if !fuse_available() || !second_user() {
+        return;
+    }
+    use std::os::unix::fs::MetadataExt;
+    let (_t, game, mnt, xdg) = setup();
+    let gaf = tafs::formats::gaf::write(&tafs::sample::animated_gaf()).unwrap();
+    std::fs::write(game.join("private.gaf"), &gaf).unwrap();
+    let tree = vec![tafs::formats::hpi::Node::dir(
+        b"gamedata".to_vec(),
+        vec![tafs::formats::hpi::Node::file(
+            b"side.tdf".to_vec(),
+            b"[X]{}".to_vec(),
+        )],
+    )];
+    let hpi = tafs::formats::hpi::write(&tree, &tafs::formats::hpi::WriteOptions::v1()).unwrap();
+    std::fs::write(game.join("private.hpi"), hpi).unwrap();
+    for n in ["private.gaf", "private.hpi"] {
+        std::fs::set_permissions(game.join(n), std::fs::Permissions::from_mode(0o600)).unwrap();
+    }
+    let _m = mount_shared(&game, &mnt, &xdg, &[]);
+    // the owner (root) writes: a plain file beside the view, a member of the archive with
+    // its own mode (committed, it leaves the staging area), a temporary file that stays
+    let src = game.parent().unwrap().join("src");
+    std::fs::create_dir_all(src.join("scripts")).unwrap();
+    std::fs::write(src.join("scripts/a.txt"), b"secret script\n").unwrap();
+    std::fs::set_permissions(
+        src.join("scripts/a.txt"),
+        std::fs::Permissions::from_mode(0o644),
+    )
+    .unwrap();
+    std::fs::set_permissions(src.join("scripts"), std::fs::Permissions::from_mode(0o755)).unwrap();
+    let root_sh = |script: &str| {
+        let o = Command::new("sh").args(["-c", script]).output().unwrap();
+        assert!(
+            o.status.success(),
+            "{script}: {}",
+            String::from_utf8_lossy(&o.stderr)
+        );
+    };
+    let m = mnt.display();
+    root_sh(&format!(
+        "umask 022 && echo notes > '{m}/private.gaf/notes.txt' && \
+         echo tmp > '{m}/private.hpi/gamedata/.x.tdf.tmp' && \
+         rsync -a '{}' '{m}/private.hpi/'",
+        src.join("scripts").display()
+    ));
+    for (dir, mode) in [("private.gaf", 0o700), ("private.hpi", 0o700)] {
+        let got = std::fs::metadata(mnt.join(dir)).unwrap().mode() & 0o777;
+        assert_eq!(got, mode, "{dir} shows {got:o}");
+    }
+    // the member keeps the mode it was written with below the archive's folder
+    let a = std::fs::metadata(mnt.join("private.hpi/scripts/a.txt")).unwrap();
+    assert_eq!(a.mode() & 0o777, 0o644);
+    for path in [
+        "private.gaf/notes.txt",
+        "private.hpi/gamedata/.x.tdf.tmp",
+        "private.hpi/scripts/a.txt",
+    ] {
+        let (ok, out) = evil_sh(&format!("cat '{m}/{path}'"));
+        assert!(!ok, "the second user read {path}: {out}");
+    }
+    let (ok, out) = evil_sh(&format!("ls '{m}/private.gaf' '{m}/private.hpi'"));
+    assert!(!ok, "the second user listed a private asset: {out}");
+    umount(&mnt, &xdg);
+}

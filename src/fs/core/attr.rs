@@ -279,6 +279,7 @@ impl Core {
                 let b = self.render(rel, gen, layout, vpath).ok()?;
                 Some(crate::fs::writeback::fingerprint(&b))
             });
+            self.with_member_shown(&mut a, rel, meta, vpath, false);
             Ok(a)
         }
     }
@@ -324,6 +325,7 @@ impl Core {
                     let names = layout.children(vpath)?;
                     Some(crate::fs::writeback::folder_fingerprint(&names))
                 });
+                self.with_member_shown(&mut a, rel, meta, vpath, true);
                 a
             }
         }

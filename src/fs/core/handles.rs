@@ -241,6 +241,7 @@ impl Core {
                     };
                     Some(crate::fs::writeback::fingerprint(&b))
                 });
+                self.with_member_shown(&mut attr, &rel, &meta, &vpath, false);
                 let fh = self.add_handle(Handle::Generated(bytes, attr));
                 Ok(Opened {
                     fh,

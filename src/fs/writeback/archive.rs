@@ -4,17 +4,19 @@
 
 use super::commit::Built;
 use super::edit::Edit;
+use super::member_times::Shown;
 use super::overlay::Overlay;
 use super::{join, merged_children, Loc};
 use crate::formats::hpi;
 use crate::fs::core::assets::member_options;
 use crate::fs::core::handles::Handle;
 use crate::fs::core::inode::DETACHED;
-use crate::fs::core::{is_archive_path, lock, Core, Inval};
+use crate::fs::core::{is_archive_path, lock, time, Core, Inval};
 use crate::fs::layout::Layout;
 use crate::fs::stage::Stage;
 use crate::fs::stage::StageMeta;
 use crate::fs::stage::Written;
+use crate::fs::sys::{self, SetTime};
 use crate::fs::FsError;
 use crate::view::archive::{ArchiveView, FileSource};
 use crate::view::{AssetKind, RebuildBase, SharedBytes, ViewError};
@@ -23,6 +25,7 @@ use std::collections::{BTreeSet, HashSet};
 use std::ffi::OsStr;
 use std::fs::{self, Metadata};
 use std::io::{Seek, Write};
+use std::os::unix::fs::MetadataExt;
 use std::path::Path;
 use std::time::{SystemTime, UNIX_EPOCH};
 
@@ -196,8 +199,34 @@ impl Core {
             let Some(s) = g.as_ref() else {
                 return;
             };
-            if s.meta.dirty.contains(&vpath) || fs::remove_file(s.path(&vpath)).is_err() {
+            if s.meta.dirty.contains(&vpath) {
                 return;
+            }
+            let p = s.path(&vpath);
+            let shown = fs::symlink_metadata(&p).ok().map(|m| Shown::of(&m));
+            // its folder keeps its time: the member showing in its place is no change of it
+            let above = p.parent().map(Path::to_path_buf);
+            if super::keeping_times(above.as_deref(), || fs::remove_file(&p)).is_err() {
+                return;
+            }
+            let mut left: Vec<(String, Shown)> =
+                shown.map(|m| (vpath.clone(), m)).into_iter().collect();
+            // its folders, committed with it, leave too once empty (as after a commit)
+            let mut dir = vpath.rsplit_once('/').map(|(d, _)| d.to_string());
+            while let Some(d) = dir {
+                let p = s.path(&d);
+                let Ok(before) = fs::symlink_metadata(&p) else {
+                    break;
+                };
+                let above = p.parent().map(Path::to_path_buf);
+                if super::keeping_times(above.as_deref(), || fs::remove_dir(&p)).is_err() {
+                    break;
+                }
+                dir = d.rsplit_once('/').map(|(d, _)| d.to_string());
+                left.push((d, Shown::of(&before)));
+            }
+            if let Some(of) = &s.meta.base {
+                lock(&asset.times).members.left(of, left);
             }
             // detached with the staged file, under the stage lock (`stands_at`)
             let mut t = self.table_mut();
@@ -565,14 +594,23 @@ fn copy_io(e: &std::io::Error) -> std::io::Error {
 /// writing: they go when closed, [`Core::archive_released`]) and folders outside GAF/TNT members are
 /// in the archive now and dropped from the staging area (so the archive shows them, and a
 /// member copied in as a binary shows as its exploded view); staged files inside members stay
-/// (as in loose asset directories). Nothing is uncommitted any more.
-pub(in crate::fs) fn finish_archive_stage(s: &mut Stage, open: &HashSet<String>) {
+/// (as in loose asset directories). Nothing is uncommitted any more. Returns what the files
+/// and folders that left showed (their record, [`super::member_times`]); the staged folders
+/// that stay keep their times (a member showing in place of its staged copy is no change).
+pub(in crate::fs) fn finish_archive_stage(
+    s: &mut Stage,
+    open: &HashSet<String>,
+) -> Vec<(String, Shown)> {
+    let mut left = Vec::new();
     let mut stack = vec![String::new()];
-    let mut dirs = Vec::new();
+    // every staged folder with what it showed before anything in it went
+    let mut dirs: Vec<(String, Option<fs::Metadata>)> = Vec::new();
     while let Some(dir) = stack.pop() {
+        let before = fs::symlink_metadata(s.path(&dir)).ok();
         let Ok(rd) = fs::read_dir(s.path(&dir)) else {
             continue;
         };
+        dirs.push((dir.clone(), before));
         for e in rd.flatten() {
             let Ok(name) = e.file_name().into_string() else {
                 continue;
@@ -584,18 +622,34 @@ pub(in crate::fs) fn finish_archive_stage(s: &mut Stage, open: &HashSet<String>)
             }
             if is_dir {
                 if stack.len() < 4096 {
-                    stack.push(p.clone());
+                    stack.push(p);
                 }
-                dirs.push(p);
             } else if archive_commits(&p) && !open.contains(&p) {
-                let _ = fs::remove_file(e.path());
+                let shown = e.metadata().ok().map(|m| Shown::of(&m));
+                if fs::remove_file(e.path()).is_ok() {
+                    left.extend(shown.map(|m| (p, m)));
+                }
             }
         }
     }
-    // deepest first; only empty ones go
-    dirs.sort_by_key(|d| std::cmp::Reverse(d.matches('/').count()));
-    for d in dirs {
-        let _ = fs::remove_dir(s.path(&d));
+    // deepest first; only empty ones go, the others keep their times
+    dirs.sort_by_key(|(d, _)| {
+        std::cmp::Reverse(if d.is_empty() {
+            0
+        } else {
+            1 + d.matches('/').count()
+        })
+    });
+    for (d, before) in dirs {
+        if !d.is_empty() && fs::remove_dir(s.path(&d)).is_ok() {
+            left.extend(before.map(|m| (d, Shown::of(&m))));
+        } else if let Some(m) = before {
+            let _ = sys::set_times(
+                &s.path(&d),
+                SetTime::At(time(m.atime(), m.atime_nsec())),
+                SetTime::At(time(m.mtime(), m.mtime_nsec())),
+            );
+        }
     }
     // whiteouts outside members are done; those inside a removed member too
     let removed: Vec<String> = s
@@ -614,6 +668,7 @@ pub(in crate::fs) fn finish_archive_stage(s: &mut Stage, open: &HashSet<String>)
     });
     s.meta.dirty.clear();
     s.meta.conflict = false;
+    left
 }
 
 /// The deletions staged under folder `from` now stand under `to` (a folder moved).

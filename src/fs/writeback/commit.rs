@@ -6,7 +6,7 @@
 //! the binary atomically with the old one in the history, drop staged files the build made
 //! outdated and record the result in the status.
 
-use super::archive::finish_archive_stage;
+use super::archive::{finish_archive_stage, part_of};
 use super::overlay::{builds, record_flattenings, record_renderings, release_filled, Overlay};
 use super::{error_file, join};
 use crate::fs::budget::Leased;
@@ -394,6 +394,21 @@ impl Core {
             }),
             _ => None,
         };
+        if archive {
+            // what the members showed goes along to the version written
+            if let (Some(from), Some(to)) = (base.meta().map(Ident::of), &s.meta.base) {
+                let removed: Vec<String> = s
+                    .meta
+                    .whiteouts
+                    .iter()
+                    .filter(|w| part_of(w).is_none())
+                    .cloned()
+                    .collect();
+                lock(&asset.times)
+                    .members
+                    .committed(&from, to, &removed, moved);
+            }
+        }
         self.settle_stage(rel, s);
         drop_outdated(rel, s, &outdated);
         if let Some(by) = s.meta.base.clone() {
@@ -438,7 +453,10 @@ impl Core {
     /// archive, what was committed leaves the staging area.
     pub(in crate::fs) fn settle_stage(&self, rel: &Path, s: &mut Stage) {
         if is_archive_path(rel) {
-            finish_archive_stage(s, &self.open_for_writing(rel));
+            let left = finish_archive_stage(s, &self.open_for_writing(rel));
+            if let Some(of) = &s.meta.base {
+                lock(&self.slot(rel).times).members.left(of, left);
+            }
         } else {
             s.meta.dirty.clear();
             s.meta.conflict = false;

@@ -12,11 +12,13 @@
 //! * `commit`: the one commit pipeline of loose binaries and archives;
 //! * `archive`, `edit`: what is particular to archives (members, the edited tree, renames);
 //! * `status`: the `.tafs-status` files;
-//! * `times`: the mtimes generated files keep across commits that did not change them.
+//! * `times`: the mtimes generated files keep across commits that did not change them;
+//! * `member_times`: the times and permission bits an archive's members keep across commits.
 
 mod archive;
 mod commit;
 mod edit;
+mod member_times;
 mod ops;
 mod overlay;
 mod status;
@@ -244,6 +246,14 @@ impl Core {
             s.creating_files();
             fs::create_dir_all(&s.files)?;
             own_like(&s.files, meta)?;
+            // the mode the asset directory shows (never the daemon's umask: a private
+            // binary's directory stays private once something is staged in it)
+            let r = meta.mode() & 0o444;
+            let perm = match self.member_shown(rel, meta, "", true) {
+                Some(m) => self.member_perm(meta, "", m.mode),
+                None => r | self.write_bits(meta.mode()) | (r >> 2),
+            };
+            fs::set_permissions(&s.files, fs::Permissions::from_mode(perm))?;
             if let Some(t) = root.map(|r| r()) {
                 sys::set_times(&s.files, SetTime::At(t), SetTime::At(t))?;
             }
@@ -269,10 +279,11 @@ impl Core {
             return Ok(p);
         }
         // the time the asset directory shows, should its staged copy be made now
-        let root_time = || {
-            self.kept_mtime(rel, meta, "", true, || {
+        let root_time = || match self.member_shown(rel, meta, "", true) {
+            Some(m) => m.mtime(),
+            None => self.kept_mtime(rel, meta, "", true, || {
                 layout.children("").map(|k| folder_fingerprint(&k))
-            })
+            }),
         };
         if vpath.is_empty() {
             return self.with_stage_at(rel, meta, Some(root_time), |s| Ok(s.files.clone()));
@@ -286,11 +297,19 @@ impl Core {
         } else {
             Some(self.render(rel, gen, layout, vpath)?)
         };
-        let perm = (meta.mode() & 0o444) | self.write_bits(meta.mode());
-        let t = self.kept_mtime(rel, meta, vpath, dir, || match &bytes {
+        let mut perm = (meta.mode() & 0o444) | self.write_bits(meta.mode());
+        if dir {
+            perm |= (perm & 0o444) >> 2;
+        }
+        let mut t = self.kept_mtime(rel, meta, vpath, dir, || match &bytes {
             None => layout.children(vpath).map(|k| folder_fingerprint(&k)),
             Some(b) => Some(fingerprint(b)),
         });
+        // an archive member's recorded time and mode (what its generated node shows)
+        if let Some(m) = self.member_shown(rel, meta, vpath, dir) {
+            t = m.mtime();
+            perm = self.member_perm(meta, vpath, m.mode);
+        }
         self.with_stage_at(rel, meta, Some(root_time), |s| {
             let p = s.path(vpath);
             // the staged folder it is copied into keeps its times: a copy made by the first
@@ -298,9 +317,11 @@ impl Core {
             let above = p.parent().map(Path::to_path_buf);
             keeping_times(above.as_deref(), || -> Result<(), FsError> {
                 match &bytes {
-                    None => fs::DirBuilder::new()
-                        .mode(perm | ((perm & 0o444) >> 2))
-                        .create(&p)?,
+                    None => {
+                        fs::DirBuilder::new().mode(perm).create(&p)?;
+                        // as shown, whatever the daemon's umask
+                        fs::set_permissions(&p, fs::Permissions::from_mode(perm))?;
+                    }
                     Some(b) => {
                         fs::write(&p, &***b)?;
                         fs::set_permissions(&p, fs::Permissions::from_mode(perm))?;

@@ -10,6 +10,7 @@
 //! commit). A commit thus renders nothing more than before; a file first looked at after the
 //! version after next is compared with the record only.
 
+use super::member_times::MemberTimes;
 use crate::fs::core::{lock, time, Core};
 use crate::fs::layout::Layout;
 use crate::fs::stage::Ident;
@@ -53,6 +54,9 @@ pub(in crate::fs) struct Times {
     /// Path → (fingerprint, seconds, nanoseconds) of the mtime it shows with these bytes.
     kept: HashMap<String, (u64, i64, u32)>,
     prev: Option<Prev>,
+    /// An archive's: what its plain members and folders showed when they left the staging
+    /// area.
+    pub(in crate::fs) members: MemberTimes,
 }
 
 impl Times {
@@ -64,6 +68,7 @@ impl Times {
             dirty: false,
             kept: HashMap::new(),
             prev: None,
+            members: MemberTimes::new(dir),
         }
     }
 
@@ -82,6 +87,7 @@ impl Times {
 
     /// Writes the records if they changed since last written.
     pub(in crate::fs) fn flush(&mut self) {
+        self.members.flush();
         if !self.dirty {
             return;
         }
