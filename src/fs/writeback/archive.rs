@@ -652,13 +652,7 @@ pub(in crate::fs) fn finish_archive_stage(
         }
     }
     // whiteouts outside members are done; those inside a removed member too
-    let removed: Vec<String> = s
-        .meta
-        .whiteouts
-        .iter()
-        .filter(|w| part_of(w).is_none())
-        .cloned()
-        .collect();
+    let removed = removed_entries(s);
     s.meta.whiteouts.retain(|w| {
         part_of(w).is_some_and(|q| {
             !removed
@@ -669,6 +663,16 @@ pub(in crate::fs) fn finish_archive_stage(
     s.meta.dirty.clear();
     s.meta.conflict = false;
     left
+}
+
+/// The entries of the archive (outside GAF/TNT members) that staging area `s` deletes.
+pub(in crate::fs) fn removed_entries(s: &Stage) -> Vec<String> {
+    s.meta
+        .whiteouts
+        .iter()
+        .filter(|w| part_of(w).is_none())
+        .cloned()
+        .collect()
 }
 
 /// The deletions staged under folder `from` now stand under `to` (a folder moved).

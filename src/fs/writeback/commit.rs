@@ -6,7 +6,7 @@
 //! the binary atomically with the old one in the history, drop staged files the build made
 //! outdated and record the result in the status.
 
-use super::archive::{finish_archive_stage, part_of};
+use super::archive::{finish_archive_stage, removed_entries};
 use super::overlay::{builds, record_flattenings, record_renderings, release_filled, Overlay};
 use super::{error_file, join};
 use crate::fs::budget::Leased;
@@ -397,13 +397,7 @@ impl Core {
         if archive {
             // what the members showed goes along to the version written
             if let (Some(from), Some(to)) = (base.meta().map(Ident::of), &s.meta.base) {
-                let removed: Vec<String> = s
-                    .meta
-                    .whiteouts
-                    .iter()
-                    .filter(|w| part_of(w).is_none())
-                    .cloned()
-                    .collect();
+                let removed = removed_entries(s);
                 lock(&asset.times)
                     .members
                     .committed(&from, to, &removed, moved);

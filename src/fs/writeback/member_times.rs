@@ -93,10 +93,7 @@ impl MemberTimes {
             return;
         }
         self.loaded = true;
-        let Some(b) = self.file.as_ref().and_then(|f| std::fs::read(f).ok()) else {
-            return;
-        };
-        if let Ok(r) = serde_json::from_slice::<Record>(&b) {
+        if let Some(r) = super::times::read_record(self.file.as_deref()) {
             self.rec = r;
         }
     }
@@ -196,7 +193,7 @@ impl MemberTimes {
         // one per file of an `rsync` that commits nothing: written at most once a second
         // (and by the next commit, and when the asset is dropped)
         self.dirty = true;
-        if self.saved.is_none_or(|t| t.elapsed() >= SAVE_GAP) {
+        if !self.saved.is_some_and(|t| t.elapsed() < SAVE_GAP) {
             self.save();
         }
     }

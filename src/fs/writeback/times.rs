@@ -77,10 +77,7 @@ impl Times {
             return;
         }
         self.loaded = true;
-        let Some(b) = self.file.as_ref().and_then(|f| std::fs::read(f).ok()) else {
-            return;
-        };
-        if let Ok(m) = serde_json::from_slice::<HashMap<String, (u64, i64, u32)>>(&b) {
+        if let Some(m) = read_record(self.file.as_deref()) {
             self.kept = m;
         }
     }
@@ -116,6 +113,13 @@ impl Drop for Times {
     fn drop(&mut self) {
         self.flush();
     }
+}
+
+/// A record kept in the staging folder (`file`), if it is there and reads as one (else
+/// nothing is recorded: what it held falls back to the binary's times).
+pub(in crate::fs) fn read_record<T: serde::de::DeserializeOwned>(file: Option<&Path>) -> Option<T> {
+    let b = std::fs::read(file?).ok()?;
+    serde_json::from_slice(&b).ok()
 }
 
 /// The fingerprint of a generated file's bytes.
