@@ -571,3 +571,84 @@ fn walk(dir: &std::path::Path) -> Vec<std::path::PathBuf> {
     }
     out
 }
+
+/// With a committer running, saves of plain members commit together once no save came for
+/// the delay (one version for three files), a deletion followed by the same file written
+/// again commits nothing, and the end of the mount makes a commit put off.
+#[test]
+fn saves_of_plain_members_commit_together_after_the_delay() {
+    use std::time::{Duration, Instant};
+    let f = fixture(archive());
+    let opts = MountOptions {
+        archive_commit_delay: Duration::from_millis(300),
+        ..f.core.options().clone()
+    };
+    let Fixture { game, state, core } = f;
+    drop(core);
+    let path = game.path().join("data.hpi");
+    let history = || {
+        let abs = std::path::absolute(&path).unwrap();
+        tafs::fs::stage::history_of(&tafs::fs::stage::history_dir(state.path(), &abs)).len()
+    };
+    let core = Arc::new(Core::new(game.path(), opts.clone(), None).unwrap());
+    Core::start_committer(&core).unwrap();
+    let before = std::fs::read(&path).unwrap();
+    let t0 = Instant::now();
+    for n in ["a.txt", "b.txt", "c.txt"] {
+        create(&core, &format!("data.hpi/gamedata/{n}"), n.as_bytes()).unwrap();
+    }
+    if t0.elapsed() < Duration::from_millis(80) {
+        assert_eq!(
+            std::fs::read(&path).unwrap(),
+            before,
+            "committed before the delay"
+        );
+    }
+    // the mount shows them meanwhile
+    assert_eq!(read(&core, "data.hpi/gamedata/b.txt"), b"b.txt");
+    let wait = |what: &str, done: &dyn Fn() -> bool| {
+        let t = Instant::now();
+        while !done() {
+            assert!(
+                t.elapsed() < Duration::from_secs(10),
+                "{what}: not after 10 s"
+            );
+            std::thread::sleep(Duration::from_millis(20));
+        }
+    };
+    wait("three files committed", &|| {
+        members(&std::fs::read(&path).unwrap()).contains_key("gamedata/c.txt")
+    });
+    let m = members(&std::fs::read(&path).unwrap());
+    for n in ["a.txt", "b.txt", "c.txt"] {
+        assert_eq!(m[&format!("gamedata/{n}")].0, n.as_bytes());
+    }
+    assert_eq!(history(), 1, "one commit for the three saves");
+    // deleted and written again as it was (tar x): nothing is written
+    let id = |p: &std::path::Path| {
+        use std::os::unix::fs::MetadataExt;
+        let m = std::fs::metadata(p).unwrap();
+        (m.ino(), m.mtime(), m.mtime_nsec())
+    };
+    let was = id(&path);
+    core.unlink(ino(&core, "data.hpi/gamedata"), OsStr::new("b.txt"))
+        .unwrap();
+    create(&core, "data.hpi/gamedata/b.txt", b"b.txt").unwrap();
+    wait("the archive clean", &|| {
+        let s = read(&core, "data.hpi/.tafs-status");
+        String::from_utf8_lossy(&s)
+            .lines()
+            .next()
+            .is_some_and(|l| l.ends_with(": clean"))
+    });
+    assert_eq!(id(&path), was, "the archive was written");
+    assert_eq!(history(), 1);
+    // put off when the core goes: written then
+    create(&core, "data.hpi/gamedata/d.txt", b"d").unwrap();
+    core.finish();
+    drop(core);
+    assert_eq!(
+        members(&std::fs::read(&path).unwrap())["gamedata/d.txt"].0,
+        b"d"
+    );
+}

@@ -20,7 +20,8 @@ use common::{tafs, tafs_ok as ok};
 
 /// A write-back mount with TTL 0, state directory `state` and the options `extra`; every
 /// save is an operation of its own (each commit keeps a version, so `tafs restore` puts back
-/// the archive before the last commit).
+/// the archive before the last commit) and commits at once unless `extra` gives an
+/// `--archive-commit-delay`.
 fn mount(game: &Path, mnt: &Path, state: &Path, extra: &[&str]) -> Mount {
     let mut args = vec![
         "--ttl",
@@ -30,6 +31,9 @@ fn mount(game: &Path, mnt: &Path, state: &Path, extra: &[&str]) -> Mount {
         "--operation-gap",
         "0",
     ];
+    if !extra.contains(&"--archive-commit-delay") {
+        args.extend(["--archive-commit-delay", "0"]);
+    }
     args.extend_from_slice(extra);
     mount_common::mount(game, mnt, &args)
 }

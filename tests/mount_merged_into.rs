@@ -93,6 +93,9 @@ fn mount_into(game: &Path, mnt: &Path, state: &Path, into: &str) -> Mount {
             into,
             "--ttl",
             "0.2",
+            // TARGET is read right after each save: an archive TARGET commits at once
+            "--archive-commit-delay",
+            "0",
             "--state-dir",
             state.to_str().unwrap(),
         ],

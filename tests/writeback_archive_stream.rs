@@ -33,7 +33,18 @@ const SLACK_MIB: u64 = 64;
 /// Mounts `game` on `mnt` with write-back (`--daemon`); returns the serving process's pid.
 fn mount(game: &Path, mnt: &Path, state: &Path) -> i32 {
     let cache = format!("{CACHE_MIB}M");
-    let args = ["--ttl", "0", "--operation-gap", "0", "--cache-size", &cache];
+    // every save commits at once (what each commit costs is measured; a failed one fails
+    // its save)
+    let args = [
+        "--ttl",
+        "0",
+        "--operation-gap",
+        "0",
+        "--archive-commit-delay",
+        "0",
+        "--cache-size",
+        &cache,
+    ];
     let state = state.to_str().unwrap();
     mount_common::daemon_pid(game, mnt, &[&args[..], &["--state-dir", state]].concat())
 }

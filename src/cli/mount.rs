@@ -64,6 +64,11 @@ pub struct MountArgs {
     /// commits keep one version in the history (the binary before the operation).
     #[arg(long, value_name = "SECONDS", default_value_t = 2.0)]
     pub operation_gap: f64,
+    /// An archive's plain-member saves, deletions and folders commit together once no such
+    /// save came for this many seconds (at the latest 5 s after the first; 0: each at once);
+    /// an fsync commits at once.
+    #[arg(long, value_name = "SECONDS", default_value_t = 0.25)]
+    pub archive_commit_delay: f64,
     /// Show the game as the game sees it (read-only unless --into): loose files and the members of every
     /// archive at the top of GAME_DIR overlaid, folders merged ignoring case.
     #[arg(long)]
@@ -550,6 +555,12 @@ pub fn run(a: MountArgs) -> Result<i32, CliError> {
         gid: a.gid,
         operation_gap: Duration::try_from_secs_f64(a.operation_gap)
             .map_err(|e| msg(format!("--operation-gap {}: {e}", a.operation_gap)))?,
+        archive_commit_delay: Duration::try_from_secs_f64(a.archive_commit_delay).map_err(|e| {
+            msg(format!(
+                "--archive-commit-delay {}: {e}",
+                a.archive_commit_delay
+            ))
+        })?,
         state_dir: Some(match a.state_dir {
             Some(d) => std::path::absolute(d)?,
             None => crate::fs::stage::default_state_dir(),

@@ -214,6 +214,10 @@ fn fopen(keep_cache: bool) -> FopenFlags {
 }
 
 impl Filesystem for TafsFs {
+    fn destroy(&mut self) {
+        self.core.finish();
+    }
+
     fn init(&mut self, _req: &Request, config: &mut KernelConfig) -> io::Result<()> {
         let mut want = InitFlags::FUSE_DO_READDIRPLUS | InitFlags::FUSE_READDIRPLUS_AUTO;
         if self.open_less {
@@ -796,6 +800,7 @@ pub fn mount(
             .name("tafs-watch".into())
             .spawn(move || super::watch::run(w, weak))?;
     }
+    Core::start_committer(&core)?;
     mount_ops(core, read_only, rx, Some(progress), mountpoint, cfg)
 }
 

@@ -16,6 +16,8 @@ const RO: FsError = FsError::ReadOnly("the merged game view is read-only");
 pub trait FsOps: Send + Sync {
     /// How long the kernel may cache attributes and names.
     fn ttl(&self) -> Duration;
+    /// The mount ends (no request comes any more): what was put off is done now.
+    fn finish(&self) {}
     /// How long the kernel may cache the attributes and name of `ino`.
     fn ttl_of(&self, _ino: u64) -> Duration {
         self.ttl()

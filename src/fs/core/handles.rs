@@ -439,7 +439,7 @@ impl Core {
                 // a descriptor that only truncated (truncate -s 0) does not commit
                 if written.load(Ordering::Relaxed) {
                     self.staged_written(rel, *ino);
-                    return self.staged_save(rel, *ino);
+                    return self.staged_save(rel, *ino, false);
                 }
                 Ok(())
             }
@@ -460,7 +460,7 @@ impl Core {
             } => {
                 file.sync_all()?;
                 if *writable {
-                    self.staged_save(rel, *ino)?;
+                    self.staged_save(rel, *ino, true)?;
                 }
                 Ok(())
             }

@@ -99,6 +99,10 @@ pub struct MountOptions {
     /// Watch the game folder (inotify) when mounted, so the kernel may cache for long
     /// (`false`: poll, as `--no-watch`). Only a core given an invalidation channel watches.
     pub watch: bool,
+    /// Saves of an archive's plain members (and its deletions, folders made and removed)
+    /// commit together once no such save came for this long (`ZERO`: each at once). Only
+    /// while a committer runs ([`Core::start_committer`]); an `fsync` commits at once.
+    pub archive_commit_delay: Duration,
 }
 
 impl Default for MountOptions {
@@ -120,6 +124,7 @@ impl Default for MountOptions {
             packer: Arc::new(view::rebuild_from),
             operation_gap: super::stage::OPERATION_GAP,
             watch: true,
+            archive_commit_delay: Duration::ZERO,
         }
     }
 }
@@ -134,6 +139,7 @@ impl std::fmt::Debug for MountOptions {
             .field("gid", &self.gid)
             .field("state_dir", &self.state_dir)
             .field("watch", &self.watch)
+            .field("archive_commit_delay", &self.archive_commit_delay)
             .finish_non_exhaustive()
     }
 }
@@ -319,6 +325,8 @@ pub struct Core {
     no_watch: String,
     /// What the state folder's staging areas record, kept until this process changes one.
     pub(in crate::fs) staged: Mutex<Option<Arc<crate::fs::stage::StagedIndex>>>,
+    /// Archive commits put off while saves keep coming ([`MountOptions::archive_commit_delay`]).
+    pub(in crate::fs) deferred: Arc<crate::fs::writeback::Deferred>,
 }
 
 /// A write-back operation under way, for [`dircount`]: it advanced the epoch when it began
@@ -398,6 +406,7 @@ impl Core {
             root_owner: sys::euid() == 0,
             dircounts: dircount::DirCounts::default(),
             staged: Mutex::new(None),
+            deferred: Arc::default(),
         })
     }
 
@@ -520,6 +529,10 @@ impl FsOps for Core {
         } else {
             self.opts.ttl
         }
+    }
+
+    fn finish(&self) {
+        self.finish_deferred();
     }
 
     /// Status files change without an event: they keep the short TTL.

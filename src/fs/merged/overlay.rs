@@ -364,6 +364,7 @@ impl OverlayCore {
             None => (None, None),
         };
         let top = Arc::new(Core::new(target.core_dir(), opts, top_inval)?);
+        Core::start_committer(&top)?;
         if let Some((rx, out)) = to_translate {
             // the top's invalidations, in the union's inode numbers; each is counted as
             // handled once passed on, so the top's close/fsync barrier does not wait for it

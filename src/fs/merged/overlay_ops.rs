@@ -352,6 +352,10 @@ impl FsOps for OverlayCore {
         self.top.options().ttl
     }
 
+    fn finish(&self) {
+        self.top.finish();
+    }
+
     fn lookup(&self, parent: u64, name: &OsStr) -> Result<Attr, FsError> {
         if parent == ROOT && (name == STATUS_NAME || name == super::MOD_DIFF_NAME) {
             let ino = if name == STATUS_NAME {

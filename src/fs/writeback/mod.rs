@@ -13,10 +13,12 @@
 //! * `archive`, `edit`: what is particular to archives (members, the edited tree, renames);
 //! * `status`: the `.tafs-status` files;
 //! * `times`: the mtimes generated files keep across commits that did not change them;
-//! * `member_times`: the times and permission bits an archive's members keep across commits.
+//! * `member_times`: the times and permission bits an archive's members keep across commits;
+//! * `deferred`: archive commits put off while saves keep coming.
 
 mod archive;
 mod commit;
+mod deferred;
 mod edit;
 mod member_times;
 mod ops;
@@ -24,6 +26,7 @@ mod overlay;
 mod status;
 mod times;
 
+pub(in crate::fs) use deferred::Deferred;
 pub(in crate::fs) use overlay::{listed, merged_children};
 pub(in crate::fs) use status::STATUS_NAME;
 pub(in crate::fs) use times::{fingerprint, folder_fingerprint, Times};

@@ -171,9 +171,15 @@ impl Core {
         }
     }
 
-    /// `close`/`fsync` of a staged file: commits if it is a layout file and something is
-    /// uncommitted.
-    pub(in crate::fs) fn staged_save(&self, rel: &Path, ino: u64) -> Result<(), FsError> {
+    /// `close` (`fsync`: `synced`) of a staged file: commits if it is a layout file and
+    /// something is uncommitted (a close of an archive's plain member: soon, with the saves
+    /// that follow it, [`Core::commit_after`]; an `fsync`: at once).
+    pub(in crate::fs) fn staged_save(
+        &self,
+        rel: &Path,
+        ino: u64,
+        synced: bool,
+    ) -> Result<(), FsError> {
         let Some(vpath) = self.vpath_of(ino) else {
             return Ok(());
         };
@@ -181,7 +187,12 @@ impl Core {
             return Ok(());
         }
         self.refuse_while_removing(rel, &vpath)?;
-        self.commit(rel, &vpath)
+        if synced {
+            self.undefer(rel);
+            self.commit(rel, &vpath)
+        } else {
+            self.commit_after(rel, &vpath)
+        }
     }
 
     /// A save into a loose asset whose `metadata.json` was deleted (marked for removal)
@@ -308,7 +319,7 @@ impl Core {
         let ino = self.new_view_node(parent, root, gen, name, &vpath, true);
         let attr = self.staged_attr(ino, &fs::metadata(p)?, 0);
         if archive_dir {
-            self.commit(&rel, &vpath)?;
+            self.commit_soon(&rel, &vpath)?;
         }
         Ok(attr)
     }
@@ -346,9 +357,10 @@ impl Core {
         })?;
         self.after_delete(&rel);
         if is_archive_path(&rel) && part_of(&vpath).is_none() {
-            // deleting a member of an archive commits (inside a GAF/TNT member it is part of
-            // the next commit, as in loose asset directories)
-            return self.commit(&rel, &vpath);
+            // deleting a member of an archive commits (soon, with the saves that follow it;
+            // inside a GAF/TNT member it is part of the next commit, as in loose asset
+            // directories)
+            return self.commit_soon(&rel, &vpath);
         }
         Ok(())
     }
@@ -413,7 +425,7 @@ impl Core {
             Ok(())
         })?;
         self.table_mut().detach_child(parent, OsStr::new(name));
-        self.commit(&rel, &vpath)
+        self.commit_after(&rel, &vpath)
     }
 
     /// `rename` where either side is in an asset folder.
@@ -484,7 +496,7 @@ impl Core {
         })?;
         if self.commits(&rel, &dst) {
             self.refuse_while_removing(&rel, &dst)?;
-            return Self::renamed(self.commit(&rel, &dst));
+            return Self::renamed(self.commit_after(&rel, &dst));
         }
         Ok(())
     }

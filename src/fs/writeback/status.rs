@@ -36,6 +36,8 @@ impl Core {
             "removing"
         } else if s.meta.status.starts_with("error") {
             "error"
+        } else if !s.meta.dirty.is_empty() && self.deferred_for(rel) {
+            "staged"
         } else if !s.meta.dirty.is_empty() {
             "pending"
         } else {

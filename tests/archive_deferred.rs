@@ -1,0 +1,194 @@
+//! Archive commits put off while saves keep coming (the mount's default
+//! `--archive-commit-delay`), through a real mount with real tools: an `rsync -a` of a tree
+//! of plain files into an archive is one repack, not one per file; `tar x`, `unzip -o` and
+//! `cp -a` of the same tree over its members (`tar` and `unzip` delete each file before
+//! writing it) leave the archive untouched; a deletion alone lands on its own; an `fsync`
+//! commits at once; an unmount writes what is still put off (SEMANTICS.md, "Writing inside
+//! archives").
+
+mod common;
+mod mount_common;
+
+use common::tafs_ok as ok;
+use mount_common::{fuse_available, sh};
+use std::collections::BTreeMap;
+use std::os::unix::fs::MetadataExt;
+use std::path::Path;
+use std::time::{Duration, Instant};
+use tafs::formats::hpi;
+
+/// Every file member: path → bytes.
+fn members(archive: &Path) -> BTreeMap<String, Vec<u8>> {
+    let bytes = std::fs::read(archive).unwrap();
+    let lim = hpi::HpiLimits::default();
+    let a = hpi::parse(&bytes, &lim).unwrap();
+    a.files()
+        .map(|(i, f)| (a.path_str(i), a.read(&bytes, f, &lim).unwrap()))
+        .collect()
+}
+
+/// The archive file's identity: inode, mtime.
+fn ident(archive: &Path) -> (u64, i64, i64) {
+    let m = std::fs::metadata(archive).unwrap();
+    (m.ino(), m.mtime(), m.mtime_nsec())
+}
+
+/// Waits (at most 10 s) until the archive at `dir` is clean (nothing put off, no commit
+/// under way); its status then.
+fn settled(dir: &Path) -> String {
+    let t0 = Instant::now();
+    loop {
+        let s = std::fs::read_to_string(dir.join(".tafs-status")).unwrap_or_default();
+        if s.lines().next().is_some_and(|l| l.ends_with(": clean")) {
+            return s;
+        }
+        assert!(
+            t0.elapsed() < Duration::from_secs(10),
+            "not clean after 10 s: {s}"
+        );
+        std::thread::sleep(Duration::from_millis(50));
+    }
+}
+
+/// Versions of `archive` in the history of state folder `state`.
+fn versions(state: &Path, archive: &Path) -> usize {
+    let out = ok(&[
+        "history",
+        "--state-dir",
+        state.to_str().unwrap(),
+        archive.to_str().unwrap(),
+    ]);
+    out.lines().filter(|l| !l.trim().is_empty()).count()
+}
+
+#[test]
+fn whole_folder_tools_into_an_archive_commit_together_and_repeat_as_no_ops() {
+    if !fuse_available() {
+        return;
+    }
+    let work = tempfile::tempdir().unwrap();
+    let w = work.path();
+    let (game, state, mnt) = (w.join("game"), w.join("state"), w.join("mnt"));
+    mount_common::put(&w.join("packed/gamedata/side.tdf"), b"[SIDE0]{name=ARM;}");
+    let arch = game.join("x.hpi");
+    std::fs::create_dir_all(&game).unwrap();
+    ok(&[
+        "hpi",
+        "pack",
+        w.join("packed").to_str().unwrap(),
+        "-t",
+        arch.to_str().unwrap(),
+    ]);
+    // a mod tree: 20 scripts, a sub-folder, a file at the top
+    let src = w.join("mod");
+    let mut files = vec![("readme2.txt".to_string(), b"readme\n".to_vec())];
+    for i in 0..20 {
+        files.push((
+            format!("scripts/s{i}.txt"),
+            format!("script {i}\n").into_bytes(),
+        ));
+    }
+    files.push(("scripts/sub/c.txt".into(), b"three\n".to_vec()));
+    for (rel, b) in &files {
+        mount_common::put(&src.join(rel), b);
+    }
+    sh(&format!(
+        "find {} -exec touch -h -d 2001-02-03T04:05:06 {{}} +",
+        src.display()
+    ));
+    sh(&format!(
+        "cd {0} && tar cf {1}/mod.tar . && zip -qr {1}/mod.zip .",
+        src.display(),
+        w.display()
+    ));
+    let m = mount_common::mount(
+        &game,
+        &mnt,
+        &[
+            "--ttl",
+            "0",
+            "--operation-gap",
+            "0",
+            "--state-dir",
+            state.to_str().unwrap(),
+        ],
+    );
+    let mx = m.mnt.join("x.hpi");
+    let has_the_tree = |why: &str| {
+        let got = members(&arch);
+        for (rel, b) in &files {
+            assert_eq!(got.get(rel.as_str()), Some(b), "{rel} after {why}");
+        }
+        assert!(got.contains_key("gamedata/side.tdf"), "{why}");
+    };
+
+    // rsync -a of 22 files: one repack (one version in the history; each commit would keep
+    // one, --operation-gap 0)
+    sh(&format!("rsync -a {}/ {}/", src.display(), mx.display()));
+    let status = settled(&mx);
+    has_the_tree("rsync -a");
+    let n = versions(&state, &arch);
+    assert!(n <= 2, "rsync -a of 22 files made {n} commits: {status}");
+    let after_rsync = ident(&arch);
+    assert_eq!(
+        sh(&format!("rsync -ai {}/ {}/", src.display(), mx.display())),
+        ""
+    );
+
+    // tar x, unzip -o and cp -a of the same tree over its members, each twice: the archive
+    // is not written
+    for (tool, cmd) in [
+        (
+            "tar x",
+            format!("tar xf {}/mod.tar -C {}", w.display(), mx.display()),
+        ),
+        (
+            "unzip -o",
+            format!("unzip -qo {}/mod.zip -d {}", w.display(), mx.display()),
+        ),
+        (
+            "cp -a",
+            format!("cp -a {}/. {}/", src.display(), mx.display()),
+        ),
+    ] {
+        for run in 1..=2 {
+            sh(&cmd);
+            settled(&mx);
+            has_the_tree(tool);
+            assert_eq!(
+                ident(&arch),
+                after_rsync,
+                "{tool} (run {run}) wrote the archive"
+            );
+        }
+    }
+    assert_eq!(versions(&state, &arch), n, "versions made by the repeats");
+
+    // a deletion alone lands
+    sh(&format!("rm {}/scripts/s0.txt", mx.display()));
+    settled(&mx);
+    assert!(!members(&arch).contains_key("scripts/s0.txt"));
+
+    // an fsync commits at once (checked before the delay has passed)
+    let p = mx.join("scripts/synced.txt");
+    let t0 = Instant::now();
+    sh(&format!(
+        "python3 -c \"import os; f = open('{}', 'wb'); f.write(b'synced'); f.flush(); \
+         os.fsync(f.fileno())\"",
+        p.display()
+    ));
+    let got = members(&arch).get("scripts/synced.txt").cloned();
+    if t0.elapsed() < Duration::from_millis(200) {
+        assert_eq!(got.as_deref(), Some(&b"synced"[..]), "fsync did not commit");
+    }
+    settled(&mx);
+
+    // what is put off when the mount ends is written
+    std::fs::write(mx.join("scripts/last.txt"), b"last\n").unwrap();
+    drop(m);
+    assert_eq!(
+        members(&arch).get("scripts/last.txt").map(Vec::as_slice),
+        Some(&b"last\n"[..]),
+        "the unmount dropped a save put off"
+    );
+}
