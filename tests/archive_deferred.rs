@@ -192,3 +192,94 @@ fn whole_folder_tools_into_an_archive_commit_together_and_repeat_as_no_ops() {
         "the unmount dropped a save put off"
     );
 }
+
+/// A commit put off that fails (the game folder full) fails no call: `cp` succeeds, the
+/// error is in `.tafs-status`, the archive stays as it was and the saved file stays staged;
+/// an `fsync` then fails with the error, and with room again succeeds and commits.
+#[test]
+fn a_commit_put_off_that_fails_is_in_the_status_and_fails_the_fsync() {
+    if !fuse_available() {
+        return;
+    }
+    let work = tempfile::tempdir().unwrap();
+    let w = work.path();
+    let (game, state, mnt) = (w.join("game"), w.join("state"), w.join("mnt"));
+    std::fs::create_dir_all(&game).unwrap();
+    let Some(_fs) = mount_common::small_tmpfs(&game, "1200k") else {
+        return;
+    };
+    // incompressible, so the archive is as large as it
+    let mut x: u32 = 7;
+    let noise: Vec<u8> = (0..600_000)
+        .map(|_| {
+            x = x.wrapping_mul(1_664_525).wrapping_add(1_013_904_223);
+            (x >> 24) as u8
+        })
+        .collect();
+    mount_common::put(&w.join("packed/gamedata/big.bin"), noise);
+    mount_common::put(&w.join("packed/gamedata/side.tdf"), b"[SIDE0]{name=ARM;}");
+    let arch = game.join("x.hpi");
+    ok(&[
+        "hpi",
+        "pack",
+        w.join("packed").to_str().unwrap(),
+        "-t",
+        arch.to_str().unwrap(),
+    ]);
+    let orig = std::fs::read(&arch).unwrap();
+    let m = mount_common::mount(
+        &game,
+        &mnt,
+        &["--ttl", "0", "--state-dir", state.to_str().unwrap()],
+    );
+    let mx = m.mnt.join("x.hpi");
+    let _ = std::process::Command::new("dd")
+        .arg("if=/dev/zero")
+        .arg(format!("of={}", game.join("fill").display()))
+        .args(["bs=1k", "count=4000"])
+        .output();
+    std::fs::write(w.join("side.tdf"), b"[SIDE0]{name=CORE;}").unwrap();
+    sh(&format!(
+        "cp {} {}/gamedata/side.tdf",
+        w.join("side.tdf").display(),
+        mx.display()
+    ));
+    let t0 = Instant::now();
+    let status = loop {
+        let s = std::fs::read_to_string(mx.join(".tafs-status")).unwrap_or_default();
+        if s.contains("No space left") {
+            break s;
+        }
+        assert!(t0.elapsed() < Duration::from_secs(10), "no error: {s}");
+        std::thread::sleep(Duration::from_millis(50));
+    };
+    assert!(
+        status.contains("uncommitted: gamedata/side.tdf"),
+        "{status}"
+    );
+    assert!(std::fs::read(&arch).unwrap() == orig, "the archive changed");
+    assert_eq!(
+        std::fs::read(mx.join("gamedata/side.tdf")).unwrap(),
+        b"[SIDE0]{name=CORE;}",
+        "the save is shown"
+    );
+    let fsync = format!(
+        "python3 -c \"import os; f = os.open('{}/gamedata/side.tdf', os.O_WRONLY); \
+         os.fsync(f)\"",
+        mx.display()
+    );
+    let o = std::process::Command::new("sh")
+        .args(["-c", &fsync])
+        .output()
+        .unwrap();
+    assert!(!o.status.success(), "fsync succeeded on a full folder");
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(err.contains("No space left"), "{err}");
+    std::fs::remove_file(game.join("fill")).unwrap();
+    sh(&fsync);
+    assert_eq!(
+        members(&arch).get("gamedata/side.tdf").map(Vec::as_slice),
+        Some(&b"[SIDE0]{name=CORE;}"[..])
+    );
+    drop(m);
+}
