@@ -70,7 +70,15 @@ fn mount(game: &Path, mnt: &Path, state: &Path) -> Mount {
     mount_common::mount(
         game,
         mnt,
-        &["--ttl", "0", "--state-dir", state.to_str().unwrap()],
+        // each save is checked in the archive at once
+        &[
+            "--ttl",
+            "0",
+            "--archive-commit-delay",
+            "0",
+            "--state-dir",
+            state.to_str().unwrap(),
+        ],
     )
 }
 
