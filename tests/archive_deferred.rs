@@ -61,6 +61,25 @@ fn versions(state: &Path, archive: &Path) -> usize {
     out.lines().filter(|l| !l.trim().is_empty()).count()
 }
 
+/// `game/x.hpi` packed by `tafs hpi pack` from `gamedata/side.tdf` and `more` files, in a
+/// folder of `work`.
+fn pack_into(work: &Path, game: &Path, more: &[(&str, &[u8])]) -> std::path::PathBuf {
+    let packed = work.join("packed");
+    mount_common::put(&packed.join("gamedata/side.tdf"), b"[SIDE0]{name=ARM;}");
+    for (rel, b) in more {
+        mount_common::put(&packed.join(rel), b);
+    }
+    let arch = game.join("x.hpi");
+    ok(&[
+        "hpi",
+        "pack",
+        packed.to_str().unwrap(),
+        "-t",
+        arch.to_str().unwrap(),
+    ]);
+    arch
+}
+
 #[test]
 fn whole_folder_tools_into_an_archive_commit_together_and_repeat_as_no_ops() {
     if !fuse_available() {
@@ -69,16 +88,8 @@ fn whole_folder_tools_into_an_archive_commit_together_and_repeat_as_no_ops() {
     let work = tempfile::tempdir().unwrap();
     let w = work.path();
     let (game, state, mnt) = (w.join("game"), w.join("state"), w.join("mnt"));
-    mount_common::put(&w.join("packed/gamedata/side.tdf"), b"[SIDE0]{name=ARM;}");
-    let arch = game.join("x.hpi");
     std::fs::create_dir_all(&game).unwrap();
-    ok(&[
-        "hpi",
-        "pack",
-        w.join("packed").to_str().unwrap(),
-        "-t",
-        arch.to_str().unwrap(),
-    ]);
+    let arch = pack_into(w, &game, &[]);
     // a mod tree: 20 scripts, a sub-folder, a file at the top
     let src = w.join("mod");
     let mut files = vec![("readme2.txt".to_string(), b"readme\n".to_vec())];
@@ -216,16 +227,7 @@ fn a_commit_put_off_that_fails_is_in_the_status_and_fails_the_fsync() {
             (x >> 24) as u8
         })
         .collect();
-    mount_common::put(&w.join("packed/gamedata/big.bin"), noise);
-    mount_common::put(&w.join("packed/gamedata/side.tdf"), b"[SIDE0]{name=ARM;}");
-    let arch = game.join("x.hpi");
-    ok(&[
-        "hpi",
-        "pack",
-        w.join("packed").to_str().unwrap(),
-        "-t",
-        arch.to_str().unwrap(),
-    ]);
+    let arch = pack_into(w, &game, &[("gamedata/big.bin", &noise)]);
     let orig = std::fs::read(&arch).unwrap();
     let m = mount_common::mount(
         &game,

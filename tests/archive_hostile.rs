@@ -71,14 +71,7 @@ fn mount(game: &Path, mnt: &Path, state: &Path) -> Mount {
         game,
         mnt,
         // each save is checked in the archive at once
-        &[
-            "--ttl",
-            "0",
-            "--archive-commit-delay",
-            "0",
-            "--state-dir",
-            state.to_str().unwrap(),
-        ],
+        &mount_common::committing_at_once(state),
     )
 }
 

@@ -20,20 +20,8 @@ const ITERATIONS: usize = 20;
 
 /// Mounts with `--daemon` and returns the serving process's pid.
 fn mount(game: &Path, mnt: &Path, state: &Path) -> i32 {
-    let state = state.to_str().unwrap();
     // commits in the request that saves (killed at random moments of them)
-    mount_common::daemon_pid(
-        game,
-        mnt,
-        &[
-            "--ttl",
-            "0",
-            "--archive-commit-delay",
-            "0",
-            "--state-dir",
-            state,
-        ],
-    )
+    mount_common::daemon_pid(game, mnt, &mount_common::committing_at_once(state))
 }
 
 fn indices(png: &[u8]) -> Vec<u8> {

@@ -174,6 +174,20 @@ pub fn mount(game: &Path, mnt: &Path, args: &[&str]) -> Mount {
     }
 }
 
+/// Mount options of tests that look at the archive in the game folder right after each
+/// save: TTL 0, archive commits at once, state folder `state`.
+#[allow(dead_code)]
+pub fn committing_at_once(state: &Path) -> [&str; 6] {
+    [
+        "--ttl",
+        "0",
+        "--archive-commit-delay",
+        "0",
+        "--state-dir",
+        state.to_str().unwrap(),
+    ]
+}
+
 /// `tafs mount -d ARGS… GAME MNT` (`MNT` made if missing), live when it returns: the pid of
 /// the serving process. Nothing unmounts it (see [`mount`] for a guarded one).
 #[allow(dead_code)]
