@@ -285,3 +285,64 @@ fn a_commit_put_off_that_fails_is_in_the_status_and_fails_the_fsync() {
     );
     drop(m);
 }
+
+/// A daemon killed while a commit was put off leaves the save staged and uncommitted; the
+/// next mount of the game folder commits it after the delay, without another save.
+#[test]
+fn saves_a_killed_daemon_put_off_commit_at_the_next_mount() {
+    if !fuse_available() {
+        return;
+    }
+    let work = tempfile::tempdir().unwrap();
+    let w = work.path();
+    let (game, state, mnt) = (w.join("game"), w.join("state"), w.join("mnt"));
+    std::fs::create_dir_all(&game).unwrap();
+    let arch = pack_into(w, &game, &[]);
+    let _guard = mount_common::UnmountGuard(mnt.clone());
+    let st = state.to_str().unwrap();
+    let pid = mount_common::daemon_pid(
+        &game,
+        &mnt,
+        &[
+            "--ttl",
+            "0",
+            "--archive-commit-delay",
+            "60",
+            "--state-dir",
+            st,
+        ],
+    );
+    std::fs::write(mnt.join("x.hpi/gamedata/new.txt"), b"new\n").unwrap();
+    // SAFETY: killing the daemon this test started.
+    assert_eq!(unsafe { libc::kill(pid, libc::SIGKILL) }, 0);
+    let t0 = Instant::now();
+    while std::fs::read_to_string(format!("/proc/{pid}/stat")).is_ok_and(|s| {
+        s.rsplit_once(") ")
+            .is_some_and(|(_, r)| !r.starts_with('Z'))
+    }) {
+        assert!(
+            t0.elapsed() < Duration::from_secs(10),
+            "the daemon lives on"
+        );
+        std::thread::sleep(Duration::from_millis(10));
+    }
+    let _ = std::process::Command::new("umount")
+        .arg("-l")
+        .arg(&mnt)
+        .status();
+    assert!(
+        !members(&arch).contains_key("gamedata/new.txt"),
+        "committed before the kill"
+    );
+    let m = mount_common::mount(&game, &mnt, &["--ttl", "0", "--state-dir", st]);
+    let t0 = Instant::now();
+    while members(&arch).get("gamedata/new.txt").map(Vec::as_slice) != Some(&b"new\n"[..]) {
+        assert!(
+            t0.elapsed() < Duration::from_secs(10),
+            "the save left by the killed daemon was not committed"
+        );
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    settled(&m.mnt.join("x.hpi"));
+    drop(m);
+}

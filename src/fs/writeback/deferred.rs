@@ -5,14 +5,16 @@
 //! and at the latest [`MAX_WAIT`] after the first. An `rsync`, `cp -r` or `tar x` of many
 //! files is then one repack instead of one per file (two for `tar x` over members: it
 //! deletes each file before writing it), and a deletion followed by the same file written
-//! again changes nothing. An `fsync` commits at once; so does a save inside a GAF/TNT member
-//! (its rebuild is checked, and a bad one fails the save) and a folder rename, each taking
-//! along what was put off. What is put off is committed when the core is dropped (unmount).
+//! again changes nothing. An `fsync` commits at once; so do a save inside a GAF/TNT member
+//! (its rebuild is checked, and a bad one fails the save), a GAF/TNT binary copied in and a
+//! folder rename, each taking along what was put off. What is put off is committed when the
+//! mount ends ([`Core::finish_deferred`]) or the core is dropped.
 //!
 //! [`MountOptions::archive_commit_delay`]: crate::fs::MountOptions::archive_commit_delay
 
 use super::archive::part_of;
 use crate::fs::core::{is_archive_path, lock, Core};
+use crate::fs::stage::Stage;
 use crate::fs::FsError;
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
@@ -59,6 +61,7 @@ impl Core {
         let d = core.deferred.clone();
         let weak = Arc::downgrade(core);
         d.running.store(true, Ordering::Release);
+        core.defer_left_uncommitted();
         let started = std::thread::Builder::new()
             .name("tafs-commit".into())
             .spawn(move || run(d, weak));
@@ -66,6 +69,43 @@ impl Core {
             core.deferred.running.store(false, Ordering::Release);
         }
         started.map(|_| ())
+    }
+
+    /// Archives of the game folder whose staged saves a daemon that was killed left
+    /// uncommitted (dirty, not in conflict) are committed after the delay, as if just saved.
+    fn defer_left_uncommitted(&self) {
+        let Some(sd) = &self.opts.state_dir else {
+            return;
+        };
+        let game = std::path::absolute(&self.game_dir).unwrap_or_else(|_| self.game_dir.clone());
+        let now = Instant::now();
+        let mut due = lock(&self.deferred.due);
+        for b in &self.staged_index(sd).binaries {
+            let Ok(rel) = b.strip_prefix(&game) else {
+                continue;
+            };
+            if rel.as_os_str().is_empty() || !is_archive_path(rel) {
+                continue;
+            }
+            let s = Stage::load(sd, b);
+            if s.meta.conflict || s.meta.removing {
+                continue;
+            }
+            if let Some(first) = s.meta.dirty.iter().next() {
+                log::info!(
+                    "{}: saves left uncommitted by an earlier daemon commit soon",
+                    rel.display()
+                );
+                due.insert(
+                    rel.to_path_buf(),
+                    Due {
+                        first: now,
+                        last: now,
+                        trigger: first.clone(),
+                    },
+                );
+            }
+        }
     }
 
     /// Commits archive `rel` after `trigger` was saved: once no other save came for the
