@@ -78,8 +78,7 @@ impl Core {
             return;
         };
         let game = std::path::absolute(&self.game_dir).unwrap_or_else(|_| self.game_dir.clone());
-        let now = Instant::now();
-        let mut due = lock(&self.deferred.due);
+        let mut left = Vec::new();
         for b in &self.staged_index(sd).binaries {
             let Ok(rel) = b.strip_prefix(&game) else {
                 continue;
@@ -96,15 +95,17 @@ impl Core {
                     "{}: saves left uncommitted by an earlier daemon commit soon",
                     rel.display()
                 );
-                due.insert(
-                    rel.to_path_buf(),
-                    Due {
-                        first: now,
-                        last: now,
-                        trigger: first.clone(),
-                    },
-                );
+                left.push((rel.to_path_buf(), first.clone()));
             }
+        }
+        let now = Instant::now();
+        let mut due = lock(&self.deferred.due);
+        for (rel, trigger) in left {
+            due.entry(rel).or_insert(Due {
+                first: now,
+                last: now,
+                trigger,
+            });
         }
     }
 
