@@ -13,7 +13,7 @@ use common::tafs_ok as ok;
 use mount_common::{fuse_available, sh};
 use std::collections::BTreeMap;
 use std::os::unix::fs::MetadataExt;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 use tafs::formats::hpi;
 
@@ -61,9 +61,16 @@ fn versions(state: &Path, archive: &Path) -> usize {
     out.lines().filter(|l| !l.trim().is_empty()).count()
 }
 
+/// The game folder (made), state folder and mount point in `work`.
+fn folders(work: &Path) -> (PathBuf, PathBuf, PathBuf) {
+    let game = work.join("game");
+    std::fs::create_dir_all(&game).unwrap();
+    (game, work.join("state"), work.join("mnt"))
+}
+
 /// `game/x.hpi` packed by `tafs hpi pack` from `gamedata/side.tdf` and `more` files, in a
 /// folder of `work`.
-fn pack_into(work: &Path, game: &Path, more: &[(&str, &[u8])]) -> std::path::PathBuf {
+fn pack_into(work: &Path, game: &Path, more: &[(&str, &[u8])]) -> PathBuf {
     let packed = work.join("packed");
     mount_common::put(&packed.join("gamedata/side.tdf"), b"[SIDE0]{name=ARM;}");
     for (rel, b) in more {
@@ -87,8 +94,7 @@ fn whole_folder_tools_into_an_archive_commit_together_and_repeat_as_no_ops() {
     }
     let work = tempfile::tempdir().unwrap();
     let w = work.path();
-    let (game, state, mnt) = (w.join("game"), w.join("state"), w.join("mnt"));
-    std::fs::create_dir_all(&game).unwrap();
+    let (game, state, mnt) = folders(w);
     let arch = pack_into(w, &game, &[]);
     // a mod tree: 20 scripts, a sub-folder, a file at the top
     let src = w.join("mod");
@@ -214,8 +220,7 @@ fn a_commit_put_off_that_fails_is_in_the_status_and_fails_the_fsync() {
     }
     let work = tempfile::tempdir().unwrap();
     let w = work.path();
-    let (game, state, mnt) = (w.join("game"), w.join("state"), w.join("mnt"));
-    std::fs::create_dir_all(&game).unwrap();
+    let (game, state, mnt) = folders(w);
     let Some(_fs) = mount_common::small_tmpfs(&game, "1200k") else {
         return;
     };
@@ -295,8 +300,7 @@ fn saves_a_killed_daemon_put_off_commit_at_the_next_mount() {
     }
     let work = tempfile::tempdir().unwrap();
     let w = work.path();
-    let (game, state, mnt) = (w.join("game"), w.join("state"), w.join("mnt"));
-    std::fs::create_dir_all(&game).unwrap();
+    let (game, state, mnt) = folders(w);
     let arch = pack_into(w, &game, &[]);
     let _guard = mount_common::UnmountGuard(mnt.clone());
     let st = state.to_str().unwrap();
