@@ -3,8 +3,8 @@
 //! of plain files into an archive is one repack, not one per file; `tar x`, `unzip -o` and
 //! `cp -a` of the same tree over its members (`tar` and `unzip` delete each file before
 //! writing it) leave the archive untouched; a deletion alone lands on its own; an `fsync`
-//! commits at once; an unmount writes what is still put off (SEMANTICS.md, "Writing inside
-//! archives").
+//! commits at once; an unmount writes what is still put off; `git clone` and `git checkout`
+//! leave the checked-out files in the archive (SEMANTICS.md, "Writing inside archives").
 
 mod common;
 mod mount_common;
@@ -348,5 +348,128 @@ fn saves_a_killed_daemon_put_off_commit_at_the_next_mount() {
         std::thread::sleep(Duration::from_millis(50));
     }
     settled(&m.mnt.join("x.hpi"));
+    drop(m);
+}
+
+/// Member files of `archive` under `prefix/`, by their path below it.
+fn members_under(archive: &Path, prefix: &str) -> BTreeMap<String, Vec<u8>> {
+    members(archive)
+        .into_iter()
+        .filter_map(|(p, b)| Some((p.strip_prefix(prefix)?.to_string(), b)))
+        .collect()
+}
+
+/// The member files of a checked-out work tree at `dir`: the files whose path has no
+/// component starting with `.` and whose name has an extension (what an archive takes;
+/// SEMANTICS.md, "Writing inside archives").
+fn member_files_of(dir: &Path) -> BTreeMap<String, Vec<u8>> {
+    let out = sh(&format!(
+        "cd '{}' && find . -type f -not -path '*/.*' -name '*.*'",
+        dir.display()
+    ));
+    out.lines()
+        .map(|l| {
+            let rel = l.trim_start_matches("./").to_string();
+            let b = std::fs::read(dir.join(&rel)).unwrap();
+            (rel, b)
+        })
+        .collect()
+}
+
+/// `git clone` of a mod repository into an archive and `git checkout` between its branches
+/// (files changed, deleted, added, a folder moved) end with the archive holding the
+/// checked-out files; `.git` and the dot-files stay staged (shown, never members); the work
+/// tree stays clean across a remount, and a repeated checkout writes nothing.
+#[test]
+fn git_clone_and_checkout_in_an_archive_leave_the_checked_out_files() {
+    if !fuse_available() {
+        return;
+    }
+    let work = tempfile::tempdir().unwrap();
+    let w = work.path();
+    let (game, state, mnt) = folders(w);
+    let arch = pack_into(w, &game, &[]);
+    let repo = w.join("repo");
+    let git = |dir: &Path, args: &str| {
+        sh(&format!(
+            "cd '{}' && git -c user.email=t@t -c user.name=t {args}",
+            dir.display()
+        ))
+    };
+    for (rel, b) in [
+        ("scripts/armcom.bos", &b"piece base;\n"[..]),
+        ("units/armcom.fbi", b"[UNITINFO]{Name=Commander;}\n"),
+        ("gamedata/extra.tdf", b"[EXTRA]{}\n"),
+        ("README", b"a mod\n"),
+        (".gitignore", b"*.bak\n"),
+    ] {
+        mount_common::put(&repo.join(rel), b);
+    }
+    git(&repo, "init -q -b main && git add -A && git commit -qm one");
+    git(&repo, "checkout -q -b edit");
+    std::fs::write(repo.join("scripts/armcom.bos"), b"piece base, turret;\n").unwrap();
+    std::fs::write(repo.join("scripts/new.bos"), b"piece new;\n").unwrap();
+    git(
+        &repo,
+        "rm -q units/armcom.fbi && git mv gamedata tables && git add -A && git commit -qm two \
+         && git checkout -q main",
+    );
+    let main_tree = member_files_of(&repo);
+    git(&repo, "checkout -q edit");
+    let edit_tree = member_files_of(&repo);
+    git(&repo, "checkout -q main");
+    assert_ne!(main_tree, edit_tree);
+
+    let st = state.to_str().unwrap();
+    let opts = ["--ttl", "0", "--operation-gap", "0", "--state-dir", st];
+    let m = mount_common::mount(&game, &mnt, &opts);
+    let mx = m.mnt.join("x.hpi");
+    let wt = mx.join("mod");
+    sh(&format!(
+        "git clone -q '{}' '{}'",
+        repo.display(),
+        wt.display()
+    ));
+    settled(&mx);
+    assert_eq!(members_under(&arch, "mod/"), main_tree, "after git clone");
+    assert!(members(&arch).contains_key("gamedata/side.tdf"));
+    assert_eq!(git(&wt, "status --porcelain"), "");
+    // the staged-only files are there for git and the user
+    assert!(wt.join(".git/HEAD").is_file() && wt.join("README").is_file());
+
+    git(&wt, "checkout -q edit");
+    settled(&mx);
+    assert_eq!(
+        members_under(&arch, "mod/"),
+        edit_tree,
+        "after git checkout edit"
+    );
+    assert_eq!(git(&wt, "status --porcelain"), "");
+    drop(m);
+
+    // a new mount: the work tree is as git left it
+    let m = mount_common::mount(&game, &mnt, &opts);
+    let mx = m.mnt.join("x.hpi");
+    let wt = mx.join("mod");
+    assert_eq!(git(&wt, "status --porcelain"), "", "after a remount");
+    assert_eq!(git(&wt, "fsck --no-progress --no-dangling 2>&1"), "");
+    git(&wt, "checkout -q main");
+    settled(&mx);
+    assert_eq!(
+        members_under(&arch, "mod/"),
+        main_tree,
+        "after git checkout main"
+    );
+    assert_eq!(git(&wt, "status --porcelain"), "");
+    let before = ident(&arch);
+    let n = versions(&state, &arch);
+    git(&wt, "checkout -q main && git checkout -q -f main");
+    settled(&mx);
+    assert_eq!(
+        ident(&arch),
+        before,
+        "a repeated checkout wrote the archive"
+    );
+    assert_eq!(versions(&state, &arch), n);
     drop(m);
 }
