@@ -4,10 +4,12 @@
 //! `cp -a` of the same tree over its members (`tar` and `unzip` delete each file before
 //! writing it) leave the archive untouched; a deletion alone lands on its own; an `fsync`
 //! commits at once; an unmount writes what is still put off; `git clone` and `git checkout`
-//! leave the checked-out files in the archive (SEMANTICS.md, "Writing inside archives").
+//! leave the checked-out files in the archive; `mv` of a GAF's folder or of a plain folder
+//! into an archive and back keeps every byte (SEMANTICS.md, "Writing inside archives").
 
 mod common;
 mod mount_common;
+mod writeback_common;
 
 use common::tafs_ok as ok;
 use mount_common::{fuse_available, sh};
@@ -471,5 +473,96 @@ fn git_clone_and_checkout_in_an_archive_leave_the_checked_out_files() {
         "a repeated checkout wrote the archive"
     );
     assert_eq!(versions(&state, &arch), n);
+    drop(m);
+}
+
+/// `mv` of asset folders (a GAF, the corpus's `abboom.gaf` when present) and of a plain
+/// folder into an archive, and back out: renaming across the archive's boundary is `EXDEV`,
+/// so `mv` copies and deletes; each ends with the same bytes on the other side (the GAF
+/// member is the loose binary byte for byte, and back), nothing left behind.
+#[test]
+fn mv_of_folders_into_an_archive_and_back_keeps_every_byte() {
+    if !fuse_available() {
+        return;
+    }
+    let work = tempfile::tempdir().unwrap();
+    let w = work.path();
+    let (game, state, mnt) = folders(w);
+    let arch = pack_into(w, &game, &[]);
+    let stock = members(&arch);
+    let mut gafs = vec![("fx.gaf", writeback_common::sample_bytes())];
+    match common::corpus() {
+        Some(c) => gafs.push((
+            "abboom.gaf",
+            std::fs::read(c.join("game/anims/abboom.gaf")).unwrap(),
+        )),
+        None => eprintln!("corpus absent: the sample GAF only"),
+    }
+    for (n, b) in &gafs {
+        mount_common::put(&game.join("anims").join(n), b);
+    }
+    mount_common::put(&game.join("units/armcom.fbi"), b"[UNITINFO]{}\n");
+    let m = mount_common::mount(
+        &game,
+        &mnt,
+        &["--ttl", "0", "--state-dir", state.to_str().unwrap()],
+    );
+    let mx = m.mnt.join("x.hpi");
+    std::fs::create_dir(mx.join("anims")).unwrap();
+    for (n, b) in &gafs {
+        sh(&format!(
+            "mv '{}' '{}/'",
+            m.mnt.join("anims").join(n).display(),
+            mx.join("anims").display()
+        ));
+        settled(&mx);
+        assert_eq!(
+            members(&arch).get(&format!("anims/{n}")),
+            Some(b),
+            "{n} moved into the archive"
+        );
+        assert!(!game.join("anims").join(n).exists(), "{n} left behind");
+    }
+    sh(&format!(
+        "mv '{}' '{}/'",
+        m.mnt.join("units").display(),
+        mx.display()
+    ));
+    settled(&mx);
+    assert_eq!(
+        members(&arch).get("units/armcom.fbi").map(Vec::as_slice),
+        Some(&b"[UNITINFO]{}\n"[..])
+    );
+    assert!(!game.join("units").exists());
+
+    // and back out
+    for (n, b) in &gafs {
+        sh(&format!(
+            "mv '{}' '{}/'",
+            mx.join("anims").join(n).display(),
+            m.mnt.join("anims").display()
+        ));
+        assert_eq!(
+            &std::fs::read(game.join("anims").join(n)).unwrap(),
+            b,
+            "{n} moved out of the archive"
+        );
+    }
+    sh(&format!(
+        "mv '{}' '{}/'",
+        mx.join("units").display(),
+        m.mnt.display()
+    ));
+    assert_eq!(
+        std::fs::read(game.join("units/armcom.fbi")).unwrap(),
+        b"[UNITINFO]{}\n"
+    );
+    std::fs::remove_dir(mx.join("anims")).unwrap();
+    settled(&mx);
+    assert_eq!(
+        members(&arch),
+        stock,
+        "the archive after everything moved out"
+    );
     drop(m);
 }
