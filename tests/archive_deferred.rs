@@ -89,15 +89,24 @@ fn pack_into(work: &Path, game: &Path, more: &[(&str, &[u8])]) -> PathBuf {
     arch
 }
 
-#[test]
-fn whole_folder_tools_into_an_archive_commit_together_and_repeat_as_no_ops() {
+/// A work folder with the game folder holding `x.hpi` ([`pack_into`]), the state folder and
+/// the mount point: (work, game, state, mnt, archive); `None` without FUSE.
+fn fixture() -> Option<(tempfile::TempDir, PathBuf, PathBuf, PathBuf, PathBuf)> {
     if !fuse_available() {
-        return;
+        return None;
     }
     let work = tempfile::tempdir().unwrap();
+    let (game, state, mnt) = folders(work.path());
+    let arch = pack_into(work.path(), &game, &[]);
+    Some((work, game, state, mnt, arch))
+}
+
+#[test]
+fn whole_folder_tools_into_an_archive_commit_together_and_repeat_as_no_ops() {
+    let Some((work, game, state, mnt, arch)) = fixture() else {
+        return;
+    };
     let w = work.path();
-    let (game, state, mnt) = folders(w);
-    let arch = pack_into(w, &game, &[]);
     // a mod tree: 20 scripts, a sub-folder, a file at the top
     let src = w.join("mod");
     let mut files = vec![("readme2.txt".to_string(), b"readme\n".to_vec())];
@@ -297,13 +306,9 @@ fn a_commit_put_off_that_fails_is_in_the_status_and_fails_the_fsync() {
 /// next mount of the game folder commits it after the delay, without another save.
 #[test]
 fn saves_a_killed_daemon_put_off_commit_at_the_next_mount() {
-    if !fuse_available() {
+    let Some((_work, game, state, mnt, arch)) = fixture() else {
         return;
-    }
-    let work = tempfile::tempdir().unwrap();
-    let w = work.path();
-    let (game, state, mnt) = folders(w);
-    let arch = pack_into(w, &game, &[]);
+    };
     let _guard = mount_common::UnmountGuard(mnt.clone());
     let st = state.to_str().unwrap();
     let pid = mount_common::daemon_pid(
@@ -384,13 +389,10 @@ fn member_files_of(dir: &Path) -> BTreeMap<String, Vec<u8>> {
 /// tree stays clean across a remount, and a repeated checkout writes nothing.
 #[test]
 fn git_clone_and_checkout_in_an_archive_leave_the_checked_out_files() {
-    if !fuse_available() {
+    let Some((work, game, state, mnt, arch)) = fixture() else {
         return;
-    }
-    let work = tempfile::tempdir().unwrap();
+    };
     let w = work.path();
-    let (game, state, mnt) = folders(w);
-    let arch = pack_into(w, &game, &[]);
     let repo = w.join("repo");
     let git = |dir: &Path, args: &str| {
         sh(&format!(
@@ -482,13 +484,9 @@ fn git_clone_and_checkout_in_an_archive_leave_the_checked_out_files() {
 /// member is the loose binary byte for byte, and back), nothing left behind.
 #[test]
 fn mv_of_folders_into_an_archive_and_back_keeps_every_byte() {
-    if !fuse_available() {
+    let Some((_work, game, state, mnt, arch)) = fixture() else {
         return;
-    }
-    let work = tempfile::tempdir().unwrap();
-    let w = work.path();
-    let (game, state, mnt) = folders(w);
-    let arch = pack_into(w, &game, &[]);
+    };
     let stock = members(&arch);
     let mut gafs = vec![("fx.gaf", writeback_common::sample_bytes())];
     match common::corpus() {
