@@ -1,5 +1,6 @@
-//! Every file in tests/crashtest/ (inputs that once crashed or exhausted memory) is answered
-//! without a panic; rendering its view stays within the per-image pixel budget.
+//! Every file in tests/crashtest/ (inputs that once crashed, exhausted memory or failed a
+//! fuzzed round trip) is answered without a panic; rendering its view stays within the
+//! per-image pixel budget; a GAF that parses writes and reads back to the same model.
 
 use tafs::formats::{gaf, tnt, Limits};
 use tafs::view::{self, AssetKind, ViewOptions};
@@ -18,7 +19,14 @@ fn crashtest_inputs_are_handled() {
         match kind {
             AssetKind::Gaf => {
                 if let Ok(g) = gaf::parse(&data, &Limits::default()) {
-                    let _ = gaf::write(&g);
+                    let out = gaf::write(&g).unwrap_or_else(|e| panic!("{name}: write: {e}"));
+                    let again = gaf::parse(&out, &Limits::default())
+                        .unwrap_or_else(|e| panic!("{name}: written GAF: {e}"));
+                    assert!(again.sequences == g.sequences, "{name}: frames changed");
+                    assert!(
+                        again.trailing == g.trailing,
+                        "{name}: trailing bytes changed"
+                    );
                 }
             }
             AssetKind::Tnt => {

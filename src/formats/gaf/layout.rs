@@ -518,7 +518,7 @@ pub fn write_with_layout(gaf: &Gaf, layout: &Layout) -> Result<Vec<u8>, GafError
     // Which node keeps each recorded place.
     let table_end = HEADER_LEN + 4 * u64::from(count);
     let old_table_end = HEADER_LEN + 4 * layout.sequence_count as u64;
-    let reserved = (old_table_end, table_end.max(old_table_end));
+    let table_region = table_end.max(old_table_end);
     let mut claimants: HashMap<(u32, u64), Vec<usize>> = HashMap::new();
     let mut order: Vec<(u32, u64)> = Vec::new();
     for (id, n) in b.nodes.iter().enumerate() {
@@ -535,33 +535,62 @@ pub fn write_with_layout(gaf: &Gaf, layout: &Layout) -> Result<Vec<u8>, GafError
         decide(*s, &b, &claimants, &mut decided, 0);
     }
     let mut winner: Vec<bool> = vec![false; b.nodes.len()];
-    // (start, end, original content, node) of every kept place; the header and table first
-    let mut kept: Vec<(u64, u64, bool, usize)> = vec![(0, table_end, true, usize::MAX)];
+    // whether the winner of a place holds its recorded bytes (with its children in place)
+    let mut matched: Vec<bool> = vec![false; b.nodes.len()];
     for s in order {
         let (off, len) = (u64::from(s.0), s.1);
-        let Some(Some((id, matched))) = decided.get(&s).copied() else {
+        let Some(Some((id, m))) = decided.get(&s).copied() else {
             continue;
         };
-        let in_new_table = len > 0 && off < reserved.1 && off + len > reserved.0;
-        if in_new_table || off + len > layout.end {
+        // the header and sequence table are written last, from the new offsets: no block
+        // keeps a place inside them (a crafted file may put one there)
+        let in_table = len > 0 && off < table_region;
+        if in_table || off + len > layout.end {
             continue;
         }
-        winner[id] = true;
-        if len > 0 {
-            kept.push((off, off + len, matched, id));
+        if let (Some(w), Some(x)) = (winner.get_mut(id), matched.get_mut(id)) {
+            *w = true;
+            *x = m;
         }
     }
-    // A kept place that does not hold the original content must not overlap another one.
-    kept.sort_unstable();
-    let mut reach = 0u64;
-    for (i, &(s, e, matched, id)) in kept.iter().enumerate() {
-        let next_overlaps = kept.get(i + 1).is_some_and(|k| k.0 < e);
-        if !matched && (reach > s || next_overlaps) {
-            if let Some(w) = winner.get_mut(id) {
-                *w = false;
+    // A kept place that does not hold its recorded bytes must not overlap another one. A
+    // place holds them only while every block it points to keeps its own place too (else
+    // a pointer in it changes), so dropping a place can make the places pointing to it
+    // differ: repeat until no place is dropped (each round drops one at least; the rounds
+    // follow the pointers' nesting).
+    for _ in 0..=b.nodes.len() {
+        // (start, end, holds its recorded bytes, node); the header and table first
+        let mut kept: Vec<(u64, u64, bool, usize)> = vec![(0, table_end, true, usize::MAX)];
+        for (id, n) in b.nodes.iter().enumerate() {
+            let Some((off, len)) = n.slot.filter(|s| s.1 > 0) else {
+                continue;
+            };
+            if !winner.get(id).copied().unwrap_or(false) {
+                continue;
             }
+            let holds = matched.get(id).copied().unwrap_or(false)
+                && n.ptrs
+                    .iter()
+                    .all(|&(_, c)| winner.get(c).copied().unwrap_or(false));
+            let off = u64::from(off);
+            kept.push((off, off + len, holds, id));
         }
-        reach = reach.max(e);
+        kept.sort_unstable();
+        let mut dropped = false;
+        let mut reach = 0u64;
+        for (i, &(s, e, holds, id)) in kept.iter().enumerate() {
+            let next_overlaps = kept.get(i + 1).is_some_and(|k| k.0 < e);
+            if !holds && (reach > s || next_overlaps) {
+                if let Some(w) = winner.get_mut(id) {
+                    *w = false;
+                    dropped = true;
+                }
+            }
+            reach = reach.max(e);
+        }
+        if !dropped {
+            break;
+        }
     }
 
     // Room freed by blocks that moved, shrank or went away.
