@@ -535,3 +535,109 @@ fn racing_opens_of_one_pass_through_file_read_its_bytes() {
     });
     assert!(std::fs::read(game.path().join("music/race.bin")).unwrap() == data);
 }
+
+/// What tools ask of a descriptor besides reads and writes gets the answers of a disk file
+/// the mount cannot do more for, and no warning in the log: `isatty` (an ioctl, with every
+/// Python `open`) is false and the ioctl `ENOTTY`; `SEEK_DATA`/`SEEK_HOLE` see one data
+/// extent; `posix_fallocate` works by writing, `fallocate(1)` says "Operation not
+/// supported", `lsattr` too; `cp` inside the mount (`copy_file_range`) copies generated and
+/// plain files.
+#[test]
+fn ioctl_lseek_fallocate_and_in_mount_copies_answer_quietly() {
+    if !fuse_available() {
+        return;
+    }
+    let game = sample_game();
+    put(&game.path().join("notes.txt"), "plain bytes");
+    let dir = tempfile::tempdir().unwrap();
+    let mnt = dir.path().join("mnt");
+    let log = dir.path().join("log");
+    let state = dir.path().join("state");
+    let _guard = UnmountGuard(mnt.clone());
+    let mut child = foreground(
+        game.path(),
+        &mnt,
+        &["--state-dir", state.to_str().unwrap()],
+        &log,
+    );
+    let m = mnt.display();
+    let script = format!(
+        r#"
+import errno, fcntl, glob, os, termios
+m = '{m}'
+paths = [sorted(glob.glob(m + '/anims/UPPER.GAF/*/0.png'))[0],
+         m + '/anims/UPPER.GAF/metadata.json', m + '/notes.txt']
+for p, flags in [(p, f) for p in paths for f in (os.O_RDONLY, os.O_RDWR)]:
+    fd = os.open(p, flags)
+    size = os.fstat(fd).st_size
+    assert size > 0, p
+    assert not os.isatty(fd), p
+    try:
+        fcntl.ioctl(fd, termios.TCGETS, bytes(64))
+        raise SystemExit(p + ': TCGETS answered')
+    except OSError as e:
+        assert e.errno == errno.ENOTTY, (p, e)
+    assert os.lseek(fd, 0, os.SEEK_DATA) == 0, p
+    assert os.lseek(fd, 0, os.SEEK_HOLE) == size, p
+    os.close(fd)
+fd = os.open(m + '/made.bin', os.O_CREAT | os.O_RDWR, 0o644)
+os.posix_fallocate(fd, 0, 10000)
+assert os.fstat(fd).st_size == 10000
+os.close(fd)
+print('ok')
+"#
+    );
+    let out = Command::new("python3").arg("-c").arg(&script).output();
+    let out = out.expect("python3 is needed (apt-get install -y python3)");
+    assert!(
+        out.status.success(),
+        "{}{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let fa = Command::new("fallocate")
+        .args(["-l", "4096"])
+        .arg(mnt.join("falloc.bin"))
+        .output()
+        .expect("fallocate is needed (util-linux)");
+    assert!(!fa.status.success());
+    assert!(
+        String::from_utf8_lossy(&fa.stderr).contains("Operation not supported"),
+        "{}",
+        String::from_utf8_lossy(&fa.stderr)
+    );
+    // file flags: the kernel turns the ioctl's ENOTTY into EOPNOTSUPP
+    let la = Command::new("lsattr")
+        .arg(mnt.join("notes.txt"))
+        .output()
+        .expect("lsattr is needed (e2fsprogs)");
+    assert!(!la.status.success());
+    assert!(
+        String::from_utf8_lossy(&la.stderr).contains("Operation not supported"),
+        "{}",
+        String::from_utf8_lossy(&la.stderr)
+    );
+    sh(&format!(
+        "cp {m}/notes.txt {m}/notes2.txt && cp {m}/anims/UPPER.GAF/metadata.json {m}/meta.json"
+    ));
+    assert_eq!(
+        std::fs::read(mnt.join("notes2.txt")).unwrap(),
+        b"plain bytes"
+    );
+    assert_eq!(
+        std::fs::read(mnt.join("meta.json")).unwrap(),
+        std::fs::read(mnt.join("anims/UPPER.GAF/metadata.json")).unwrap()
+    );
+    assert_eq!(
+        std::fs::read(game.path().join("meta.json")).unwrap(),
+        std::fs::read(mnt.join("meta.json")).unwrap()
+    );
+    // SAFETY: signalling the child this test started.
+    unsafe { libc::kill(child.id() as i32, libc::SIGINT) };
+    assert!(child.wait().unwrap().success());
+    let text = std::fs::read_to_string(&log).unwrap();
+    assert!(
+        !text.contains("Not Implemented") && !text.contains("WARN"),
+        "the log warns:\n{text}"
+    );
+}

@@ -11,11 +11,11 @@ use super::sys::SetTime;
 use super::FsError;
 use crate::view::merged::Priority;
 use fuser::{
-    AccessFlags, BackingId, Config, Errno, FileAttr, FileHandle, FileType, Filesystem, FopenFlags,
-    Generation, INodeNo, InitFlags, KernelConfig, LockOwner, MountOption, Notifier, OpenFlags,
-    RenameFlags, ReplyAttr, ReplyCreate, ReplyData, ReplyDirectory, ReplyDirectoryPlus, ReplyEmpty,
-    ReplyEntry, ReplyOpen, ReplyStatfs, ReplyWrite, ReplyXattr, Request, Session, SessionACL,
-    TimeOrNow, WriteFlags,
+    AccessFlags, BackingId, Config, CopyFileRangeFlags, Errno, FileAttr, FileHandle, FileType,
+    Filesystem, FopenFlags, Generation, INodeNo, InitFlags, IoctlFlags, KernelConfig, LockOwner,
+    MountOption, Notifier, OpenFlags, RenameFlags, ReplyAttr, ReplyCreate, ReplyData,
+    ReplyDirectory, ReplyDirectoryPlus, ReplyEmpty, ReplyEntry, ReplyIoctl, ReplyLseek, ReplyOpen,
+    ReplyStatfs, ReplyWrite, ReplyXattr, Request, Session, SessionACL, TimeOrNow, WriteFlags,
 };
 use std::collections::HashMap;
 use std::ffi::OsStr;
@@ -695,6 +695,74 @@ impl Filesystem for TafsFs {
             ),
             Err(e) => reply.error(errno("statfs", &e)),
         }
+    }
+
+    // The requests below are not supported. fuser's defaults answer them the same way but
+    // log a warning for each, and `ioctl` comes with every `isatty` (Python's `open`, most
+    // tools' first look at a descriptor): answered quietly here.
+
+    /// No file of the mount takes an ioctl: `ENOTTY`, what a disk file answers to a terminal's
+    /// (`TCGETS` of `isatty`); the kernel makes it `EOPNOTSUPP` for file flags (`lsattr`).
+    fn ioctl(
+        &self,
+        _req: &Request,
+        _ino: INodeNo,
+        _fh: FileHandle,
+        _flags: IoctlFlags,
+        cmd: u32,
+        _in_data: &[u8],
+        _out_size: u32,
+        reply: ReplyIoctl,
+    ) {
+        log::trace!("ioctl {cmd:#x}: ENOTTY");
+        reply.error(Errno::ENOTTY);
+    }
+
+    /// `SEEK_DATA`/`SEEK_HOLE`: `ENOSYS` once, then the kernel answers them itself for every
+    /// file (the whole file is data).
+    fn lseek(
+        &self,
+        _req: &Request,
+        _ino: INodeNo,
+        _fh: FileHandle,
+        _offset: i64,
+        _whence: i32,
+        reply: ReplyLseek,
+    ) {
+        reply.error(Errno::ENOSYS);
+    }
+
+    /// `ENOSYS` once, then the kernel (and `cp`) copy through reads and writes, which the
+    /// write-back sees as any other write.
+    fn copy_file_range(
+        &self,
+        _req: &Request,
+        _ino_in: INodeNo,
+        _fh_in: FileHandle,
+        _offset_in: u64,
+        _ino_out: INodeNo,
+        _fh_out: FileHandle,
+        _offset_out: u64,
+        _len: u64,
+        _flags: CopyFileRangeFlags,
+        reply: ReplyWrite,
+    ) {
+        reply.error(Errno::ENOSYS);
+    }
+
+    /// `ENOSYS` once, then every `fallocate` is `EOPNOTSUPP` without a round trip
+    /// (`posix_fallocate` then writes the range instead).
+    fn fallocate(
+        &self,
+        _req: &Request,
+        _ino: INodeNo,
+        _fh: FileHandle,
+        _offset: u64,
+        _length: u64,
+        _mode: i32,
+        reply: ReplyEmpty,
+    ) {
+        reply.error(Errno::ENOSYS);
     }
 
     fn access(&self, _req: &Request, ino: INodeNo, mask: AccessFlags, reply: ReplyEmpty) {
