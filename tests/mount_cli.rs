@@ -595,28 +595,20 @@ print('ok')
         String::from_utf8_lossy(&out.stdout),
         String::from_utf8_lossy(&out.stderr)
     );
-    let fa = Command::new("fallocate")
-        .args(["-l", "4096"])
-        .arg(mnt.join("falloc.bin"))
-        .output()
-        .expect("fallocate is needed (util-linux)");
-    assert!(!fa.status.success());
-    assert!(
-        String::from_utf8_lossy(&fa.stderr).contains("Operation not supported"),
-        "{}",
-        String::from_utf8_lossy(&fa.stderr)
-    );
-    // file flags: the kernel turns the ioctl's ENOTTY into EOPNOTSUPP
-    let la = Command::new("lsattr")
-        .arg(mnt.join("notes.txt"))
-        .output()
-        .expect("lsattr is needed (e2fsprogs)");
-    assert!(!la.status.success());
-    assert!(
-        String::from_utf8_lossy(&la.stderr).contains("Operation not supported"),
-        "{}",
-        String::from_utf8_lossy(&la.stderr)
-    );
+    // (the kernel turns the ioctl's ENOTTY into EOPNOTSUPP for file flags)
+    for (tool, pkg, args) in [
+        ("fallocate", "util-linux", &["-l", "4096", "falloc.bin"][..]),
+        ("lsattr", "e2fsprogs", &["notes.txt"][..]),
+    ] {
+        let out = Command::new(tool)
+            .args(args)
+            .current_dir(&mnt)
+            .output()
+            .unwrap_or_else(|e| panic!("{tool}: {e} (apt-get install -y {pkg})"));
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert!(!out.status.success(), "{tool}");
+        assert!(err.contains("Operation not supported"), "{tool}: {err}");
+    }
     sh(&format!(
         "cp {m}/notes.txt {m}/notes2.txt && cp {m}/anims/UPPER.GAF/metadata.json {m}/meta.json"
     ));
