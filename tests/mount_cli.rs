@@ -336,6 +336,44 @@ fn a_second_mount_of_the_same_game_folder_and_state_is_refused() {
     let _d3 = Daemon::start(game.path(), &m3, &["--state-dir", s, "--ro"]);
 }
 
+/// A `--ro` mount beside a writable one of the same game folder (what the README suggests
+/// for whole-tree scans) shows each commit of the writable one once the binary is replaced:
+/// `sed -i` of a CSV cell in the writable mount, then the same CSV in the read-only one.
+#[test]
+fn a_read_only_mount_beside_a_writable_one_shows_its_commits() {
+    if !fuse_available() {
+        return;
+    }
+    let game = sample_game();
+    let dir = tempfile::tempdir().unwrap();
+    let state = dir.path().join("state");
+    let s = state.to_str().unwrap();
+    let rw = Daemon::start(game.path(), &dir.path().join("rw"), &["--state-dir", s]);
+    let ro = Daemon::start(
+        game.path(),
+        &dir.path().join("ro"),
+        &["--state-dir", s, "--ro"],
+    );
+    let csv = |m: &Path| m.join("anims/UPPER.GAF/pulse/frames.csv");
+    let before = std::fs::read_to_string(csv(&ro.mnt)).unwrap();
+    assert_eq!(before, std::fs::read_to_string(csv(&rw.mnt)).unwrap());
+    // origin_x of the first frame, one more
+    sh(&format!(
+        "sed -i '2s/^0,11,11,5,/0,11,11,6,/' {}",
+        csv(&rw.mnt).display()
+    ));
+    let after = std::fs::read_to_string(csv(&rw.mnt)).unwrap();
+    assert_ne!(after, before, "the sed edit changed nothing");
+    assert!(
+        after.lines().nth(1).unwrap().starts_with("0,11,11,6,"),
+        "{after}"
+    );
+    wait_for("the commit in the read-only mount", || {
+        std::fs::read_to_string(csv(&ro.mnt)).is_ok_and(|t| t == after)
+    });
+    assert_eq!(diff_every_asset(game.path(), &ro.mnt), 5);
+}
+
 /// A foreground `tafs mount -v ARGS GAME MNT`, its log in `log`; stopped with SIGINT.
 fn foreground(game: &Path, mnt: &Path, args: &[&str], log: &Path) -> std::process::Child {
     std::fs::create_dir_all(mnt).unwrap();
