@@ -309,11 +309,9 @@ fn a_second_mount_of_the_same_game_folder_and_state_is_refused() {
     if !fuse_available() {
         return;
     }
-    let game = sample_game();
-    let dir = tempfile::tempdir().unwrap();
+    let (game, dir, _d) = mounted_with("notes.txt", b"one");
     let state = dir.path().join("state");
     let s = state.to_str().unwrap();
-    let _d = Daemon::start(game.path(), &dir.path().join("m1"), &["--state-dir", s]);
     let m2 = dir.path().join("m2");
     std::fs::create_dir(&m2).unwrap();
     let _guard = UnmountGuard(m2.clone());
@@ -344,11 +342,9 @@ fn a_read_only_mount_beside_a_writable_one_shows_its_commits() {
     if !fuse_available() {
         return;
     }
-    let game = sample_game();
-    let dir = tempfile::tempdir().unwrap();
+    let (game, dir, rw) = mounted_with("notes.txt", b"one");
     let state = dir.path().join("state");
     let s = state.to_str().unwrap();
-    let rw = Daemon::start(game.path(), &dir.path().join("rw"), &["--state-dir", s]);
     let ro = Daemon::start(
         game.path(),
         &dir.path().join("ro"),
