@@ -1,7 +1,7 @@
 //! Property test: random edit sequences on the sample GAF's exploded view (frame PNG pixels,
 //! durations and origins in frames.csv, deleting the last frame, appending a frame) applied
 //! through the files and `view::gaf::build`, and applied to a reference model (the `Gaf`
-//! edited directly, by the rules in README "Build rules"), give the same pixels and fields.
+//! edited directly, by the rules in docs/LAYOUT.md, "Build rules"), give the same pixels and fields.
 
 use proptest::prelude::*;
 use tafs::formats::gaf::{self, Content, Frame, FrameEntry, Gaf, Pixels};

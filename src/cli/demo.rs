@@ -45,6 +45,23 @@ pub fn write_demo(dir: &Path) -> io::Result<()> {
     Ok(())
 }
 
+/// Arguments of `tafs demo`.
+#[derive(clap::Args, Debug)]
+#[command(
+    after_help = "Example:\n  tafs demo ~/ta && tafs mount -d ~/ta ~/ta-mnt && ls ~/ta-mnt/anims/demo.gaf"
+)]
+pub struct DemoArgs {
+    /// The folder to write the demo game folder into (created when missing; files of the
+    /// demo's names in it are replaced).
+    pub dir: std::path::PathBuf,
+}
+
+/// Runs `tafs demo`: writes the demo game folder into DIR.
+pub fn run(a: DemoArgs) -> Result<i32, super::CliError> {
+    write_demo(&a.dir).map_err(|e| super::CliError::Msg(format!("{}: {e}", a.dir.display())))?;
+    Ok(0)
+}
+
 /// What to try in a demo mount at `mnt`.
 pub fn hints(mnt: &Path) -> String {
     let m = mnt.display();

@@ -16,7 +16,13 @@ use clap::{Parser, Subcommand};
 
 /// tafs: Total Annihilation GAF sprites and TNT maps as editable files.
 #[derive(Parser, Debug)]
-#[command(name = "tafs", version, about, propagate_version = true)]
+#[command(
+    name = "tafs",
+    version,
+    about,
+    propagate_version = true,
+    after_help = QUICK_START
+)]
 pub struct Cli {
     /// More log output (-v info, -vv debug, -vvv trace).
     #[arg(short, long, action = clap::ArgAction::Count, global = true)]
@@ -24,6 +30,16 @@ pub struct Cli {
     #[command(subcommand)]
     command: Command,
 }
+
+/// The quick start `tafs --help` ends with: the README's first commands (tests/readme.rs
+/// checks that each is one the README runs).
+const QUICK_START: &str = "Try it on the demo (README.md has the recipes, docs/ the reference):
+  tafs demo ~/ta
+  mkdir -p ~/ta-mnt
+  tafs mount -d ~/ta ~/ta-mnt           # -d: return once mounted, serve in the background
+  ls ~/ta-mnt/anims/demo.gaf ~/ta-mnt/anims/demo.gaf/pulse
+  tafs status ~/ta-mnt                  # after saving a file: what was committed, or why not
+  tafs umount ~/ta-mnt";
 
 #[derive(Subcommand, Debug)]
 enum Command {
@@ -52,6 +68,9 @@ enum Command {
     /// HPI archives (.hpi .ufo .ccx .gp3 .gpf, TA: Kingdoms .hpi): list, info, extract, pack.
     #[command(subcommand)]
     Hpi(hpi::HpiCmd),
+    /// Write a small game folder to try tafs on (sprites, a map, a unit picture, a palette,
+    /// a model).
+    Demo(demo::DemoArgs),
     /// Mount a game folder: every .gaf/.tnt/.pcx/.pal/.3do appears as a directory of editable files.
     Mount(mount::MountArgs),
     /// Unmount a tafs mount.
@@ -89,6 +108,7 @@ pub fn main() -> i32 {
         Command::Pal(c) => pcx::run_pal(c),
         Command::Model3d(c) => model3d::run(c),
         Command::Roundtrip(a) => roundtrip::run(a),
+        Command::Demo(a) => demo::run(a),
         Command::Mount(a) => mount::run(a),
         Command::Umount(a) => mount::umount(a),
         Command::Status(a) => mount::status(a),
