@@ -189,8 +189,9 @@ fn readme_shell_blocks_run_against_the_demo() {
     if !fuse_available() {
         return;
     }
-    let home = tempfile::tempdir().unwrap();
-    let home = home.path().canonicalize().unwrap();
+    let tmp = tempfile::tempdir().unwrap();
+    let home = tmp.path().canonicalize().unwrap();
+    // dropped before `tmp`: nothing stays mounted in the folder being removed
     let _unmount = UnmountAllUnder(home.clone());
     let bin_dir = Path::new(TAFS).parent().unwrap();
     let path = format!(
@@ -199,12 +200,16 @@ fn readme_shell_blocks_run_against_the_demo() {
         std::env::var("PATH").unwrap_or_default()
     );
     let home_s = home.to_string_lossy().into_owned();
+    // run files (how `tafs umount` finds a mount) stay in the temporary home too
+    let run = home.join(".run");
+    std::fs::create_dir(&run).unwrap();
     for (b, expected) in runnable(README) {
         let out = Command::new("bash")
             .args(["--noprofile", "--norc", "-euo", "pipefail", "-c", &b.code])
             .current_dir(&home)
             .env("HOME", &home)
             .env("PATH", &path)
+            .env("XDG_RUNTIME_DIR", &run)
             .env_remove("XDG_STATE_HOME")
             .env_remove("XDG_CONFIG_HOME")
             .env_remove("RUST_LOG")
