@@ -327,3 +327,43 @@ fn tafs_help_and_the_readme_agree() {
         );
     }
 }
+
+/// The targets of the Markdown links and pictures in `text` (relative ones only).
+fn local_links(text: &str) -> Vec<String> {
+    text.split("](")
+        .skip(1)
+        .filter_map(|rest| rest.split_once(')').map(|(t, _)| t))
+        .map(|t| t.split('#').next().unwrap_or("").to_string())
+        .filter(|t| !t.is_empty() && !t.contains("://"))
+        .collect()
+}
+
+#[test]
+fn readme_and_docs_links_and_pictures_exist() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let mut pages = vec![root.join("README.md")];
+    for e in std::fs::read_dir(root.join("docs")).unwrap() {
+        let p = e.unwrap().path();
+        if p.extension().is_some_and(|x| x == "md") {
+            pages.push(p);
+        }
+    }
+    let mut checked = 0;
+    for page in &pages {
+        let text = std::fs::read_to_string(page).unwrap();
+        for link in local_links(&text) {
+            let target = page.parent().unwrap().join(&link);
+            assert!(
+                target.exists(),
+                "{}: the link {link} goes nowhere",
+                page.display()
+            );
+            if link.ends_with(".png") {
+                let head = std::fs::read(&target).unwrap();
+                assert!(head.starts_with(b"\x89PNG"), "{link} is not a PNG");
+            }
+            checked += 1;
+        }
+    }
+    assert!(checked >= 10, "{checked} links checked");
+}
