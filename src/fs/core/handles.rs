@@ -196,7 +196,8 @@ impl Core {
                 if node.parent == DETACHED {
                     return Err(FsError::Stale);
                 }
-                if self.opts.state_dir.is_some() {
+                // a file no build reads opens as generated (a write: EROFS), never staged
+                if self.opts.state_dir.is_some() && self.accepts(ino, None) {
                     if let Some(o) = self.wb_open(ino, root, gen, &vpath, flags)? {
                         return Ok(o);
                     }
@@ -242,6 +243,9 @@ impl Core {
                     Some(crate::fs::writeback::fingerprint(&b))
                 });
                 self.with_member_shown(&mut attr, &rel, &meta, &vpath, false);
+                if !Self::accepts_at(&rel, &vpath, true) {
+                    attr.perm &= !0o222;
+                }
                 let fh = self.add_handle(Handle::Generated(bytes, attr));
                 Ok(Opened {
                     fh,

@@ -987,6 +987,11 @@ impl OverlayCore {
     /// that differs from `name` only in letter case (TA would see them as one file).
     pub(super) fn parent_for_new(&self, parent: u64, name: &OsStr) -> Result<TopIno<'_>, FsError> {
         let u = self.node(parent)?;
+        // nothing is copied into the mod for a name no build reads
+        let path = join(&u.path, &name.to_string_lossy());
+        if !crate::view::accepts_writes_within(&path, true) {
+            return Err(FsError::ReadOnly("no build reads this file"));
+        }
         if !Self::opaque(&u) {
             if let (Some(n), Ok((_, ps))) = (name.to_str(), self.dir_layers(parent, false)) {
                 let twin_stock = ps.and_then(|ps| {
