@@ -544,9 +544,11 @@ impl FsOps for OverlayCore {
         if Self::is_special(ino) {
             return Err(FsError::NotDir);
         }
-        let u = self.node(ino)?;
+        let mut u = self.node(ino)?;
         if let Key::Stock(_) = u.key {
-            self.check_stock(ino, &u)?;
+            // (served by the top from now on if it was copied up)
+            self.layer(ino)?;
+            u = self.node(ino)?;
         }
         let items = self.list(ino, &u)?;
         let fh = self.next_fh.fetch_add(1, Ordering::Relaxed);
