@@ -332,3 +332,54 @@ fn rsync_into_a_stock_gaf_through_a_mod_keeps_the_folders_it_entered_valid() {
         );
     }
 }
+
+#[test]
+fn a_push_after_a_remount_sends_nothing_again() {
+    if !fuse_available() {
+        println!("skipped: no FUSE");
+        return;
+    }
+    let t = tempfile::tempdir().unwrap();
+    let game = t.path().join("game");
+    let gaf = tafs::formats::gaf::write(&tafs::sample::animated_gaf()).unwrap();
+    put(&game.join("anims/pulse.gaf"), &gaf);
+    // the binary older than the edit below (rsync compares size and mtime)
+    sh(&format!(
+        "touch -d '2020-01-01' '{}'",
+        game.join("anims/pulse.gaf").display()
+    ));
+    let state = t.path().join("state");
+    let mnt = t.path().join("mnt");
+    let bk = t.path().join("bk");
+    let args = ["--ttl", "0", "--state-dir", state.to_str().unwrap()];
+    let asset = mnt.join("anims/pulse.gaf");
+    let push = || {
+        sh(&format!(
+            "rsync -a --itemize-changes '{}/' '{}/' | grep -c '^>f' || true",
+            bk.display(),
+            asset.display()
+        ))
+        .trim()
+        .parse::<u32>()
+        .unwrap()
+    };
+    {
+        let _m = mount(&game, &mnt, &args);
+        sh(&format!(
+            "rsync -a '{}/' '{}/'",
+            asset.display(),
+            bk.display()
+        ));
+        let frame = bk.join("pulse/1.png");
+        let edited = writeback_common::edit_png(&std::fs::read(&frame).unwrap(), 200).0;
+        std::fs::write(&frame, &edited).unwrap();
+        assert_eq!(push(), 1, "the first push sends the edited frame");
+        // nothing of the asset is looked at before the unmount
+    }
+    assert!(std::fs::read(game.join("anims/pulse.gaf")).unwrap() != gaf);
+    let _m = mount(&game, &mnt, &args);
+    // the sequence's animated.png is a preview the commit changed: sent once, kept as written
+    let second = push();
+    assert!(second <= 1, "the push after a remount sent {second} files");
+    assert_eq!(push(), 0, "a third push sent files");
+}

@@ -565,6 +565,7 @@ impl FsOps for Core {
 
     fn finish(&self) {
         self.finish_deferred();
+        self.settle_times();
     }
 
     /// Status files change without an event: they keep the short TTL.
