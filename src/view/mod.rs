@@ -524,6 +524,38 @@ mod tests {
         assert!(join_checked(b, "a/./b").is_err());
         assert_eq!(join_checked(b, "a/b").unwrap(), Path::new("/tmp/x/a/b"));
     }
+
+    #[test]
+    fn writes_are_accepted_where_a_build_reads_them() {
+        for p in [
+            "",
+            "model.obj",
+            "model.mtl",
+            "pieces.csv",
+            "preview.png",
+            "new.txt",
+        ] {
+            assert!(!accepts_writes(AssetKind::Model3d, p), "{p}");
+        }
+        for k in [
+            AssetKind::Gaf,
+            AssetKind::Tnt,
+            AssetKind::Pcx,
+            AssetKind::Pal,
+        ] {
+            assert!(accepts_writes(k, ""));
+        }
+        assert!(accepts_writes(AssetKind::Gaf, "seq/animated.png"));
+        // the first component named like an asset is the asset, also in an archive
+        assert!(!accepts_writes_within("objects3d/arm.3do/model.obj", true));
+        assert!(!accepts_writes_within("x.ufo/objects3d/ARM.3DO", false));
+        assert!(!accepts_writes_within("x.ufo/objects3d/ARM.3DO/new", true));
+        // a member file named like an asset is a member, not its view
+        assert!(accepts_writes_within("x.ufo/objects3d/ARM.3DO", true));
+        assert!(accepts_writes_within("x.ufo/objects3d/readme.txt", true));
+        assert!(accepts_writes_within("anims/x.gaf/a.3do/0.png", true));
+        assert!(accepts_writes_within("", false));
+    }
 }
 
 /// Which exploded view a file name gets, by extension (any letter case).
@@ -563,6 +595,42 @@ impl AssetKind {
     pub fn writable(self) -> bool {
         self != AssetKind::Model3d
     }
+}
+
+/// Whether what is written at `path` of an asset folder of `kind` (relative to that folder;
+/// `""` is the folder itself, a path inside one names what is created there) is read by a
+/// build, or kept as written for a reason SEMANTICS gives (a sequence's `animated.png` and a
+/// dump's `palette.gpl` are previews a copied-back dump carries: `rsync`, `cp -a`, `tar x`
+/// of a whole dump write them). False: the mount refuses the write at `open` (`EROFS`),
+/// shows no write bit and stages nothing.
+pub fn accepts_writes(kind: AssetKind, path: &str) -> bool {
+    let _ = path;
+    match kind {
+        AssetKind::Gaf | AssetKind::Tnt | AssetKind::Pcx | AssetKind::Pal => true,
+        // read-only: no build reads a 3DO folder
+        AssetKind::Model3d => false,
+    }
+}
+
+/// [`accepts_writes`] for `path` beneath a game folder or an archive (`/`-separated): the
+/// asset is its first component named like one ([`AssetKind::from_name`]), the rest the path
+/// in its folder; a path within no asset accepts writes (a plain file, an archive member). A
+/// `file` (not a folder) named like an asset is an archive's member as a file, not its view:
+/// its folder decides.
+pub fn accepts_writes_within(path: &str, file: bool) -> bool {
+    let path = match path.rsplit_once('/') {
+        Some((dir, last)) if file && AssetKind::from_name(last).is_some() => dir,
+        None if file && AssetKind::from_name(path).is_some() => "",
+        _ => path,
+    };
+    let mut comps = path.split('/').filter(|c| !c.is_empty());
+    while let Some(c) = comps.next() {
+        if let Some(kind) = AssetKind::from_name(c) {
+            let rest: Vec<&str> = comps.collect();
+            return accepts_writes(kind, &rest.join("/"));
+        }
+    }
+    true
 }
 
 /// The name a palette view writes into `palette.gpl`: the asset's file name.

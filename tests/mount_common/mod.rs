@@ -320,37 +320,56 @@ impl GameMount {
 /// The second local user of the hostile-user tests.
 pub const SECOND_USER: &str = "tafs-evil";
 
-/// Makes [`SECOND_USER`] when missing; false (with a SKIPPED line) when not root.
+/// Makes [`SECOND_USER`] when missing; false (with a SKIPPED line) when not root. Once per
+/// test process, every test waiting for it: the tests of a file run in parallel, and one that
+/// found the user in `/etc/passwd` while another's `useradd` was still writing the shadow and
+/// group files ran its steps as a user the system did not fully know yet. Done once the user
+/// can run a command (`runuser`).
 pub fn second_user() -> bool {
     // SAFETY: geteuid has no preconditions.
     if unsafe { libc::geteuid() } != 0 {
         println!("SKIPPED: the second-user tests need root (useradd, runuser)");
         return false;
     }
+    static MADE: std::sync::OnceLock<()> = std::sync::OnceLock::new();
+    MADE.get_or_init(make_second_user);
+    true
+}
+
+fn make_second_user() {
     let have = || {
         std::process::Command::new("id")
             .arg(SECOND_USER)
             .output()
             .is_ok_and(|o| o.status.success())
     };
-    if !have() {
-        let o = std::process::Command::new("useradd")
-            .args([
-                "--no-create-home",
-                "--shell",
-                "/usr/sbin/nologin",
-                SECOND_USER,
-            ])
+    let usable = || {
+        std::process::Command::new("runuser")
+            .args(["-u", SECOND_USER, "--", "true"])
             .output()
-            .expect("useradd is missing: apt-get install -y passwd");
-        // a parallel test may have made it in between
-        assert!(
-            have(),
-            "useradd {SECOND_USER}: {}",
-            String::from_utf8_lossy(&o.stderr)
-        );
+            .is_ok_and(|o| o.status.success())
+    };
+    let mut last = String::new();
+    // another process (a test file run at the same time) may hold the passwd lock
+    for _ in 0..50 {
+        if have() && usable() {
+            return;
+        }
+        if !have() {
+            let o = std::process::Command::new("useradd")
+                .args([
+                    "--no-create-home",
+                    "--shell",
+                    "/usr/sbin/nologin",
+                    SECOND_USER,
+                ])
+                .output()
+                .expect("useradd is missing: apt-get install -y passwd");
+            last = String::from_utf8_lossy(&o.stderr).into_owned();
+        }
+        std::thread::sleep(std::time::Duration::from_millis(100));
     }
-    true
+    panic!("useradd {SECOND_USER}: the user is not usable: {last}");
 }
 
 /// Runs `args` as [`SECOND_USER`]; whether it succeeded (its stderr printed when not).

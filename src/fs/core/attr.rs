@@ -270,8 +270,8 @@ impl Core {
         vpath: &str,
         dir: bool,
     ) -> Result<Attr, FsError> {
-        if dir {
-            Ok(self.asset_dir_attr(ino, rel, gen, layout, meta, vpath))
+        let mut a = if dir {
+            self.asset_dir_attr(ino, rel, gen, layout, meta, vpath)
         } else {
             let size = self.size_of(rel, gen, layout, vpath)?;
             let mut a = self.gen_attr(ino, meta, false, size, 0);
@@ -280,8 +280,13 @@ impl Core {
                 Some(crate::fs::writeback::fingerprint(&b))
             });
             self.with_member_shown(&mut a, rel, meta, vpath, false);
-            Ok(a)
+            a
+        };
+        // no write bit where writes are refused
+        if !Self::accepts_at(rel, vpath, !dir) {
+            a.perm &= !0o222;
         }
+        Ok(a)
     }
     pub(in crate::fs) fn staged_attr(&self, ino: u64, m: &Metadata, subdirs: u32) -> Attr {
         let dir = m.is_dir();
@@ -415,7 +420,9 @@ impl Core {
                         drop(g);
                         return self.open_file_attr(ino);
                     }
-                    if let Some(m) = g.as_ref().and_then(|s| s.lstat(&vpath)) {
+                    // a file no build reads is always the generated one
+                    let staged = g.as_ref().filter(|_| Self::accepts_at(&rel, &vpath, true));
+                    if let Some(m) = staged.and_then(|s| s.lstat(&vpath)) {
                         return Ok(self.staged_attr(ino, &m, 0));
                     }
                 }

@@ -39,6 +39,9 @@ pub(in crate::fs) enum Handle {
         rel: PathBuf,
         writable: bool,
         written: AtomicBool,
+        /// A write failed (a full state directory): the partial file was removed, and
+        /// closing the descriptor commits nothing.
+        failed: AtomicBool,
     },
 }
 
@@ -196,7 +199,8 @@ impl Core {
                 if node.parent == DETACHED {
                     return Err(FsError::Stale);
                 }
-                if self.opts.state_dir.is_some() {
+                // a file no build reads opens as generated (a write: EROFS), never staged
+                if self.opts.state_dir.is_some() && self.accepts(ino, None) {
                     if let Some(o) = self.wb_open(ino, root, gen, &vpath, flags)? {
                         return Ok(o);
                     }
@@ -242,6 +246,9 @@ impl Core {
                     Some(crate::fs::writeback::fingerprint(&b))
                 });
                 self.with_member_shown(&mut attr, &rel, &meta, &vpath, false);
+                if !Self::accepts_at(&rel, &vpath, true) {
+                    attr.perm &= !0o222;
+                }
                 let fh = self.add_handle(Handle::Generated(bytes, attr));
                 Ok(Opened {
                     fh,
@@ -413,11 +420,21 @@ impl Core {
             Handle::Staged {
                 file,
                 written,
+                failed,
                 rel,
                 ino,
                 ..
             } => {
-                file.write_all_at(data, offset)?;
+                if let Err(e) = file.write_all_at(data, offset) {
+                    if !failed.swap(true, Ordering::Relaxed) {
+                        self.staged_write_failed(rel, *ino, file, &e);
+                    }
+                    return Err(e.into());
+                }
+                if failed.load(Ordering::Relaxed) {
+                    // the file is no longer staged: later writes of the descriptor are lost
+                    return Err(FsError::Io(std::io::Error::from_raw_os_error(libc::EIO)));
+                }
                 if !written.swap(true, Ordering::Relaxed) {
                     self.staged_written(rel, *ino);
                 }
@@ -432,10 +449,15 @@ impl Core {
             Handle::Staged {
                 writable: true,
                 written,
+                failed,
                 rel,
                 ino,
                 ..
             } => {
+                if failed.load(Ordering::Relaxed) {
+                    // what the failed write left is gone (see `staged_write_failed`)
+                    return Err(FsError::Io(std::io::Error::from_raw_os_error(libc::EIO)));
+                }
                 // a descriptor that only truncated (truncate -s 0) does not commit
                 if written.load(Ordering::Relaxed) {
                     self.staged_written(rel, *ino);

@@ -491,30 +491,62 @@ impl Core {
     }
 
     /// True when write-back applies to node `ino`: write-back is on and `ino` is an asset
-    /// directory (also an archive's) or inside one, of a kind that can be written back (a
-    /// 3DO model's directory answers `EROFS` like every asset directory without write-back).
+    /// directory (also an archive's) or inside one, at a path that accepts writes
+    /// ([`Core::accepts`]; a 3DO model's directory answers `EROFS` like every asset directory
+    /// without write-back).
     pub(in crate::fs) fn wb_node(&self, ino: u64) -> bool {
-        self.writeback() && self.is_asset_node(ino) && !self.read_only_asset(ino)
+        self.writeback() && self.is_asset_node(ino) && self.accepts(ino, None)
     }
 
-    /// True when `ino` is the directory of an asset kind that cannot be written back, or
-    /// inside one ([`AssetKind::writable`]), also an archive member's exploded directory (a
-    /// member file of such a name stays writable: it is a member, not its view).
-    fn read_only_asset(&self, ino: u64) -> bool {
-        let read_only = |name: &str| AssetKind::from_name(name).is_some_and(|k| !k.writable());
-        let t = self.table();
-        let (root, folders) = match t.get(ino).map(|n| &n.kind) {
-            Some(NodeKind::AssetRoot) => (ino, ""),
-            Some(NodeKind::ViewDir { root, vpath }) => (*root, vpath.as_str()),
-            Some(NodeKind::ViewFile { root, vpath, .. }) => {
-                (*root, vpath.rsplit_once('/').map_or("", |(d, _)| d))
+    /// Whether node `ino` (with `child`: the name `child` in folder `ino`) of an asset
+    /// directory accepts writes ([`view::accepts_writes`]); true outside asset directories.
+    pub(in crate::fs) fn accepts(&self, ino: u64, child: Option<&str>) -> bool {
+        let (root, vpath, file) = {
+            let t = self.table();
+            match t.get(ino).map(|n| &n.kind) {
+                Some(NodeKind::AssetRoot) => (ino, String::new(), false),
+                Some(NodeKind::ViewDir { root, vpath }) => (*root, vpath.clone(), false),
+                Some(NodeKind::ViewFile { root, vpath, .. }) => (*root, vpath.clone(), true),
+                _ => return true,
             }
-            _ => return false,
         };
-        folders.split('/').any(read_only)
-            || t.get(root)
-                .and_then(|n| n.name.to_str())
-                .is_some_and(read_only)
+        let Ok(rel) = self.rel_path(root) else {
+            return true;
+        };
+        match child {
+            Some(c) if vpath.is_empty() => Self::accepts_at(&rel, c, true),
+            Some(c) => Self::accepts_at(&rel, &format!("{vpath}/{c}"), true),
+            None => Self::accepts_at(&rel, &vpath, file),
+        }
+    }
+
+    /// `EROFS` for a name of an asset directory (`name` in folder `parent`) whose writes no
+    /// build reads ([`Core::accepts`]), before anything is staged.
+    fn refuse_unless_accepted(&self, parent: u64, name: &OsStr) -> Result<(), FsError> {
+        if !self.writeback() || !self.is_asset_node(parent) {
+            return Ok(());
+        }
+        let accepted = match name.to_str() {
+            Some(n) => self.accepts(parent, Some(n)),
+            None => self.accepts(parent, None),
+        };
+        if accepted {
+            Ok(())
+        } else {
+            Err(FsError::ReadOnly("no build reads this file"))
+        }
+    }
+
+    /// [`view::accepts_writes`] for `vpath` (a file or a folder) of the asset (or archive) at
+    /// `rel` ([`view::accepts_writes_within`] from the binary's name on).
+    pub(in crate::fs) fn accepts_at(rel: &Path, vpath: &str, file: bool) -> bool {
+        let name = rel.file_name().and_then(|n| n.to_str()).unwrap_or("");
+        let path = if vpath.is_empty() {
+            name.to_string()
+        } else {
+            format!("{name}/{vpath}")
+        };
+        view::accepts_writes_within(&path, file && !vpath.is_empty())
     }
 }
 
@@ -533,6 +565,7 @@ impl FsOps for Core {
 
     fn finish(&self) {
         self.finish_deferred();
+        self.settle_times();
     }
 
     /// Status files change without an event: they keep the short TTL.
@@ -645,6 +678,9 @@ impl FsOps for Core {
     }
 
     fn setattr(&self, ino: u64, set: SetAttr, fh: Option<u64>) -> Result<Attr, FsError> {
+        if self.writeback() && self.is_asset_node(ino) && !self.accepts(ino, None) {
+            return Err(FsError::ReadOnly("no build reads this file"));
+        }
         if self.wb_node(ino) {
             let _m = self.mutating();
             return self.wb_setattr(ino, set, fh);
@@ -662,6 +698,7 @@ impl FsOps for Core {
         uid: u32,
         gid: u32,
     ) -> Result<Attr, FsError> {
+        self.refuse_unless_accepted(parent, name)?;
         let a = if self.wb_node(parent) {
             let m = self.mutating();
             let a = self.wb_mknod(parent, name, mode, umask, uid, gid)?;
@@ -682,6 +719,7 @@ impl FsOps for Core {
         uid: u32,
         gid: u32,
     ) -> Result<Attr, FsError> {
+        self.refuse_unless_accepted(parent, name)?;
         let a = if self.wb_node(parent) {
             let m = self.mutating();
             let a = self.wb_mkdir(parent, name, mode, umask, uid, gid)?;
@@ -706,11 +744,13 @@ impl FsOps for Core {
     }
 
     fn link(&self, ino: u64, newparent: u64, newname: &OsStr) -> Result<Attr, FsError> {
+        self.refuse_unless_accepted(newparent, newname)?;
         let a = self.real_link(ino, newparent, newname)?;
         self.entry(a)
     }
 
     fn unlink(&self, parent: u64, name: &OsStr) -> Result<(), FsError> {
+        self.refuse_unless_accepted(parent, name)?;
         if self.wb_node(parent) {
             let _m = self.mutating();
             return self.wb_unlink(parent, name);
@@ -719,6 +759,7 @@ impl FsOps for Core {
     }
 
     fn rmdir(&self, parent: u64, name: &OsStr) -> Result<(), FsError> {
+        self.refuse_unless_accepted(parent, name)?;
         if self.wb_node(parent) {
             let _m = self.mutating();
             return self.wb_rmdir(parent, name);
@@ -736,6 +777,8 @@ impl FsOps for Core {
         newname: &OsStr,
         flags: u32,
     ) -> Result<(), FsError> {
+        self.refuse_unless_accepted(parent, name)?;
+        self.refuse_unless_accepted(newparent, newname)?;
         if self.wb_node(parent) || self.wb_node(newparent) {
             let _m = self.mutating();
             return self.wb_rename(parent, name, newparent, newname, flags);
@@ -753,6 +796,7 @@ impl FsOps for Core {
         uid: u32,
         gid: u32,
     ) -> Result<(Attr, Opened), FsError> {
+        self.refuse_unless_accepted(parent, name)?;
         let (a, o) = if self.wb_node(parent) {
             let m = self.mutating();
             let r = self.wb_create(parent, name, mode, umask, flags, uid, gid)?;

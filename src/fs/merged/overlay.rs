@@ -782,16 +782,56 @@ impl OverlayCore {
         let u = self.node(ino)?;
         match &u.key {
             Key::Top(t) => Ok((true, *t)),
-            Key::Stock(s) => {
-                self.check_stock(ino, &u)?;
-                Ok((false, *s))
-            }
+            Key::Stock(s) => match self.check_stock(ino, &u) {
+                Ok(()) => Ok((false, *s)),
+                // copied up since (the GAF it lies in, by a write beside it)
+                Err(FsError::Stale) => self.reroute_to_top(ino, &u),
+                Err(e) => Err(e),
+            },
             Key::Dir(_) => match self.dir_layers(ino, false)? {
                 (Some(t), _) => Ok((true, t)),
                 (None, Some(s)) => Ok((false, s)),
                 (None, None) => Err(FsError::Stale),
             },
         }
+    }
+
+    /// Stock node `ino` whose path the top holds now (copied up: a write into the GAF or
+    /// map it lies in): served by the top from now on under the same union inode, so an
+    /// inode the kernel holds (a process's working folder, an open file) stays valid.
+    /// `Stale` when the path is gone, or the top's inode has a union node of its own (the
+    /// kernel then looks the name up again).
+    fn reroute_to_top(&self, ino: u64, u: &UNode) -> Result<(bool, u64), FsError> {
+        let Some(a) = self.top_walk(&u.path)? else {
+            return Err(FsError::Stale);
+        };
+        let t = a.ino;
+        let mut stale: Vec<(bool, u64, u64)> = Vec::new();
+        {
+            let mut n = lock(&self.nodes);
+            let taken = n.by_key.get(&Key::Top(t)).is_some_and(|&o| o != ino);
+            let same = n.map.get(&ino).is_some_and(|x| x.key == u.key);
+            if taken || !same {
+                drop(n);
+                self.top.forget(t, 1);
+                return Err(FsError::Stale);
+            }
+            n.by_key.remove(&u.key);
+            n.by_key.insert(Key::Top(t), ino);
+            n.top_rev.insert(t, ino);
+            if let Some(x) = n.map.get_mut(&ino) {
+                x.key = Key::Top(t);
+                if let Some((o, l)) = x.top.replace((t, 1)) {
+                    stale.push((true, o, l));
+                }
+                if let Some((o, l)) = x.stock.take() {
+                    stale.push((false, o, l));
+                }
+            }
+        }
+        self.forget_layers(&stale);
+        log::debug!("{}: served by the mod now", u.path);
+        Ok((true, t))
     }
 
     /// The caller's user and group (the daemon's outside a request).
@@ -987,6 +1027,11 @@ impl OverlayCore {
     /// that differs from `name` only in letter case (TA would see them as one file).
     pub(super) fn parent_for_new(&self, parent: u64, name: &OsStr) -> Result<TopIno<'_>, FsError> {
         let u = self.node(parent)?;
+        // nothing is copied into the mod for a name no build reads
+        let path = join(&u.path, &name.to_string_lossy());
+        if !crate::view::accepts_writes_within(&path, true) {
+            return Err(FsError::ReadOnly("no build reads this file"));
+        }
         if !Self::opaque(&u) {
             if let (Some(n), Ok((_, ps))) = (name.to_str(), self.dir_layers(parent, false)) {
                 let twin_stock = ps.and_then(|ps| {

@@ -23,12 +23,28 @@ const STATUS_NAME: &str = ".tafs-status";
 impl OverlayCore {
     /// `a` as the union shows node `ino`: its inode, and for stock content the owner's
     /// write bit (a write copies it into the mod).
-    fn shown(mut a: Attr, ino: u64, top: bool) -> Attr {
+    fn shown(&self, mut a: Attr, ino: u64, top: bool) -> Attr {
         a.ino = ino;
-        if !top {
+        if !top && self.accepts(ino, a.kind != FileKind::Dir) {
             a.perm |= 0o200;
         }
         a
+    }
+
+    /// Whether union node `ino` (a `file` or a folder) accepts writes
+    /// ([`crate::view::accepts_writes_within`] of its path): a write no build of the mod
+    /// reads is refused (`EROFS`) before anything is copied into the mod.
+    fn accepts(&self, ino: u64, file: bool) -> bool {
+        self.node(ino)
+            .map_or(true, |u| crate::view::accepts_writes_within(&u.path, file))
+    }
+
+    fn refuse_unless_accepted(&self, ino: u64, file: bool) -> Result<(), FsError> {
+        if self.accepts(ino, file) {
+            Ok(())
+        } else {
+            Err(FsError::ReadOnly("no build reads this file"))
+        }
     }
 
     fn is_special(ino: u64) -> bool {
@@ -110,7 +126,7 @@ impl OverlayCore {
             })?;
             let (top, a) = a;
             let ino = self.intern_file(top, parent, name, a.ino);
-            return Ok(Self::shown(a, ino, top));
+            return Ok(self.shown(a, ino, top));
         }
         let (pt, ps) = self.dir_layers(parent, false)?;
         let path = join(&u.path, &name.to_string_lossy());
@@ -135,7 +151,7 @@ impl OverlayCore {
                     } else {
                         self.intern_file(true, parent, name, a.ino)
                     };
-                    return Ok(Self::shown(a, ino, true));
+                    return Ok(self.shown(a, ino, true));
                 }
                 Err(e) if is_not_found(&e) => {}
                 Err(e) if gone(&e) => return Err(FsError::Stale),
@@ -157,7 +173,7 @@ impl OverlayCore {
         } else {
             self.intern_file(false, parent, name, a.ino)
         };
-        Ok(Self::shown(a, ino, false))
+        Ok(self.shown(a, ino, false))
     }
 
     /// The names of top folder `pt` in lowercase, kept until the next change made through
@@ -302,7 +318,7 @@ impl OverlayCore {
         };
         let ino = self.intern(key, parent, name, Slot::Set(a.ino), stock, true);
         self.remember(ino);
-        Ok(Self::shown(a, ino, true))
+        Ok(self.shown(a, ino, true))
     }
 
     /// A top inode a union node holds (nothing to give back).
@@ -421,10 +437,10 @@ impl FsOps for OverlayCore {
             if let Ok(h) = self.handle(fh) {
                 match &*h {
                     Handle::Top { fh, ino: t, .. } => {
-                        return Ok(Self::shown(self.top.getattr(*t, Some(*fh))?, ino, true))
+                        return Ok(self.shown(self.top.getattr(*t, Some(*fh))?, ino, true))
                     }
                     Handle::Stock { fh, ino: s } => {
-                        return Ok(Self::shown(self.stock.getattr(*s, Some(*fh))?, ino, false))
+                        return Ok(self.shown(self.stock.getattr(*s, Some(*fh))?, ino, false))
                     }
                     Handle::Text(_, a) if a.ino == ino => return Ok(*a),
                     Handle::Text(..) => {}
@@ -442,7 +458,7 @@ impl FsOps for OverlayCore {
             };
             Ok((top, a))
         })?;
-        Ok(Self::shown(a, ino, top))
+        Ok(self.shown(a, ino, top))
     }
 
     fn readlink(&self, ino: u64) -> Result<Vec<u8>, FsError> {
@@ -469,6 +485,9 @@ impl FsOps for OverlayCore {
             });
         }
         let writing = flags & libc::O_ACCMODE != libc::O_RDONLY || flags & libc::O_TRUNC != 0;
+        if writing {
+            self.refuse_unless_accepted(ino, true)?;
+        }
         let (mut top, mut x) = self.layer(ino)?;
         let _held;
         if !top && writing {
@@ -525,9 +544,11 @@ impl FsOps for OverlayCore {
         if Self::is_special(ino) {
             return Err(FsError::NotDir);
         }
-        let u = self.node(ino)?;
+        let mut u = self.node(ino)?;
         if let Key::Stock(_) = u.key {
-            self.check_stock(ino, &u)?;
+            // (served by the top from now on if it was copied up)
+            self.layer(ino)?;
+            u = self.node(ino)?;
         }
         let items = self.list(ino, &u)?;
         let fh = self.next_fh.fetch_add(1, Ordering::Relaxed);
@@ -632,15 +653,21 @@ impl FsOps for OverlayCore {
                 if let Handle::Top { fh, ino: t, .. } = &*h {
                     let a = self.top.setattr(*t, set, Some(*fh))?;
                     self.bump();
-                    return Ok(Self::shown(a, ino, true));
+                    return Ok(self.shown(a, ino, true));
                 }
             }
         }
         let (top, x) = self.layer(ino)?;
+        if !top {
+            let dir = self
+                .getattr(ino, None)
+                .is_ok_and(|a| a.kind == FileKind::Dir);
+            self.refuse_unless_accepted(ino, !dir)?;
+        }
         let t = if top { self.own(x) } else { self.up(ino)? };
         let a = self.top.setattr(t.ino, set, None)?;
         self.bump();
-        Ok(Self::shown(a, ino, true))
+        Ok(self.shown(a, ino, true))
     }
 
     fn mknod(
@@ -686,6 +713,10 @@ impl FsOps for OverlayCore {
     }
 
     fn link(&self, ino: u64, newparent: u64, newname: &OsStr) -> Result<Attr, FsError> {
+        let at = join(&self.node(newparent)?.path, &newname.to_string_lossy());
+        if !crate::view::accepts_writes_within(&at, true) {
+            return Err(FsError::ReadOnly("no build reads this file"));
+        }
         let (top, x) = self.layer(ino)?;
         let t = if top { self.own(x) } else { self.up(ino)? };
         let pt = self.parent_for_new(newparent, newname)?;

@@ -307,6 +307,8 @@ impl Core {
         let mut new_view = None;
         // the second build of `outdated_staged`, when it ran
         let mut t_check = None;
+        // outdated files of folders still being filled, with the new binary's bytes
+        let mut refreshed: Vec<(String, Vec<u8>)> = Vec::new();
         let outdated = match outdated {
             Outdated::Known(v) => v,
             Outdated::Check {
@@ -337,6 +339,19 @@ impl Core {
                 let (out, rebuilt) =
                     outdated_after(&self.opts.packer, kind, s, &*view, bytes, &opts, stable);
                 t_check = rebuilt.then(|| t.elapsed());
+                // a folder being filled shows its staged files only: a dropped one would
+                // vanish from it (a `cp -r` of a sequence folder losing its `sequence.csv`
+                // until the folder is listed), so it takes the new binary's bytes instead
+                let (refresh, out): (Vec<String>, Vec<String>) = out.into_iter().partition(|p| {
+                    let dir = p.rsplit_once('/').map_or("", |(d, _)| d);
+                    super::overlay::filling(Some(s), dir)
+                });
+                for p in refresh {
+                    match view.render_vec(&p) {
+                        Ok(b) => refreshed.push((p, b)),
+                        Err(e) => log::debug!("{p}: not rendered ({e}); dropped"),
+                    }
+                }
                 out
             }
         };
@@ -405,6 +420,7 @@ impl Core {
         }
         self.settle_stage(rel, s);
         drop_outdated(rel, s, &outdated);
+        refresh_outdated(rel, s, &refreshed);
         if let Some(by) = s.meta.base.clone() {
             self.committed_times(rel, old_view, base.meta(), by);
         }
@@ -727,6 +743,34 @@ pub(in crate::fs) fn drop_outdated(rel: &Path, s: &Stage, outdated: &[String]) {
     }
 }
 
+/// Replaces staged files `files` (paths and the new binary's bytes) after a commit, in place
+/// (the inode the kernel holds stays at its name), keeping their folders' times; a file that
+/// cannot be written is dropped.
+fn refresh_outdated(rel: &Path, s: &Stage, files: &[(String, Vec<u8>)]) {
+    for (p, bytes) in files {
+        let staged = s.path(p);
+        let r = super::keeping_times(staged.parent(), || {
+            fs::OpenOptions::new()
+                .write(true)
+                .truncate(true)
+                .open(&staged)
+                .and_then(|mut f| std::io::Write::write_all(&mut f, bytes))
+        });
+        if let Err(e) = r {
+            log::warn!("{}: {p}: {e}; dropped", rel.display());
+            drop_outdated(rel, s, std::slice::from_ref(p));
+        }
+    }
+    if !files.is_empty() {
+        let names: Vec<&str> = files.iter().map(|(p, _)| p.as_str()).collect();
+        log::info!(
+            "{}: staged files of folders being filled take the binary's: {}",
+            rel.display(),
+            names.join(", ")
+        );
+    }
+}
+
 /// Staged layout files that must be dropped after committing `bytes` (decoded as `view`)
 /// because they no longer describe it. A commit can transform what it was given: a map whose
 /// `map.png` was edited is re-tiled, which renumbers `tilemap.csv` and changes the mosaic
@@ -928,19 +972,31 @@ pub(in crate::fs) fn complete_new(
         let meta: serde_json::Value = serde_json::from_slice(&b)
             .map_err(|e| ViewError::invalid("metadata.json", e.to_string()))?;
         let root = files.list("")?.unwrap_or_default();
-        for s in meta
+        // (a dump's folders hold both CSVs; a sequence built without its sequence.csv would
+        // take another place)
+        let complete = |dir: &str| -> Result<bool, ViewError> {
+            Ok(files.read(&format!("{dir}/frames.csv"))?.is_some()
+                && files.read(&format!("{dir}/sequence.csv"))?.is_some())
+        };
+        let listed: Vec<&str> = meta
             .get("sequences")
             .and_then(|s| s.as_array())
             .into_iter()
             .flatten()
-        {
-            if let Some(dir) = s.get("dir").and_then(|d| d.as_str()) {
-                // (a dump's folders hold both CSVs; a sequence built without its
-                // sequence.csv would take another place)
-                let has = root.iter().any(|(n, d)| *d && n == dir)
-                    && files.read(&format!("{dir}/frames.csv"))?.is_some()
-                    && files.read(&format!("{dir}/sequence.csv"))?.is_some();
-                if !has {
+            .filter_map(|s| s.get("dir").and_then(|d| d.as_str()))
+            .collect();
+        let mut held = 0;
+        for (n, d) in &root {
+            if *d && complete(n)? {
+                held += 1;
+            }
+        }
+        // as many complete sequence folders as metadata.json lists: the dump is there (a
+        // folder renamed since it was dumped stands for the name it lists, as in `tafs gaf
+        // build`); fewer: a listed one still to come
+        if held < listed.len() {
+            for dir in listed {
+                if !(root.iter().any(|(n, d)| *d && n == dir) && complete(dir)?) {
                     return Err(ViewError::Missing {
                         file: format!("{dir}/"),
                         why: "listed in metadata.json".into(),

@@ -326,7 +326,12 @@ impl Core {
                         fs::set_permissions(&p, fs::Permissions::from_mode(perm))?;
                     }
                     Some(b) => {
-                        fs::write(&p, &***b)?;
+                        if let Err(e) = fs::write(&p, &***b) {
+                            // a copy cut short (a full state folder) must not shadow the
+                            // generated file
+                            let _ = fs::remove_file(&p);
+                            return Err(e.into());
+                        }
                         fs::set_permissions(&p, fs::Permissions::from_mode(perm))?;
                     }
                 }

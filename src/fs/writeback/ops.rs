@@ -91,6 +91,7 @@ impl Core {
             rel,
             writable: true,
             written: AtomicBool::new(false),
+            failed: AtomicBool::new(false),
         });
         Ok((
             self.staged_attr(ino, &m, 0),
@@ -149,11 +150,63 @@ impl Core {
             rel,
             writable: write,
             written: AtomicBool::new(false),
+            failed: AtomicBool::new(false),
         });
         Ok(Some(Opened {
             fh,
             keep_cache: false,
         }))
+    }
+
+    /// A write to staged file `ino` (open as `file`) failed with `e` (a full state
+    /// directory): the partial file is removed, so the path shows what it showed before it
+    /// was staged (the generated file; nothing for a name the write created) and frees its
+    /// room, and the asset's status names the failure. A file renamed there since is left.
+    pub(in crate::fs) fn staged_write_failed(
+        &self,
+        rel: &Path,
+        ino: u64,
+        file: &fs::File,
+        e: &std::io::Error,
+    ) {
+        use std::os::unix::fs::MetadataExt;
+        let Some(node) = self.table().get(ino).cloned() else {
+            return;
+        };
+        let Some(vpath) = self.vpath_of(ino) else {
+            return;
+        };
+        let asset = self.slot(rel);
+        let mut g = lock(&asset.stage);
+        let Some(s) = g.as_mut() else {
+            return;
+        };
+        let p = s.path(&vpath);
+        let same = match (file.metadata(), p.symlink_metadata()) {
+            (Ok(a), Ok(b)) => a.dev() == b.dev() && a.ino() == b.ino(),
+            _ => false,
+        };
+        if !same || !self.stands_at(ino, &vpath) {
+            return;
+        }
+        if let Err(r) = fs::remove_file(&p) {
+            log::warn!("{}: {vpath}: removing a partial file: {r}", rel.display());
+            return;
+        }
+        s.meta.dirty.remove(&vpath);
+        s.meta.status = format!(
+            "error: writing {vpath} failed ({e}); it shows what it showed before the write; \
+             save it again once the state folder has room"
+        );
+        log::warn!("{}: {}", rel.display(), s.meta.status);
+        let _ = s.save();
+        // under the stage lock, with the staged file (`stands_at`)
+        self.table_mut().detach_child(node.parent, &node.name);
+        drop(g);
+        self.send(Inval::Entry {
+            parent: node.parent,
+            name: node.name,
+        });
     }
 
     /// A write went to staged file `ino`.

@@ -235,6 +235,62 @@ impl Core {
         shown
     }
 
+    /// Before the mount ends: every generated file and folder of an asset whose last commit
+    /// this mount made, not looked at since, is decided now (see [`Core::kept_mtime`]) and
+    /// recorded, so a push after a remount finds the times it left whatever was looked at
+    /// before the unmount (the version the commit replaced, kept in memory only, is gone
+    /// then). Archives keep their members' times their own way.
+    pub(in crate::fs) fn settle_times(&self) {
+        let assets: Vec<PathBuf> = lock(&self.assets).keys().cloned().collect();
+        for rel in assets {
+            if crate::fs::core::is_archive_path(&rel) {
+                continue;
+            }
+            let pending = {
+                let asset = self.slot(&rel);
+                let t = lock(&asset.times);
+                t.prev.as_ref().map(|p| p.by.clone())
+            };
+            let Some(by) = pending else { continue };
+            let Ok(crate::fs::core::Resolved::Asset { gen, layout, meta }) = self.resolve(&rel)
+            else {
+                continue;
+            };
+            if Ident::of(&meta) != by {
+                continue;
+            }
+            let mut stack = vec![String::new()];
+            let mut seen = 0usize;
+            while let Some(dir) = stack.pop() {
+                // (the parts of a view listed lazily: expanded as a listing would)
+                self.expand(&rel, &layout, &dir, true);
+                self.kept_mtime(&rel, &meta, &dir, true, || {
+                    layout.children(&dir).map(|k| folder_fingerprint(&k))
+                });
+                for (name, is_dir) in layout.children(&dir).unwrap_or_default() {
+                    seen += 1;
+                    if seen > TIMES_KEEP {
+                        break;
+                    }
+                    let p = if dir.is_empty() {
+                        name
+                    } else {
+                        format!("{dir}/{name}")
+                    };
+                    if is_dir {
+                        stack.push(p);
+                    } else {
+                        self.kept_mtime(&rel, &meta, &p, false, || {
+                            let b = self.render(&rel, gen, &layout, &p).ok()?;
+                            Some(fingerprint(&b))
+                        });
+                    }
+                }
+            }
+            lock(&self.slot(&rel).times).flush();
+        }
+    }
+
     /// A commit of `rel` replaced the version decoded as `old` (binary `old_meta`) by binary
     /// `by`: the records so far are written, and `old` is kept to compare the new version's
     /// files with.

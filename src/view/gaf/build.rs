@@ -375,6 +375,15 @@ pub fn names_folder(name: &[u8], dir: &str) -> bool {
     }
 }
 
+/// Whether `name` is a sequence's name this build knows: one of a folder `metadata.json`
+/// lists (a copied folder's `sequence.csv`) or of the base (a renamed folder's).
+fn names_a_sequence(name: &[u8], meta: &Metadata, opts: &BuildOptions) -> bool {
+    meta.sequences.iter().any(|s| names_folder(name, &s.dir))
+        || opts
+            .base
+            .is_some_and(|b| b.sequences.iter().any(|s| s.name_bytes() == name))
+}
+
 #[allow(clippy::too_many_arguments)]
 pub(super) fn build_sequence(
     files: &dyn FileSet,
@@ -427,6 +436,19 @@ pub(super) fn build_sequence(
         });
         if !folder_named || dumped || names_folder(csv_name, dir) {
             name = csv_name.to_vec();
+        } else if !names_a_sequence(csv_name, meta, opts) {
+            // a new name (an edit of sequence.csv, not a copied folder's or a renamed one's
+            // old name): refused rather than quietly ignored
+            return Err(csv_err(
+                &format!("{dir}/sequence.csv"),
+                2,
+                "name",
+                format!(
+                    "{:?} is not the name of folder {dir:?}, which names the sequence: to \
+                     rename the sequence, rename its folder (and keep sequence.csv's name)",
+                    String::from_utf8_lossy(csv_name)
+                ),
+            ));
         }
         loop_word = row_loop.unwrap_or(1);
         word4 = row_word4.unwrap_or(0);

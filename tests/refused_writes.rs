@@ -1,0 +1,176 @@
+//! Files whose writes no build reads refuse them at `open` (`EROFS`), show no write bit and
+//! stage nothing (SEMANTICS, "Files that refuse writes"): a loose 3DO model, an archive's
+//! 3DO member, and both through `--merged --into` (real mounts of the built binary, Python's
+//! `os.open` and the shell's `>>`).
+
+mod common;
+mod mount_common;
+
+use mount_common::{fuse_available, mount, put, sh};
+use std::os::unix::fs::PermissionsExt;
+use std::path::Path;
+use tafs::formats::hpi;
+
+/// A game folder with a loose model, an archive holding one and a GAF beside them.
+fn game(dir: &Path) {
+    let model = tafs::sample::demo_model_3do();
+    put(&dir.join("objects3d/demo.3do"), &model);
+    let gaf = tafs::formats::gaf::write(&tafs::sample::animated_gaf()).unwrap();
+    put(&dir.join("anims/pulse.gaf"), &gaf);
+    let root = vec![hpi::Node::dir(
+        b"objects3d".to_vec(),
+        vec![hpi::Node::file(b"boat.3do".to_vec(), model)],
+    )];
+    let ufo = hpi::write(&root, &hpi::WriteOptions::v1()).unwrap();
+    put(&dir.join("models.ufo"), ufo);
+}
+
+/// Every way a tool opens an existing file for writing, through Python's `os.open`, each
+/// printed as `flags errno` (0 when the open succeeded).
+const OPENS: &str = r#"
+import os, sys
+p = sys.argv[1]
+for name, fl in [("rdwr", os.O_RDWR), ("wronly", os.O_WRONLY),
+                 ("append", os.O_WRONLY | os.O_APPEND), ("trunc", os.O_WRONLY | os.O_TRUNC),
+                 ("creat", os.O_WRONLY | os.O_CREAT), ("rdwr-creat", os.O_RDWR | os.O_CREAT)]:
+    try:
+        fd = os.open(p, fl)
+        os.write(fd, b"lost?")
+        os.close(fd)
+        print(name, 0)
+    except OSError as e:
+        print(name, e.errno)
+"#;
+
+/// Asserts that `folder` (a model's folder in a mount) refuses every write to its files and
+/// every new name, and shows no write bit.
+fn refuses_everything(folder: &Path) {
+    let mode = |p: &Path| std::fs::metadata(p).unwrap().permissions().mode();
+    assert_eq!(mode(folder) & 0o222, 0, "{folder:?} shows a write bit");
+    for name in ["model.obj", "model.mtl", "pieces.csv", "preview.png"] {
+        let f = folder.join(name);
+        let before = std::fs::read(&f).unwrap();
+        assert_eq!(mode(&f) & 0o222, 0, "{f:?} shows a write bit");
+        let out = sh(&format!(
+            "python3 -c '{}' '{}'",
+            OPENS.replace('\'', "\"'\"'"),
+            f.display()
+        ));
+        for line in out.lines() {
+            assert!(
+                line.ends_with(&format!(" {}", libc::EROFS)),
+                "{f:?}: {line} (expected EROFS)"
+            );
+        }
+        let echo = std::process::Command::new("sh")
+            .arg("-c")
+            .arg(format!("echo more >> '{}'", f.display()))
+            .output()
+            .unwrap();
+        assert!(!echo.status.success(), "{f:?}: echo >> succeeded");
+        assert_eq!(std::fs::read(&f).unwrap(), before, "{f:?} changed");
+    }
+    for new in ["new.txt", "model.obj.tmp"] {
+        let r = std::fs::write(folder.join(new), b"x");
+        assert_eq!(
+            r.unwrap_err().raw_os_error(),
+            Some(libc::EROFS),
+            "{new} created in {folder:?}"
+        );
+    }
+    assert_eq!(
+        std::fs::create_dir(folder.join("sub"))
+            .unwrap_err()
+            .raw_os_error(),
+        Some(libc::EROFS)
+    );
+}
+
+/// Files of `dir` and below, as paths relative to it.
+fn files_under(dir: &Path) -> Vec<String> {
+    common::files_with_ext(dir, &[""])
+        .into_iter()
+        .filter(|p| p.is_file())
+        .map(|p| p.strip_prefix(dir).unwrap().display().to_string())
+        .collect()
+}
+
+#[test]
+fn writes_into_a_model_are_refused_at_open_and_stage_nothing() {
+    if !fuse_available() {
+        println!("skipped: no FUSE");
+        return;
+    }
+    let t = tempfile::tempdir().unwrap();
+    let g = t.path().join("game");
+    game(&g);
+    let state = t.path().join("state");
+    let mnt = t.path().join("mnt");
+    let before: Vec<Vec<u8>> = ["objects3d/demo.3do", "models.ufo"]
+        .iter()
+        .map(|p| std::fs::read(g.join(p)).unwrap())
+        .collect();
+    {
+        let _m = mount(
+            &g,
+            &mnt,
+            &["--ttl", "0", "--state-dir", state.to_str().unwrap()],
+        );
+        refuses_everything(&mnt.join("objects3d/demo.3do"));
+        refuses_everything(&mnt.join("models.ufo/objects3d/boat.3do"));
+        // a GAF's frame beside them takes writes (the mount is writable)
+        let frame = mnt.join("anims/pulse.gaf/pulse/0.png");
+        assert_ne!(
+            std::fs::metadata(&frame).unwrap().permissions().mode() & 0o200,
+            0
+        );
+    }
+    let staged: Vec<String> = files_under(&state)
+        .into_iter()
+        .filter(|p| p.contains("/files/"))
+        .collect();
+    assert!(
+        staged.iter().all(|p| !p.contains(".3do")),
+        "staged for refused writes: {staged:?}"
+    );
+    for (p, b) in ["objects3d/demo.3do", "models.ufo"].iter().zip(&before) {
+        assert_eq!(&std::fs::read(g.join(p)).unwrap(), b, "{p} changed");
+    }
+}
+
+#[test]
+fn writes_into_a_model_through_a_mod_are_refused_and_copy_nothing_into_it() {
+    if !fuse_available() {
+        println!("skipped: no FUSE");
+        return;
+    }
+    let t = tempfile::tempdir().unwrap();
+    let g = t.path().join("game");
+    game(&g);
+    let state = t.path().join("state");
+    let mnt = t.path().join("mnt");
+    {
+        let _m = mount(
+            &g,
+            &mnt,
+            &[
+                "--ttl",
+                "0",
+                "--state-dir",
+                state.to_str().unwrap(),
+                "--merged",
+                "--into",
+                "mods/mine",
+            ],
+        );
+        refuses_everything(&mnt.join("objects3d/demo.3do"));
+        refuses_everything(&mnt.join("objects3d/boat.3do"));
+    }
+    let in_mod = g.join("mods/mine");
+    let copied = if in_mod.exists() {
+        files_under(&in_mod)
+    } else {
+        vec![]
+    };
+    assert!(copied.is_empty(), "copied into the mod: {copied:?}");
+}
