@@ -29,6 +29,7 @@
 //! [`Cob::script_code`] gives each script's words and [`decode`] walks them with the
 //! [`opcodes::OPCODES`] table (mnemonic, value, operands, stack effect).
 
+pub mod asm;
 mod layout;
 pub mod opcodes;
 mod read;
