@@ -220,6 +220,18 @@ impl Cob {
         Some(s..end)
     }
 
+    /// The script after `i` in table order that starts where `i` does, if any: then `i` has
+    /// no code of its own (Scriptor's empty function) and running it runs that one's.
+    pub fn shares_start_with(&self, i: usize) -> Option<usize> {
+        let start = self.scripts.get(i)?.start;
+        self.scripts
+            .iter()
+            .enumerate()
+            .skip(i + 1)
+            .find(|(_, s)| s.start == start)
+            .map(|(j, _)| j)
+    }
+
     /// The words of script `i` (see [`Cob::script_range`]).
     pub fn script_code(&self, i: usize) -> Option<&[u32]> {
         self.script_range(i).and_then(|r| self.code.get(r))
