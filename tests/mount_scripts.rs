@@ -194,3 +194,40 @@ fn corpus_scripts_mount_and_rebuild_identically() {
         std::fs::read(&src).unwrap()
     );
 }
+
+#[test]
+fn a_cob_inside_an_archive_is_a_folder_too() {
+    let Some(g) = GameMount::new("unit.ufo", &["--archive-commit-delay", "0"], |dir, bin| {
+        let src = dir.join("src/scripts");
+        std::fs::create_dir_all(&src).unwrap();
+        std::fs::write(src.join("Unit.Cob"), fixture()).unwrap();
+        common::tafs_ok(&[
+            "hpi",
+            "pack",
+            dir.join("src").to_str().unwrap(),
+            "-t",
+            bin.to_str().unwrap(),
+        ]);
+    }) else {
+        return;
+    };
+    let coba = g.asset().join("scripts/Unit.Cob/script.coba");
+    sh(&format!(
+        "sed -i 's/PUSH_CONST 100/PUSH_CONST 7/' {}",
+        coba.display()
+    ));
+    let out = g.path("out");
+    common::tafs_ok(&[
+        "hpi",
+        "extract",
+        g.bin().to_str().unwrap(),
+        "-t",
+        out.to_str().unwrap(),
+    ]);
+    let orig = g.path("orig.cob");
+    std::fs::write(&orig, fixture()).unwrap();
+    assert_eq!(
+        word_diff(&orig, &out.join("scripts/Unit.Cob")),
+        "[(48, 100, 7)]"
+    );
+}
