@@ -223,7 +223,12 @@ mod tests {
     fn set(data: &[u8]) -> MemFileSet {
         let v = open(data, &Limits::default()).unwrap();
         let names: Vec<&str> = v.entries().iter().map(|e| e.path.as_str()).collect();
-        assert_eq!(names, [ASSEMBLY, PIECES, SCRIPTS, METADATA]);
+        let c = cob::parse(data, &Limits::default()).unwrap();
+        let mut expected = vec![ASSEMBLY, PIECES, SCRIPTS, METADATA];
+        if decompile(&c).is_some() {
+            expected.insert(0, SOURCE);
+        }
+        assert_eq!(names, expected);
         MemFileSet::from_view(&v).unwrap()
     }
 
