@@ -1,6 +1,7 @@
 //! Command-line glue: parses arguments and calls the library ([`crate::view`] for dumps and
 //! builds, [`crate::fs`] for mounts); writes every output file through [`crate::atomic`].
 
+mod cob;
 pub mod demo;
 mod gaf;
 mod hpi;
@@ -62,6 +63,9 @@ enum Command {
     /// 3DO models (read-only): describe, dump (OBJ + MTL, textures, pieces.csv, preview.png).
     #[command(subcommand, name = "3do")]
     Model3d(model3d::ModelCmd),
+    /// COB unit scripts: list, info, disassemble, assemble, roundtrip.
+    #[command(subcommand)]
+    Cob(cob::CobCmd),
     /// Check that every rebuildable asset (GAF, TNT, PCX, PAL) under the given paths rebuilds
     /// from its unedited view to identical bytes.
     Roundtrip(roundtrip::RoundtripArgs),
@@ -107,6 +111,7 @@ pub fn main() -> i32 {
         Command::Pcx(c) => pcx::run_pcx(c),
         Command::Pal(c) => pcx::run_pal(c),
         Command::Model3d(c) => model3d::run(c),
+        Command::Cob(c) => cob::run(c),
         Command::Roundtrip(a) => roundtrip::run(a),
         Command::Demo(a) => demo::run(a),
         Command::Mount(a) => mount::run(a),
