@@ -5,6 +5,7 @@
 
 pub mod bos;
 pub mod bytes;
+pub mod cob;
 pub mod gaf;
 pub mod hpi;
 pub mod o3do;
