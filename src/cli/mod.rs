@@ -1,6 +1,7 @@
 //! Command-line glue: parses arguments and calls the library ([`crate::view`] for dumps and
 //! builds, [`crate::fs`] for mounts); writes every output file through [`crate::atomic`].
 
+mod bos;
 pub mod demo;
 mod gaf;
 mod hpi;
@@ -49,6 +50,9 @@ enum Command {
     /// Check that every rebuildable asset (GAF, TNT, PCX, PAL) under the given paths rebuilds
     /// from its unedited view to identical bytes.
     Roundtrip(roundtrip::RoundtripArgs),
+    /// Unit scripts (COB) as BOS source: decompile, compile, lint.
+    #[command(subcommand)]
+    Cob(bos::CobCmd),
     /// HPI archives (.hpi .ufo .ccx .gp3 .gpf, TA: Kingdoms .hpi): list, info, extract, pack.
     #[command(subcommand)]
     Hpi(hpi::HpiCmd),
@@ -85,6 +89,7 @@ pub fn main() -> i32 {
         Command::Gaf(c) | Command::Taf(c) => gaf::run(c),
         Command::Tnt(c) => tnt::run(c),
         Command::Hpi(c) => hpi::run(c),
+        Command::Cob(c) => bos::run(c),
         Command::Pcx(c) => pcx::run_pcx(c),
         Command::Pal(c) => pcx::run_pal(c),
         Command::Model3d(c) => model3d::run(c),

@@ -85,6 +85,9 @@ pub enum StmtKind {
     Expr(Expr),
     /// `;`
     Empty,
+    /// `__cob(words…);`: code words written verbatim, `@n` being the word `n` of this
+    /// script (a jump target). What the decompiler writes for code it cannot structure.
+    Raw(Vec<RawWord>),
 }
 
 /// Binary operators, in the opcodes they compile to.
@@ -132,4 +135,12 @@ pub enum ExprKind {
     Rand(Box<Expr>, Box<Expr>),
     /// TA: Kingdoms `Mission-Command("name", args…)`.
     Mission(String, Vec<Expr>),
+}
+
+/// One word of a [`StmtKind::Raw`] statement.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum RawWord {
+    Word(u32),
+    /// A word index relative to the start of the script.
+    Rel(u32),
 }

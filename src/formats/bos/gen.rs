@@ -5,10 +5,23 @@ use std::collections::HashMap;
 
 use super::ast::*;
 use super::opcode as op;
-use super::{Error, Limits, Mode, Pos, Program};
+use super::{Error, Limits, Mode, Options, Pos};
+use crate::formats::cob::{self, Cob};
 
 /// Compiles a parsed script.
-pub fn generate(s: &Script, mode: Mode, limits: &Limits) -> Result<Program, Error> {
+pub fn generate(s: &Script, opts: &Options, limits: &Limits) -> Result<Cob, Error> {
+    generate_with(s, opts, limits, Vec::new())
+}
+
+/// [`generate`] with the sound-name table starting as `sounds` (names used and not listed
+/// are appended in order of first use).
+pub fn generate_with(
+    s: &Script,
+    opts: &Options,
+    limits: &Limits,
+    sounds: Vec<String>,
+) -> Result<Cob, Error> {
+    let mode = opts.mode;
     let mut pieces: HashMap<String, u32> = HashMap::new();
     for (k, (n, p)) in s.pieces.iter().enumerate() {
         if pieces.insert(n.to_ascii_lowercase(), k as u32).is_some() {
@@ -41,21 +54,32 @@ pub fn generate(s: &Script, mode: Mode, limits: &Limits) -> Result<Program, Erro
         locals: Vec::new(),
         mode,
         max_words: limits.max_code_words,
-        sounds: Vec::new(),
+        sounds,
+        base: 0,
+        cavedog: opts.cavedog,
     };
     let mut scripts = Vec::with_capacity(s.funcs.len());
     for f in &s.funcs {
-        scripts.push((f.name.clone(), g.code.len() as u32));
+        scripts.push(cob::Script {
+            name: f.name.clone(),
+            start: g.code.len() as u32,
+        });
         g.func(f)?;
     }
-    Ok(Program {
-        version: if mode == Mode::Tak { 6 } else { 4 },
-        pieces: s.pieces.iter().map(|(n, _)| n.clone()).collect(),
-        statics: s.statics.len() as u32,
-        scripts,
-        code: g.code,
-        sounds: g.sounds,
-    })
+    let version = if mode == Mode::Tak {
+        cob::VERSION_TAK
+    } else {
+        cob::VERSION_TA
+    };
+    let mut out = Cob::new(
+        version,
+        s.pieces.iter().map(|(n, _)| n.clone()).collect(),
+        s.statics.len() as u32,
+    );
+    out.code = g.code;
+    out.scripts = scripts;
+    out.sounds = g.sounds;
+    Ok(out)
 }
 
 struct Gen {
@@ -68,6 +92,10 @@ struct Gen {
     mode: Mode,
     max_words: usize,
     sounds: Vec<String>,
+    /// First word of the function being compiled.
+    base: u32,
+    /// Cavedog's compiler: an empty function gets `return 0`.
+    cavedog: bool,
 }
 
 impl Gen {
@@ -104,10 +132,15 @@ impl Gen {
             .iter()
             .map(|(n, _)| n.to_ascii_lowercase())
             .collect();
+        self.base = self.here();
         // Scriptor gives a function with neither parameters nor statements no code at all.
         let empty = f.body.iter().all(|s| matches!(s.kind, StmtKind::Empty));
-        if empty && f.params.is_empty() {
+        if empty && f.params.is_empty() && !self.cavedog {
             return Ok(());
+        }
+        // Verbatim code is the whole function.
+        if f.params.is_empty() && f.body.iter().any(|s| matches!(s.kind, StmtKind::Raw(_))) {
+            return self.block(&f.body);
         }
         for _ in &f.params {
             self.emit(f.pos, &[op::CREATE_LOCAL_VAR])?;
@@ -344,6 +377,18 @@ impl Gen {
                 let k = self.sound(name);
                 self.expr(v)?;
                 self.emit(pos, &[op::PLAY_SOUND, k])
+            }
+            StmtKind::Raw(words) => {
+                for w in words {
+                    let v = match *w {
+                        RawWord::Word(v) => v,
+                        RawWord::Rel(v) => self.base.checked_add(v).ok_or_else(|| {
+                            Error::new(pos, "code word @offset past 4 Gi words".into())
+                        })?,
+                    };
+                    self.emit(pos, &[v])?;
+                }
+                Ok(())
             }
             StmtKind::Expr(e) => {
                 self.expr(e)?;

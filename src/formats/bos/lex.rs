@@ -30,10 +30,10 @@ pub struct Token {
     pub bol: bool,
 }
 
-const PUNCTS: [&str; 36] = [
+const PUNCTS: [&str; 37] = [
     "&&", "||", "^^", "==", "!=", "<=", ">=", "++", "--", "+=", "-=", "*=", "/=", "##", "(", ")",
     "{", "}", "[", "]", "<", ">", ",", ";", "=", "+", "-", "*", "/", "%", "&", "|", "^", "!", "~",
-    "#",
+    "#", "@",
 ];
 
 /// Words that may be written with dashes inside (`wait-for-turn`); any other `-` between

@@ -1,19 +1,23 @@
 //! BOS, the source language of unit scripts: preprocessor, parser and compiler to COB.
 //!
-//! `compile(name, source, includes, mode, limits)` runs the preprocessor ([`pre`]), the
-//! parser ([`parse`]) and the code generator ([`gen`]) and returns a [`Program`], which
-//! [`Program::to_cob`] lays out as a COB file. Everything here works on bytes; finding
+//! `compile(name, source, includes, options, limits)` runs the preprocessor ([`pre`]), the
+//! parser ([`parse`]) and the code generator ([`gen`]) and returns the [`Cob`] that
+//! [`crate::formats::cob::write`] lays out; [`decompile`] goes back. Everything here works on bytes; finding
 //! include files on disk is the caller's [`Includes`].
 
 pub mod ast;
+pub mod decompile;
 pub mod gen;
 pub mod headers;
 pub mod lex;
+pub mod lint;
 pub mod opcode;
 pub mod parse;
 pub mod pre;
 
 use std::fmt;
+
+use super::cob::{self, Cob};
 
 /// A place in a source file: `file` indexes the file names of the compilation.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -125,6 +129,9 @@ pub struct Options {
     pub mode: Mode,
     /// Units of one degree in `<..>` constants ([`ANGLE_SCRIPTOR`] or [`ANGLE_EXACT`]).
     pub angle: f64,
+    /// Cavedog's compiler: a function with no parameters and no statements gets
+    /// `return 0` (Scriptor gives it no code at all).
+    pub cavedog: bool,
 }
 
 impl Options {
@@ -133,6 +140,7 @@ impl Options {
         Options {
             mode,
             angle: ANGLE_EXACT,
+            cavedog: false,
         }
     }
 }
@@ -154,21 +162,6 @@ impl Includes for NoIncludes {
     }
 }
 
-/// A compiled script: the contents of a COB file.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Program {
-    /// COB header version: 4 (TA) or 6 (TA: Kingdoms layout).
-    pub version: u32,
-    pub pieces: Vec<String>,
-    /// Number of static variables.
-    pub statics: u32,
-    /// Script names and the word where each starts in `code`.
-    pub scripts: Vec<(String, u32)>,
-    pub code: Vec<u32>,
-    /// Sound names (version 6 only).
-    pub sounds: Vec<String>,
-}
-
 /// Compiles the BOS source `src` (shown as `name` in errors).
 pub fn compile(
     name: &str,
@@ -176,10 +169,94 @@ pub fn compile(
     includes: &dyn Includes,
     opts: &Options,
     limits: &Limits,
-) -> Result<Program, Error> {
+) -> Result<Cob, Error> {
     let out = pre::preprocess(name, src, includes, limits)?;
     let ast = parse::parse(&out.tokens, limits, opts.angle).map_err(|e| e.named(&out.files))?;
-    gen::generate(&ast, opts.mode, limits).map_err(|e| e.named(&out.files))
+    let p = Pragmas::read(&out.pragmas).map_err(|e| e.named(&out.files))?;
+    let mut o = *opts;
+    if p.version == Some(cob::VERSION_TAK) {
+        o.mode = Mode::Tak;
+    }
+    let mut c = gen::generate_with(&ast, &o, limits, p.sounds).map_err(|e| e.named(&out.files))?;
+    if let Some(v) = p.version {
+        c.version = v;
+    }
+    c.unknown_0x14 = p.unknown_0x14;
+    c.trailing = p.trailing;
+    Ok(c)
+}
+
+/// What `#pragma cob …` lines set: the parts of a COB that BOS has no words for, written
+/// by the decompiler so a file compiles back to identical bytes.
+///
+/// * `#pragma cob version N`: the header version word;
+/// * `#pragma cob sound "name"`: the next entry of the sound-name table (version 6);
+/// * `#pragma cob header14 N`: the header word at 0x14;
+/// * `#pragma cob trailing 0x..`: bytes after the names, as hex digits.
+#[derive(Default)]
+struct Pragmas {
+    version: Option<u32>,
+    sounds: Vec<String>,
+    unknown_0x14: u32,
+    trailing: Vec<u8>,
+}
+
+impl Pragmas {
+    fn read(lines: &[(Pos, Vec<lex::Token>)]) -> Result<Self, Error> {
+        use lex::Kind;
+        let mut p = Pragmas::default();
+        for (pos, toks) in lines {
+            let word = match toks.first().map(|t| &t.kind) {
+                Some(Kind::Ident(w)) => w.to_ascii_lowercase(),
+                _ => {
+                    return Err(Error::new(
+                        *pos,
+                        "#pragma cob needs version, sound, header14 or trailing".into(),
+                    ))
+                }
+            };
+            let arg = toks.get(1).map(|t| &t.kind);
+            let num = || match arg {
+                Some(Kind::Number(n)) => parse::int_literal(n).and_then(|v| u32::try_from(v).ok()),
+                _ => None,
+            };
+            let bad = |what: &str| Error::new(*pos, format!("#pragma cob {word} needs {what}"));
+            match word.as_str() {
+                "version" => {
+                    p.version = Some(
+                        num()
+                            .filter(|v| [4, 6, 7].contains(v))
+                            .ok_or_else(|| bad("4, 6 or 7"))?,
+                    )
+                }
+                "header14" => p.unknown_0x14 = num().ok_or_else(|| bad("a number"))?,
+                "sound" => match arg {
+                    Some(Kind::Str(s)) => p.sounds.push(s.clone()),
+                    _ => return Err(bad("a name in quotes")),
+                },
+                "trailing" => {
+                    let hex = match arg {
+                        Some(Kind::Number(n)) => n
+                            .strip_prefix("0x")
+                            .ok_or_else(|| bad("0x and hex digits"))?,
+                        _ => return Err(bad("0x and hex digits")),
+                    };
+                    if hex.len() % 2 != 0 || hex.len() > 2 * (1 << 20) {
+                        return Err(bad("an even number of hex digits (at most 1 MiB)"));
+                    }
+                    for k in (0..hex.len()).step_by(2) {
+                        let b = hex
+                            .get(k..k + 2)
+                            .and_then(|d| u8::from_str_radix(d, 16).ok())
+                            .ok_or_else(|| bad("hex digits"))?;
+                        p.trailing.push(b);
+                    }
+                }
+                _ => return Err(Error::new(*pos, format!("unknown #pragma cob {word}"))),
+            }
+        }
+        Ok(p)
+    }
 }
 
 /// The mode a source asks for: `#define TAK` at the start of a line selects TA: Kingdoms
@@ -193,73 +270,4 @@ pub fn mode_of(src: &[u8]) -> Mode {
         }
     }
     Mode::Ta
-}
-
-impl Program {
-    /// Lays the program out as a COB file: header, code, script index, name offsets,
-    /// piece name offsets, (sound name offsets,) then the names.
-    pub fn to_cob(&self) -> Vec<u8> {
-        let header = if self.version == 6 { 52u32 } else { 44 };
-        let ns = self.scripts.len() as u32;
-        let np = self.pieces.len() as u32;
-        let code_at = header;
-        let idx_at = code_at + 4 * self.code.len() as u32;
-        let names_at = idx_at + 4 * ns;
-        let pieces_at = names_at + 4 * ns;
-        let sounds_at = pieces_at + 4 * np;
-        let pool_at = if self.version == 6 {
-            sounds_at + 4 * self.sounds.len() as u32
-        } else {
-            sounds_at
-        };
-        let mut out = Vec::new();
-        let put = |out: &mut Vec<u8>, v: u32| out.extend_from_slice(&v.to_le_bytes());
-        for v in [
-            self.version,
-            ns,
-            np,
-            self.code.len() as u32,
-            self.statics,
-            0,
-            idx_at,
-            names_at,
-            pieces_at,
-            code_at,
-            pool_at,
-        ] {
-            put(&mut out, v);
-        }
-        if self.version == 6 {
-            put(&mut out, sounds_at);
-            put(&mut out, self.sounds.len() as u32);
-        }
-        for &w in &self.code {
-            put(&mut out, w);
-        }
-        for (_, start) in &self.scripts {
-            put(&mut out, *start);
-        }
-        let mut at = pool_at;
-        let mut pool = Vec::new();
-        let all: Vec<&str> = self
-            .scripts
-            .iter()
-            .map(|(n, _)| n.as_str())
-            .chain(self.pieces.iter().map(String::as_str))
-            .chain(if self.version == 6 {
-                self.sounds.iter().map(String::as_str).collect::<Vec<_>>()
-            } else {
-                Vec::new()
-            })
-            .collect();
-        for n in all {
-            put(&mut out, at);
-            let bytes: Vec<u8> = n.chars().map(|c| c as u32 as u8).collect();
-            at += bytes.len() as u32 + 1;
-            pool.extend_from_slice(&bytes);
-            pool.push(0);
-        }
-        out.extend_from_slice(&pool);
-        out
-    }
 }

@@ -432,6 +432,37 @@ impl Parser<'_> {
                 self.punct(")")?;
                 StmtKind::PlaySound(name, v)
             }
+            "__cob" => {
+                self.punct("(")?;
+                let mut words = Vec::new();
+                while !self.is_punct(")") {
+                    let rel = self.is_punct("@");
+                    if rel {
+                        self.i += 1;
+                    }
+                    let v = match self.peek() {
+                        Some(Kind::Number(n)) => int_literal(n).and_then(|v| u32::try_from(v).ok()),
+                        _ => None,
+                    };
+                    let Some(v) = v else {
+                        return self.err("a code word (0 to 0xFFFFFFFF)");
+                    };
+                    self.i += 1;
+                    words.push(if rel {
+                        RawWord::Rel(v)
+                    } else {
+                        RawWord::Word(v)
+                    });
+                    if !self.is_punct(")") {
+                        self.punct(",")?;
+                    }
+                    if self.i >= self.toks.len() {
+                        return self.err("')'");
+                    }
+                }
+                self.i += 1;
+                StmtKind::Raw(words)
+            }
             "get" | "mission-command" => {
                 self.i -= 1;
                 StmtKind::Expr(self.expr()?)

@@ -22,6 +22,8 @@ struct Macro {
 pub struct Output {
     pub tokens: Vec<Token>,
     pub files: Vec<String>,
+    /// The words after `#pragma cob` of each such line, in order.
+    pub pragmas: Vec<(Pos, Vec<Token>)>,
 }
 
 struct Cond {
@@ -41,6 +43,7 @@ struct Pre<'a> {
     files: Vec<String>,
     out: Vec<Token>,
     produced: usize,
+    pragmas: Vec<(Pos, Vec<Token>)>,
 }
 
 /// Preprocesses `src`, named `name`, resolving includes through `includes`.
@@ -57,12 +60,14 @@ pub fn preprocess(
         files: vec![name.to_string()],
         out: Vec::new(),
         produced: 0,
+        pragmas: Vec::new(),
     };
     let r = p.file(0, src, 0);
     match r {
         Ok(()) => Ok(Output {
             tokens: p.out,
             files: p.files,
+            pragmas: p.pragmas,
         }),
         Err(e) => Err(e.named(&p.files)),
     }
@@ -220,6 +225,14 @@ impl Pre<'_> {
                     let id = self.files.len() as u16;
                     self.files.push(shown);
                     self.file(id, &text, depth + 1)?;
+                }
+                "pragma"
+                    if args
+                        .first()
+                        .and_then(ident)
+                        .is_some_and(|w| w.eq_ignore_ascii_case("cob")) =>
+                {
+                    self.pragmas.push((first.pos, args[1..].to_vec()));
                 }
                 "error" => return Err(Error::new(first.pos, "#error in the source".into())),
                 // `#pragma`, `#line` and other compiler hints change nothing here.
