@@ -3,7 +3,7 @@
 use std::path::{Path, PathBuf};
 
 use super::{err, read_file, write_bytes, CliError};
-use crate::formats::bos::{self, decompile::decompile, Limits, Mode, Options};
+use crate::formats::bos::{self, decompile::decompile, Angle, Limits, Mode, Options};
 use crate::formats::cob;
 use crate::game::scripts::FolderIncludes;
 use crate::game::{game_dir_of, Plain};
@@ -34,9 +34,9 @@ pub enum CobCmd {
         /// Total Annihilation (version 4).
         #[arg(long)]
         ta: bool,
-        /// Units of one degree in `<..>`: `exact` (65535/360, Cavedog's and most Scriptor
-        /// builds) or `scriptor` (182).
-        #[arg(long, default_value = "exact")]
+        /// How `<degrees>` are scaled: `cavedog` (× 65536/360), `single` (the same in single
+        /// precision, as TA Mayhem's compiler) or `scriptor` (× 182).
+        #[arg(long, default_value = "cavedog")]
         angle: String,
         /// Cavedog's compiler: an empty function gets `return 0` instead of no code.
         #[arg(long)]
@@ -102,9 +102,14 @@ fn run_inner(cmd: CobCmd) -> Result<(), CliError> {
                 bos::mode_of(&src)
             };
             let angle = match angle.as_str() {
-                "exact" => bos::ANGLE_EXACT,
-                "scriptor" => bos::ANGLE_SCRIPTOR,
-                other => return err(format!("--angle {other}: expected exact or scriptor")),
+                "cavedog" => Angle::Cavedog,
+                "single" => Angle::Single,
+                "scriptor" => Angle::Scriptor,
+                other => {
+                    return err(format!(
+                        "--angle {other}: expected cavedog, single or scriptor"
+                    ))
+                }
             };
             let c = compile_file(
                 &file,

@@ -36,33 +36,6 @@ const PUNCTS: [&str; 37] = [
     "#", "@",
 ];
 
-/// Words that may be written with dashes inside (`wait-for-turn`); any other `-` between
-/// names is a minus.
-const DASHED: [&str; 22] = [
-    "set-signal-mask",
-    "start-script",
-    "call-script",
-    "wait-for-turn",
-    "wait-for-move",
-    "stop-spin",
-    "dont-cache",
-    "dont-shade",
-    "dont-shadow",
-    "emit-sfx",
-    "attach-unit",
-    "drop-unit",
-    "static-var",
-    "x-axis",
-    "y-axis",
-    "z-axis",
-    "play-sound",
-    "mission-command",
-    "get-value",
-    "set-value",
-    "dont-scale",
-    "play-sound-ex",
-];
-
 /// Splits `src` (file number `file`) into tokens.
 pub fn lex(src: &[u8], file: u16, limits: &Limits) -> Result<Vec<Token>, Error> {
     if src.len() > limits.max_source_bytes {
@@ -178,25 +151,13 @@ pub fn lex(src: &[u8], file: u16, limits: &Limits) -> Result<Vec<Token>, Error> 
             }
             c if c.is_ascii_alphabetic() || c == b'_' => {
                 let start = i;
-                while i < src.len() && (at(i).is_ascii_alphanumeric() || at(i) == b'_') {
+                // As in Scriptor, a dash between name characters belongs to the name: keywords
+                // (`set-signal-mask`) and names (`u1-2`) alike; `a - b` is a subtraction.
+                let name_char = |b: u8| b.is_ascii_alphanumeric() || b == b'_';
+                while i < src.len() && (name_char(at(i)) || (at(i) == b'-' && name_char(at(i + 1))))
+                {
                     i += 1;
                 }
-                // Join dashed keywords: try the longest known dashed word starting here.
-                let rest = &src[start..];
-                let mut end = i;
-                for w in DASHED {
-                    let wl = w.len();
-                    if rest.len() >= wl
-                        && rest[..wl].eq_ignore_ascii_case(w.as_bytes())
-                        && !rest
-                            .get(wl)
-                            .is_some_and(|b| b.is_ascii_alphanumeric() || *b == b'_')
-                        && start + wl > end
-                    {
-                        end = start + wl;
-                    }
-                }
-                i = end;
                 col += (i - start) as u32;
                 push(
                     &mut out,

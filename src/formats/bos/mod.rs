@@ -117,29 +117,47 @@ pub enum Mode {
     Tak,
 }
 
-/// Angle units of `<1>`: Scriptor's 182 per degree.
-pub const ANGLE_SCRIPTOR: f64 = 182.0;
-/// Angle units of `<1>`: 65535/360 per degree, as Cavedog's compiler and some Scriptor
-/// builds (TA Mayhem's scripts) have it.
-pub const ANGLE_EXACT: f64 = 65535.0 / 360.0;
+/// How `<degrees>` becomes angle units (65536 to the turn); the compilers differ in the last
+/// unit, and byte-identical output needs the one a file was compiled with.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Angle {
+    /// degrees × 65536/360, truncated toward zero (Cavedog's compiler).
+    Cavedog,
+    /// The same product in single precision (TA Mayhem's scripts: `<360>` is 65535).
+    Single,
+    /// degrees × 182 (Scriptor's builds that TA: Escalation and War Machines were compiled
+    /// with).
+    Scriptor,
+}
+
+impl Angle {
+    /// Angle units of `degrees`, before truncation.
+    pub fn units(self, degrees: f64) -> f64 {
+        match self {
+            Angle::Cavedog => degrees * 65536.0 / 360.0,
+            Angle::Single => f64::from((degrees as f32) * (65536.0f32 / 360.0f32)),
+            Angle::Scriptor => degrees * 182.0,
+        }
+    }
+}
 
 /// How to compile.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct Options {
     pub mode: Mode,
-    /// Units of one degree in `<..>` constants ([`ANGLE_SCRIPTOR`] or [`ANGLE_EXACT`]).
-    pub angle: f64,
+    /// How `<..>` constants are scaled.
+    pub angle: Angle,
     /// Cavedog's compiler: a function with no parameters and no statements gets
     /// `return 0` (Scriptor gives it no code at all).
     pub cavedog: bool,
 }
 
 impl Options {
-    /// TA or TA: Kingdoms with the angle unit most shipped scripts were compiled with.
+    /// TA or TA: Kingdoms, angles as Cavedog's compiler scales them.
     pub fn new(mode: Mode) -> Self {
         Options {
             mode,
-            angle: ANGLE_EXACT,
+            angle: Angle::Cavedog,
             cavedog: false,
         }
     }

@@ -3,10 +3,10 @@
 
 use super::ast::*;
 use super::lex::{Kind, Token};
-use super::{opcode, Error, Limits, Pos};
+use super::{opcode, Angle, Error, Limits, Pos};
 
 /// Parses a preprocessed token stream.
-pub fn parse(toks: &[Token], limits: &Limits, angle: f64) -> Result<Script, Error> {
+pub fn parse(toks: &[Token], limits: &Limits, angle: Angle) -> Result<Script, Error> {
     let end = toks.last().map(|t| t.pos).unwrap_or(Pos {
         file: 0,
         line: 1,
@@ -39,7 +39,7 @@ struct Parser<'a> {
     max_depth: usize,
     end: Pos,
     /// Units of one degree in `<..>`.
-    angle: f64,
+    angle: Angle,
 }
 
 fn describe(t: Option<&Token>) -> String {
@@ -597,7 +597,7 @@ impl Parser<'_> {
     }
 
     /// A number inside `[..]` or `<..>`, with an optional sign, as a float.
-    fn scaled(&mut self, close: &str, scale: f64) -> Result<i32, Error> {
+    fn scaled(&mut self, close: &str, scale: impl Fn(f64) -> f64) -> Result<i32, Error> {
         let mut sign = 1.0;
         while self.is_punct("-") || self.is_punct("+") {
             if self.is_punct("-") {
@@ -613,7 +613,7 @@ impl Parser<'_> {
         };
         self.i += 1;
         self.punct(close)?;
-        Ok(to_i32(sign * v * scale))
+        Ok(to_i32(scale(sign * v)))
     }
 
     fn primary(&mut self) -> Result<Expr, Error> {
@@ -627,11 +627,14 @@ impl Parser<'_> {
             }
             Some(Kind::Punct("[")) => {
                 self.i += 1;
-                ExprKind::Const(self.scaled("]", LINEAR)?)
+                ExprKind::Const(self.scaled("]", |d| d * LINEAR)?)
             }
             Some(Kind::Punct("<")) => {
                 self.i += 1;
-                ExprKind::Const(self.scaled(">", self.angle)?)
+                {
+                    let a = self.angle;
+                    ExprKind::Const(self.scaled(">", |d| a.units(d))?)
+                }
             }
             Some(Kind::Punct("(")) => {
                 self.i += 1;
