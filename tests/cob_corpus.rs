@@ -67,3 +67,20 @@ fn corpus_variants_show_their_documented_facts() {
     let a = araca.script_index("Activate").unwrap();
     assert_eq!(araca.scripts[m].start, araca.scripts[a].start);
 }
+
+#[test]
+fn every_corpus_cob_disassembles_and_assembles_back_identical() {
+    let mut words = 0usize;
+    for f in corpus_cobs() {
+        let b = std::fs::read(&f).unwrap();
+        let c = cob::parse(&b, &Limits::default()).unwrap();
+        let text = cob::asm::disassemble(&c);
+        let back = cob::asm::assemble(&text).unwrap_or_else(|e| panic!("{f:?}: {e}"));
+        assert_eq!(cob::write(&back).unwrap(), b, "{f:?}");
+        words += text
+            .lines()
+            .filter(|l| l.trim_start().starts_with(".word"))
+            .count();
+    }
+    eprintln!("{words} code words shown as .word");
+}

@@ -10,7 +10,7 @@ use crate::game::{game_dir_of, Plain};
 
 /// `tafs cob` subcommands of the BOS language side.
 #[derive(clap::Subcommand, Debug)]
-pub enum CobCmd {
+pub enum BosCmd {
     /// COB → BOS source that compiles back to the identical COB (unstructurable scripts as
     /// verbatim `__cob(…)` words, said so in a comment).
     Decompile {
@@ -53,13 +53,13 @@ pub enum CobCmd {
 }
 
 /// Runs a `tafs cob` subcommand.
-pub fn run(cmd: CobCmd) -> Result<i32, CliError> {
+pub fn run(cmd: BosCmd) -> Result<i32, CliError> {
     run_inner(cmd).map(|()| 0)
 }
 
-fn run_inner(cmd: CobCmd) -> Result<(), CliError> {
+fn run_inner(cmd: BosCmd) -> Result<(), CliError> {
     match cmd {
-        CobCmd::Decompile { file, output } => {
+        BosCmd::Decompile { file, output } => {
             let bytes = read_file(&file)?;
             let c = cob::parse(&bytes, &cob::Limits::default())
                 .map_err(|e| CliError::Msg(format!("{}: {e}", file.display())))?;
@@ -85,7 +85,7 @@ fn run_inner(cmd: CobCmd) -> Result<(), CliError> {
                 }
             }
         }
-        CobCmd::Compile {
+        BosCmd::Compile {
             file,
             output,
             tak,
@@ -124,7 +124,7 @@ fn run_inner(cmd: CobCmd) -> Result<(), CliError> {
             let out = output.unwrap_or_else(|| file.with_extension("cob"));
             write_bytes(&out, &bytes)
         }
-        CobCmd::Lint { files } => {
+        BosCmd::Lint { files } => {
             let mut problems = 0usize;
             for f in &files {
                 let src = read_file(f)?;

@@ -2,6 +2,7 @@
 //! builds, [`crate::fs`] for mounts); writes every output file through [`crate::atomic`].
 
 mod bos;
+mod cob;
 pub mod demo;
 mod gaf;
 mod hpi;
@@ -47,12 +48,13 @@ enum Command {
     /// 3DO models (read-only): describe, dump (OBJ + MTL, textures, pieces.csv, preview.png).
     #[command(subcommand, name = "3do")]
     Model3d(model3d::ModelCmd),
+    /// COB unit scripts: list, info, disassemble, assemble, roundtrip, decompile, compile,
+    /// lint.
+    #[command(subcommand)]
+    Cob(cob::CobCmd),
     /// Check that every rebuildable asset (GAF, TNT, PCX, PAL) under the given paths rebuilds
     /// from its unedited view to identical bytes.
     Roundtrip(roundtrip::RoundtripArgs),
-    /// Unit scripts (COB) as BOS source: decompile, compile, lint.
-    #[command(subcommand)]
-    Cob(bos::CobCmd),
     /// HPI archives (.hpi .ufo .ccx .gp3 .gpf, TA: Kingdoms .hpi): list, info, extract, pack.
     #[command(subcommand)]
     Hpi(hpi::HpiCmd),
@@ -89,10 +91,10 @@ pub fn main() -> i32 {
         Command::Gaf(c) | Command::Taf(c) => gaf::run(c),
         Command::Tnt(c) => tnt::run(c),
         Command::Hpi(c) => hpi::run(c),
-        Command::Cob(c) => bos::run(c),
         Command::Pcx(c) => pcx::run_pcx(c),
         Command::Pal(c) => pcx::run_pal(c),
         Command::Model3d(c) => model3d::run(c),
+        Command::Cob(c) => cob::run(c),
         Command::Roundtrip(a) => roundtrip::run(a),
         Command::Mount(a) => mount::run(a),
         Command::Umount(a) => mount::umount(a),

@@ -12,7 +12,7 @@ use std::path::{Path, PathBuf};
 /// Arguments of `tafs roundtrip`.
 #[derive(clap::Args, Debug)]
 pub struct RoundtripArgs {
-    /// Files or folders (searched recursively for .gaf .taf .tnt .pcx .pal).
+    /// Files or folders (searched recursively for .gaf .taf .tnt .pcx .pal .cob).
     #[arg(required = true)]
     pub paths: Vec<PathBuf>,
 }
@@ -33,6 +33,7 @@ fn kind_name(k: AssetKind) -> &'static str {
         AssetKind::Pcx => "pcx",
         AssetKind::Pal => "pal",
         AssetKind::Model3d => "3do",
+        AssetKind::Cob => "cob",
     }
 }
 
@@ -165,7 +166,7 @@ fn collect(p: &Path, out: &mut Vec<(AssetKind, PathBuf)>, depth: usize) -> Resul
         out.push((k, p.to_path_buf()));
     } else if depth == 0 {
         return Err(CliError::Msg(format!(
-            "{}: not a .gaf, .taf, .tnt, .pcx or .pal",
+            "{}: not a .gaf, .taf, .tnt, .pcx, .pal or .cob",
             p.display()
         )));
     }

@@ -11,6 +11,7 @@
 
 pub mod archive;
 pub mod banded_png;
+pub mod cob;
 pub mod csv;
 pub mod gaf;
 pub mod image;
@@ -74,6 +75,21 @@ pub enum ViewError {
     /// The map did not decode or cannot be written.
     #[error("{0}")]
     Tnt(#[from] crate::formats::tnt::TntError),
+    /// The script did not decode or cannot be written.
+    #[error("{0}")]
+    Cob(#[from] crate::formats::cob::CobError),
+    /// A text source (a script's assembly) does not build: the file, line and column.
+    #[error("{file}:{line}:{col}: {msg}")]
+    Source {
+        /// Path relative to the view.
+        file: String,
+        /// 1-based line.
+        line: usize,
+        /// 1-based column.
+        col: usize,
+        /// What is wrong.
+        msg: String,
+    },
     /// A file of the view is missing.
     #[error("{file}: missing{}", if .why.is_empty() { String::new() } else { format!(" ({})", .why) })]
     Missing {
@@ -541,6 +557,9 @@ pub enum AssetKind {
     Pal,
     /// `.3do`: a model ([`model3d`]), read-only.
     Model3d,
+    /// `.cob`: a unit script ([`cob`]: `script.coba`, `pieces.csv`, `scripts.csv`,
+    /// `metadata.json`).
+    Cob,
 }
 
 impl AssetKind {
@@ -554,6 +573,7 @@ impl AssetKind {
             "pcx" => Some(AssetKind::Pcx),
             "pal" => Some(AssetKind::Pal),
             "3do" => Some(AssetKind::Model3d),
+            "cob" => Some(AssetKind::Cob),
             _ => None,
         }
     }
@@ -605,6 +625,7 @@ pub fn open(kind: AssetKind, data: &[u8], opts: &ViewOptions) -> Result<Box<dyn 
             &palette_name(opts),
             &opts.limits,
         )?)),
+        AssetKind::Cob => cob::open_view(data, &Default::default()),
         AssetKind::Model3d => {
             let none = model3d::Textures::new();
             let textures = opts.textures.as_deref().unwrap_or(&none);
@@ -731,6 +752,7 @@ pub fn rebuild_from(
             }
         }
         AssetKind::Pal => pal::build(files, pal::PaletteFile::Pal, base_bytes, &opts.limits),
+        AssetKind::Cob => cob::build(files, base_bytes, &Default::default()),
         AssetKind::Model3d => Err(ViewError::invalid(
             "",
             "3DO models are read-only: their directory cannot be built back",

@@ -29,6 +29,7 @@
 //! [`Cob::script_code`] gives each script's words and [`decode`] walks them with the
 //! [`opcodes::OPCODES`] table (mnemonic, value, operands, stack effect).
 
+pub mod asm;
 mod layout;
 pub mod opcodes;
 mod read;
@@ -217,6 +218,18 @@ impl Cob {
             .min()
             .unwrap_or(len);
         Some(s..end)
+    }
+
+    /// The script after `i` in table order that starts where `i` does, if any: then `i` has
+    /// no code of its own (Scriptor's empty function) and running it runs that one's.
+    pub fn shares_start_with(&self, i: usize) -> Option<usize> {
+        let start = self.scripts.get(i)?.start;
+        self.scripts
+            .iter()
+            .enumerate()
+            .skip(i + 1)
+            .find(|(_, s)| s.start == start)
+            .map(|(j, _)| j)
     }
 
     /// The words of script `i` (see [`Cob::script_range`]).

@@ -178,3 +178,99 @@ fn decode_reads_operands_and_stops_at_the_end() {
     );
     assert!(decode(&[0x4275_696c], 0).is_none(), "text is no opcode");
 }
+
+mod assembly {
+    use super::super::asm::{assemble, disassemble};
+    use super::*;
+
+    #[test]
+    fn text_of_the_sample_reads_as_written_by_hand() {
+        let c = sample(VERSION_TA);
+        let t = disassemble(&c);
+        let expected = "\
+.version 4
+.statics 2
+.piece base
+.piece turret
+.script Create
+    STACK_ALLOC
+    PUSH_CONST 0
+    RETURN
+.script Go
+.script Stop
+    HIDE base
+    PUSH_CONST 0
+    RETURN
+";
+        assert_eq!(t, expected);
+        assert_eq!(assemble(&t).unwrap(), c);
+    }
+
+    #[test]
+    fn labels_words_entries_and_trailing_round_trip() {
+        let mut c = Cob::new(VERSION_TAK, vec!["a b".into(), "base".into()], 0);
+        // JUMP to itself (a label), JUMP into the middle of an instruction (a number),
+        // a word that is no opcode, MISSION_COMMAND on a sound.
+        c.push_script(
+            "Loop",
+            &[
+                0x1006_4000,
+                0,
+                0x1006_4000,
+                3,
+                0x4275_696c,
+                0x1007_3000,
+                0,
+                2,
+            ],
+        );
+        c.push_script("Last", &[0x1000_6000, 0, 0x1000_6000, 1]);
+        c.sounds = vec!["ARROW\"10".into()];
+        c.trailing = b"sig\0\xff".to_vec();
+        c.unknown_0x14 = 3;
+        let t = disassemble(&c);
+        assert!(t.contains("L0000:\n    JUMP L0000\n    JUMP 3\n"), "{t}");
+        assert!(t.contains(".word 0x4275696c"), "{t}");
+        assert!(t.contains("HIDE \"a b\"\n    HIDE base\n"), "{t}");
+        assert!(t.contains(".sound_name \"ARROW\\\"10\""), "{t}");
+        assert!(t.contains(".trailing \"sig\\x00\\xff\""), "{t}");
+        assert_eq!(assemble(&t).unwrap(), c);
+        // A table not in code order is written with .entry lines.
+        c.scripts.swap(0, 1);
+        let t = disassemble(&c);
+        assert!(t.contains(".entry Last L0020\n.entry Loop L0000\n"), "{t}");
+        assert_eq!(assemble(&t).unwrap(), c);
+    }
+
+    #[test]
+    fn errors_name_line_and_column() {
+        let e = assemble(".version 4\n.piece base\n.script Create\n    HIDE turret\n").unwrap_err();
+        assert_eq!((e.line, e.col), (4, 10));
+        assert!(
+            e.to_string().starts_with("4:10: no piece \"turret\""),
+            "{e}"
+        );
+        let e = assemble(".version 4\n  FLY base\n").unwrap_err();
+        assert_eq!((e.line, e.col), (2, 3));
+        let e = assemble(".version 4\n  PUSH_CONST 1 2\n").unwrap_err();
+        assert_eq!(e.line, 2);
+        let e = assemble(".version 4\n  JUMP nowhere\n").unwrap_err();
+        assert_eq!((e.line, e.col), (2, 8));
+        let e = assemble(".version 4\n  PUSH_CONST 99999999999\n").unwrap_err();
+        assert_eq!(e.line, 2);
+        assert!(assemble(".statics 1\n").is_err(), "no .version");
+        assert!(assemble(".version 4\n.sound_name \"x\"\n").is_err());
+        assert!(assemble(".version 4\n.piece \"abc\n").is_err());
+        assert!(assemble(".version 4\n.piece \"\\q\"\n").is_err());
+    }
+
+    #[test]
+    fn numbers_and_kbot_listing_are_accepted() {
+        let t = ".version 4\n.script Create\n0000  PUSH_CONST -1\n0008  push_constant 0x10\n  RETURN ; done\n";
+        let c = assemble(t).unwrap();
+        assert_eq!(
+            c.code,
+            [0x1002_1001, 0xFFFF_FFFF, 0x1002_1001, 16, 0x1006_5000]
+        );
+    }
+}
