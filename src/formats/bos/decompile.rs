@@ -298,6 +298,9 @@ struct E {
 
 const ATOM: u8 = 20;
 
+/// Block nesting the decompiler follows.
+const MAX_DEPTH: usize = 40;
+
 struct Script<'a> {
     c: &'a Cob,
     mode: Mode,
@@ -387,7 +390,8 @@ impl<'a> Script<'a> {
 
     /// Decompiles the words `[from, to)` into `out`; the stack must be empty at the end.
     fn block(&mut self, from: usize, to: usize, depth: usize, out: &mut Vec<String>) -> Option<()> {
-        if depth > 100 {
+        // Deeper than the compiler nests (and the stack allows): verbatim words instead.
+        if depth > MAX_DEPTH {
             return None;
         }
         let ind = "\t".repeat(depth);

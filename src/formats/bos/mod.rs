@@ -101,7 +101,7 @@ impl Default for Limits {
             max_files: 256,
             max_macro_depth: 64,
             max_expanded_tokens: 8 << 20,
-            max_expr_depth: 200,
+            max_expr_depth: 100,
             max_code_words: 4 << 20,
         }
     }

@@ -110,7 +110,17 @@ impl Parser<'_> {
     }
 
     fn enter(&mut self) -> Result<(), Error> {
-        self.depth += 1;
+        self.enter_n(1)
+    }
+
+    /// A block level counts for [`BLOCK_WEIGHT`]: a statement's frames are much larger than
+    /// an expression's, and the limit is there to keep the stack small.
+    fn enter_block(&mut self) -> Result<(), Error> {
+        self.enter_n(BLOCK_WEIGHT)
+    }
+
+    fn enter_n(&mut self, n: usize) -> Result<(), Error> {
+        self.depth += n;
         if self.depth > self.max_depth {
             return Err(Error::new(
                 self.pos(),
@@ -173,7 +183,7 @@ impl Parser<'_> {
 
     fn block(&mut self) -> Result<Vec<Stmt>, Error> {
         self.punct("{")?;
-        self.enter()?;
+        self.enter_block()?;
         let mut v = Vec::new();
         while !self.is_punct("}") {
             if self.i >= self.toks.len() {
@@ -182,7 +192,7 @@ impl Parser<'_> {
             v.push(self.stmt()?);
         }
         self.i += 1;
-        self.depth -= 1;
+        self.depth -= BLOCK_WEIGHT;
         Ok(v)
     }
 
@@ -191,9 +201,9 @@ impl Parser<'_> {
         if self.is_punct("{") {
             self.block()
         } else {
-            self.enter()?;
+            self.enter_block()?;
             let s = self.stmt()?;
-            self.depth -= 1;
+            self.depth -= BLOCK_WEIGHT;
             Ok(vec![s])
         }
     }
@@ -725,6 +735,9 @@ impl Parser<'_> {
         }
     }
 }
+
+/// Depth one block or statement body adds (of [`Limits::max_expr_depth`]).
+const BLOCK_WEIGHT: usize = 4;
 
 /// Linear units: one `[1]` is 163840 (65536 × 2.5).
 pub const LINEAR: f64 = 163840.0;
