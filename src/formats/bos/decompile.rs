@@ -69,7 +69,10 @@ pub fn decompile(c: &Cob) -> Decompiled {
     if !names_ok {
         raw.iter_mut().for_each(|r| *r = true);
     }
-    for _round in 0..2 {
+    // Each round writes the first script (in code order) whose words differ as verbatim
+    // words: a script's length shifts every later jump target, so only the first
+    // difference is known to be that script's own.
+    for _round in 0..=c.scripts.len() {
         let source = render(c, mode, &mut raw);
         match recompile(&source, mode) {
             Some(got) if same_cob(&got, c) => {
@@ -80,21 +83,17 @@ pub fn decompile(c: &Cob) -> Decompiled {
                 };
             }
             Some(got) => {
-                let mut changed = false;
-                for (i, r) in raw.iter_mut().enumerate() {
-                    let want = c.code.get(range(c, i));
-                    let mine = got.code.get(range(&got, i));
-                    if !*r
-                        && (want != mine
+                let first = (0..raw.len())
+                    .filter(|&i| !raw[i])
+                    .filter(|&i| {
+                        c.code.get(range(c, i)) != got.code.get(range(&got, i))
                             || got.scripts.get(i).map(|s| s.start)
-                                != c.scripts.get(i).map(|s| s.start))
-                    {
-                        *r = true;
-                        changed = true;
-                    }
-                }
-                if !changed {
-                    break;
+                                != c.scripts.get(i).map(|s| s.start)
+                    })
+                    .min_by_key(|&i| c.scripts.get(i).map(|s| s.start));
+                match first {
+                    Some(i) => raw[i] = true,
+                    None => break,
                 }
             }
             None => raw.iter_mut().for_each(|r| *r = true),

@@ -57,6 +57,7 @@ pub fn generate_with(
         sounds,
         base: 0,
         cavedog: opts.cavedog,
+        last_op: 0,
     };
     let mut scripts = Vec::with_capacity(s.funcs.len());
     for f in &s.funcs {
@@ -96,10 +97,15 @@ struct Gen {
     base: u32,
     /// Cavedog's compiler: an empty function gets `return 0`.
     cavedog: bool,
+    /// The first word last emitted (an opcode, but for verbatim words).
+    last_op: u32,
 }
 
 impl Gen {
     fn emit(&mut self, pos: Pos, words: &[u32]) -> Result<(), Error> {
+        if let Some(&w) = words.first() {
+            self.last_op = w;
+        }
         if self.code.len() + words.len() > self.max_words {
             return Err(Error::new(
                 pos,
@@ -145,8 +151,12 @@ impl Gen {
         for _ in &f.params {
             self.emit(f.pos, &[op::CREATE_LOCAL_VAR])?;
         }
+        // The compilers add `return` unless the code already ends with one (even one inside a
+        // trailing `if`, which then falls through to the next script, as Cavedog's do).
+        self.last_op = 0;
+        let body_start = self.here();
         self.block(&f.body)?;
-        if !matches!(f.body.last().map(|s| &s.kind), Some(StmtKind::Return(_))) {
+        if self.last_op != op::RETURN || self.here() == body_start {
             self.ret_default(f.pos)?;
         }
         Ok(())
@@ -154,9 +164,10 @@ impl Gen {
 
     fn ret_default(&mut self, pos: Pos) -> Result<(), Error> {
         match self.mode {
-            Mode::Ta => self.emit(pos, &[op::PUSH_CONSTANT, 0, op::RETURN]),
-            Mode::Tak => self.emit(pos, &[op::CREATE_LOCAL_VAR, op::RETURN]),
+            Mode::Ta => self.emit(pos, &[op::PUSH_CONSTANT, 0])?,
+            Mode::Tak => self.emit(pos, &[op::CREATE_LOCAL_VAR])?,
         }
+        self.emit(pos, &[op::RETURN])
     }
 
     fn block(&mut self, b: &[Stmt]) -> Result<(), Error> {
