@@ -77,7 +77,8 @@ pub enum StmtKind {
     CallScript(String, Vec<Expr>),
     /// `set PORT to value;`
     Set(Expr, Expr),
-    AttachUnit(Expr, PieceRef),
+    /// `attach-unit UNIT to PIECE;` (the piece a name or any expression, `0 - 1` hides).
+    AttachUnit(Expr, Expr),
     DropUnit(Expr),
     /// `play-sound("name", volume);` (TA: Kingdoms)
     PlaySound(String, Expr),

@@ -641,8 +641,19 @@ impl<'a> Script<'a> {
                     stmt = Some(format!("explode {} type {};", self.piece(a[0])?, x.text));
                 }
                 op::ATTACH_UNIT => {
-                    let x = st.pop()?;
-                    stmt = Some(format!("attach-unit {} to {};", x.text, self.piece(a[0])?));
+                    let zero = st.pop()?;
+                    let p = st.pop()?;
+                    let u = st.pop()?;
+                    if zero.constant != Some(0) || zero.text != "0" {
+                        return None;
+                    }
+                    let piece = match p.constant {
+                        Some(k) if k >= 0 && p.text == k.to_string() => {
+                            self.piece(k as u32).unwrap_or(p.text)
+                        }
+                        _ => p.text,
+                    };
+                    stmt = Some(format!("attach-unit {} to {piece};", u.text));
                 }
                 op::WAIT_FOR_TURN | op::WAIT_FOR_MOVE => {
                     let (kw, prep) = if v == op::WAIT_FOR_TURN {

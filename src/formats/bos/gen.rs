@@ -379,9 +379,10 @@ impl Gen {
                 self.emit(pos, &[op::SET_VALUE])
             }
             StmtKind::AttachUnit(u, p) => {
-                let pc = self.piece(p)?;
                 self.expr(u)?;
-                self.emit(pos, &[op::ATTACH_UNIT, pc])
+                self.expr(p)?;
+                self.emit(pos, &[op::PUSH_CONSTANT, 0])?;
+                self.emit(pos, &[op::ATTACH_UNIT])
             }
             StmtKind::DropUnit(u) => self.unary_op(u, op::DROP_UNIT),
             StmtKind::PlaySound(name, v) => {

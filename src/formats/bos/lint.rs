@@ -228,9 +228,8 @@ impl Lint<'_> {
             StmtKind::StopSpin(_, _, Some(e))
             | StmtKind::EmitSfx(e, _)
             | StmtKind::Explode(_, e)
-            | StmtKind::AttachUnit(e, _)
             | StmtKind::PlaySound(_, e) => self.expr(e),
-            StmtKind::Set(a, b) => {
+            StmtKind::Set(a, b) | StmtKind::AttachUnit(a, b) => {
                 self.expr(a);
                 self.expr(b);
             }

@@ -427,7 +427,7 @@ impl Parser<'_> {
             "attach-unit" => {
                 let u = self.expr()?;
                 self.word("to")?;
-                StmtKind::AttachUnit(u, self.piece()?)
+                StmtKind::AttachUnit(u, self.expr()?)
             }
             "drop-unit" => StmtKind::DropUnit(self.expr()?),
             "play-sound" => {
