@@ -75,14 +75,14 @@ pub fn decompile(c: &Cob) -> Decompiled {
     for _round in 0..=c.scripts.len() {
         let source = render(c, mode, &mut raw);
         match recompile(&source, mode) {
-            Some(got) if same_cob(&got, c) => {
+            Ok(got) if same_cob(&got, c) => {
                 return Decompiled {
                     source,
                     raw_scripts: raw_names(c, &raw),
                     identical: true,
                 };
             }
-            Some(got) => {
+            Ok(got) => {
                 let first = (0..raw.len())
                     .filter(|&i| !raw[i])
                     .filter(|&i| {
@@ -96,11 +96,15 @@ pub fn decompile(c: &Cob) -> Decompiled {
                     None => break,
                 }
             }
-            None => raw.iter_mut().for_each(|r| *r = true),
+            // A script's text that does not compile: that one verbatim.
+            Err(e) => match script_at_line(&source, e.line).filter(|&i| !raw[i]) {
+                Some(i) => raw[i] = true,
+                None => raw.iter_mut().for_each(|r| *r = true),
+            },
         }
     }
     let source = render(c, mode, &mut raw);
-    let identical = recompile(&source, mode).is_some_and(|g| same_cob(&g, c));
+    let identical = recompile(&source, mode).is_ok_and(|g| same_cob(&g, c));
     let mut source = source;
     if !identical {
         source.insert_str(
@@ -135,7 +139,7 @@ fn raw_names(c: &Cob, raw: &[bool]) -> Vec<String> {
         .collect()
 }
 
-fn recompile(source: &str, mode: Mode) -> Option<Cob> {
+fn recompile(source: &str, mode: Mode) -> Result<Cob, super::Error> {
     compile(
         "decompiled.bos",
         source.as_bytes(),
@@ -143,7 +147,31 @@ fn recompile(source: &str, mode: Mode) -> Option<Cob> {
         &Options::new(mode),
         &Limits::default(),
     )
-    .ok()
+}
+
+/// The script (by table order) whose text holds `line` of `source`: function headers are
+/// the lines that start with a name and a `(`, in table order.
+fn script_at_line(source: &str, line: u32) -> Option<usize> {
+    let mut found = None;
+    let mut k = 0usize;
+    for (n, l) in source.lines().enumerate() {
+        if n as u32 + 1 > line {
+            break;
+        }
+        let starts_name = l
+            .chars()
+            .next()
+            .is_some_and(|ch| ch.is_ascii_alphabetic() || ch == '_');
+        if starts_name
+            && !l.starts_with("piece ")
+            && !l.starts_with("static-var ")
+            && l.contains('(')
+        {
+            found = Some(k);
+            k += 1;
+        }
+    }
+    found
 }
 
 fn same_cob(a: &Cob, b: &Cob) -> bool {
