@@ -99,6 +99,7 @@ fn shipped_pairs() {
     // lists the others and why they differ).
     let known = [
         "DEMR",
+        "roost",
         "andmerv",
         "eufresonator",
         "juju",

@@ -724,9 +724,17 @@ impl<'a> Script<'a> {
                     stmt = Some(format!("set {name} to {};", x.text));
                 }
                 op::PLAY_SOUND => {
+                    // Leaves a value: the statement form is followed by POP_STACK.
                     let x = st.pop()?;
                     let name = self.sound(a[0])?;
-                    stmt = Some(format!("play-sound(\"{name}\", {});", x.text));
+                    let text = format!("play-sound(\"{name}\", {})", x.text);
+                    st.push(E {
+                        text,
+                        prec: ATOM,
+                        start: x.start,
+                        is_get: true,
+                        constant: None,
+                    });
                 }
                 op::MISSION_COMMAND => {
                     let n = a[1] as usize;

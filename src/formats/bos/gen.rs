@@ -386,9 +386,11 @@ impl Gen {
             }
             StmtKind::DropUnit(u) => self.unary_op(u, op::DROP_UNIT),
             StmtKind::PlaySound(name, v) => {
+                // PLAY_SOUND leaves a value, which the statement drops.
                 let k = self.sound(name);
                 self.expr(v)?;
-                self.emit(pos, &[op::PLAY_SOUND, k])
+                self.emit(pos, &[op::PLAY_SOUND, k])?;
+                self.emit(pos, &[op::POP_STACK])
             }
             StmtKind::Raw(words) => {
                 for w in words {
