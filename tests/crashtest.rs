@@ -1,8 +1,9 @@
 //! Every file in tests/crashtest/ (inputs that once crashed, exhausted memory or failed a
 //! fuzzed round trip) is answered without a panic; rendering its view stays within the
-//! per-image pixel budget; a GAF that parses writes and reads back to the same model.
+//! per-image pixel budget; a GAF that parses writes and reads back to the same model; a COB
+//! that parses writes back, and disassembles and assembles back, to the same bytes.
 
-use tafs::formats::{gaf, tnt, Limits};
+use tafs::formats::{cob, gaf, tnt, Limits};
 use tafs::view::{self, AssetKind, ViewOptions};
 
 #[test]
@@ -32,6 +33,14 @@ fn crashtest_inputs_are_handled() {
             AssetKind::Tnt => {
                 if let Ok(t) = tnt::parse(&data, &Limits::default()) {
                     let _ = tnt::write(&t);
+                }
+            }
+            AssetKind::Cob => {
+                if let Ok(c) = cob::parse(&data, &cob::Limits::default()) {
+                    assert_eq!(cob::write(&c).ok().as_deref(), Some(&data[..]), "{name}");
+                    let back = cob::asm::assemble(&cob::asm::disassemble(&c))
+                        .unwrap_or_else(|e| panic!("{name}: own assembly: {e}"));
+                    assert_eq!(cob::write(&back).ok().as_deref(), Some(&data[..]), "{name}");
                 }
             }
             _ => {}

@@ -55,7 +55,9 @@ fn tree(dir: &Path) -> Vec<String> {
 fn commands(name: &str, input: &Path) -> Vec<Vec<String>> {
     let i = input.to_string_lossy().into_owned();
     let s = |v: &[&str]| v.iter().map(|x| x.to_string()).collect::<Vec<_>>();
-    if name.ends_with(".gaf") {
+    if name.ends_with(".cob") {
+        vec![s(&["cob", "info", &i]), s(&["cob", "disassemble", &i])]
+    } else if name.ends_with(".gaf") {
         vec![
             s(&["gaf", "list", &i]),
             s(&["gaf", "dump", &i, "-t", "out"]),

@@ -203,3 +203,104 @@ fn corpus_scripts_mount_and_rebuild_identically() {
         std::fs::read(&src).unwrap()
     );
 }
+
+#[test]
+fn a_cob_inside_an_archive_is_a_folder_too() {
+    let Some(g) = GameMount::new("unit.ufo", &["--archive-commit-delay", "0"], |dir, bin| {
+        let src = dir.join("src/scripts");
+        std::fs::create_dir_all(&src).unwrap();
+        std::fs::write(src.join("Unit.Cob"), fixture()).unwrap();
+        common::tafs_ok(&[
+            "hpi",
+            "pack",
+            dir.join("src").to_str().unwrap(),
+            "-t",
+            bin.to_str().unwrap(),
+        ]);
+    }) else {
+        return;
+    };
+    let coba = g.asset().join("scripts/Unit.Cob/script.coba");
+    sh(&format!(
+        "sed -i 's/PUSH_CONST 100/PUSH_CONST 7/' {}",
+        coba.display()
+    ));
+    let out = g.path("out");
+    common::tafs_ok(&[
+        "hpi",
+        "extract",
+        g.bin().to_str().unwrap(),
+        "-t",
+        out.to_str().unwrap(),
+    ]);
+    let orig = g.path("orig.cob");
+    std::fs::write(&orig, fixture()).unwrap();
+    assert_eq!(
+        word_diff(&orig, &out.join("scripts/Unit.Cob")),
+        "[(48, 100, 7)]"
+    );
+}
+
+#[test]
+fn merged_view_shows_loose_and_archived_scripts_and_into_lands_the_edit_in_the_mod() {
+    if !mount_common::fuse_available() {
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let game = dir.path().join("game");
+    let src = dir.path().join("src/scripts");
+    std::fs::create_dir_all(&src).unwrap();
+    std::fs::create_dir_all(game.join("scripts")).unwrap();
+    std::fs::write(src.join("ARCHIVED.COB"), fixture()).unwrap();
+    std::fs::write(game.join("scripts/loose.cob"), fixture()).unwrap();
+    common::tafs_ok(&[
+        "hpi",
+        "pack",
+        dir.path().join("src").to_str().unwrap(),
+        "-t",
+        game.join("z.ufo").to_str().unwrap(),
+    ]);
+    let state = dir.path().join("state");
+    let mnt = dir.path().join("mnt");
+    let m = mount_common::mount(
+        &game,
+        &mnt,
+        &[
+            "--merged",
+            "--into",
+            "mymod",
+            "--ttl",
+            "0",
+            "--state-dir",
+            state.to_str().unwrap(),
+        ],
+    );
+    let hits = sh(&format!(
+        "grep -rl SLEEP {}/scripts | sort",
+        m.mnt.display()
+    ));
+    let hits: Vec<&str> = hits
+        .lines()
+        .map(|l| l.strip_prefix(&format!("{}/", m.mnt.display())).unwrap())
+        .collect();
+    assert_eq!(
+        hits,
+        [
+            "scripts/ARCHIVED.COB/script.coba",
+            "scripts/loose.cob/script.coba"
+        ]
+    );
+    // An edit of the archived script lands in the mod; the archive keeps its member.
+    let o = std::process::Command::new("sed")
+        .args(["-i", "s/PUSH_CONST 100/PUSH_CONST 42/"])
+        .arg(m.mnt.join("scripts/ARCHIVED.COB/script.coba"))
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let orig = dir.path().join("orig.cob");
+    std::fs::write(&orig, fixture()).unwrap();
+    assert_eq!(
+        word_diff(&orig, &game.join("mymod/scripts/ARCHIVED.COB")),
+        "[(48, 100, 42)]"
+    );
+}

@@ -224,3 +224,83 @@ pub fn build(
 pub fn open_view(data: &[u8], limits: &Limits) -> Result<Box<dyn View>, ViewError> {
     Ok(Box::new(open(data, limits)?))
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::view::{MemFileSet, View};
+
+    fn sample() -> Vec<u8> {
+        let mut c = Cob::new(4, vec!["base".into(), "flare".into()], 1);
+        c.push_script("Create", &[0x1002_1001, 100, 0x1001_3000, 0x1006_4000, 0]);
+        c.push_script("Go", &[]);
+        c.push_script("Stop", &[0x1000_6000, 1, 0x1002_1001, 0, 0x1006_5000]);
+        cob::write(&c).unwrap()
+    }
+
+    fn set(data: &[u8]) -> MemFileSet {
+        let v = open(data, &Limits::default()).unwrap();
+        let names: Vec<&str> = v.entries().iter().map(|e| e.path.as_str()).collect();
+        let c = cob::parse(data, &Limits::default()).unwrap();
+        let mut expected = vec![ASSEMBLY, PIECES, SCRIPTS, METADATA];
+        if decompile(&c).is_some() {
+            expected.insert(0, SOURCE);
+        }
+        assert_eq!(names, expected);
+        MemFileSet::from_view(&v).unwrap()
+    }
+
+    #[test]
+    fn an_unedited_folder_rebuilds_identical_bytes() {
+        let b = sample();
+        let s = set(&b);
+        assert_eq!(build(&s, Some(&b), &Limits::default()).unwrap(), b);
+        assert_eq!(build(&s, None, &Limits::default()).unwrap(), b);
+    }
+
+    #[test]
+    fn a_renamed_piece_rebuilds_and_stale_generated_files_are_accepted() {
+        let b = sample();
+        let mut s = set(&b);
+        let text = String::from_utf8(s.files[ASSEMBLY].clone()).unwrap();
+        let edited = text
+            .replace(".piece flare", ".piece fire")
+            .replace("HIDE flare", "HIDE fire");
+        s.files.insert(ASSEMBLY.into(), edited.into_bytes());
+        // pieces.csv still shows the base's pieces: it was not edited, so it is no obstacle.
+        let out = build(&s, Some(&b), &Limits::default()).unwrap();
+        let c = cob::parse(&out, &Limits::default()).unwrap();
+        assert_eq!(c.pieces, ["base", "fire"]);
+        // pieces.csv matching the new binary is accepted too (a copied folder).
+        s.files
+            .insert(PIECES.into(), b"index,name\n0,base\n1,fire\n".to_vec());
+        assert_eq!(build(&s, Some(&b), &Limits::default()).unwrap(), out);
+    }
+
+    #[test]
+    fn edited_generated_files_and_bad_assembly_fail_with_their_names() {
+        let b = sample();
+        for name in GENERATED {
+            let mut s = set(&b);
+            s.files.get_mut(name).unwrap().extend_from_slice(b"x\n");
+            let e = build(&s, Some(&b), &Limits::default()).unwrap_err();
+            assert!(
+                e.to_string().starts_with(&format!("{name}: generated")),
+                "{e}"
+            );
+        }
+        let mut s = set(&b);
+        s.files
+            .insert(ASSEMBLY.into(), b".version 4\n  NOPE\n".to_vec());
+        let e = build(&s, Some(&b), &Limits::default()).unwrap_err();
+        assert_eq!(
+            e.to_string(),
+            "script.coba:2:3: unknown instruction \"NOPE\""
+        );
+        s.files.remove(ASSEMBLY);
+        assert!(matches!(
+            build(&s, Some(&b), &Limits::default()),
+            Err(ViewError::Missing { .. })
+        ));
+    }
+}

@@ -1,4 +1,4 @@
-//! The malformed-input corpus: GAF and TNT files broken in the ways untrusted files break,
+//! The malformed-input corpus: GAF, TNT and COB files broken in the ways untrusted files break,
 //! each built from bytes laid out by hand (or from the crate's own sample GAF and demo map,
 //! patched at documented header offsets). Shared by `tests/malformed.rs` and
 //! `examples/make_malformed.rs` (`scripts/make-malformed DIR`).
@@ -504,10 +504,130 @@ fn tnt_cases() -> Vec<Case> {
     v
 }
 
+/// A small COB (`version` 4 or 6): 3 scripts (the second sharing the third's start), 2
+/// pieces, 9 code words. Version 4 layout: code at 44, start table at 80, script-name offsets
+/// at 92, piece-name offsets at 104, names at 112.
+pub fn small_cob(version: u32) -> Vec<u8> {
+    use tafs::formats::cob::{self, Cob};
+    let mut c = Cob::new(version, vec!["base".into(), "flare".into()], 1);
+    c.push_script("Create", &[0x1002_2000, 0x1002_1001, 0, 0x1006_5000]);
+    c.push_script("Go", &[]);
+    c.push_script("Stop", &[0x1000_6000, 1, 0x1002_1001, 0, 0x1006_5000]);
+    if version == 6 {
+        c.sounds = vec!["ARROW10".into()];
+    }
+    cob::write(&c).expect("sample COB writes")
+}
+
+fn cob_cases() -> Vec<Case> {
+    let mut v = Vec::new();
+    let mut add = |name: &str, bytes: Vec<u8>, expect: Expect| {
+        v.push(Case {
+            name: format!("cob-{name}.cob"),
+            bytes,
+            expect,
+        })
+    };
+    let good = small_cob(4);
+    let patch = |at: usize, val: u32| {
+        let mut b = good.clone();
+        put32(&mut b, at, val);
+        b
+    };
+    add("good", good.clone(), Expect::Accept);
+    add("v6-sounds", small_cob(6), Expect::Accept);
+    add(
+        "truncated-header",
+        good[..20].to_vec(),
+        Expect::Reject("header"),
+    );
+    add("empty", Vec::new(), Expect::Reject("header version"));
+    add(
+        "version-5",
+        patch(0, 5),
+        Expect::Reject("unknown version 5"),
+    );
+    add(
+        "script-count-huge",
+        patch(4, u32::MAX),
+        Expect::Reject("header script count"),
+    );
+    add(
+        "piece-count-huge",
+        patch(8, 0x4000_0000),
+        Expect::Reject("header piece count"),
+    );
+    add(
+        "code-length-huge",
+        patch(12, 0xFFFF_FFF0),
+        Expect::Reject("header code length"),
+    );
+    add(
+        "code-length-off-by-one",
+        patch(12, 10),
+        Expect::Reject("header script start table offset"),
+    );
+    add(
+        "code-offset-moved",
+        patch(0x24, 48),
+        Expect::Reject("header code offset"),
+    );
+    add(
+        "script-start-past-code",
+        patch(80, 1000),
+        Expect::Reject("script start 0"),
+    );
+    add(
+        "name-offset-wrong",
+        patch(92, 113),
+        Expect::Reject("script 0 name offset"),
+    );
+    add(
+        "name-offset-past-end",
+        patch(104, u32::MAX),
+        Expect::Reject("piece 0 name offset"),
+    );
+    add(
+        "last-name-without-nul",
+        good[..good.len() - 1].to_vec(),
+        Expect::Reject("piece 1 name"),
+    );
+    let mut v6 = small_cob(6);
+    put32(&mut v6, 0x30, u32::MAX);
+    add(
+        "v6-sound-count-huge",
+        v6,
+        Expect::Reject("header sound count"),
+    );
+    let mut trailing = good.clone();
+    trailing.extend_from_slice(b"Build by a tool\0\xff\xfe");
+    add("trailing-bytes", trailing, Expect::Accept);
+    // Names that would be hostile as paths (`../`, `/`, control and high bytes): they are
+    // only text in the view, whose file names are fixed.
+    {
+        use tafs::formats::cob::{self, Cob};
+        let mut c = Cob::new(4, vec!["../../x".into(), "/etc/passwd".into()], 0);
+        c.push_script("a\u{1}\u{ff}b", &[0x4275_696c, 0x1006_4000, 0xFFFF_FFFF]);
+        c.push_script("", &[0x1006_4000]);
+        add(
+            "hostile-names-and-code",
+            cob::write(&c).expect("writes"),
+            Expect::Accept,
+        );
+    }
+    add(
+        "nothing",
+        tafs::formats::cob::write(&tafs::formats::cob::Cob::new(4, Vec::new(), 0)).expect("writes"),
+        Expect::Accept,
+    );
+    v
+}
+
 /// Every case, GAF first.
 pub fn cases() -> Vec<Case> {
     let mut v = gaf_cases();
     v.extend(tnt_cases());
+    v.extend(cob_cases());
     v
 }
 

@@ -159,6 +159,8 @@ fn malformed_headers_are_named_errors() {
             b[i] = v;
             if let Ok(c) = parse(&b, &l) {
                 assert_eq!(write(&c).unwrap(), b, "byte {i} = {v}");
+                let text = asm::disassemble(&c);
+                assert_eq!(asm::assemble(&text).unwrap(), c, "byte {i} = {v}");
             }
         }
     }
