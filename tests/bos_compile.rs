@@ -99,6 +99,11 @@ fn shipped_pairs() {
     // lists the others and why they differ).
     let known = [
         "DEMR",
+        "araking",
+        "arapries",
+        "tarmage",
+        "tarwitch",
+        "vermage",
         "roost",
         "andmerv",
         "eufresonator",

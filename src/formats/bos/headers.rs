@@ -1,7 +1,8 @@
 //! The standard headers built in, used when a script includes `sfxtype.h` or `exptype.h`
 //! and neither its folder nor the game's `scripts/` has them. Written from the values the
 //! game reads (effect types, explosion flags, unit-value ports), same names as the
-//! headers the game's own scripts were written with.
+//! headers the game's own scripts were written with; under `#ifdef TAK` the TA: Kingdoms
+//! unit values and play-sound priority its scripts use.
 
 /// `sfxtype.h`: effect types of `emit-sfx`.
 pub const SFXTYPE_H: &str = "\
@@ -22,6 +23,11 @@ pub const SFXTYPE_H: &str = "\
 #define SFXTYPE_WHITESMOKE (SFXTYPE_POINTBASED | 1)
 #define SFXTYPE_BLACKSMOKE (SFXTYPE_POINTBASED | 2)
 #define SFXTYPE_SUBBUBBLES (SFXTYPE_POINTBASED | 3)
+
+#ifdef TAK
+// play-sound priority (TA: Kingdoms; the value its shipped scripts use)
+#define PLAYSOUND_PRIORITY_BATTLE 4
+#endif
 
 #endif
 ";
@@ -47,6 +53,13 @@ pub const EXPTYPE_H: &str = "\
 #define BITMAPNUKE 8192
 #define BITMAPMASK 16128
 
+#ifdef TAK
+// TA: Kingdoms explosion effects (the values its shipped scripts compile to)
+#define EXPTYPE_SMALLEXPLOSION 256
+#define EXPTYPE_BLOODEXPLOSION 4096
+#define EXPTYPE_SMALLSMOKE 8192
+#endif
+
 #define ACTIVATION 1
 #define STANDINGMOVEORDERS 2
 #define STANDINGFIREORDERS 3
@@ -67,6 +80,22 @@ pub const EXPTYPE_H: &str = "\
 #define YARD_OPEN 18
 #define BUGGER_OFF 19
 #define ARMORED 20
+
+#ifdef TAK
+// TA: Kingdoms unit values (Scriptor's table)
+#define WEAPON_AIM_ABORTED 21
+#define WEAPON_READY 22
+#define WEAPON_LAUNCH_NOW 23
+#define FINISHED_DYING 26
+#define ORIENTATION 27
+#define IN_WATER 28
+#define CURRENT_SPEED 29
+#define MAGIC_DEATH 31
+#define VETERAN_LEVEL 32
+#define ON_ROAD 34
+// A value by number, as Scriptor's decompiler writes ports it has no name for.
+#define UNKNOWN_UNIT_VALUE(n) n
+#endif
 
 #endif
 ";
