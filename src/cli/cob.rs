@@ -10,6 +10,9 @@ use std::path::{Path, PathBuf};
 /// `tafs cob` subcommands.
 #[derive(clap::Subcommand, Debug)]
 pub enum CobCmd {
+    /// BOS source: decompile, compile, lint ([`super::bos`]).
+    #[command(flatten)]
+    Bos(super::bos::BosCmd),
     /// The scripts: table index, name, first code word, length in words.
     List {
         /// The COB file.
@@ -54,6 +57,7 @@ pub enum CobCmd {
 /// Runs a `tafs cob` subcommand.
 pub fn run(cmd: CobCmd) -> Result<i32, CliError> {
     match cmd {
+        CobCmd::Bos(c) => super::bos::run(c),
         CobCmd::List { file } => list(&file),
         CobCmd::Info { file } => info(&file),
         CobCmd::Disassemble {

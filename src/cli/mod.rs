@@ -1,6 +1,7 @@
 //! Command-line glue: parses arguments and calls the library ([`crate::view`] for dumps and
 //! builds, [`crate::fs`] for mounts); writes every output file through [`crate::atomic`].
 
+mod bos;
 mod cob;
 pub mod demo;
 mod gaf;
@@ -63,7 +64,8 @@ enum Command {
     /// 3DO models (read-only): describe, dump (OBJ + MTL, textures, pieces.csv, preview.png).
     #[command(subcommand, name = "3do")]
     Model3d(model3d::ModelCmd),
-    /// COB unit scripts: list, info, disassemble, assemble, roundtrip.
+    /// COB unit scripts: list, info, disassemble, assemble, roundtrip, decompile, compile,
+    /// lint.
     #[command(subcommand)]
     Cob(cob::CobCmd),
     /// Check that every rebuildable asset (GAF, TNT, PCX, PAL) under the given paths rebuilds

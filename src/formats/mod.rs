@@ -3,6 +3,7 @@
 //! Every reader takes explicit [`Limits`] and checks every offset and size against the input
 //! before it allocates; every error names the structure and the byte offset.
 
+pub mod bos;
 pub mod bytes;
 pub mod cob;
 pub mod gaf;

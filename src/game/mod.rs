@@ -9,6 +9,7 @@
 pub mod features;
 pub mod ota;
 pub mod palette;
+pub mod scripts;
 pub mod textures;
 
 use std::ffi::OsString;

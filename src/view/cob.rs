@@ -29,19 +29,37 @@ pub const METADATA: &str = "metadata.json";
 /// The files no build reads: generated from the binary.
 pub const GENERATED: [&str; 3] = [PIECES, SCRIPTS, METADATA];
 
-/// BOS source of `cob`, for `script.bos`. The BOS side of the project fills this in with its
-/// decompiler; `None` (no `script.bos` in the view) until then.
+/// BOS source of `cob`, for `script.bos`: [`crate::formats::bos::decompile`], which
+/// compiles back to the identical binary.
 pub fn decompile(cob: &Cob) -> Option<String> {
-    let _ = cob;
-    None
+    Some(crate::formats::bos::decompile::decompile(cob).source)
 }
 
 /// Compiles an edited `script.bos` (`base` is the current binary): `None` when no compiler is
 /// plugged in (then `script.bos` is never listed, so never edited). The BOS side of the
 /// project fills this in; its errors are [`ViewError::Source`] naming [`SOURCE`].
 pub fn compile(source: &[u8], base: Option<&Cob>) -> Option<Result<Cob, ViewError>> {
-    let _ = (source, base);
-    None
+    use crate::formats::bos;
+    let _ = base;
+    let opts = bos::Options::new(bos::mode_of(source));
+    let r = bos::compile(
+        SOURCE,
+        source,
+        &bos::NoIncludes,
+        &opts,
+        &bos::Limits::default(),
+    );
+    Some(r.map_err(|e| ViewError::Source {
+        file: SOURCE.into(),
+        line: e.line as usize,
+        col: e.col as usize,
+        // An error inside an included header names that header.
+        msg: if e.file == SOURCE {
+            e.message
+        } else {
+            format!("{}: {}", e.file, e.message)
+        },
+    }))
 }
 
 #[derive(Serialize)]

@@ -157,7 +157,9 @@ pub static OPCODES: &[OpInfo] = &[
         1,
     ))),
     op("SET_VALUE", 0x1008_2000, &[], 2, 0),
-    op("ATTACH_UNIT", 0x1008_3000, &[Piece], 1, 0),
+    // No inline operand: pops the unit, the piece and a third value (0 in every shipped
+    // script), as Cavedog's transports (ARMTHOVR.COB) show.
+    op("ATTACH_UNIT", 0x1008_3000, &[], 3, 0),
     op("DROP_UNIT", 0x1008_4000, &[], 1, 0),
 ];
 
