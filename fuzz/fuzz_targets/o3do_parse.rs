@@ -1,5 +1,6 @@
 //! Any bytes as a 3DO model: a model or an error, never a panic, a hang or an unbounded
-//! allocation (cyclic and deep trees included); whatever parses renders its OBJ view.
+//! allocation (cyclic and deep trees included, shared lists budgeted as expanded); whatever
+//! parses renders its OBJ view and its preview.
 #![no_main]
 use libfuzzer_sys::fuzz_target;
 use tafs::formats::o3do::{self, ModelLimits};
@@ -7,12 +8,8 @@ use tafs::formats::palette::Palette;
 use tafs::view::model3d::{self, Texture, Textures};
 
 fuzz_target!(|data: &[u8]| {
-    let lim = ModelLimits {
-        max_objects: 256,
-        max_vertices: 1 << 14,
-        max_primitives: 1 << 14,
-        ..ModelLimits::default()
-    };
+    // the reader's own limits: what they accept expands within their byte budget
+    let lim = ModelLimits::default();
     let Ok(m) = o3do::parse(data, &lim) else {
         return;
     };
@@ -30,4 +27,6 @@ fuzz_target!(|data: &[u8]| {
     }
     let files = model3d::files(data, &t, &Palette::ta(), &lim).unwrap();
     assert!(files.len() >= 3);
+    let png = model3d::preview_png(&m, &t, &Palette::ta()).unwrap();
+    assert!(png.starts_with(b"\x89PNG"));
 });

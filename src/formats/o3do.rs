@@ -4,7 +4,9 @@
 //!
 //! The reader walks the tree without recursion, refuses an object reached twice (cyclic or
 //! shared offsets) and bounds depth, object count, vertices, primitives and index lists by
-//! [`ModelLimits`]. Read-only: nothing writes 3DO files.
+//! [`ModelLimits`]. Arrays and names several primitives or pieces share are expanded once
+//! per use, so what is budgeted is the expanded size ([`ModelLimits::max_expanded_bytes`],
+//! [`measure`]), checked before anything is allocated.
 
 use super::bytes::{Bytes, OutOfBounds};
 
@@ -31,6 +33,64 @@ pub struct ModelLimits {
     pub max_primitive_indices: usize,
     /// Bytes of one name (piece or texture), without the NUL.
     pub max_name_len: usize,
+    /// Bytes of the model as expanded and of its OBJ text ([`expanded_cost`]): vertices,
+    /// primitives, vertex indices and names, each counted every time it is used (a list
+    /// shared by many pieces counts once per piece).
+    pub max_expanded_bytes: u64,
+}
+
+/// Bytes one vertex costs once expanded: three i32 plus its OBJ line.
+pub const VERTEX_COST: u64 = 12 + 64;
+/// Bytes one primitive costs once expanded: the decoded struct plus its OBJ line overhead
+/// (`f`, `usemtl`, newline).
+pub const PRIMITIVE_COST: u64 = std::mem::size_of::<Primitive>() as u64 + 48;
+/// Bytes one vertex index costs once expanded: a u16 plus its OBJ text (` 1048576/4`).
+pub const INDEX_COST: u64 = 2 + 16;
+
+/// What a model holds once expanded, summed over every use: [`measure`] counts it from the
+/// headers alone.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Counts {
+    /// Pieces.
+    pub objects: u64,
+    /// Vertices.
+    pub vertices: u64,
+    /// Primitives.
+    pub primitives: u64,
+    /// Vertex indices of all primitives.
+    pub indices: u64,
+    /// Bytes of piece and texture names.
+    pub name_bytes: u64,
+}
+
+impl Counts {
+    /// Upper bound of the bytes the decoded model and its OBJ/MTL/CSV text take.
+    pub fn expanded_bytes(&self) -> u64 {
+        self.objects
+            .saturating_mul(std::mem::size_of::<Piece>() as u64 + 128)
+            .saturating_add(self.vertices.saturating_mul(VERTEX_COST))
+            .saturating_add(self.primitives.saturating_mul(PRIMITIVE_COST))
+            .saturating_add(self.indices.saturating_mul(INDEX_COST))
+            .saturating_add(self.name_bytes.saturating_mul(3))
+    }
+}
+
+/// [`Counts::expanded_bytes`] of a model already decoded.
+pub fn expanded_cost(model: &Model) -> u64 {
+    let mut c = Counts {
+        objects: model.pieces.len() as u64,
+        ..Counts::default()
+    };
+    for p in &model.pieces {
+        c.vertices += p.vertices.len() as u64;
+        c.primitives += p.primitives.len() as u64;
+        c.name_bytes += p.name.len() as u64;
+        for q in &p.primitives {
+            c.indices += q.indices.len() as u64;
+            c.name_bytes += q.texture.as_ref().map_or(0, |t| t.len() as u64);
+        }
+    }
+    c.expanded_bytes()
 }
 
 impl Default for ModelLimits {
@@ -42,6 +102,7 @@ impl Default for ModelLimits {
             max_primitives: 1 << 20,
             max_primitive_indices: 1024,
             max_name_len: 256,
+            max_expanded_bytes: 96 << 20,
         }
     }
 }
@@ -96,6 +157,14 @@ pub struct Primitive {
     pub texture: Option<String>,
     /// The is-coloured flag: drawn in `color` when there is no texture.
     pub is_colored: bool,
+    /// The index array's offset as read (kept for an in-place rewrite).
+    pub index_offset: i32,
+    /// The texture name's offset as read, 0 for none.
+    pub texture_offset: i32,
+    /// Words 2, 5 and 6, of unknown use (often left-over memory), kept as read.
+    pub unknown: [i32; 3],
+    /// Word 7 as read: its truth is [`Primitive::is_colored`], its value is kept.
+    pub colored_word: i32,
 }
 
 impl Primitive {
@@ -124,6 +193,14 @@ pub struct Piece {
     pub vertices: Vec<[i32; 3]>,
     /// Primitives.
     pub primitives: Vec<Primitive>,
+    /// The name's offset as read.
+    pub name_offset: i32,
+    /// Word 8 of the header, of unknown use, kept as read.
+    pub unknown: i32,
+    /// The vertex array's offset as read.
+    pub vertex_offset: i32,
+    /// The primitive array's offset as read.
+    pub primitive_offset: i32,
 }
 
 /// A decoded model: pieces in depth-first pre-order (a piece, its children, then its next
@@ -232,14 +309,43 @@ fn name_at(b: &Bytes, offset: u64, max: usize, structure: &str) -> Result<String
 
 /// Reads a 3DO.
 pub fn parse(data: &[u8], limits: &ModelLimits) -> Result<Model, O3doError> {
+    walk(data, limits, true).map(|(m, _)| m)
+}
+
+/// What parsing `data` would expand to, from its headers, without decoding vertices,
+/// indices or names (the budget of a decode is taken from it). Errors as [`parse`].
+pub fn measure(data: &[u8], limits: &ModelLimits) -> Result<Counts, O3doError> {
+    walk(data, limits, false).map(|(_, c)| c)
+}
+
+/// Refuses the model when what it expands to so far is over the budget.
+fn check_expanded(c: &Counts, limits: &ModelLimits, what: &str, at: u64) -> Result<(), O3doError> {
+    let n = c.expanded_bytes();
+    if n > limits.max_expanded_bytes {
+        return Err(limit(
+            what,
+            at,
+            format!(
+                "more than {} bytes once expanded ({} vertices, {} primitives, {} indices so far)",
+                limits.max_expanded_bytes, c.vertices, c.primitives, c.indices
+            ),
+        ));
+    }
+    Ok(())
+}
+
+/// The reader; `keep` false only counts (nothing is decoded into vectors).
+fn walk(data: &[u8], limits: &ModelLimits, keep: bool) -> Result<(Model, Counts), O3doError> {
     let b = Bytes::new(data);
     let mut pieces: Vec<Piece> = Vec::new();
+    let mut counts = Counts::default();
     let mut visited = std::collections::HashSet::new();
     let (mut total_v, mut total_p) = (0usize, 0usize);
     // (header offset, parent, depth)
     let mut stack: Vec<(u64, Option<usize>, usize)> = vec![(0, None, 0)];
+    let mut me = 0usize;
     while let Some((at, parent, depth)) = stack.pop() {
-        let what = format!("object header #{}", pieces.len());
+        let what = format!("object header #{me}");
         if !visited.insert(at) {
             return Err(malformed(
                 what,
@@ -247,7 +353,7 @@ pub fn parse(data: &[u8], limits: &ModelLimits) -> Result<Model, O3doError> {
                 "reached twice through sibling/child offsets (a cycle or shared object)",
             ));
         }
-        if pieces.len() >= limits.max_objects {
+        if me >= limits.max_objects {
             return Err(limit(
                 what,
                 at,
@@ -266,8 +372,8 @@ pub fn parse(data: &[u8], limits: &ModelLimits) -> Result<Model, O3doError> {
         let f = |k: u64| i32_at(&hb, k * 4, &what);
         let (version, nv, np, sel) = (f(0)?, f(1)?, f(2)?, f(3)?);
         let origin = [f(4)?, f(5)?, f(6)?];
-        let (name_off, vert_off, prim_off, sib_off, child_off) =
-            (f(7)?, f(9)?, f(10)?, f(11)?, f(12)?);
+        let (name_off, unknown, vert_off, prim_off, sib_off, child_off) =
+            (f(7)?, f(8)?, f(9)?, f(10)?, f(11)?, f(12)?);
         if version != 1 {
             return Err(malformed(
                 what,
@@ -295,46 +401,57 @@ pub fn parse(data: &[u8], limits: &ModelLimits) -> Result<Model, O3doError> {
                 format!("more than {} primitives", limits.max_primitives),
             ));
         }
+        counts.objects += 1;
+        counts.vertices += nv as u64;
+        counts.primitives += np as u64;
+        check_expanded(&counts, limits, &what, at)?;
+        let name_at_ = offset_field(name_off, at + 28, &what, "name")?;
         let name = name_at(
             &b,
-            offset_field(name_off, at + 28, &what, "name")?,
+            name_at_,
             limits.max_name_len,
             &format!("name of {what}"),
         )?;
+        counts.name_bytes += name.len() as u64;
         let vo = offset_field(vert_off, at + 36, &what, "vertex array")?;
         let varr = b
             .slice(vo, nv as u64 * 12)
             .map_err(|e| oob(format!("vertex array of {name:?}"), e))?;
-        let vertices: Vec<[i32; 3]> = varr
-            .chunks_exact(12)
-            .map(|c| {
-                let w = |k: usize| i32::from_le_bytes([c[k], c[k + 1], c[k + 2], c[k + 3]]);
-                [w(0), w(4), w(8)]
-            })
-            .collect();
+        let vertices: Vec<[i32; 3]> = if keep {
+            varr.chunks_exact(12)
+                .map(|c| {
+                    let w = |k: usize| i32::from_le_bytes([c[k], c[k + 1], c[k + 2], c[k + 3]]);
+                    [w(0), w(4), w(8)]
+                })
+                .collect()
+        } else {
+            Vec::new()
+        };
         let po = offset_field(prim_off, at + 40, &what, "primitive array")?;
         b.slice(po, np as u64 * PRIMITIVE_LEN)
             .map_err(|e| oob(format!("primitive array of {name:?}"), e))?;
-        let mut primitives = Vec::with_capacity(np);
+        let mut primitives = Vec::with_capacity(if keep { np } else { 0 });
         for k in 0..np as u64 {
             let pat = po + k * PRIMITIVE_LEN;
             let pwhat = format!("primitive #{k} of {name:?}");
             let g = |j: u64| i32_at(&b, pat + j * 4, &pwhat);
             let (color, n, idx_off, tex_off, colored) = (g(0)?, g(1)?, g(3)?, g(4)?, g(7)?);
+            let unknown = [g(2)?, g(5)?, g(6)?];
             let n = usize::try_from(n)
                 .map_err(|_| malformed(&pwhat, pat + 4, format!("index count {n} is negative")))?;
             if n > limits.max_primitive_indices {
                 return Err(limit(&pwhat, pat + 4, format!("{n} vertex indices")));
             }
+            counts.indices += n as u64;
+            check_expanded(&counts, limits, &pwhat, pat + 4)?;
             let io = offset_field(idx_off, pat + 12, &pwhat, "index array")?;
             let raw = b
                 .slice(io, n as u64 * 2)
                 .map_err(|e| oob(format!("index array of {pwhat}"), e))?;
-            let indices: Vec<u16> = raw
+            let idx = raw
                 .chunks_exact(2)
-                .map(|c| u16::from_le_bytes([c[0], c[1]]))
-                .collect();
-            if let Some(bad) = indices.iter().find(|&&i| usize::from(i) >= nv) {
+                .map(|c| u16::from_le_bytes([c[0], c[1]]));
+            if let Some(bad) = idx.clone().find(|&i| usize::from(i) >= nv) {
                 return Err(malformed(
                     &pwhat,
                     io,
@@ -353,25 +470,38 @@ pub fn parse(data: &[u8], limits: &ModelLimits) -> Result<Model, O3doError> {
                 )?)
                 .filter(|t| !t.is_empty())
             };
-            primitives.push(Primitive {
-                offset: pat as u32,
-                color,
-                indices,
-                texture,
-                is_colored: colored != 0,
+            counts.name_bytes += texture.as_ref().map_or(0, |t| t.len() as u64);
+            check_expanded(&counts, limits, &pwhat, pat + 16)?;
+            if keep {
+                primitives.push(Primitive {
+                    offset: pat as u32,
+                    color,
+                    indices: idx.collect(),
+                    texture,
+                    is_colored: colored != 0,
+                    index_offset: idx_off,
+                    texture_offset: tex_off,
+                    unknown,
+                    colored_word: colored,
+                });
+            }
+        }
+        if keep {
+            pieces.push(Piece {
+                offset: at as u32,
+                name,
+                parent,
+                depth,
+                selection_primitive: sel,
+                origin,
+                vertices,
+                primitives,
+                name_offset: name_off,
+                unknown,
+                vertex_offset: vert_off,
+                primitive_offset: prim_off,
             });
         }
-        let me = pieces.len();
-        pieces.push(Piece {
-            offset: at as u32,
-            name,
-            parent,
-            depth,
-            selection_primitive: sel,
-            origin,
-            vertices,
-            primitives,
-        });
         if sib_off != 0 {
             if parent.is_none() {
                 return Err(malformed(&what, at + 44, "the root object has a sibling"));
@@ -389,8 +519,9 @@ pub fn parse(data: &[u8], limits: &ModelLimits) -> Result<Model, O3doError> {
                 depth + 1,
             ));
         }
+        me += 1;
     }
-    Ok(Model { pieces })
+    Ok((Model { pieces }, counts))
 }
 
 #[cfg(test)]
@@ -516,6 +647,45 @@ pub(crate) mod tests {
         assert_eq!(m.textures(), ["Tex1", "Other"]);
         assert_eq!(m.pieces[1].primitives[1].indices, [0, 1, 2]);
         assert!(m.pieces[3].primitives[0].is_colored);
+    }
+
+    #[test]
+    fn shared_lists_are_budgeted_once_per_use() {
+        // three pieces sharing one primitive array of 2 primitives sharing one index list
+        let mut data = build(
+            &[
+                (
+                    "a",
+                    [0; 3],
+                    vec![[0; 3]; 3],
+                    vec![(vec![0, 1, 2], None, true); 2],
+                ),
+                ("b", [0; 3], vec![[0; 3]; 3], vec![]),
+                ("c", [0; 3], vec![[0; 3]; 3], vec![]),
+            ],
+            &[vec![1, 2], vec![], vec![]],
+        );
+        let root_prims = data[40..44].to_vec();
+        for h in [52, 104] {
+            data[h + 8..h + 12].copy_from_slice(&2i32.to_le_bytes());
+            data[h + 40..h + 44].copy_from_slice(&root_prims);
+        }
+        let lim = ModelLimits::default();
+        let c = measure(&data, &lim).unwrap();
+        assert_eq!(
+            (c.objects, c.vertices, c.primitives, c.indices),
+            (3, 9, 6, 18)
+        );
+        let m = parse(&data, &lim).unwrap();
+        assert_eq!(expanded_cost(&m), c.expanded_bytes());
+        let tight = ModelLimits {
+            max_expanded_bytes: c.expanded_bytes() - 1,
+            ..lim
+        };
+        let e = parse(&data, &tight).unwrap_err();
+        assert!(matches!(e, O3doError::Limit { .. }), "{e}");
+        assert!(e.to_string().contains("once expanded"), "{e}");
+        assert_eq!(measure(&data, &tight).unwrap_err(), e);
     }
 
     #[test]

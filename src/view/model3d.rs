@@ -406,6 +406,11 @@ pub fn files(
 pub const PREVIEW: &str = "preview.png";
 /// Side of the preview in pixels.
 pub const PREVIEW_SIZE: u32 = 128;
+/// Bytes the preview's rendering holds (RGBA, depth buffer, PNG).
+pub const PREVIEW_BYTES: u64 = (PREVIEW_SIZE as u64) * (PREVIEW_SIZE as u64) * 16;
+/// Pixel tests one preview may spend (bounding boxes of triangles summed): a model with more
+/// drawn area than this is previewed with the faces that fit, so its time is bounded.
+pub const PREVIEW_WORK: u64 = 1 << 26;
 /// Empty border around the model in the preview, in pixels.
 pub const PREVIEW_MARGIN: f64 = 4.0;
 
@@ -422,50 +427,52 @@ fn depth(p: [f64; 3]) -> f64 {
 }
 
 /// The faces the preview draws: (piece, primitive) pairs of [`is_face`], with their
-/// model-space vertices in the primitive's order.
-fn faces(model: &Model) -> Vec<(usize, usize, Vec<[f64; 3]>)> {
-    let mut out = Vec::new();
-    for (pi, p) in model.pieces.iter().enumerate() {
+/// model-space vertices in the primitive's order, made one at a time.
+fn faces(model: &Model) -> impl Iterator<Item = (usize, usize, Vec<[f64; 3]>)> + '_ {
+    model.pieces.iter().enumerate().flat_map(move |(pi, p)| {
         let o = model.world_origin(pi);
-        for (k, q) in p.primitives.iter().enumerate() {
-            if !is_face(model, pi, k) {
-                continue;
-            }
-            let pts = q
-                .indices
-                .iter()
-                .filter_map(|&i| p.vertices.get(usize::from(i)))
-                .map(|v| {
-                    [
-                        coord(o[0] + i64::from(v[0])),
-                        coord(o[1] + i64::from(v[1])),
-                        coord(o[2] + i64::from(v[2])),
-                    ]
-                })
-                .collect();
-            out.push((pi, k, pts));
-        }
-    }
-    out
+        p.primitives
+            .iter()
+            .enumerate()
+            .filter(move |&(k, _)| is_face(model, pi, k))
+            .map(move |(k, q)| {
+                let pts = q
+                    .indices
+                    .iter()
+                    .filter_map(|&i| p.vertices.get(usize::from(i)))
+                    .map(|v| {
+                        [
+                            coord(o[0] + i64::from(v[0])),
+                            coord(o[1] + i64::from(v[1])),
+                            coord(o[2] + i64::from(v[2])),
+                        ]
+                    })
+                    .collect();
+                (pi, k, pts)
+            })
+    })
 }
 
 /// Renders the model as the game's camera sees it, `PREVIEW_SIZE` square, RGBA (alpha 0
 /// where nothing is drawn): orthographic oblique projection ([`project`]) fitted into the
 /// square, a depth buffer, textures mapped corner by corner, a simple two-sided light.
 /// A pixel is covered when its centre lies in a face's triangle (fan from the first vertex).
+/// Drawing stops after [`PREVIEW_WORK`] pixel tests.
 pub fn render_preview(model: &Model, textures: &Textures, palette: &Palette) -> Vec<u8> {
+    let mut work = 0u64;
     let size = PREVIEW_SIZE as usize;
     let mut rgba = vec![0u8; size * size * 4];
     let mut zbuf = vec![f64::NEG_INFINITY; size * size];
-    let faces = faces(model);
     let (mut x0, mut y0, mut x1, mut y1) = (f64::MAX, f64::MAX, f64::MIN, f64::MIN);
-    for (_, _, pts) in &faces {
-        for &p in pts {
+    let mut any = false;
+    for (_, _, pts) in faces(model) {
+        any = true;
+        for p in pts {
             let (x, y) = project(p);
             (x0, y0, x1, y1) = (x0.min(x), y0.min(y), x1.max(x), y1.max(y));
         }
     }
-    if faces.is_empty() {
+    if !any {
         return rgba;
     }
     let inner = f64::from(PREVIEW_SIZE) - 2.0 * PREVIEW_MARGIN;
@@ -480,8 +487,8 @@ pub fn render_preview(model: &Model, textures: &Textures, palette: &Palette) -> 
         let n = (l[0] * l[0] + l[1] * l[1] + l[2] * l[2]).sqrt();
         [l[0] / n, l[1] / n, l[2] / n]
     };
-    for (pi, k, pts) in &faces {
-        let q = &model.pieces[*pi].primitives[*k];
+    for (pi, k, pts) in faces(model) {
+        let q = &model.pieces[pi].primitives[k];
         if pts.len() < 3 {
             continue;
         }
@@ -541,6 +548,11 @@ pub fn render_preview(model: &Model, textures: &Textures, palette: &Palette) -> 
                 clampi(ay.min(by).min(cy).floor()),
                 clampi(ay.max(by).max(cy).ceil() + 1.0),
             );
+            work += ((px1 - px0) * (py1 - py0)) as u64;
+            if work > PREVIEW_WORK {
+                log::debug!("preview: drawing stopped after {PREVIEW_WORK} pixel tests");
+                return rgba;
+            }
             for py in py0..py1 {
                 for px in px0..px1 {
                     let (x, y) = (px as f64 + 0.5, py as f64 + 0.5);
