@@ -524,6 +524,271 @@ fn walk(data: &[u8], limits: &ModelLimits, keep: bool) -> Result<(Model, Counts)
     Ok((Model { pieces }, counts))
 }
 
+/// Writes `model` as a 3DO. With `base`, the file the model was read from, an edit that
+/// keeps every structure's size (moved vertices and pieces, recoloured or re-indexed faces,
+/// a texture or name of the same length) is written into a copy of `base` at the offsets the
+/// model recorded, so the unedited model gives back `base` byte for byte and an edit changes
+/// only the words it touches; the copy is read back and must give the model. Anything else
+/// (pieces or faces added or removed, longer names, a changed tree) gets a fresh layout:
+/// every piece's header, name, vertices, primitives, index lists, then the texture names,
+/// each once; unknown words are kept.
+pub fn write(model: &Model, base: Option<&[u8]>) -> Result<Vec<u8>, O3doError> {
+    check_tree(model)?;
+    if let Some(base) = base {
+        if let Some(out) = write_over(model, base) {
+            return Ok(out);
+        }
+    }
+    write_fresh(model)
+}
+
+/// Refuses a model whose parents do not form one pre-ordered tree rooted at piece 0.
+fn check_tree(model: &Model) -> Result<(), O3doError> {
+    let bad = |i: usize, m: &str| malformed(format!("piece #{i}"), 0, m.to_string());
+    if model.pieces.is_empty() {
+        return Err(bad(0, "a model needs a root piece"));
+    }
+    for (i, p) in model.pieces.iter().enumerate() {
+        match (i, p.parent) {
+            (0, None) => {}
+            (0, Some(_)) => return Err(bad(0, "the root has a parent")),
+            (_, None) => return Err(bad(i, "a second root")),
+            (_, Some(q)) if q >= i => return Err(bad(i, "its parent does not precede it")),
+            _ => {}
+        }
+        if p.vertices.len() > usize::from(u16::MAX) + 1 {
+            return Err(bad(i, "more than 65,536 vertices"));
+        }
+        for q in &p.primitives {
+            if let Some(v) = q
+                .indices
+                .iter()
+                .find(|&&v| usize::from(v) >= p.vertices.len())
+            {
+                return Err(bad(i, &format!("vertex index {v} past its vertices")));
+            }
+        }
+    }
+    Ok(())
+}
+
+/// First child and next sibling of every piece (indices), from the parents.
+fn links(model: &Model) -> (Vec<Option<usize>>, Vec<Option<usize>>) {
+    let n = model.pieces.len();
+    let (mut child, mut sibling) = (vec![None; n], vec![None; n]);
+    let mut last: Vec<Option<usize>> = vec![None; n];
+    for (i, p) in model.pieces.iter().enumerate() {
+        let Some(q) = p.parent else { continue };
+        match last[q] {
+            None => child[q] = Some(i),
+            Some(prev) => sibling[prev] = Some(i),
+        }
+        last[q] = Some(i);
+    }
+    (child, sibling)
+}
+
+fn put_i32(out: &mut [u8], at: usize, v: i32) -> Option<()> {
+    out.get_mut(at..at.checked_add(4)?)?
+        .copy_from_slice(&v.to_le_bytes());
+    Some(())
+}
+
+fn put_bytes(out: &mut [u8], at: usize, b: &[u8]) -> Option<()> {
+    out.get_mut(at..at.checked_add(b.len())?)?
+        .copy_from_slice(b);
+    Some(())
+}
+
+/// Latin-1 bytes of a name read as Latin-1; `None` for characters past U+00FF.
+fn latin1(s: &str) -> Option<Vec<u8>> {
+    s.chars().map(|c| u8::try_from(u32::from(c)).ok()).collect()
+}
+
+/// Word 7 of a primitive: the value read when its truth still matches.
+fn colored_word(q: &Primitive) -> i32 {
+    if (q.colored_word != 0) == q.is_colored {
+        q.colored_word
+    } else {
+        i32::from(q.is_colored)
+    }
+}
+
+/// The in-place rewrite of [`write`]; `None` when the model does not fit `base`'s layout.
+fn write_over(model: &Model, base: &[u8]) -> Option<Vec<u8>> {
+    let limits = ModelLimits::default();
+    let old = parse(base, &limits).ok()?;
+    let fits = old.pieces.len() == model.pieces.len()
+        && old.pieces.iter().zip(&model.pieces).all(|(a, b)| {
+            a.offset == b.offset
+                && a.parent == b.parent
+                && a.vertices.len() == b.vertices.len()
+                && a.primitives.len() == b.primitives.len()
+                && a.vertex_offset == b.vertex_offset
+                && a.primitive_offset == b.primitive_offset
+                && a.primitives.iter().zip(&b.primitives).all(|(x, y)| {
+                    x.offset == y.offset
+                        && x.indices.len() == y.indices.len()
+                        && x.index_offset == y.index_offset
+                        && x.texture_offset == y.texture_offset
+                })
+        });
+    if !fits {
+        return None;
+    }
+    let mut out = base.to_vec();
+    let (child, sibling) = links(model);
+    let off = |i: Option<usize>| i.map_or(0, |i| model.pieces[i].offset as i32);
+    for (i, p) in model.pieces.iter().enumerate() {
+        let h = p.offset as usize;
+        let words = [
+            1,
+            p.vertices.len() as i32,
+            p.primitives.len() as i32,
+            p.selection_primitive,
+            p.origin[0],
+            p.origin[1],
+            p.origin[2],
+            p.name_offset,
+            p.unknown,
+            p.vertex_offset,
+            p.primitive_offset,
+            off(sibling[i]),
+            off(child[i]),
+        ];
+        for (k, w) in words.iter().enumerate() {
+            put_i32(&mut out, h + 4 * k, *w)?;
+        }
+        let mut name = latin1(&p.name)?;
+        name.push(0);
+        put_bytes(&mut out, usize::try_from(p.name_offset).ok()?, &name)?;
+        let vo = usize::try_from(p.vertex_offset).ok()?;
+        for (k, v) in p.vertices.iter().enumerate() {
+            for (j, c) in v.iter().enumerate() {
+                put_i32(&mut out, vo + 12 * k + 4 * j, *c)?;
+            }
+        }
+        for q in &p.primitives {
+            let at = q.offset as usize;
+            let words = [
+                q.color,
+                q.indices.len() as i32,
+                q.unknown[0],
+                q.index_offset,
+                q.texture_offset,
+                q.unknown[1],
+                q.unknown[2],
+                colored_word(q),
+            ];
+            for (k, w) in words.iter().enumerate() {
+                put_i32(&mut out, at + 4 * k, *w)?;
+            }
+            let io = usize::try_from(q.index_offset).ok()?;
+            for (k, v) in q.indices.iter().enumerate() {
+                put_bytes(&mut out, io + 2 * k, &v.to_le_bytes())?;
+            }
+            if let Some(t) = &q.texture {
+                let mut t = latin1(t)?;
+                t.push(0);
+                put_bytes(&mut out, usize::try_from(q.texture_offset).ok()?, &t)?;
+            }
+        }
+    }
+    // shared or overlapping structures an edit wrote over show here
+    (parse(&out, &limits).ok()? == *model).then_some(out)
+}
+
+/// The fresh layout of [`write`].
+fn write_fresh(model: &Model) -> Result<Vec<u8>, O3doError> {
+    let too_big = || limit("model", 0, "larger than a 3DO's 2 GiB offsets");
+    let pos = |out: &Vec<u8>| i32::try_from(out.len()).map_err(|_| too_big());
+    let n = model.pieces.len();
+    let mut out = Vec::new();
+    let mut headers = vec![0usize; n];
+    let mut names: Vec<(Vec<u8>, i32)> = Vec::new();
+    // texture-name slots to fill once the names are placed: (primitive word offset, name)
+    let mut tex_slots: Vec<(usize, Vec<u8>)> = Vec::new();
+    for (i, p) in model.pieces.iter().enumerate() {
+        headers[i] = out.len();
+        out.resize(out.len() + OBJECT_LEN as usize, 0);
+        let name_at = pos(&out)?;
+        let mut name = latin1(&p.name)
+            .ok_or_else(|| malformed(format!("name of piece #{i}"), 0, "not Latin-1"))?;
+        name.push(0);
+        out.extend_from_slice(&name);
+        let vert_at = pos(&out)?;
+        for v in &p.vertices {
+            for c in v {
+                out.extend_from_slice(&c.to_le_bytes());
+            }
+        }
+        let prim_at = pos(&out)?;
+        out.resize(out.len() + p.primitives.len() * PRIMITIVE_LEN as usize, 0);
+        for (k, q) in p.primitives.iter().enumerate() {
+            let idx_at = pos(&out)?;
+            for v in &q.indices {
+                out.extend_from_slice(&v.to_le_bytes());
+            }
+            let at = prim_at as usize + k * PRIMITIVE_LEN as usize;
+            let words = [
+                q.color,
+                q.indices.len() as i32,
+                q.unknown[0],
+                idx_at,
+                0,
+                q.unknown[1],
+                q.unknown[2],
+                colored_word(q),
+            ];
+            for (j, w) in words.iter().enumerate() {
+                put_i32(&mut out, at + 4 * j, *w).ok_or_else(too_big)?;
+            }
+            if let Some(t) = &q.texture {
+                let t = latin1(t)
+                    .ok_or_else(|| malformed(format!("texture of piece #{i}"), 0, "not Latin-1"))?;
+                tex_slots.push((at + 16, t));
+            }
+        }
+        let words = [
+            1,
+            p.vertices.len() as i32,
+            p.primitives.len() as i32,
+            p.selection_primitive,
+            p.origin[0],
+            p.origin[1],
+            p.origin[2],
+            name_at,
+            p.unknown,
+            vert_at,
+            prim_at,
+        ];
+        for (k, w) in words.iter().enumerate() {
+            put_i32(&mut out, headers[i] + 4 * k, *w).ok_or_else(too_big)?;
+        }
+    }
+    for (slot, t) in tex_slots {
+        let at = match names.iter().find(|(n, _)| *n == t) {
+            Some((_, at)) => *at,
+            None => {
+                let at = pos(&out)?;
+                out.extend_from_slice(&t);
+                out.push(0);
+                names.push((t, at));
+                at
+            }
+        };
+        put_i32(&mut out, slot, at).ok_or_else(too_big)?;
+    }
+    let (child, sibling) = links(model);
+    for i in 0..n {
+        let off = |j: Option<usize>| j.map_or(Ok(0), |j| i32::try_from(headers[j]));
+        let (s, c) = (off(sibling[i]), off(child[i]));
+        put_i32(&mut out, headers[i] + 44, s.map_err(|_| too_big())?).ok_or_else(too_big)?;
+        put_i32(&mut out, headers[i] + 48, c.map_err(|_| too_big())?).ok_or_else(too_big)?;
+    }
+    Ok(out)
+}
+
 #[cfg(test)]
 pub(crate) mod tests {
     use super::*;
@@ -647,6 +912,56 @@ pub(crate) mod tests {
         assert_eq!(m.textures(), ["Tex1", "Other"]);
         assert_eq!(m.pieces[1].primitives[1].indices, [0, 1, 2]);
         assert!(m.pieces[3].primitives[0].is_colored);
+    }
+
+    /// The model without the offsets it was read at (what a fresh layout changes).
+    fn shape(m: &Model) -> Model {
+        let mut m = m.clone();
+        for p in &mut m.pieces {
+            (p.offset, p.name_offset, p.vertex_offset, p.primitive_offset) = (0, 0, 0, 0);
+            for q in &mut p.primitives {
+                (q.offset, q.index_offset, q.texture_offset) = (0, 0, 0);
+            }
+        }
+        m
+    }
+
+    #[test]
+    fn writes_back_identical_and_edits_in_place() {
+        let lim = ModelLimits::default();
+        let data = cube_tree();
+        let m = parse(&data, &lim).unwrap();
+        assert_eq!(write(&m, Some(&data)).unwrap(), data);
+        // one vertex moved: only its word changes
+        let mut e = m.clone();
+        e.pieces[2].vertices[1][1] = 12345;
+        let out = write(&e, Some(&data)).unwrap();
+        let diff: Vec<usize> = (0..data.len()).filter(|&i| out[i] != data[i]).collect();
+        let at = e.pieces[2].vertex_offset as usize + 12 + 4;
+        assert!(!diff.is_empty() && diff.iter().all(|&i| (at..at + 4).contains(&i)));
+        assert_eq!(parse(&out, &lim).unwrap(), e);
+        // a longer name: a fresh layout that reads back as the model
+        let mut r = m.clone();
+        r.pieces[1].name = "a much longer arm".into();
+        r.pieces[3].primitives.push(Primitive {
+            offset: 0,
+            color: 7,
+            indices: vec![0, 1, 2],
+            texture: Some("New".into()),
+            is_colored: false,
+            index_offset: 0,
+            texture_offset: 0,
+            unknown: [0; 3],
+            colored_word: 0,
+        });
+        let out = write(&r, Some(&data)).unwrap();
+        assert_eq!(shape(&parse(&out, &lim).unwrap()), shape(&r));
+        let fresh = write(&m, None).unwrap();
+        assert_eq!(shape(&parse(&fresh, &lim).unwrap()), shape(&m));
+        // a broken tree is refused
+        let mut bad = m;
+        bad.pieces[1].parent = Some(3);
+        assert!(write(&bad, None).is_err());
     }
 
     #[test]

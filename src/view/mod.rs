@@ -539,7 +539,7 @@ pub enum AssetKind {
     Pcx,
     /// `.pal`: a palette ([`pal`]: `swatch.png`, `palette.gpl`, `palette.csv`).
     Pal,
-    /// `.3do`: a model ([`model3d`]), read-only.
+    /// `.3do`: a model ([`model3d`]).
     Model3d,
 }
 
@@ -558,10 +558,24 @@ impl AssetKind {
         }
     }
 
-    /// False for kinds whose directory cannot be written back (3DO models): the mount
-    /// answers `EROFS` inside them and [`rebuild`] refuses them.
+    /// False for kinds whose directory cannot be written back (none now): the mount would
+    /// answer `EROFS` inside them and [`rebuild`] refuse them.
     pub fn writable(self) -> bool {
-        self != AssetKind::Model3d
+        true
+    }
+}
+
+/// Whether a build of `kind` reads the file at `path` (relative to the asset folder): the
+/// mount refuses writes to the others at open (`EROFS`). A 3DO's `textures/` (the game's
+/// texture GAFs) and `preview.png` are renderings no build reads.
+pub fn accepts_writes(kind: AssetKind, path: &str) -> bool {
+    match kind {
+        AssetKind::Model3d => {
+            !(path == model3d::PREVIEW
+                || path == model3d::TEXTURE_DIR
+                || path.starts_with(&format!("{}/", model3d::TEXTURE_DIR)))
+        }
+        _ => true,
     }
 }
 
@@ -621,8 +635,8 @@ pub fn open(kind: AssetKind, data: &[u8], opts: &ViewOptions) -> Result<Box<dyn 
 /// The inverse of [`open`]: rebuilds the binary of `kind` from a file set, as `tafs gaf build
 /// --base` (GAF) / `tafs tnt pack` (TNT) / `tafs pcx build` / `tafs pal build` do; `base` is
 /// the current binary (unchanged GAF frames keep its stored bytes; a PCX keeps its pixels'
-/// indices where the colour is unchanged; a palette carrier keeps its picture). A 3DO is
-/// read-only: refused.
+/// indices where the colour is unchanged; a palette carrier keeps its picture); a 3DO keeps
+/// the base's layout where the edit allows ([`model3d::build`]).
 pub fn rebuild(
     kind: AssetKind,
     files: &dyn FileSet,
@@ -731,10 +745,12 @@ pub fn rebuild_from(
             }
         }
         AssetKind::Pal => pal::build(files, pal::PaletteFile::Pal, base_bytes, &opts.limits),
-        AssetKind::Model3d => Err(ViewError::invalid(
-            "",
-            "3DO models are read-only: their directory cannot be built back",
-        )),
+        AssetKind::Model3d => model3d::build(
+            files,
+            base_bytes,
+            opts.textures.as_deref(),
+            &opts.model_limits,
+        ),
     };
     bytes.map(same)
 }

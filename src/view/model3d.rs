@@ -211,15 +211,32 @@ fn coord(v: i64) -> f64 {
 /// True for the primitives the OBJ draws as faces: visible, three or more vertices, not
 /// the root's selection primitive.
 pub fn is_face(model: &Model, piece: usize, prim: usize) -> bool {
-    let Some(p) = model.pieces.get(piece) else {
-        return false;
-    };
+    model
+        .pieces
+        .get(piece)
+        .is_some_and(|p| is_face_of(p, piece == 0, prim))
+}
+
+/// [`is_face`] of primitive `prim` of `p` (`root`: the model's root piece).
+fn is_face_of(p: &o3do::Piece, root: bool, prim: usize) -> bool {
     let Some(q) = p.primitives.get(prim) else {
         return false;
     };
-    let selection = piece == 0 && usize::try_from(p.selection_primitive).ok() == Some(prim);
+    let selection = root && usize::try_from(p.selection_primitive).ok() == Some(prim);
     q.visible() && q.indices.len() >= 3 && !selection
 }
+
+/// True for the primitives the OBJ shows: faces and visible two-vertex lines.
+fn is_drawn(p: &o3do::Piece, root: bool, prim: usize) -> bool {
+    is_face_of(p, root, prim)
+        || p.primitives
+            .get(prim)
+            .is_some_and(|q| q.visible() && q.indices.len() == 2)
+}
+
+#[path = "model3d_build.rs"]
+mod build;
+pub use build::build;
 
 /// The OBJ text.
 pub fn obj_text(model: &Model, textures: &Textures) -> String {
@@ -827,5 +844,65 @@ mod tests {
         }
         assert_eq!(at(1, 1)[3], 0);
         assert_eq!(at(126, 126)[3], 0);
+    }
+
+    fn view_files(data: &[u8]) -> crate::view::MemFileSet {
+        let v = open(data, &textures(), &Palette::ta(), &ModelLimits::default()).unwrap();
+        crate::view::MemFileSet::from_view(&v).unwrap()
+    }
+
+    #[test]
+    fn an_edited_obj_line_changes_one_vertex_and_errors_name_the_line() {
+        let data = cube_tree();
+        let lim = ModelLimits::default();
+        let mut fs = view_files(&data);
+        assert_eq!(build(&fs, Some(&data), None, &lim).unwrap(), data);
+        let obj = String::from_utf8(fs.files[OBJ].clone()).unwrap();
+        // hand (at 1,2,0) vertex 1 (1,0,0) moves up by 0.5
+        let edited = obj.replacen(
+            "o hand\nv 1 2 0\nv 2 2 0\n",
+            "o hand\nv 1 2 0\nv 2 2.5 0\n",
+            1,
+        );
+        assert_ne!(edited, obj);
+        fs.files.insert(OBJ.into(), edited.into_bytes());
+        let out = build(&fs, Some(&data), None, &lim).unwrap();
+        let m = o3do::parse(&out, &lim).unwrap();
+        let base = o3do::parse(&data, &lim).unwrap();
+        assert_eq!(m.pieces[2].vertices[1], [65536, 32768, 0]);
+        let diff: Vec<usize> = (0..data.len()).filter(|&i| out[i] != data[i]).collect();
+        let at = base.pieces[2].vertex_offset as usize + 12 + 4;
+        assert!(
+            !diff.is_empty() && diff.iter().all(|i| (at..at + 4).contains(i)),
+            "{diff:?}"
+        );
+        // a broken line: its number in the error
+        let broken = obj.replacen("v 2 2 0\n", "v 2 oops 0\n", 1);
+        let line = broken.lines().position(|l| l == "v 2 oops 0").unwrap() + 1;
+        fs.files.insert(OBJ.into(), broken.into_bytes());
+        let e = build(&fs, Some(&data), None, &lim).unwrap_err().to_string();
+        assert!(e.contains(&format!("line {line}:")), "{e}");
+        // without a base, the OBJ and pieces.csv alone make the same pieces
+        fs.files.insert(OBJ.into(), obj.into_bytes());
+        let fresh = build(&fs, None, None, &lim).unwrap();
+        let f = o3do::parse(&fresh, &lim).unwrap();
+        let names = |m: &Model| {
+            m.pieces
+                .iter()
+                .map(|p| (p.name.clone(), p.parent, p.origin, p.vertices.clone()))
+                .collect::<Vec<_>>()
+        };
+        assert_eq!(names(&f), names(&base));
+        // a texture the game does not have, named by its material
+        let obj = String::from_utf8(fs.files[OBJ].clone()).unwrap();
+        fs.files.insert(
+            OBJ.into(),
+            obj.replacen("usemtl Other", "usemtl Nowhere", 1)
+                .into_bytes(),
+        );
+        let e = build(&fs, Some(&data), Some(&textures()), &lim)
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("material Nowhere"), "{e}");
     }
 }

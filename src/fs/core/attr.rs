@@ -270,8 +270,9 @@ impl Core {
         vpath: &str,
         dir: bool,
     ) -> Result<Attr, FsError> {
-        if dir {
-            Ok(self.asset_dir_attr(ino, rel, gen, layout, meta, vpath))
+        let name = rel.file_name().and_then(|n| n.to_str()).unwrap_or("");
+        let mut a = if dir {
+            self.asset_dir_attr(ino, rel, gen, layout, meta, vpath)
         } else {
             let size = self.size_of(rel, gen, layout, vpath)?;
             let mut a = self.gen_attr(ino, meta, false, size, 0);
@@ -280,8 +281,12 @@ impl Core {
                 Some(crate::fs::writeback::fingerprint(&b))
             });
             self.with_member_shown(&mut a, rel, meta, vpath, false);
-            Ok(a)
+            a
+        };
+        if super::refuses_writes(name, vpath) {
+            a.perm &= !0o222;
         }
+        Ok(a)
     }
     pub(in crate::fs) fn staged_attr(&self, ino: u64, m: &Metadata, subdirs: u32) -> Attr {
         let dir = m.is_dir();

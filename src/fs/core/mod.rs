@@ -511,11 +511,24 @@ impl Core {
             }
             _ => return false,
         };
+        let vpath = match t.get(ino).map(|n| &n.kind) {
+            Some(NodeKind::ViewDir { vpath, .. } | NodeKind::ViewFile { vpath, .. }) => {
+                vpath.as_str()
+            }
+            _ => "",
+        };
+        let root_name = t.get(root).and_then(|n| n.name.to_str());
         folders.split('/').any(read_only)
-            || t.get(root)
-                .and_then(|n| n.name.to_str())
-                .is_some_and(read_only)
+            || root_name.is_some_and(read_only)
+            || root_name.is_some_and(|n| refuses_writes(n, vpath))
     }
+}
+
+/// True when `vpath` of the asset called `name` is a file no build reads
+/// ([`crate::view::accepts_writes`]): writes are refused at open and no write bit is shown.
+pub(in crate::fs) fn refuses_writes(name: &str, vpath: &str) -> bool {
+    !vpath.is_empty()
+        && AssetKind::from_name(name).is_some_and(|k| !crate::view::accepts_writes(k, vpath))
 }
 
 /// Each operation, sent to the room that does it: inside asset directories with write-back
