@@ -235,6 +235,9 @@ impl View for Leased {
     fn tnt_model(&self) -> Option<crate::view::tnt::PackBase<'_>> {
         self.view.tnt_model()
     }
+    fn base_bytes(&self) -> Option<&[u8]> {
+        self.view.base_bytes()
+    }
     fn tnt_view(&self) -> Option<&crate::view::tnt::TntView> {
         self.view.tnt_view()
     }

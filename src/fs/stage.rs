@@ -42,14 +42,15 @@ pub type Packer = Arc<
 >;
 
 /// Whether `vpath` (relative to the asset directory) is a layout file: no component starts
-/// with `.`, and the name ends in `.png`, `.gif`, `.csv` or `.json` (any case). Other names
-/// (temporary, swap and backup files) are staged but never built.
+/// with `.`, and the name ends in `.png`, `.gif`, `.csv`, `.json`, or `.obj` / `.mtl` (a
+/// 3DO's model, any case). Other names (temporary, swap and backup files) are staged but
+/// never built.
 pub fn is_layout_name(vpath: &str) -> bool {
     if vpath.is_empty() || vpath.split('/').any(|c| c.starts_with('.') || c.is_empty()) {
         return false;
     }
     let lower = vpath.to_ascii_lowercase();
-    [".png", ".gif", ".csv", ".json"]
+    [".png", ".gif", ".csv", ".json", ".obj", ".mtl"]
         .iter()
         .any(|e| lower.ends_with(e))
 }

@@ -183,6 +183,12 @@ pub trait View: Send + Sync {
         None
     }
 
+    /// The binary's own bytes, for views that keep them to rebuild from
+    /// ([`RebuildBase::Bytes`]: a 3DO keeps its layout); `None` (the default) for others.
+    fn base_bytes(&self) -> Option<&[u8]> {
+        None
+    }
+
     /// The same for a map ([`RebuildBase::Tnt`]): a TNT view's map and the palette of its
     /// renderings; `None` (the default) for other views.
     fn tnt_model(&self) -> Option<tnt::PackBase<'_>> {

@@ -641,6 +641,7 @@ pub struct ModelView {
     model: Model,
     textures: Textures,
     palette: Palette,
+    bytes: Vec<u8>,
 }
 
 impl ModelView {
@@ -671,6 +672,7 @@ impl ModelView {
             model,
             textures: used,
             palette: palette.clone(),
+            bytes: data.to_vec(),
         })
     }
 
@@ -698,6 +700,10 @@ impl View for ModelView {
 
     fn size_hint(&self, path: &str) -> Option<u64> {
         self.list.size_hint(path)
+    }
+
+    fn base_bytes(&self) -> Option<&[u8]> {
+        Some(&self.bytes)
     }
 }
 

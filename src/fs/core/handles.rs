@@ -196,6 +196,9 @@ impl Core {
                 if node.parent == DETACHED {
                     return Err(FsError::Stale);
                 }
+                if Self::wants_write(flags) && self.read_only_asset(ino) {
+                    return Err(FsError::ReadOnly("no build reads this file"));
+                }
                 if self.opts.state_dir.is_some() {
                     if let Some(o) = self.wb_open(ino, root, gen, &vpath, flags)? {
                         return Ok(o);
