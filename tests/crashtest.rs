@@ -1,8 +1,9 @@
 //! Every file in tests/crashtest/ (inputs that once crashed, exhausted memory or failed a
 //! fuzzed round trip) is answered without a panic; rendering its view stays within the
-//! per-image pixel budget; a GAF that parses writes and reads back to the same model.
+//! per-image pixel budget; a GAF that parses writes and reads back to the same model, a 3DO
+//! that parses writes back over itself identical.
 
-use tafs::formats::{gaf, tnt, Limits};
+use tafs::formats::{gaf, o3do, tnt, Limits};
 use tafs::view::{self, AssetKind, ViewOptions};
 
 #[test]
@@ -32,6 +33,16 @@ fn crashtest_inputs_are_handled() {
             AssetKind::Tnt => {
                 if let Ok(t) = tnt::parse(&data, &Limits::default()) {
                     let _ = tnt::write(&t);
+                }
+            }
+            AssetKind::Model3d => {
+                let lim = o3do::ModelLimits::default();
+                if let Ok(m) = o3do::parse(&data, &lim) {
+                    let out = o3do::write(&m, Some(&data)).unwrap();
+                    assert!(out == data, "{name}: not rewritten identical");
+                    let fresh = o3do::write(&m, None).unwrap();
+                    let back = o3do::parse(&fresh, &lim).unwrap();
+                    assert_eq!(back.pieces.len(), m.pieces.len(), "{name}");
                 }
             }
             _ => {}
