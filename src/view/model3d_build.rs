@@ -303,14 +303,20 @@ pub fn build(
             "not reachable from the root (a cycle of parents)",
         ));
     }
-    // every object names a piece
+    // every object names a piece; else (an export that regroups faces, by material say)
+    // the faces can only be the base's own, found by their positions
+    // (vertices before the first object belong to no piece: such a file too)
+    let loose = objects.first().map_or(0, |o| o.declared.start) > 0;
     for o in &objects {
         let empty = o.elems.is_empty() && o.declared.is_empty();
-        if !empty && !rows.iter().any(|r| obj_name(&r.name) == o.name) {
-            return Err(obj_err(
-                o.line,
-                format!("object {:?} is no piece of {PIECES}", o.name),
-            ));
+        if !empty && (loose || !rows.iter().any(|r| obj_name(&r.name) == o.name)) {
+            return match (&old, base) {
+                (Some(m), Some(b)) => unchanged_by_position(m, b, &verts, &objects, o),
+                _ => Err(obj_err(
+                    o.line,
+                    format!("object {:?} is no piece of {PIECES}", o.name),
+                )),
+            };
         }
     }
     let mut model = Model { pieces: Vec::new() };
@@ -522,4 +528,102 @@ fn primitive_from(
     q.texture = Some(name);
     q.is_colored = false;
     Ok(q)
+}
+
+/// The base model rebuilt from an OBJ whose objects are not its pieces (`foreign` is the
+/// first such object): every face and line must be one of the base's drawn primitives, the
+/// same positions (16.16) in the same order and the same material, each used once; the
+/// result is then the base itself. Anything else is an error that says so.
+fn unchanged_by_position(
+    model: &Model,
+    base: &[u8],
+    verts: &[[f64; 3]],
+    objects: &[Object],
+    foreign: &Object,
+) -> Result<Vec<u8>, ViewError> {
+    type Key = (Vec<[i64; 3]>, String);
+    let mut want: HashMap<Key, usize> = HashMap::new();
+    let mut total = 0usize;
+    let names = model.textures();
+    for (pi, p) in model.pieces.iter().enumerate() {
+        let o = model.world_origin(pi);
+        for (k, q) in p.primitives.iter().enumerate() {
+            if !super::is_drawn(p, pi == 0, k) {
+                continue;
+            }
+            let pos: Vec<[i64; 3]> = q
+                .indices
+                .iter()
+                .filter_map(|&i| p.vertices.get(usize::from(i)))
+                .map(|v| {
+                    [
+                        o[0] + i64::from(v[0]),
+                        o[1] + i64::from(v[1]),
+                        o[2] + i64::from(v[2]),
+                    ]
+                })
+                .collect();
+            let mat = match &q.texture {
+                Some(t) => texture_material(
+                    names
+                        .iter()
+                        .find(|n| n.eq_ignore_ascii_case(t))
+                        .unwrap_or(t),
+                ),
+                None => color_material(q.color),
+            };
+            *want.entry((pos, mat.to_ascii_lowercase())).or_default() += 1;
+            total += 1;
+        }
+    }
+    let mut seen = 0usize;
+    for e in objects.iter().flat_map(|o| &o.elems) {
+        let mut pos: Vec<[i64; 3]> = e
+            .vertices
+            .iter()
+            .map(|&g| {
+                let c = verts[g];
+                [c[0], c[1], -c[2]].map(|x| fixed(x).map_or(i64::MAX, i64::from))
+            })
+            .collect();
+        if !e.is_line {
+            pos.reverse();
+        }
+        let mat = e.material.clone().unwrap_or_default().to_ascii_lowercase();
+        // a face may start at any of its corners
+        let n = pos.len();
+        let hit = (0..n).find_map(|r| {
+            let mut p = pos.clone();
+            p.rotate_left(r);
+            let key = (p, mat.clone());
+            want.get(&key).filter(|&&c| c > 0).map(|_| key)
+        });
+        let Some(key) = hit else {
+            return Err(obj_err(
+                e.line,
+                format!(
+                    "object {:?} is no piece of {PIECES}, and this face is not one of the \
+                     model's own: an OBJ that regroups the faces (by material, say) can only \
+                     give the model back unchanged; edit an OBJ with one object per piece",
+                    foreign.name
+                ),
+            ));
+        };
+        if let Some(c) = want.get_mut(&key) {
+            *c -= 1;
+        }
+        seen += 1;
+    }
+    if seen != total {
+        return Err(obj_err(
+            foreign.line,
+            format!(
+                "object {:?} is no piece of {PIECES} and the OBJ has {seen} of the model's \
+                 {total} faces: an OBJ that regroups the faces can only give the model back \
+                 unchanged",
+                foreign.name
+            ),
+        ));
+    }
+    Ok(base.to_vec())
 }
