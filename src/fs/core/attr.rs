@@ -283,7 +283,10 @@ impl Core {
             self.with_member_shown(&mut a, rel, meta, vpath, false);
             a
         };
-        if super::refuses_writes(name, vpath) {
+        let parts: Vec<&str> = vpath.split('/').collect();
+        if super::refuses_writes(name, vpath)
+            || (0..parts.len()).any(|i| super::refuses_writes(parts[i], &parts[i + 1..].join("/")))
+        {
             a.perm &= !0o222;
         }
         Ok(a)

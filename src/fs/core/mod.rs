@@ -518,9 +518,14 @@ impl Core {
             _ => "",
         };
         let root_name = t.get(root).and_then(|n| n.name.to_str());
+        // a file no build reads, below the asset or below a member's folder in an archive
+        let parts: Vec<&str> = vpath.split('/').collect();
+        let in_member =
+            (0..parts.len()).any(|i| refuses_writes(parts[i], &parts[i + 1..].join("/")));
         folders.split('/').any(read_only)
             || root_name.is_some_and(read_only)
             || root_name.is_some_and(|n| refuses_writes(n, vpath))
+            || in_member
     }
 }
 
