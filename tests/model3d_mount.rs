@@ -207,6 +207,16 @@ fn preview_and_textures_refuse_writes_at_open() {
         let err = std::fs::OpenOptions::new().write(true).open(t).unwrap_err();
         assert_eq!(err.raw_os_error(), Some(libc::EROFS), "{t:?}: {err}");
     }
+    // nor removed, nor replaced by a rename, nor created in textures/
+    let err = std::fs::remove_file(&preview).unwrap_err();
+    assert_eq!(err.raw_os_error(), Some(libc::EROFS), "rm: {err}");
+    let err = std::fs::rename(e.asset().join("model.mtl"), &preview).unwrap_err();
+    assert_eq!(err.raw_os_error(), Some(libc::EROFS), "mv over: {err}");
+    let err = std::fs::remove_file(&textures[0]).unwrap_err();
+    assert_eq!(err.raw_os_error(), Some(libc::EROFS), "rm texture: {err}");
+    let err = std::fs::write(e.asset().join("textures/new.png"), b"x").unwrap_err();
+    assert_eq!(err.raw_os_error(), Some(libc::EROFS), "create: {err}");
+    assert!(e.status().contains("clean"), "{}", e.status());
     let before = std::fs::read(e.bin()).unwrap();
     let o = Command::new("sh")
         .arg("-c")

@@ -497,6 +497,18 @@ impl Core {
         self.writeback() && self.is_asset_node(ino) && !self.read_only_asset(ino)
     }
 
+    /// `EROFS` when the child `name` of `parent` is a file no build reads
+    /// ([`refuses_writes`]): it cannot be removed or renamed, or replaced by a rename.
+    fn check_not_refused(&self, parent: u64, name: &OsStr) -> Result<(), FsError> {
+        let child = self.table().child_of(parent, name);
+        match child {
+            Some(c) if self.is_asset_node(c) && self.read_only_asset(c) => {
+                Err(FsError::ReadOnly("no build reads this file"))
+            }
+            _ => Ok(()),
+        }
+    }
+
     /// True when `ino` is the directory of an asset kind that cannot be written back, or
     /// inside one ([`AssetKind::writable`]), also an archive member's exploded directory (a
     /// member file of such a name stays writable: it is a member, not its view).
@@ -729,6 +741,7 @@ impl FsOps for Core {
     }
 
     fn unlink(&self, parent: u64, name: &OsStr) -> Result<(), FsError> {
+        self.check_not_refused(parent, name)?;
         if self.wb_node(parent) {
             let _m = self.mutating();
             return self.wb_unlink(parent, name);
@@ -737,6 +750,7 @@ impl FsOps for Core {
     }
 
     fn rmdir(&self, parent: u64, name: &OsStr) -> Result<(), FsError> {
+        self.check_not_refused(parent, name)?;
         if self.wb_node(parent) {
             let _m = self.mutating();
             return self.wb_rmdir(parent, name);
@@ -754,6 +768,8 @@ impl FsOps for Core {
         newname: &OsStr,
         flags: u32,
     ) -> Result<(), FsError> {
+        self.check_not_refused(parent, name)?;
+        self.check_not_refused(newparent, newname)?;
         if self.wb_node(parent) || self.wb_node(newparent) {
             let _m = self.mutating();
             return self.wb_rename(parent, name, newparent, newname, flags);
