@@ -303,6 +303,20 @@ pub fn build(
             "not reachable from the root (a cycle of parents)",
         ));
     }
+    // an OBJ whose faces are all the base's own, where they were (an editor's re-export
+    // that dropped unused vertices or reordered objects): the base unchanged
+    if let (Some(m), Some(b)) = (&old, base) {
+        if let Some(o) = objects.first() {
+            if let Ok(same) = unchanged_by_position(m, b, &verts, &objects, o) {
+                if files
+                    .read(PIECES)?
+                    .map_or(true, |t| t == super::pieces_csv(m).as_bytes())
+                {
+                    return Ok(same);
+                }
+            }
+        }
+    }
     // every object names a piece; else (an export that regroups faces, by material say)
     // the faces can only be the base's own, found by their positions
     // (vertices before the first object belong to no piece: such a file too)
@@ -364,11 +378,21 @@ pub fn build(
             .filter(|o| o.name == obj_name(&r.name))
             .nth(occ)
         else {
-            // not in the OBJ: a piece without geometry
-            piece.vertices.clear();
-            piece.primitives.clear();
-            if model.pieces.is_empty() {
-                piece.selection_primitive = -1;
+            // not in the OBJ: no faces drawn (editors leave out objects without faces); what
+            // the OBJ cannot show stays
+            let root = model.pieces.is_empty();
+            if oldp.is_some() {
+                let keep: Vec<bool> = (0..piece.primitives.len())
+                    .map(|k| !super::is_drawn(&piece, root, k))
+                    .collect();
+                let mut k = 0;
+                piece.primitives.retain(|_| {
+                    k += 1;
+                    keep[k - 1]
+                });
+            } else {
+                piece.vertices.clear();
+                piece.primitives.clear();
             }
             model.pieces.push(piece);
             continue;
@@ -387,6 +411,35 @@ pub fn build(
         }
         if list.len() > usize::from(u16::MAX) + 1 {
             return Err(obj_err(ob.line, "more than 65,536 vertices in one piece"));
+        }
+        // fewer vertices than the piece has, some of which no face uses (points COB
+        // scripts aim from): an editor that drops unused vertices; refused, not lost
+        if let Some(p) = oldp {
+            let root = model.pieces.is_empty();
+            let mut used = vec![false; p.vertices.len()];
+            for (k, q) in p.primitives.iter().enumerate() {
+                if super::is_drawn(p, root, k) {
+                    for &v in &q.indices {
+                        if let Some(u) = used.get_mut(usize::from(v)) {
+                            *u = true;
+                        }
+                    }
+                }
+            }
+            let unused = used.iter().filter(|u| !**u).count();
+            if list.len() < p.vertices.len() && unused > 0 {
+                return Err(obj_err(
+                    ob.line,
+                    format!(
+                        "piece {:?} has {} vertices here, the model {} of which {unused} no \
+                         face uses: the editor dropped unused vertices (keep them, or edit \
+                         pieces.csv and the OBJ with a tool that does)",
+                        r.name,
+                        list.len(),
+                        p.vertices.len()
+                    ),
+                ));
+            }
         }
         let local: HashMap<usize, u16> = list
             .iter()
