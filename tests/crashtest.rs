@@ -1,9 +1,10 @@
 //! Every file in tests/crashtest/ (inputs that once crashed, exhausted memory or failed a
 //! fuzzed round trip) is answered without a panic; rendering its view stays within the
 //! per-image pixel budget; a GAF that parses writes and reads back to the same model; a COB
-//! that parses writes back, and disassembles and assembles back, to the same bytes.
+//! that parses writes back, and disassembles and assembles back, to the same bytes; a 3DO
+//! that parses writes back over itself identical.
 
-use tafs::formats::{cob, gaf, tnt, Limits};
+use tafs::formats::{cob, gaf, o3do, tnt, Limits};
 use tafs::view::{self, AssetKind, ViewOptions};
 
 #[test]
@@ -41,6 +42,16 @@ fn crashtest_inputs_are_handled() {
                     let back = cob::asm::assemble(&cob::asm::disassemble(&c))
                         .unwrap_or_else(|e| panic!("{name}: own assembly: {e}"));
                     assert_eq!(cob::write(&back).ok().as_deref(), Some(&data[..]), "{name}");
+                }
+            }
+            AssetKind::Model3d => {
+                let lim = o3do::ModelLimits::default();
+                if let Ok(m) = o3do::parse(&data, &lim) {
+                    let out = o3do::write(&m, Some(&data)).unwrap();
+                    assert!(out == data, "{name}: not rewritten identical");
+                    let fresh = o3do::write(&m, None).unwrap();
+                    let back = o3do::parse(&fresh, &lim).unwrap();
+                    assert_eq!(back.pieces.len(), m.pieces.len(), "{name}");
                 }
             }
             _ => {}

@@ -1,7 +1,9 @@
 //! Mutated PCX and 3DO inputs (corpus files and fixtures with bytes flipped, words set to
 //! extreme values, tails cut) through the readers and views, with the properties the fuzz
 //! targets `pcx_parse` and `o3do_parse` assert: an error or a result, never a panic; every
-//! PCX that parses rewrites identically and survives the view round trip.
+//! PCX that parses rewrites identically and survives the view round trip; every 3DO that
+//! parses rewrites over itself identically, writes a fresh layout that reads back, and
+//! builds from its own view without a panic.
 
 mod common;
 
@@ -146,6 +148,18 @@ fn mutated_3do_files_never_panic() {
                 parsed += 1;
                 assert!(!m.pieces.is_empty());
                 model3d::files(&data, &Textures::new(), &Palette::ta(), &lim).unwrap();
+                // the writer: over itself identical, a fresh layout that reads back, and a
+                // build from its own view that never panics
+                assert!(
+                    o3do::write(&m, Some(&data)).unwrap() == data,
+                    "round {round}"
+                );
+                let fresh = o3do::write(&m, None).unwrap();
+                let back = o3do::parse(&fresh, &lim).unwrap();
+                assert_eq!(back.pieces.len(), m.pieces.len());
+                let v = model3d::open(&data, &Textures::new(), &Palette::ta(), &lim).unwrap();
+                let files = tafs::view::MemFileSet::from_view(&v).unwrap();
+                let _ = model3d::build(&files, Some(&data), None, &lim);
             }
             Err(e) => {
                 refused += 1;

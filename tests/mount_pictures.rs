@@ -1,7 +1,8 @@
 //! PCX pictures, palettes and 3DO models through a real mount: they appear as directories of
 //! exactly the files `tafs pcx|pal|3do dump` write; a PCX's image.png saved by Pillow (RGBA)
 //! and a palette.csv edited by `sed -i` rebuild the binary (checked by Pillow and by bytes);
-//! an unedited save rebuilds identical bytes; a 3DO directory refuses writes with EROFS.
+//! an unedited save rebuilds identical bytes; a 3DO directory refuses writes to its renderings
+//! (preview.png, textures/) with EROFS (its write-back: tests/model3d_mount.rs).
 
 mod common;
 mod mount_common;
@@ -250,7 +251,7 @@ fn pcx_and_palette_edits_rebuild_the_binary() {
 }
 
 #[test]
-fn model_directories_are_read_only() {
+fn model_directories_refuse_writes_to_their_renderings() {
     if !fuse_available() {
         return;
     }
@@ -274,8 +275,8 @@ fn model_directories_are_read_only() {
     let member = e.mnt.join("pack.ufo/objects3d/demo.3do");
     assert!(member.join("pieces.csv").is_file());
     for cmd in [
-        format!("echo x > {}/pieces.csv", member.display()),
-        format!("touch {}/new.csv", member.display()),
+        format!("echo x > {}/preview.png", member.display()),
+        format!("rm {}/preview.png", member.display()),
     ] {
         let o = Command::new("sh").arg("-c").arg(&cmd).output().unwrap();
         let err = String::from_utf8_lossy(&o.stderr);
@@ -298,10 +299,10 @@ fn model_directories_are_read_only() {
     let before = std::fs::read(&bin).unwrap();
     let dir = e.mnt.join("objects3d/demo.3do");
     for cmd in [
-        format!("echo x > {}/model.obj", dir.display()),
-        format!("touch {}/new.txt", dir.display()),
-        format!("mkdir {}/sub", dir.display()),
-        format!("rm {}/pieces.csv", dir.display()),
+        format!("echo x > {}/preview.png", dir.display()),
+        format!("truncate -s 0 {}/preview.png", dir.display()),
+        format!("rm {}/preview.png", dir.display()),
+        format!("mv {0}/model.mtl {0}/preview.png", dir.display()),
         format!("cp {0}/model.obj {0}/textures/copy.obj", dir.display()),
     ] {
         let o = Command::new("sh").arg("-c").arg(&cmd).output().unwrap();
@@ -310,7 +311,7 @@ fn model_directories_are_read_only() {
         assert!(err.contains("Read-only file system"), "{cmd}: {err}");
     }
     assert_eq!(std::fs::read(&bin).unwrap(), before);
-    assert!(dir.join("pieces.csv").exists());
+    assert!(dir.join("preview.png").exists());
     // a PCX beside it is written back as usual
     let pcx = e.game.join("unitpics/demo.pcx");
     let before = std::fs::read(&pcx).unwrap();

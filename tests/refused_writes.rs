@@ -1,7 +1,7 @@
 //! Files whose writes no build reads refuse them at `open` (`EROFS`), show no write bit and
-//! stage nothing (SEMANTICS, "Files that refuse writes"): a loose 3DO model, an archive's
-//! 3DO member, and both through `--merged --into` (real mounts of the built binary, Python's
-//! `os.open` and the shell's `>>`).
+//! stage nothing (SEMANTICS, "Files that refuse writes"): the renderings of a loose 3DO
+//! model, of an archive's 3DO member, and of both through `--merged --into` (real mounts of
+//! the built binary, Python's `os.open` and the shell's `>>`).
 
 mod common;
 mod mount_common;
@@ -42,48 +42,50 @@ for name, fl in [("rdwr", os.O_RDWR), ("wronly", os.O_WRONLY),
         print(name, e.errno)
 "#;
 
-/// Asserts that `folder` (a model's folder in a mount) refuses every write to its files and
-/// every new name, and shows no write bit.
-fn refuses_everything(folder: &Path) {
+/// Asserts that `folder` (a model's folder in a mount) refuses every write to its renderings
+/// (`preview.png`, `textures/`), which no build reads, and shows no write bit on them; the
+/// model's own files (`model.obj`, `model.mtl`, `pieces.csv`) build and stay writable.
+fn refuses_renderings(folder: &Path) {
     let mode = |p: &Path| std::fs::metadata(p).unwrap().permissions().mode();
-    assert_eq!(mode(folder) & 0o222, 0, "{folder:?} shows a write bit");
-    for name in ["model.obj", "model.mtl", "pieces.csv", "preview.png"] {
-        let f = folder.join(name);
-        let before = std::fs::read(&f).unwrap();
-        assert_eq!(mode(&f) & 0o222, 0, "{f:?} shows a write bit");
-        let out = sh(&format!(
-            "python3 -c '{}' '{}'",
-            OPENS.replace('\'', "\"'\"'"),
-            f.display()
-        ));
-        for line in out.lines() {
-            assert!(
-                line.ends_with(&format!(" {}", libc::EROFS)),
-                "{f:?}: {line} (expected EROFS)"
-            );
-        }
-        let echo = std::process::Command::new("sh")
-            .arg("-c")
-            .arg(format!("echo more >> '{}'", f.display()))
-            .output()
-            .unwrap();
-        assert!(!echo.status.success(), "{f:?}: echo >> succeeded");
-        assert_eq!(std::fs::read(&f).unwrap(), before, "{f:?} changed");
-    }
-    for new in ["new.txt", "model.obj.tmp"] {
-        let r = std::fs::write(folder.join(new), b"x");
-        assert_eq!(
-            r.unwrap_err().raw_os_error(),
-            Some(libc::EROFS),
-            "{new} created in {folder:?}"
+    for name in ["model.obj", "model.mtl", "pieces.csv"] {
+        assert_ne!(
+            mode(&folder.join(name)) & 0o200,
+            0,
+            "{name} shows no write bit"
         );
     }
+    let f = folder.join("preview.png");
+    let before = std::fs::read(&f).unwrap();
+    assert_eq!(mode(&f) & 0o222, 0, "{f:?} shows a write bit");
+    let out = sh(&format!(
+        "python3 -c '{}' '{}'",
+        OPENS.replace('\'', "\"'\"'"),
+        f.display()
+    ));
+    assert_eq!(out.lines().count(), 6, "{out}");
+    for line in out.lines() {
+        assert!(
+            line.ends_with(&format!(" {}", libc::EROFS)),
+            "{f:?}: {line} (expected EROFS)"
+        );
+    }
+    let echo = std::process::Command::new("sh")
+        .arg("-c")
+        .arg(format!("echo more >> '{}'", f.display()))
+        .output()
+        .unwrap();
+    assert!(!echo.status.success(), "{f:?}: echo >> succeeded");
+    assert_eq!(std::fs::read(&f).unwrap(), before, "{f:?} changed");
     assert_eq!(
-        std::fs::create_dir(folder.join("sub"))
-            .unwrap_err()
-            .raw_os_error(),
-        Some(libc::EROFS)
+        std::fs::remove_file(&f).unwrap_err().raw_os_error(),
+        Some(libc::EROFS),
+        "{f:?} removed"
     );
+    let textures = folder.join("textures");
+    if textures.is_dir() {
+        let r = std::fs::write(textures.join("new.png"), b"x");
+        assert_eq!(r.unwrap_err().raw_os_error(), Some(libc::EROFS));
+    }
 }
 
 /// Files of `dir` and below, as paths relative to it.
@@ -116,8 +118,8 @@ fn writes_into_a_model_are_refused_at_open_and_stage_nothing() {
             &mnt,
             &["--ttl", "0", "--state-dir", state.to_str().unwrap()],
         );
-        refuses_everything(&mnt.join("objects3d/demo.3do"));
-        refuses_everything(&mnt.join("models.ufo/objects3d/boat.3do"));
+        refuses_renderings(&mnt.join("objects3d/demo.3do"));
+        refuses_renderings(&mnt.join("models.ufo/objects3d/boat.3do"));
         // a GAF's frame beside them takes writes (the mount is writable)
         let frame = mnt.join("anims/pulse.gaf/pulse/0.png");
         assert_ne!(
@@ -163,8 +165,8 @@ fn writes_into_a_model_through_a_mod_are_refused_and_copy_nothing_into_it() {
                 "mods/mine",
             ],
         );
-        refuses_everything(&mnt.join("objects3d/demo.3do"));
-        refuses_everything(&mnt.join("objects3d/boat.3do"));
+        refuses_renderings(&mnt.join("objects3d/demo.3do"));
+        refuses_renderings(&mnt.join("objects3d/boat.3do"));
     }
     let in_mod = g.join("mods/mine");
     let copied = if in_mod.exists() {

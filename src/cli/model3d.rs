@@ -1,4 +1,4 @@
-//! `tafs 3do …`: describe and dump 3DO models (read-only) through the view the mount shows
+//! `tafs 3do …`: describe, dump and build 3DO models through the view the mount shows
 //! ([`crate::view::model3d`]): OBJ + MTL, textures, pieces.csv, preview.png.
 
 use super::{read_file, CliError};
@@ -23,6 +23,25 @@ pub enum ModelCmd {
         #[arg(short, long)]
         target: PathBuf,
     },
+    /// Build a 3DO from a folder of model.obj (+ pieces.csv): with --base, what the OBJ
+    /// does not show comes from that file and an edit keeps its layout.
+    Build {
+        /// The folder (as `dump` writes it).
+        dir: PathBuf,
+        /// The 3DO to write (replaced atomically).
+        #[arg(short, long)]
+        target: PathBuf,
+        /// The model the folder was dumped from.
+        #[arg(long)]
+        base: Option<PathBuf>,
+    },
+    /// Dump every 3DO under the paths to its view in memory and build it back: the report
+    /// says which rebuild identical bytes.
+    Roundtrip {
+        /// Files or folders (searched recursively for .3do).
+        #[arg(required = true)]
+        paths: Vec<PathBuf>,
+    },
 }
 
 /// Runs a `tafs 3do` subcommand.
@@ -33,6 +52,18 @@ pub fn run(cmd: ModelCmd) -> Result<i32, CliError> {
             let v = open(&file)?;
             view::write_tree(&v, &target)?;
             Ok(0)
+        }
+        ModelCmd::Build { dir, target, base } => {
+            let base = base.as_deref().map(read_file).transpose()?;
+            let opts = view::options_for(&target, None, &Default::default());
+            let files = view::DirFileSet::new(&dir);
+            let bytes = view::rebuild(view::AssetKind::Model3d, &files, base.as_deref(), &opts)
+                .map_err(|e| CliError::Msg(format!("{}: {e}", dir.display())))?;
+            super::write_bytes(&target, &bytes)?;
+            Ok(0)
+        }
+        ModelCmd::Roundtrip { paths } => {
+            super::roundtrip::run_only(&paths, Some(view::AssetKind::Model3d))
         }
     }
 }

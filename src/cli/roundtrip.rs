@@ -1,4 +1,4 @@
-//! `tafs roundtrip PATH…`: every asset that can be rebuilt (GAF, TNT, PCX, PAL) under the
+//! `tafs roundtrip PATH…`: every asset that can be rebuilt (GAF, TNT, PCX, PAL, 3DO) under the
 //! given paths is opened as the mount shows it and rebuilt from its unedited view; the
 //! report says which rebuild the identical bytes. GAFs get the checks of `tafs gaf
 //! roundtrip` (decode → encode, dump → build --base, what the game reads).
@@ -12,7 +12,7 @@ use std::path::{Path, PathBuf};
 /// Arguments of `tafs roundtrip`.
 #[derive(clap::Args, Debug)]
 pub struct RoundtripArgs {
-    /// Files or folders (searched recursively for .gaf .taf .tnt .pcx .pal .cob).
+    /// Files or folders (searched recursively for .gaf .taf .tnt .pcx .pal .cob .3do).
     #[arg(required = true)]
     pub paths: Vec<PathBuf>,
 }
@@ -83,11 +83,17 @@ fn check_view(kind: AssetKind, path: &Path) -> Row {
 
 /// Runs `tafs roundtrip`; exit code 1 when any file fails.
 pub fn run(a: RoundtripArgs) -> Result<i32, CliError> {
+    run_only(&a.paths, None)
+}
+
+/// [`run`] over the assets of kind `only` (all when `None`).
+pub fn run_only(paths: &[PathBuf], only: Option<AssetKind>) -> Result<i32, CliError> {
     use rayon::prelude::*;
     let mut files = Vec::new();
-    for p in &a.paths {
+    for p in paths {
         collect(p, &mut files, 0)?;
     }
+    files.retain(|(k, _)| only.map_or(true, |o| o == *k));
     files.sort_by(|a, b| a.1.cmp(&b.1));
     let rows: Vec<Row> = files
         .par_iter()
@@ -166,7 +172,7 @@ fn collect(p: &Path, out: &mut Vec<(AssetKind, PathBuf)>, depth: usize) -> Resul
         out.push((k, p.to_path_buf()));
     } else if depth == 0 {
         return Err(CliError::Msg(format!(
-            "{}: not a .gaf, .taf, .tnt, .pcx, .pal or .cob",
+            "{}: not a .gaf, .taf, .tnt, .pcx, .pal, .cob or .3do",
             p.display()
         )));
     }

@@ -4,7 +4,9 @@
 //!
 //! The reader walks the tree without recursion, refuses an object reached twice (cyclic or
 //! shared offsets) and bounds depth, object count, vertices, primitives and index lists by
-//! [`ModelLimits`]. Read-only: nothing writes 3DO files.
+//! [`ModelLimits`]. Arrays and names several primitives or pieces share are expanded once
+//! per use, so what is budgeted is the expanded size ([`ModelLimits::max_expanded_bytes`],
+//! [`measure`]), checked before anything is allocated.
 
 use super::bytes::{Bytes, OutOfBounds};
 
@@ -31,6 +33,64 @@ pub struct ModelLimits {
     pub max_primitive_indices: usize,
     /// Bytes of one name (piece or texture), without the NUL.
     pub max_name_len: usize,
+    /// Bytes of the model as expanded and of its OBJ text ([`expanded_cost`]): vertices,
+    /// primitives, vertex indices and names, each counted every time it is used (a list
+    /// shared by many pieces counts once per piece).
+    pub max_expanded_bytes: u64,
+}
+
+/// Bytes one vertex costs once expanded: three i32 plus its OBJ line.
+pub const VERTEX_COST: u64 = 12 + 64;
+/// Bytes one primitive costs once expanded: the decoded struct plus its OBJ line overhead
+/// (`f`, `usemtl`, newline).
+pub const PRIMITIVE_COST: u64 = std::mem::size_of::<Primitive>() as u64 + 48;
+/// Bytes one vertex index costs once expanded: a u16 plus its OBJ text (` 1048576/4`).
+pub const INDEX_COST: u64 = 2 + 16;
+
+/// What a model holds once expanded, summed over every use: [`measure`] counts it from the
+/// headers alone.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Counts {
+    /// Pieces.
+    pub objects: u64,
+    /// Vertices.
+    pub vertices: u64,
+    /// Primitives.
+    pub primitives: u64,
+    /// Vertex indices of all primitives.
+    pub indices: u64,
+    /// Bytes of piece and texture names.
+    pub name_bytes: u64,
+}
+
+impl Counts {
+    /// Upper bound of the bytes the decoded model and its OBJ/MTL/CSV text take.
+    pub fn expanded_bytes(&self) -> u64 {
+        self.objects
+            .saturating_mul(std::mem::size_of::<Piece>() as u64 + 128)
+            .saturating_add(self.vertices.saturating_mul(VERTEX_COST))
+            .saturating_add(self.primitives.saturating_mul(PRIMITIVE_COST))
+            .saturating_add(self.indices.saturating_mul(INDEX_COST))
+            .saturating_add(self.name_bytes.saturating_mul(3))
+    }
+}
+
+/// [`Counts::expanded_bytes`] of a model already decoded.
+pub fn expanded_cost(model: &Model) -> u64 {
+    let mut c = Counts {
+        objects: model.pieces.len() as u64,
+        ..Counts::default()
+    };
+    for p in &model.pieces {
+        c.vertices += p.vertices.len() as u64;
+        c.primitives += p.primitives.len() as u64;
+        c.name_bytes += p.name.len() as u64;
+        for q in &p.primitives {
+            c.indices += q.indices.len() as u64;
+            c.name_bytes += q.texture.as_ref().map_or(0, |t| t.len() as u64);
+        }
+    }
+    c.expanded_bytes()
 }
 
 impl Default for ModelLimits {
@@ -42,6 +102,7 @@ impl Default for ModelLimits {
             max_primitives: 1 << 20,
             max_primitive_indices: 1024,
             max_name_len: 256,
+            max_expanded_bytes: 96 << 20,
         }
     }
 }
@@ -96,6 +157,14 @@ pub struct Primitive {
     pub texture: Option<String>,
     /// The is-coloured flag: drawn in `color` when there is no texture.
     pub is_colored: bool,
+    /// The index array's offset as read (kept for an in-place rewrite).
+    pub index_offset: i32,
+    /// The texture name's offset as read, 0 for none.
+    pub texture_offset: i32,
+    /// Words 2, 5 and 6, of unknown use (often left-over memory), kept as read.
+    pub unknown: [i32; 3],
+    /// Word 7 as read: its truth is [`Primitive::is_colored`], its value is kept.
+    pub colored_word: i32,
 }
 
 impl Primitive {
@@ -124,6 +193,14 @@ pub struct Piece {
     pub vertices: Vec<[i32; 3]>,
     /// Primitives.
     pub primitives: Vec<Primitive>,
+    /// The name's offset as read.
+    pub name_offset: i32,
+    /// Word 8 of the header, of unknown use, kept as read.
+    pub unknown: i32,
+    /// The vertex array's offset as read.
+    pub vertex_offset: i32,
+    /// The primitive array's offset as read.
+    pub primitive_offset: i32,
 }
 
 /// A decoded model: pieces in depth-first pre-order (a piece, its children, then its next
@@ -232,14 +309,43 @@ fn name_at(b: &Bytes, offset: u64, max: usize, structure: &str) -> Result<String
 
 /// Reads a 3DO.
 pub fn parse(data: &[u8], limits: &ModelLimits) -> Result<Model, O3doError> {
+    walk(data, limits, true).map(|(m, _)| m)
+}
+
+/// What parsing `data` would expand to, from its headers, without decoding vertices,
+/// indices or names (the budget of a decode is taken from it). Errors as [`parse`].
+pub fn measure(data: &[u8], limits: &ModelLimits) -> Result<Counts, O3doError> {
+    walk(data, limits, false).map(|(_, c)| c)
+}
+
+/// Refuses the model when what it expands to so far is over the budget.
+fn check_expanded(c: &Counts, limits: &ModelLimits, what: &str, at: u64) -> Result<(), O3doError> {
+    let n = c.expanded_bytes();
+    if n > limits.max_expanded_bytes {
+        return Err(limit(
+            what,
+            at,
+            format!(
+                "more than {} bytes once expanded ({} vertices, {} primitives, {} indices so far)",
+                limits.max_expanded_bytes, c.vertices, c.primitives, c.indices
+            ),
+        ));
+    }
+    Ok(())
+}
+
+/// The reader; `keep` false only counts (nothing is decoded into vectors).
+fn walk(data: &[u8], limits: &ModelLimits, keep: bool) -> Result<(Model, Counts), O3doError> {
     let b = Bytes::new(data);
     let mut pieces: Vec<Piece> = Vec::new();
+    let mut counts = Counts::default();
     let mut visited = std::collections::HashSet::new();
     let (mut total_v, mut total_p) = (0usize, 0usize);
     // (header offset, parent, depth)
     let mut stack: Vec<(u64, Option<usize>, usize)> = vec![(0, None, 0)];
+    let mut me = 0usize;
     while let Some((at, parent, depth)) = stack.pop() {
-        let what = format!("object header #{}", pieces.len());
+        let what = format!("object header #{me}");
         if !visited.insert(at) {
             return Err(malformed(
                 what,
@@ -247,7 +353,7 @@ pub fn parse(data: &[u8], limits: &ModelLimits) -> Result<Model, O3doError> {
                 "reached twice through sibling/child offsets (a cycle or shared object)",
             ));
         }
-        if pieces.len() >= limits.max_objects {
+        if me >= limits.max_objects {
             return Err(limit(
                 what,
                 at,
@@ -266,8 +372,8 @@ pub fn parse(data: &[u8], limits: &ModelLimits) -> Result<Model, O3doError> {
         let f = |k: u64| i32_at(&hb, k * 4, &what);
         let (version, nv, np, sel) = (f(0)?, f(1)?, f(2)?, f(3)?);
         let origin = [f(4)?, f(5)?, f(6)?];
-        let (name_off, vert_off, prim_off, sib_off, child_off) =
-            (f(7)?, f(9)?, f(10)?, f(11)?, f(12)?);
+        let (name_off, unknown, vert_off, prim_off, sib_off, child_off) =
+            (f(7)?, f(8)?, f(9)?, f(10)?, f(11)?, f(12)?);
         if version != 1 {
             return Err(malformed(
                 what,
@@ -295,46 +401,57 @@ pub fn parse(data: &[u8], limits: &ModelLimits) -> Result<Model, O3doError> {
                 format!("more than {} primitives", limits.max_primitives),
             ));
         }
+        counts.objects += 1;
+        counts.vertices += nv as u64;
+        counts.primitives += np as u64;
+        check_expanded(&counts, limits, &what, at)?;
+        let name_at_ = offset_field(name_off, at + 28, &what, "name")?;
         let name = name_at(
             &b,
-            offset_field(name_off, at + 28, &what, "name")?,
+            name_at_,
             limits.max_name_len,
             &format!("name of {what}"),
         )?;
+        counts.name_bytes += name.len() as u64;
         let vo = offset_field(vert_off, at + 36, &what, "vertex array")?;
         let varr = b
             .slice(vo, nv as u64 * 12)
             .map_err(|e| oob(format!("vertex array of {name:?}"), e))?;
-        let vertices: Vec<[i32; 3]> = varr
-            .chunks_exact(12)
-            .map(|c| {
-                let w = |k: usize| i32::from_le_bytes([c[k], c[k + 1], c[k + 2], c[k + 3]]);
-                [w(0), w(4), w(8)]
-            })
-            .collect();
+        let vertices: Vec<[i32; 3]> = if keep {
+            varr.chunks_exact(12)
+                .map(|c| {
+                    let w = |k: usize| i32::from_le_bytes([c[k], c[k + 1], c[k + 2], c[k + 3]]);
+                    [w(0), w(4), w(8)]
+                })
+                .collect()
+        } else {
+            Vec::new()
+        };
         let po = offset_field(prim_off, at + 40, &what, "primitive array")?;
         b.slice(po, np as u64 * PRIMITIVE_LEN)
             .map_err(|e| oob(format!("primitive array of {name:?}"), e))?;
-        let mut primitives = Vec::with_capacity(np);
+        let mut primitives = Vec::with_capacity(if keep { np } else { 0 });
         for k in 0..np as u64 {
             let pat = po + k * PRIMITIVE_LEN;
             let pwhat = format!("primitive #{k} of {name:?}");
             let g = |j: u64| i32_at(&b, pat + j * 4, &pwhat);
             let (color, n, idx_off, tex_off, colored) = (g(0)?, g(1)?, g(3)?, g(4)?, g(7)?);
+            let unknown = [g(2)?, g(5)?, g(6)?];
             let n = usize::try_from(n)
                 .map_err(|_| malformed(&pwhat, pat + 4, format!("index count {n} is negative")))?;
             if n > limits.max_primitive_indices {
                 return Err(limit(&pwhat, pat + 4, format!("{n} vertex indices")));
             }
+            counts.indices += n as u64;
+            check_expanded(&counts, limits, &pwhat, pat + 4)?;
             let io = offset_field(idx_off, pat + 12, &pwhat, "index array")?;
             let raw = b
                 .slice(io, n as u64 * 2)
                 .map_err(|e| oob(format!("index array of {pwhat}"), e))?;
-            let indices: Vec<u16> = raw
+            let idx = raw
                 .chunks_exact(2)
-                .map(|c| u16::from_le_bytes([c[0], c[1]]))
-                .collect();
-            if let Some(bad) = indices.iter().find(|&&i| usize::from(i) >= nv) {
+                .map(|c| u16::from_le_bytes([c[0], c[1]]));
+            if let Some(bad) = idx.clone().find(|&i| usize::from(i) >= nv) {
                 return Err(malformed(
                     &pwhat,
                     io,
@@ -353,25 +470,38 @@ pub fn parse(data: &[u8], limits: &ModelLimits) -> Result<Model, O3doError> {
                 )?)
                 .filter(|t| !t.is_empty())
             };
-            primitives.push(Primitive {
-                offset: pat as u32,
-                color,
-                indices,
-                texture,
-                is_colored: colored != 0,
+            counts.name_bytes += texture.as_ref().map_or(0, |t| t.len() as u64);
+            check_expanded(&counts, limits, &pwhat, pat + 16)?;
+            if keep {
+                primitives.push(Primitive {
+                    offset: pat as u32,
+                    color,
+                    indices: idx.collect(),
+                    texture,
+                    is_colored: colored != 0,
+                    index_offset: idx_off,
+                    texture_offset: tex_off,
+                    unknown,
+                    colored_word: colored,
+                });
+            }
+        }
+        if keep {
+            pieces.push(Piece {
+                offset: at as u32,
+                name,
+                parent,
+                depth,
+                selection_primitive: sel,
+                origin,
+                vertices,
+                primitives,
+                name_offset: name_off,
+                unknown,
+                vertex_offset: vert_off,
+                primitive_offset: prim_off,
             });
         }
-        let me = pieces.len();
-        pieces.push(Piece {
-            offset: at as u32,
-            name,
-            parent,
-            depth,
-            selection_primitive: sel,
-            origin,
-            vertices,
-            primitives,
-        });
         if sib_off != 0 {
             if parent.is_none() {
                 return Err(malformed(&what, at + 44, "the root object has a sibling"));
@@ -389,8 +519,274 @@ pub fn parse(data: &[u8], limits: &ModelLimits) -> Result<Model, O3doError> {
                 depth + 1,
             ));
         }
+        me += 1;
     }
-    Ok(Model { pieces })
+    Ok((Model { pieces }, counts))
+}
+
+/// Writes `model` as a 3DO. With `base`, the file the model was read from, an edit that
+/// keeps every structure's size (moved vertices and pieces, recoloured or re-indexed faces,
+/// a texture or name of the same length) is written into a copy of `base` at the offsets the
+/// model recorded, so the unedited model gives back `base` byte for byte and an edit changes
+/// only the words it touches; the copy is read back and must give the model. Anything else
+/// (pieces or faces added or removed, longer names, a changed tree) gets a fresh layout:
+/// every piece's header, name, vertices, primitives, index lists, then the texture names,
+/// each once; unknown words are kept.
+pub fn write(model: &Model, base: Option<&[u8]>) -> Result<Vec<u8>, O3doError> {
+    check_tree(model)?;
+    if let Some(base) = base {
+        if let Some(out) = write_over(model, base) {
+            return Ok(out);
+        }
+    }
+    write_fresh(model)
+}
+
+/// Refuses a model whose parents do not form one pre-ordered tree rooted at piece 0.
+fn check_tree(model: &Model) -> Result<(), O3doError> {
+    let bad = |i: usize, m: &str| malformed(format!("piece #{i}"), 0, m.to_string());
+    if model.pieces.is_empty() {
+        return Err(bad(0, "a model needs a root piece"));
+    }
+    for (i, p) in model.pieces.iter().enumerate() {
+        match (i, p.parent) {
+            (0, None) => {}
+            (0, Some(_)) => return Err(bad(0, "the root has a parent")),
+            (_, None) => return Err(bad(i, "a second root")),
+            (_, Some(q)) if q >= i => return Err(bad(i, "its parent does not precede it")),
+            _ => {}
+        }
+        if p.vertices.len() > usize::from(u16::MAX) + 1 {
+            return Err(bad(i, "more than 65,536 vertices"));
+        }
+        for q in &p.primitives {
+            if let Some(v) = q
+                .indices
+                .iter()
+                .find(|&&v| usize::from(v) >= p.vertices.len())
+            {
+                return Err(bad(i, &format!("vertex index {v} past its vertices")));
+            }
+        }
+    }
+    Ok(())
+}
+
+/// First child and next sibling of every piece (indices), from the parents.
+fn links(model: &Model) -> (Vec<Option<usize>>, Vec<Option<usize>>) {
+    let n = model.pieces.len();
+    let (mut child, mut sibling) = (vec![None; n], vec![None; n]);
+    let mut last: Vec<Option<usize>> = vec![None; n];
+    for (i, p) in model.pieces.iter().enumerate() {
+        let Some(q) = p.parent else { continue };
+        match last[q] {
+            None => child[q] = Some(i),
+            Some(prev) => sibling[prev] = Some(i),
+        }
+        last[q] = Some(i);
+    }
+    (child, sibling)
+}
+
+fn put_i32(out: &mut [u8], at: usize, v: i32) -> Option<()> {
+    out.get_mut(at..at.checked_add(4)?)?
+        .copy_from_slice(&v.to_le_bytes());
+    Some(())
+}
+
+fn put_bytes(out: &mut [u8], at: usize, b: &[u8]) -> Option<()> {
+    out.get_mut(at..at.checked_add(b.len())?)?
+        .copy_from_slice(b);
+    Some(())
+}
+
+/// Latin-1 bytes of a name read as Latin-1; `None` for characters past U+00FF.
+fn latin1(s: &str) -> Option<Vec<u8>> {
+    s.chars().map(|c| u8::try_from(u32::from(c)).ok()).collect()
+}
+
+/// Word 7 of a primitive: the value read when its truth still matches.
+fn colored_word(q: &Primitive) -> i32 {
+    if (q.colored_word != 0) == q.is_colored {
+        q.colored_word
+    } else {
+        i32::from(q.is_colored)
+    }
+}
+
+/// The in-place rewrite of [`write`]; `None` when the model does not fit `base`'s layout.
+fn write_over(model: &Model, base: &[u8]) -> Option<Vec<u8>> {
+    let limits = ModelLimits::default();
+    let old = parse(base, &limits).ok()?;
+    let fits = old.pieces.len() == model.pieces.len()
+        && old.pieces.iter().zip(&model.pieces).all(|(a, b)| {
+            a.offset == b.offset
+                && a.parent == b.parent
+                && a.vertices.len() == b.vertices.len()
+                && a.primitives.len() == b.primitives.len()
+                && a.vertex_offset == b.vertex_offset
+                && a.primitive_offset == b.primitive_offset
+                && a.primitives.iter().zip(&b.primitives).all(|(x, y)| {
+                    x.offset == y.offset
+                        && x.indices.len() == y.indices.len()
+                        && x.index_offset == y.index_offset
+                        && x.texture_offset == y.texture_offset
+                })
+        });
+    if !fits {
+        return None;
+    }
+    let mut out = base.to_vec();
+    let (child, sibling) = links(model);
+    let off = |i: Option<usize>| i.map_or(0, |i| model.pieces[i].offset as i32);
+    for (i, p) in model.pieces.iter().enumerate() {
+        let h = p.offset as usize;
+        let words = [
+            1,
+            p.vertices.len() as i32,
+            p.primitives.len() as i32,
+            p.selection_primitive,
+            p.origin[0],
+            p.origin[1],
+            p.origin[2],
+            p.name_offset,
+            p.unknown,
+            p.vertex_offset,
+            p.primitive_offset,
+            off(sibling[i]),
+            off(child[i]),
+        ];
+        for (k, w) in words.iter().enumerate() {
+            put_i32(&mut out, h + 4 * k, *w)?;
+        }
+        let mut name = latin1(&p.name)?;
+        name.push(0);
+        put_bytes(&mut out, usize::try_from(p.name_offset).ok()?, &name)?;
+        let vo = usize::try_from(p.vertex_offset).ok()?;
+        for (k, v) in p.vertices.iter().enumerate() {
+            for (j, c) in v.iter().enumerate() {
+                put_i32(&mut out, vo + 12 * k + 4 * j, *c)?;
+            }
+        }
+        for q in &p.primitives {
+            let at = q.offset as usize;
+            let words = [
+                q.color,
+                q.indices.len() as i32,
+                q.unknown[0],
+                q.index_offset,
+                q.texture_offset,
+                q.unknown[1],
+                q.unknown[2],
+                colored_word(q),
+            ];
+            for (k, w) in words.iter().enumerate() {
+                put_i32(&mut out, at + 4 * k, *w)?;
+            }
+            let io = usize::try_from(q.index_offset).ok()?;
+            for (k, v) in q.indices.iter().enumerate() {
+                put_bytes(&mut out, io + 2 * k, &v.to_le_bytes())?;
+            }
+            if let Some(t) = &q.texture {
+                let mut t = latin1(t)?;
+                t.push(0);
+                put_bytes(&mut out, usize::try_from(q.texture_offset).ok()?, &t)?;
+            }
+        }
+    }
+    // shared or overlapping structures an edit wrote over show here
+    (parse(&out, &limits).ok()? == *model).then_some(out)
+}
+
+/// The fresh layout of [`write`].
+fn write_fresh(model: &Model) -> Result<Vec<u8>, O3doError> {
+    let too_big = || limit("model", 0, "larger than a 3DO's 2 GiB offsets");
+    let pos = |out: &Vec<u8>| i32::try_from(out.len()).map_err(|_| too_big());
+    let n = model.pieces.len();
+    let mut out = Vec::new();
+    let mut headers = vec![0usize; n];
+    let mut names: Vec<(Vec<u8>, i32)> = Vec::new();
+    // texture-name slots to fill once the names are placed: (primitive word offset, name)
+    let mut tex_slots: Vec<(usize, Vec<u8>)> = Vec::new();
+    for (i, p) in model.pieces.iter().enumerate() {
+        headers[i] = out.len();
+        out.resize(out.len() + OBJECT_LEN as usize, 0);
+        let name_at = pos(&out)?;
+        let mut name = latin1(&p.name)
+            .ok_or_else(|| malformed(format!("name of piece #{i}"), 0, "not Latin-1"))?;
+        name.push(0);
+        out.extend_from_slice(&name);
+        let vert_at = pos(&out)?;
+        for v in &p.vertices {
+            for c in v {
+                out.extend_from_slice(&c.to_le_bytes());
+            }
+        }
+        let prim_at = pos(&out)?;
+        out.resize(out.len() + p.primitives.len() * PRIMITIVE_LEN as usize, 0);
+        for (k, q) in p.primitives.iter().enumerate() {
+            let idx_at = pos(&out)?;
+            for v in &q.indices {
+                out.extend_from_slice(&v.to_le_bytes());
+            }
+            let at = prim_at as usize + k * PRIMITIVE_LEN as usize;
+            let words = [
+                q.color,
+                q.indices.len() as i32,
+                q.unknown[0],
+                idx_at,
+                0,
+                q.unknown[1],
+                q.unknown[2],
+                colored_word(q),
+            ];
+            for (j, w) in words.iter().enumerate() {
+                put_i32(&mut out, at + 4 * j, *w).ok_or_else(too_big)?;
+            }
+            if let Some(t) = &q.texture {
+                let t = latin1(t)
+                    .ok_or_else(|| malformed(format!("texture of piece #{i}"), 0, "not Latin-1"))?;
+                tex_slots.push((at + 16, t));
+            }
+        }
+        let words = [
+            1,
+            p.vertices.len() as i32,
+            p.primitives.len() as i32,
+            p.selection_primitive,
+            p.origin[0],
+            p.origin[1],
+            p.origin[2],
+            name_at,
+            p.unknown,
+            vert_at,
+            prim_at,
+        ];
+        for (k, w) in words.iter().enumerate() {
+            put_i32(&mut out, headers[i] + 4 * k, *w).ok_or_else(too_big)?;
+        }
+    }
+    for (slot, t) in tex_slots {
+        let at = match names.iter().find(|(n, _)| *n == t) {
+            Some((_, at)) => *at,
+            None => {
+                let at = pos(&out)?;
+                out.extend_from_slice(&t);
+                out.push(0);
+                names.push((t, at));
+                at
+            }
+        };
+        put_i32(&mut out, slot, at).ok_or_else(too_big)?;
+    }
+    let (child, sibling) = links(model);
+    for i in 0..n {
+        let off = |j: Option<usize>| j.map_or(Ok(0), |j| i32::try_from(headers[j]));
+        let (s, c) = (off(sibling[i]), off(child[i]));
+        put_i32(&mut out, headers[i] + 44, s.map_err(|_| too_big())?).ok_or_else(too_big)?;
+        put_i32(&mut out, headers[i] + 48, c.map_err(|_| too_big())?).ok_or_else(too_big)?;
+    }
+    Ok(out)
 }
 
 #[cfg(test)]
@@ -516,6 +912,95 @@ pub(crate) mod tests {
         assert_eq!(m.textures(), ["Tex1", "Other"]);
         assert_eq!(m.pieces[1].primitives[1].indices, [0, 1, 2]);
         assert!(m.pieces[3].primitives[0].is_colored);
+    }
+
+    /// The model without the offsets it was read at (what a fresh layout changes).
+    fn shape(m: &Model) -> Model {
+        let mut m = m.clone();
+        for p in &mut m.pieces {
+            (p.offset, p.name_offset, p.vertex_offset, p.primitive_offset) = (0, 0, 0, 0);
+            for q in &mut p.primitives {
+                (q.offset, q.index_offset, q.texture_offset) = (0, 0, 0);
+            }
+        }
+        m
+    }
+
+    #[test]
+    fn writes_back_identical_and_edits_in_place() {
+        let lim = ModelLimits::default();
+        let data = cube_tree();
+        let m = parse(&data, &lim).unwrap();
+        assert_eq!(write(&m, Some(&data)).unwrap(), data);
+        // one vertex moved: only its word changes
+        let mut e = m.clone();
+        e.pieces[2].vertices[1][1] = 12345;
+        let out = write(&e, Some(&data)).unwrap();
+        let diff: Vec<usize> = (0..data.len()).filter(|&i| out[i] != data[i]).collect();
+        let at = e.pieces[2].vertex_offset as usize + 12 + 4;
+        assert!(!diff.is_empty() && diff.iter().all(|&i| (at..at + 4).contains(&i)));
+        assert_eq!(parse(&out, &lim).unwrap(), e);
+        // a longer name: a fresh layout that reads back as the model
+        let mut r = m.clone();
+        r.pieces[1].name = "a much longer arm".into();
+        r.pieces[3].primitives.push(Primitive {
+            offset: 0,
+            color: 7,
+            indices: vec![0, 1, 2],
+            texture: Some("New".into()),
+            is_colored: false,
+            index_offset: 0,
+            texture_offset: 0,
+            unknown: [0; 3],
+            colored_word: 0,
+        });
+        let out = write(&r, Some(&data)).unwrap();
+        assert_eq!(shape(&parse(&out, &lim).unwrap()), shape(&r));
+        let fresh = write(&m, None).unwrap();
+        assert_eq!(shape(&parse(&fresh, &lim).unwrap()), shape(&m));
+        // a broken tree is refused
+        let mut bad = m;
+        bad.pieces[1].parent = Some(3);
+        assert!(write(&bad, None).is_err());
+    }
+
+    #[test]
+    fn shared_lists_are_budgeted_once_per_use() {
+        // three pieces sharing one primitive array of 2 primitives sharing one index list
+        let mut data = build(
+            &[
+                (
+                    "a",
+                    [0; 3],
+                    vec![[0; 3]; 3],
+                    vec![(vec![0, 1, 2], None, true); 2],
+                ),
+                ("b", [0; 3], vec![[0; 3]; 3], vec![]),
+                ("c", [0; 3], vec![[0; 3]; 3], vec![]),
+            ],
+            &[vec![1, 2], vec![], vec![]],
+        );
+        let root_prims = data[40..44].to_vec();
+        for h in [52, 104] {
+            data[h + 8..h + 12].copy_from_slice(&2i32.to_le_bytes());
+            data[h + 40..h + 44].copy_from_slice(&root_prims);
+        }
+        let lim = ModelLimits::default();
+        let c = measure(&data, &lim).unwrap();
+        assert_eq!(
+            (c.objects, c.vertices, c.primitives, c.indices),
+            (3, 9, 6, 18)
+        );
+        let m = parse(&data, &lim).unwrap();
+        assert_eq!(expanded_cost(&m), c.expanded_bytes());
+        let tight = ModelLimits {
+            max_expanded_bytes: c.expanded_bytes() - 1,
+            ..lim
+        };
+        let e = parse(&data, &tight).unwrap_err();
+        assert!(matches!(e, O3doError::Limit { .. }), "{e}");
+        assert!(e.to_string().contains("once expanded"), "{e}");
+        assert_eq!(measure(&data, &tight).unwrap_err(), e);
     }
 
     #[test]

@@ -164,13 +164,22 @@ impl Drop for Lease {
 /// pixels (two bytes each: index and opacity, one copy per reference) plus its bytes;
 /// other kinds, and a GAF whose headers do not walk (the decoder then refuses it, also
 /// before decoding a pixel), twice their bytes (maps keep their tiles and attributes as
-/// stored).
+/// stored); a 3DO what it expands to ([`crate::formats::o3do::measure`]: every shared list
+/// counted per use, OBJ text included) plus its preview's buffers.
 pub(crate) fn estimate(kind: AssetKind, bytes: &[u8], limits: &Limits) -> u64 {
     let len = bytes.len() as u64;
     match kind {
         AssetKind::Gaf => gaf::decoded_pixels(bytes, limits).map_or(len.saturating_mul(2), |p| {
             p.saturating_mul(2).saturating_add(len)
         }),
+        AssetKind::Model3d => {
+            let lim = crate::formats::o3do::ModelLimits::default();
+            crate::formats::o3do::measure(bytes, &lim).map_or(len.saturating_mul(2), |c| {
+                c.expanded_bytes()
+                    .saturating_add(len)
+                    .saturating_add(crate::view::model3d::PREVIEW_BYTES)
+            })
+        }
         _ => len.saturating_mul(2),
     }
 }
@@ -225,6 +234,9 @@ impl View for Leased {
     }
     fn tnt_model(&self) -> Option<crate::view::tnt::PackBase<'_>> {
         self.view.tnt_model()
+    }
+    fn base_bytes(&self) -> Option<&[u8]> {
+        self.view.base_bytes()
     }
     fn tnt_view(&self) -> Option<&crate::view::tnt::TntView> {
         self.view.tnt_view()

@@ -42,17 +42,19 @@ pub type Packer = Arc<
 >;
 
 /// Whether `vpath` (relative to the asset directory) is a layout file: no component starts
-/// with `.`, and the name ends in `.png`, `.gif`, `.csv`, `.json`, or a script's `.coba` or
-/// `.bos` (any case). Other names
+/// with `.`, and the name ends in `.png`, `.gif`, `.csv`, `.json`, a script's `.coba` or
+/// `.bos`, or a 3DO's `.obj` / `.mtl` (any case). Other names
 /// (temporary, swap and backup files) are staged but never built.
 pub fn is_layout_name(vpath: &str) -> bool {
     if vpath.is_empty() || vpath.split('/').any(|c| c.starts_with('.') || c.is_empty()) {
         return false;
     }
     let lower = vpath.to_ascii_lowercase();
-    [".png", ".gif", ".csv", ".json", ".coba", ".bos"]
-        .iter()
-        .any(|e| lower.ends_with(e))
+    [
+        ".png", ".gif", ".csv", ".json", ".coba", ".bos", ".obj", ".mtl",
+    ]
+    .iter()
+    .any(|e| lower.ends_with(e))
 }
 
 /// The default state directory: `$XDG_STATE_HOME/tafs`, else `~/.local/state/tafs`.

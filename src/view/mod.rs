@@ -199,6 +199,12 @@ pub trait View: Send + Sync {
         None
     }
 
+    /// The binary's own bytes, for views that keep them to rebuild from
+    /// ([`RebuildBase::Bytes`]: a 3DO keeps its layout); `None` (the default) for others.
+    fn base_bytes(&self) -> Option<&[u8]> {
+        None
+    }
+
     /// The same for a map ([`RebuildBase::Tnt`]): a TNT view's map and the palette of its
     /// renderings; `None` (the default) for other views.
     fn tnt_model(&self) -> Option<tnt::PackBase<'_>> {
@@ -543,14 +549,10 @@ mod tests {
 
     #[test]
     fn writes_are_accepted_where_a_build_reads_them() {
-        for p in [
-            "",
-            "model.obj",
-            "model.mtl",
-            "pieces.csv",
-            "preview.png",
-            "new.txt",
-        ] {
+        for p in ["", "model.obj", "model.mtl", "pieces.csv", "new.txt"] {
+            assert!(accepts_writes(AssetKind::Model3d, p), "{p}");
+        }
+        for p in ["preview.png", "textures", "textures/armsolar.png"] {
             assert!(!accepts_writes(AssetKind::Model3d, p), "{p}");
         }
         for k in [
@@ -558,14 +560,25 @@ mod tests {
             AssetKind::Tnt,
             AssetKind::Pcx,
             AssetKind::Pal,
+            AssetKind::Cob,
         ] {
             assert!(accepts_writes(k, ""));
         }
         assert!(accepts_writes(AssetKind::Gaf, "seq/animated.png"));
         // the first component named like an asset is the asset, also in an archive
-        assert!(!accepts_writes_within("objects3d/arm.3do/model.obj", true));
-        assert!(!accepts_writes_within("x.ufo/objects3d/ARM.3DO", false));
-        assert!(!accepts_writes_within("x.ufo/objects3d/ARM.3DO/new", true));
+        assert!(accepts_writes_within("objects3d/arm.3do/model.obj", true));
+        assert!(!accepts_writes_within(
+            "objects3d/arm.3do/preview.png",
+            true
+        ));
+        assert!(!accepts_writes_within(
+            "x.ufo/objects3d/ARM.3DO/textures",
+            false
+        ));
+        assert!(!accepts_writes_within(
+            "x.ufo/objects3d/ARM.3DO/textures/new",
+            true
+        ));
         // a member file named like an asset is a member, not its view
         assert!(accepts_writes_within("x.ufo/objects3d/ARM.3DO", true));
         assert!(accepts_writes_within("x.ufo/objects3d/readme.txt", true));
@@ -587,7 +600,7 @@ pub enum AssetKind {
     Pcx,
     /// `.pal`: a palette ([`pal`]: `swatch.png`, `palette.gpl`, `palette.csv`).
     Pal,
-    /// `.3do`: a model ([`model3d`]), read-only.
+    /// `.3do`: a model ([`model3d`]).
     Model3d,
     /// `.cob`: a unit script ([`cob`]: `script.coba`, `pieces.csv`, `scripts.csv`,
     /// `metadata.json`).
@@ -610,10 +623,10 @@ impl AssetKind {
         }
     }
 
-    /// False for kinds whose directory cannot be written back (3DO models): the mount
-    /// answers `EROFS` inside them and [`rebuild`] refuses them.
+    /// False for kinds whose directory cannot be written back (none now): the mount would
+    /// answer `EROFS` inside them and [`rebuild`] refuse them.
     pub fn writable(self) -> bool {
-        self != AssetKind::Model3d
+        true
     }
 }
 
@@ -624,14 +637,18 @@ impl AssetKind {
 /// of a whole dump write them). False: the mount refuses the write at `open` (`EROFS`),
 /// shows no write bit and stages nothing.
 pub fn accepts_writes(kind: AssetKind, path: &str) -> bool {
-    let _ = path;
     match kind {
         AssetKind::Gaf | AssetKind::Tnt | AssetKind::Pcx | AssetKind::Pal => true,
         // the source and the assembly build; a generated CSV or metadata.json saved with other
         // contents fails the save, so a copy of a whole dump still lands
         AssetKind::Cob => true,
-        // read-only: no build reads a 3DO folder
-        AssetKind::Model3d => false,
+        // a 3DO's `textures/` (the game's texture GAFs) and `preview.png` are renderings no
+        // build reads; `model.obj`, `model.mtl` and `pieces.csv` build
+        AssetKind::Model3d => {
+            !(path == model3d::PREVIEW
+                || path == model3d::TEXTURE_DIR
+                || path.starts_with(&format!("{}/", model3d::TEXTURE_DIR)))
+        }
     }
 }
 
@@ -713,8 +730,8 @@ pub fn open(kind: AssetKind, data: &[u8], opts: &ViewOptions) -> Result<Box<dyn 
 /// The inverse of [`open`]: rebuilds the binary of `kind` from a file set, as `tafs gaf build
 /// --base` (GAF) / `tafs tnt pack` (TNT) / `tafs pcx build` / `tafs pal build` do; `base` is
 /// the current binary (unchanged GAF frames keep its stored bytes; a PCX keeps its pixels'
-/// indices where the colour is unchanged; a palette carrier keeps its picture). A 3DO is
-/// read-only: refused.
+/// indices where the colour is unchanged; a palette carrier keeps its picture); a 3DO keeps
+/// the base's layout where the edit allows ([`model3d::build`]).
 pub fn rebuild(
     kind: AssetKind,
     files: &dyn FileSet,
@@ -824,10 +841,12 @@ pub fn rebuild_from(
         }
         AssetKind::Pal => pal::build(files, pal::PaletteFile::Pal, base_bytes, &opts.limits),
         AssetKind::Cob => cob::build(files, base_bytes, &Default::default()),
-        AssetKind::Model3d => Err(ViewError::invalid(
-            "",
-            "3DO models are read-only: their directory cannot be built back",
-        )),
+        AssetKind::Model3d => model3d::build(
+            files,
+            base_bytes,
+            opts.textures.as_deref(),
+            &opts.model_limits,
+        ),
     };
     bytes.map(same)
 }

@@ -211,15 +211,32 @@ fn coord(v: i64) -> f64 {
 /// True for the primitives the OBJ draws as faces: visible, three or more vertices, not
 /// the root's selection primitive.
 pub fn is_face(model: &Model, piece: usize, prim: usize) -> bool {
-    let Some(p) = model.pieces.get(piece) else {
-        return false;
-    };
+    model
+        .pieces
+        .get(piece)
+        .is_some_and(|p| is_face_of(p, piece == 0, prim))
+}
+
+/// [`is_face`] of primitive `prim` of `p` (`root`: the model's root piece).
+fn is_face_of(p: &o3do::Piece, root: bool, prim: usize) -> bool {
     let Some(q) = p.primitives.get(prim) else {
         return false;
     };
-    let selection = piece == 0 && usize::try_from(p.selection_primitive).ok() == Some(prim);
+    let selection = root && usize::try_from(p.selection_primitive).ok() == Some(prim);
     q.visible() && q.indices.len() >= 3 && !selection
 }
+
+/// True for the primitives the OBJ shows: faces and visible two-vertex lines.
+fn is_drawn(p: &o3do::Piece, root: bool, prim: usize) -> bool {
+    is_face_of(p, root, prim)
+        || p.primitives
+            .get(prim)
+            .is_some_and(|q| q.visible() && q.indices.len() == 2)
+}
+
+#[path = "model3d_build.rs"]
+mod build;
+pub use build::build;
 
 /// The OBJ text.
 pub fn obj_text(model: &Model, textures: &Textures) -> String {
@@ -406,6 +423,11 @@ pub fn files(
 pub const PREVIEW: &str = "preview.png";
 /// Side of the preview in pixels.
 pub const PREVIEW_SIZE: u32 = 128;
+/// Bytes the preview's rendering holds (RGBA, depth buffer, PNG).
+pub const PREVIEW_BYTES: u64 = (PREVIEW_SIZE as u64) * (PREVIEW_SIZE as u64) * 16;
+/// Pixel tests one preview may spend (bounding boxes of triangles summed): a model with more
+/// drawn area than this is previewed with the faces that fit, so its time is bounded.
+pub const PREVIEW_WORK: u64 = 1 << 26;
 /// Empty border around the model in the preview, in pixels.
 pub const PREVIEW_MARGIN: f64 = 4.0;
 
@@ -422,50 +444,52 @@ fn depth(p: [f64; 3]) -> f64 {
 }
 
 /// The faces the preview draws: (piece, primitive) pairs of [`is_face`], with their
-/// model-space vertices in the primitive's order.
-fn faces(model: &Model) -> Vec<(usize, usize, Vec<[f64; 3]>)> {
-    let mut out = Vec::new();
-    for (pi, p) in model.pieces.iter().enumerate() {
+/// model-space vertices in the primitive's order, made one at a time.
+fn faces(model: &Model) -> impl Iterator<Item = (usize, usize, Vec<[f64; 3]>)> + '_ {
+    model.pieces.iter().enumerate().flat_map(move |(pi, p)| {
         let o = model.world_origin(pi);
-        for (k, q) in p.primitives.iter().enumerate() {
-            if !is_face(model, pi, k) {
-                continue;
-            }
-            let pts = q
-                .indices
-                .iter()
-                .filter_map(|&i| p.vertices.get(usize::from(i)))
-                .map(|v| {
-                    [
-                        coord(o[0] + i64::from(v[0])),
-                        coord(o[1] + i64::from(v[1])),
-                        coord(o[2] + i64::from(v[2])),
-                    ]
-                })
-                .collect();
-            out.push((pi, k, pts));
-        }
-    }
-    out
+        p.primitives
+            .iter()
+            .enumerate()
+            .filter(move |&(k, _)| is_face(model, pi, k))
+            .map(move |(k, q)| {
+                let pts = q
+                    .indices
+                    .iter()
+                    .filter_map(|&i| p.vertices.get(usize::from(i)))
+                    .map(|v| {
+                        [
+                            coord(o[0] + i64::from(v[0])),
+                            coord(o[1] + i64::from(v[1])),
+                            coord(o[2] + i64::from(v[2])),
+                        ]
+                    })
+                    .collect();
+                (pi, k, pts)
+            })
+    })
 }
 
 /// Renders the model as the game's camera sees it, `PREVIEW_SIZE` square, RGBA (alpha 0
 /// where nothing is drawn): orthographic oblique projection ([`project`]) fitted into the
 /// square, a depth buffer, textures mapped corner by corner, a simple two-sided light.
 /// A pixel is covered when its centre lies in a face's triangle (fan from the first vertex).
+/// Drawing stops after [`PREVIEW_WORK`] pixel tests.
 pub fn render_preview(model: &Model, textures: &Textures, palette: &Palette) -> Vec<u8> {
+    let mut work = 0u64;
     let size = PREVIEW_SIZE as usize;
     let mut rgba = vec![0u8; size * size * 4];
     let mut zbuf = vec![f64::NEG_INFINITY; size * size];
-    let faces = faces(model);
     let (mut x0, mut y0, mut x1, mut y1) = (f64::MAX, f64::MAX, f64::MIN, f64::MIN);
-    for (_, _, pts) in &faces {
-        for &p in pts {
+    let mut any = false;
+    for (_, _, pts) in faces(model) {
+        any = true;
+        for p in pts {
             let (x, y) = project(p);
             (x0, y0, x1, y1) = (x0.min(x), y0.min(y), x1.max(x), y1.max(y));
         }
     }
-    if faces.is_empty() {
+    if !any {
         return rgba;
     }
     let inner = f64::from(PREVIEW_SIZE) - 2.0 * PREVIEW_MARGIN;
@@ -480,8 +504,8 @@ pub fn render_preview(model: &Model, textures: &Textures, palette: &Palette) -> 
         let n = (l[0] * l[0] + l[1] * l[1] + l[2] * l[2]).sqrt();
         [l[0] / n, l[1] / n, l[2] / n]
     };
-    for (pi, k, pts) in &faces {
-        let q = &model.pieces[*pi].primitives[*k];
+    for (pi, k, pts) in faces(model) {
+        let q = &model.pieces[pi].primitives[k];
         if pts.len() < 3 {
             continue;
         }
@@ -541,6 +565,11 @@ pub fn render_preview(model: &Model, textures: &Textures, palette: &Palette) -> 
                 clampi(ay.min(by).min(cy).floor()),
                 clampi(ay.max(by).max(cy).ceil() + 1.0),
             );
+            work += ((px1 - px0) * (py1 - py0)) as u64;
+            if work > PREVIEW_WORK {
+                log::debug!("preview: drawing stopped after {PREVIEW_WORK} pixel tests");
+                return rgba;
+            }
             for py in py0..py1 {
                 for px in px0..px1 {
                     let (x, y) = (px as f64 + 0.5, py as f64 + 0.5);
@@ -612,6 +641,7 @@ pub struct ModelView {
     model: Model,
     textures: Textures,
     palette: Palette,
+    bytes: Vec<u8>,
 }
 
 impl ModelView {
@@ -642,6 +672,7 @@ impl ModelView {
             model,
             textures: used,
             palette: palette.clone(),
+            bytes: data.to_vec(),
         })
     }
 
@@ -669,6 +700,10 @@ impl View for ModelView {
 
     fn size_hint(&self, path: &str) -> Option<u64> {
         self.list.size_hint(path)
+    }
+
+    fn base_bytes(&self) -> Option<&[u8]> {
+        Some(&self.bytes)
     }
 }
 
@@ -815,5 +850,65 @@ mod tests {
         }
         assert_eq!(at(1, 1)[3], 0);
         assert_eq!(at(126, 126)[3], 0);
+    }
+
+    fn view_files(data: &[u8]) -> crate::view::MemFileSet {
+        let v = open(data, &textures(), &Palette::ta(), &ModelLimits::default()).unwrap();
+        crate::view::MemFileSet::from_view(&v).unwrap()
+    }
+
+    #[test]
+    fn an_edited_obj_line_changes_one_vertex_and_errors_name_the_line() {
+        let data = cube_tree();
+        let lim = ModelLimits::default();
+        let mut fs = view_files(&data);
+        assert_eq!(build(&fs, Some(&data), None, &lim).unwrap(), data);
+        let obj = String::from_utf8(fs.files[OBJ].clone()).unwrap();
+        // hand (at 1,2,0) vertex 1 (1,0,0) moves up by 0.5
+        let edited = obj.replacen(
+            "o hand\nv 1 2 0\nv 2 2 0\n",
+            "o hand\nv 1 2 0\nv 2 2.5 0\n",
+            1,
+        );
+        assert_ne!(edited, obj);
+        fs.files.insert(OBJ.into(), edited.into_bytes());
+        let out = build(&fs, Some(&data), None, &lim).unwrap();
+        let m = o3do::parse(&out, &lim).unwrap();
+        let base = o3do::parse(&data, &lim).unwrap();
+        assert_eq!(m.pieces[2].vertices[1], [65536, 32768, 0]);
+        let diff: Vec<usize> = (0..data.len()).filter(|&i| out[i] != data[i]).collect();
+        let at = base.pieces[2].vertex_offset as usize + 12 + 4;
+        assert!(
+            !diff.is_empty() && diff.iter().all(|i| (at..at + 4).contains(i)),
+            "{diff:?}"
+        );
+        // a broken line: its number in the error
+        let broken = obj.replacen("v 2 2 0\n", "v 2 oops 0\n", 1);
+        let line = broken.lines().position(|l| l == "v 2 oops 0").unwrap() + 1;
+        fs.files.insert(OBJ.into(), broken.into_bytes());
+        let e = build(&fs, Some(&data), None, &lim).unwrap_err().to_string();
+        assert!(e.contains(&format!("line {line}:")), "{e}");
+        // without a base, the OBJ and pieces.csv alone make the same pieces
+        fs.files.insert(OBJ.into(), obj.into_bytes());
+        let fresh = build(&fs, None, None, &lim).unwrap();
+        let f = o3do::parse(&fresh, &lim).unwrap();
+        let names = |m: &Model| {
+            m.pieces
+                .iter()
+                .map(|p| (p.name.clone(), p.parent, p.origin, p.vertices.clone()))
+                .collect::<Vec<_>>()
+        };
+        assert_eq!(names(&f), names(&base));
+        // a texture the game does not have, named by its material
+        let obj = String::from_utf8(fs.files[OBJ].clone()).unwrap();
+        fs.files.insert(
+            OBJ.into(),
+            obj.replacen("usemtl Other", "usemtl Nowhere", 1)
+                .into_bytes(),
+        );
+        let e = build(&fs, Some(&data), Some(&textures()), &lim)
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("material Nowhere"), "{e}");
     }
 }

@@ -521,9 +521,13 @@ impl Core {
         // a map's renderings are taken from its decoded view (every tile decoded again
         // otherwise); whether its bytes changed is then told from the bytes read
         let tnt = view.as_deref().and_then(|v| v.tnt_model());
+        let own = view.as_deref().and_then(|v| v.base_bytes());
         let base = match (cur, view.as_deref().and_then(|v| v.gaf_model()), tnt) {
             (_, _, Some(t)) => RebuildBase::Tnt(t),
             (LooseBase::Bytes(b), _, _) => RebuildBase::Bytes(b),
+            (LooseBase::View(_), _, _) if own.is_some() => {
+                own.map_or(RebuildBase::None, RebuildBase::Bytes)
+            }
             (LooseBase::View(_), Some(g), _) => RebuildBase::Gaf(g),
             (LooseBase::View(_) | LooseBase::None, _, _) => RebuildBase::None,
         };
