@@ -282,3 +282,70 @@ fn daemon_memory_stays_within_the_cache_size_under_hostile_gafs_and_200_readers(
         hwm / 1024
     );
 }
+
+/// `.pal` files padded to `len` bytes (sparse) after a real 1,024-byte palette, and one
+/// real palette, in `game/palettes`.
+fn padded_palettes(game: &Path, len: u64) {
+    let dir = game.join("palettes");
+    std::fs::create_dir_all(&dir).unwrap();
+    let pal = tafs::formats::palette::TA_PALETTE_BYTES;
+    std::fs::write(dir.join("real.pal"), pal).unwrap();
+    for i in 0..4 {
+        let p = dir.join(format!("big{i}.pal"));
+        std::fs::write(&p, pal).unwrap();
+        std::fs::File::options()
+            .write(true)
+            .open(&p)
+            .unwrap()
+            .set_len(len)
+            .unwrap();
+    }
+}
+
+/// `ls -l` of `dir`: each name and whether it is a folder.
+fn kinds_in(dir: &Path) -> std::collections::BTreeMap<String, bool> {
+    let mut kinds = std::collections::BTreeMap::new();
+    for e in std::fs::read_dir(dir).unwrap() {
+        let e = e.unwrap();
+        let m = std::fs::metadata(e.path()).unwrap();
+        kinds.insert(e.file_name().to_string_lossy().into_owned(), m.is_dir());
+    }
+    kinds
+}
+
+#[test]
+fn padded_palettes_are_refused_from_their_size_before_they_are_read() {
+    if !fuse_available() {
+        return;
+    }
+    let t = tempfile::tempdir().unwrap();
+    let game = t.path().join("game");
+    padded_palettes(&game, 300 << 20);
+    let cache_mib = 64u64;
+    for (i, merged) in [false, true].into_iter().enumerate() {
+        let mnt = t.path().join(format!("mnt{i}"));
+        let cache = format!("{cache_mib}M");
+        let mut args = vec!["--cache-size", cache.as_str()];
+        if merged {
+            args.push("--merged");
+        }
+        let m = mount(&game, &mnt, &args);
+        let pid = daemon_pid(&m.mnt);
+        let kinds = kinds_in(&m.mnt.join("palettes"));
+        assert_eq!(kinds.get("real.pal"), Some(&true), "{kinds:?}");
+        for n in 0..4 {
+            let name = format!("big{n}.pal");
+            assert_eq!(kinds.get(&name), Some(&false), "{name}: {kinds:?}");
+        }
+        let hwm = vm_hwm_kib(pid);
+        println!(
+            "merged {merged}: daemon VmHWM {} MiB after ls -l of four 300 MiB palettes",
+            hwm / 1024
+        );
+        assert!(
+            hwm <= (cache_mib + 64) * 1024,
+            "daemon peak RSS {} MiB over --cache-size {cache_mib} MiB + 64 MiB",
+            hwm / 1024
+        );
+    }
+}

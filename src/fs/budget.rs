@@ -76,6 +76,11 @@ impl Budget {
         })
     }
 
+    /// The bytes the budget holds at most.
+    pub(crate) fn cap(&self) -> u64 {
+        self.cap
+    }
+
     /// Bytes leased right now.
     #[cfg(test)]
     pub(crate) fn used(&self) -> u64 {
@@ -175,6 +180,30 @@ pub(crate) fn estimate(kind: AssetKind, bytes: &[u8], limits: &Limits) -> u64 {
     }
 }
 
+/// The largest `.pal` decoded: a palette uses its first 1,024 bytes (what follows them is
+/// kept to rebuild the file identically); 64 KiB is far beyond any real one.
+pub(crate) const MAX_PAL_BYTES: u64 = 64 << 10;
+
+/// Refuses a `len`-byte binary of `kind` from its size alone, before a byte of it is read
+/// into memory: larger than the format can use ([`MAX_PAL_BYTES`]), or needing more than the
+/// whole budget `cap` even at the least [`estimate`] can give for that size (its bytes for a
+/// GAF, PCX or 3DO, whose estimates add what they decode; twice its bytes otherwise).
+pub(crate) fn check_size(kind: AssetKind, len: u64, cap: u64) -> Result<(), String> {
+    if kind == AssetKind::Pal && len > MAX_PAL_BYTES {
+        return Err(format!(
+            "a palette of {len} bytes: a .pal uses 1024, at most {MAX_PAL_BYTES} are read"
+        ));
+    }
+    let least = match kind {
+        AssetKind::Gaf | AssetKind::Pcx | AssetKind::Model3d => len,
+        AssetKind::Tnt | AssetKind::Pal => len.saturating_mul(2),
+    };
+    if least > cap {
+        return Err(Refused::TooLarge { need: least, cap }.to_string());
+    }
+    Ok(())
+}
+
 /// A decoded view with the lease of the memory it holds (none yet, or given back: a view a
 /// commit validated is leased once it replaces the binary; the version it replaced, kept
 /// only to compare times with, is no longer counted, as a decode made for that is not).
@@ -259,6 +288,16 @@ mod tests {
         assert_eq!(b.used(), 60);
         drop(c);
         assert_eq!(b.used(), 0);
+    }
+
+    #[test]
+    fn sizes_are_refused_before_reading() {
+        assert!(check_size(AssetKind::Pal, 1024, 1 << 20).is_ok());
+        assert!(check_size(AssetKind::Pal, MAX_PAL_BYTES + 1, 1 << 30).is_err());
+        // twice the bytes of a map over the budget
+        assert!(check_size(AssetKind::Tnt, 600, 1000).is_err());
+        assert!(check_size(AssetKind::Tnt, 500, 1000).is_ok());
+        assert!(check_size(AssetKind::Gaf, 1001, 1000).is_err());
     }
 
     #[test]

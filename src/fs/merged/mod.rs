@@ -741,6 +741,16 @@ impl MergedCore {
             }
             Outcome::Unknown => {}
         }
+        // refused from its size before a byte is read or decompressed
+        let size = match c {
+            Content::Loose { meta, .. } => meta.len(),
+            Content::Member { info, .. } => u64::from(info.size),
+        };
+        if let Err(e) = self.cache.check_size(kind, size) {
+            st.settle(key, Err(ViewError::invalid(key, e)));
+            lock(&self.settled).insert(key.to_string());
+            return Ok(None);
+        }
         // the cached bytes, which the view may keep (no copy)
         let bytes = SharedBytes::from_owner(Cached(self.bytes_of(key, ver, c)?));
         let opened = match c {
