@@ -5,7 +5,7 @@
 //! other views waits for them to be evicted or finish (at most [`WAIT`]).
 
 use super::core::lock;
-use crate::formats::{gaf, Limits};
+use crate::formats::{gaf, pcx, Limits};
 use crate::view::{AssetKind, Entry, View, ViewError};
 use std::io::Write;
 use std::sync::{Arc, Condvar, Mutex};
@@ -166,7 +166,8 @@ impl Drop for Lease {
 }
 
 /// What decoding `bytes` as `kind` holds in memory, from the headers only: a GAF's decoded
-/// pixels (two bytes each: index and opacity, one copy per reference) plus its bytes;
+/// pixels (two bytes each: index and opacity, one copy per reference) plus its bytes; a
+/// PCX: four times its scan lines and its bytes;
 /// other kinds, and a GAF whose headers do not walk (the decoder then refuses it, also
 /// before decoding a pixel), twice their bytes (maps keep their tiles and attributes as
 /// stored).
@@ -175,6 +176,13 @@ pub(crate) fn estimate(kind: AssetKind, bytes: &[u8], limits: &Limits) -> u64 {
     match kind {
         AssetKind::Gaf => gaf::decoded_pixels(bytes, limits).map_or(len.saturating_mul(2), |p| {
             p.saturating_mul(2).saturating_add(len)
+        }),
+        // from the header: the decode (scan lines, then the pixels and padding sorted from
+        // them), the re-encoding that checks whether the file is canonical, and the view's
+        // `metadata.json`, which holds padding and stored data as hex: four times the scan
+        // lines and the bytes bound it
+        AssetKind::Pcx => pcx::shape(bytes, limits).map_or(len.saturating_mul(2), |s| {
+            s.decode_bytes.saturating_add(len).saturating_mul(2)
         }),
         _ => len.saturating_mul(2),
     }
