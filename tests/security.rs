@@ -644,3 +644,46 @@ fn a_mod_folder_of_that_name_never_opens_a_private_stock_folder() {
     assert!(ok, "{out}");
     umount(&mnt, &xdg);
 }
+
+#[test]
+fn an_open_state_folder_is_made_private_and_another_users_is_refused() {
+    if !fuse_available() || !second_user() {
+        return;
+    }
+    use std::os::unix::fs::MetadataExt;
+    let (t, game, mnt, xdg) = setup();
+    let state = t.path().join("state");
+    std::fs::create_dir(&state).unwrap();
+    std::fs::set_permissions(&state, std::fs::Permissions::from_mode(0o755)).unwrap();
+    let m = mount_shared(&game, &mnt, &xdg, &[]);
+    assert_eq!(std::fs::metadata(&state).unwrap().mode() & 0o777, 0o700);
+    let (ok, out) = evil_sh(&format!("ls '{}'", state.display()));
+    assert!(!ok, "the second user listed the state folder: {out}");
+    umount(&mnt, &xdg);
+    drop(m);
+    // a state folder the second user owns: refused before mounting
+    let theirs = xdg.join("theirs");
+    as_evil(&["mkdir", "-m", "0700", theirs.to_str().unwrap()]);
+    let o = tafs_env(
+        &[
+            "mount",
+            "-d",
+            "--state-dir",
+            theirs.to_str().unwrap(),
+            game.to_str().unwrap(),
+            mnt.to_str().unwrap(),
+        ],
+        &xdg,
+    );
+    let _g = UnmountGuard(mnt.clone());
+    assert!(
+        !o.status.success(),
+        "mounted with another user's state folder"
+    );
+    assert!(
+        String::from_utf8_lossy(&o.stderr).contains("belongs to uid"),
+        "{}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+    assert!(!is_mounted(&mnt));
+}
