@@ -282,3 +282,211 @@ fn daemon_memory_stays_within_the_cache_size_under_hostile_gafs_and_200_readers(
         hwm / 1024
     );
 }
+
+/// `.pal` files padded to `len` bytes (sparse) after a real 1,024-byte palette, and one
+/// real palette, in `game/palettes`.
+fn padded_palettes(game: &Path, len: u64) {
+    let dir = game.join("palettes");
+    std::fs::create_dir_all(&dir).unwrap();
+    let pal = tafs::formats::palette::TA_PALETTE_BYTES;
+    std::fs::write(dir.join("real.pal"), pal).unwrap();
+    for i in 0..4 {
+        let p = dir.join(format!("big{i}.pal"));
+        std::fs::write(&p, pal).unwrap();
+        std::fs::File::options()
+            .write(true)
+            .open(&p)
+            .unwrap()
+            .set_len(len)
+            .unwrap();
+    }
+}
+
+/// `ls -l` of `dir`: each name and whether it is a folder.
+fn kinds_in(dir: &Path) -> std::collections::BTreeMap<String, bool> {
+    let mut kinds = std::collections::BTreeMap::new();
+    for e in std::fs::read_dir(dir).unwrap() {
+        let e = e.unwrap();
+        let m = std::fs::metadata(e.path()).unwrap();
+        kinds.insert(e.file_name().to_string_lossy().into_owned(), m.is_dir());
+    }
+    kinds
+}
+
+#[test]
+fn padded_palettes_are_refused_from_their_size_before_they_are_read() {
+    if !fuse_available() {
+        return;
+    }
+    let t = tempfile::tempdir().unwrap();
+    let game = t.path().join("game");
+    padded_palettes(&game, 300 << 20);
+    let cache_mib = 64u64;
+    for (i, merged) in [false, true].into_iter().enumerate() {
+        let mnt = t.path().join(format!("mnt{i}"));
+        let cache = format!("{cache_mib}M");
+        let mut args = vec!["--cache-size", cache.as_str()];
+        if merged {
+            args.push("--merged");
+        }
+        let m = mount(&game, &mnt, &args);
+        let pid = daemon_pid(&m.mnt);
+        let kinds = kinds_in(&m.mnt.join("palettes"));
+        assert_eq!(kinds.get("real.pal"), Some(&true), "{kinds:?}");
+        for n in 0..4 {
+            let name = format!("big{n}.pal");
+            assert_eq!(kinds.get(&name), Some(&false), "{name}: {kinds:?}");
+        }
+        let hwm = vm_hwm_kib(pid);
+        println!(
+            "merged {merged}: daemon VmHWM {} MiB after ls -l of four 300 MiB palettes",
+            hwm / 1024
+        );
+        assert!(
+            hwm <= (cache_mib + 64) * 1024,
+            "daemon peak RSS {} MiB over --cache-size {cache_mib} MiB + 64 MiB",
+            hwm / 1024
+        );
+    }
+}
+
+/// A 4096×4096 paletted RLE PCX of runs of 32 pixels (about 1 MiB; 16 MiB of pixels).
+fn big_rle_pcx(seed: u8) -> Vec<u8> {
+    use tafs::formats::pcx::{self, Pcx, PcxKind};
+    let side = 4096usize;
+    let mut pixels = vec![0u8; side * side];
+    for (y, row) in pixels.chunks_exact_mut(side).enumerate() {
+        for (x, p) in row.iter_mut().enumerate() {
+            *p = ((x / 32) as u8 ^ (y as u8)).wrapping_add(seed) & 0x7F;
+        }
+    }
+    let pal = tafs::formats::palette::Palette::ta();
+    pcx::write(&Pcx::new(
+        PcxKind::Indexed8,
+        side as u32,
+        side as u32,
+        pixels,
+        Some(pal),
+    ))
+    .unwrap()
+}
+
+/// A 4096×4096 paletted PCX with 16,384 bytes per line (64 MiB of scan lines, 48 MiB of
+/// them padding, the most the limits let through), all runs of 63 zeros: 2.1 MB.
+fn padded_rle_pcx() -> Vec<u8> {
+    let mut f = vec![0u8; 128];
+    f[..4].copy_from_slice(&[0x0A, 5, 1, 8]);
+    f[8..10].copy_from_slice(&4095u16.to_le_bytes());
+    f[10..12].copy_from_slice(&4095u16.to_le_bytes());
+    f[12..14].copy_from_slice(&72u16.to_le_bytes());
+    f[14..16].copy_from_slice(&72u16.to_le_bytes());
+    f[65] = 1;
+    f[66..68].copy_from_slice(&16384u16.to_le_bytes());
+    f[68..70].copy_from_slice(&1u16.to_le_bytes());
+    let mut left = 16384usize * 4096;
+    while left > 0 {
+        let n = left.min(63);
+        f.extend_from_slice(&[0xC0 | n as u8, 0]);
+        left -= n;
+    }
+    f.push(0x0C);
+    f.extend_from_slice(&tafs::formats::palette::Palette::ta().rgb_bytes());
+    f
+}
+
+/// `ls -l` of each of `dirs` at once, one thread each (a listing of the folder holding
+/// them would decode them at most as many at a time as there are cores): the number of
+/// files seen.
+fn list_at_once(dirs: &[PathBuf]) -> usize {
+    std::thread::scope(|s| {
+        let each: Vec<_> = dirs
+            .iter()
+            .map(|d| {
+                s.spawn(move || {
+                    let mut files = Vec::new();
+                    files_under(d, &mut files);
+                    for f in &files {
+                        let _ = std::fs::metadata(f);
+                    }
+                    files.len()
+                })
+            })
+            .collect();
+        each.into_iter().map(|h| h.join().unwrap()).sum()
+    })
+}
+
+#[test]
+fn big_pictures_stay_within_the_cache_size_loose_and_in_an_archive() {
+    if !fuse_available() {
+        return;
+    }
+    use tafs::formats::hpi;
+    let t = tempfile::tempdir().unwrap();
+    let game = t.path().join("game");
+    std::fs::create_dir_all(game.join("pics")).unwrap();
+    let padded = padded_rle_pcx();
+    let plain = big_rle_pcx(0);
+    let mut members = vec![hpi::Node::file(b"plain.pcx".to_vec(), plain.clone())];
+    for i in 0..12 {
+        std::fs::write(game.join(format!("pics/p{i:02}.pcx")), &padded).unwrap();
+    }
+    for i in 0..6 {
+        members.push(hpi::Node::file(
+            format!("p{i}.pcx").into_bytes(),
+            padded.clone(),
+        ));
+    }
+    std::fs::write(game.join("pics/plain.pcx"), &plain).unwrap();
+    let ufo = hpi::write(
+        &[hpi::Node::dir(b"art".to_vec(), members)],
+        &hpi::WriteOptions::v1(),
+    )
+    .unwrap();
+    std::fs::write(game.join("z.ufo"), &ufo).unwrap();
+    // decoded views: 80 MiB, room for one plain 4096² picture (66 MiB)
+    let cache_mib = 160u64;
+    for (i, merged) in [false, true].into_iter().enumerate() {
+        let mnt = t.path().join(format!("mnt{i}"));
+        let cache = format!("{cache_mib}M");
+        let mut args = vec!["--cache-size", cache.as_str()];
+        if merged {
+            args.push("--merged");
+        }
+        let m = mount(&game, &mnt, &args);
+        let pid = daemon_pid(&m.mnt);
+        // (the members as the normal mount shows them, in the archive's folder, are left
+        // out: an archive view still decodes a member over the budget for the request)
+        let mut dirs: Vec<PathBuf> = (0..12)
+            .map(|i| m.mnt.join(format!("pics/p{i:02}.pcx")))
+            .collect();
+        if merged {
+            dirs.extend((0..6).map(|i| m.mnt.join(format!("art/p{i}.pcx"))));
+        }
+        let start = Instant::now();
+        list_at_once(&dirs);
+        let took = start.elapsed();
+        // refused from their headers (plain files); plain pictures are shown as pictures
+        for d in &dirs {
+            assert!(!d.is_dir(), "{d:?}");
+        }
+        let mut plain = vec![m.mnt.join("pics/plain.pcx")];
+        if merged {
+            plain.push(m.mnt.join("art/plain.pcx"));
+        }
+        for d in &plain {
+            assert!(d.join("image.png").is_file(), "{d:?}");
+        }
+        let hwm = vm_hwm_kib(pid);
+        println!(
+            "merged {merged}: ls -l of the padded 4096² PCX at once in {took:?}, then of \
+             the plain ones: daemon VmHWM {} MiB",
+            hwm / 1024
+        );
+        assert!(
+            hwm <= (cache_mib + 64) * 1024,
+            "daemon peak RSS {} MiB over --cache-size {cache_mib} MiB + 64 MiB",
+            hwm / 1024
+        );
+    }
+}

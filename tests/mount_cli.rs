@@ -185,6 +185,41 @@ fn stale_mount_is_recovered() {
     wait_for("unmount", || !is_mounted(&mnt));
 }
 
+/// A daemon killed while the kernel still caches the root's attributes (`stat` of the
+/// mountpoint succeeds, nothing else does): the next mount clears it and mounts.
+#[test]
+fn stale_mount_with_cached_root_attributes_is_recovered() {
+    if !fuse_available() {
+        return;
+    }
+    let game = sample_game();
+    let dir = tempfile::tempdir().unwrap();
+    let mnt = dir.path().join("mnt");
+    let d = Daemon::start(game.path(), &mnt, &[]);
+    assert!(std::fs::metadata(&mnt).unwrap().is_dir());
+    // SAFETY: killing the daemon this test started.
+    unsafe { libc::kill(d.pid, libc::SIGKILL) };
+    // gone, or a zombie (its descriptors, the FUSE connection among them, are closed)
+    let stat = format!("/proc/{}/stat", d.pid);
+    wait_for("the daemon to exit", || {
+        std::fs::read_to_string(&stat).map_or(true, |s| {
+            s.rsplit(')')
+                .next()
+                .and_then(|r| r.split_whitespace().next())
+                == Some("Z")
+        })
+    });
+    assert!(
+        std::fs::metadata(&mnt).is_ok(),
+        "the kernel no longer answers stat from its cache: this test needs it to"
+    );
+    let d2 = Daemon::start(game.path(), &mnt, &[]);
+    assert!(d2.mnt.join("anims/demo.gaf/pulse/0.png").is_file());
+    let o = tafs(&["umount", mnt.to_str().unwrap()]);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    wait_for("unmount", || !is_mounted(&mnt));
+}
+
 #[test]
 fn foreground_mount_stops_on_sigint() {
     if !fuse_available() {

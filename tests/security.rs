@@ -545,3 +545,145 @@ fn private_assets_stay_private_once_written_into() {
     assert!(!ok, "the second user listed a private asset: {out}");
     umount(&mnt, &xdg);
 }
+
+/// GAME with `private/` (root, 0700) holding a 0644 `notes.txt`, a public `docs/` holding
+/// `a.txt`, and `z.hpi` with `PRIVATE/pub.txt` and `DOCS/b.txt`.
+fn game_with_a_private_folder(game: &Path) {
+    use tafs::formats::hpi::{self, Node};
+    let private = game.join("private");
+    std::fs::create_dir(&private).unwrap();
+    std::fs::write(private.join("notes.txt"), b"root's notes\n").unwrap();
+    std::fs::set_permissions(
+        private.join("notes.txt"),
+        std::fs::Permissions::from_mode(0o644),
+    )
+    .unwrap();
+    std::fs::set_permissions(&private, std::fs::Permissions::from_mode(0o700)).unwrap();
+    std::fs::create_dir(game.join("docs")).unwrap();
+    std::fs::write(game.join("docs/a.txt"), b"public a\n").unwrap();
+    let tree = vec![
+        Node::dir(
+            b"PRIVATE".to_vec(),
+            vec![Node::file(b"pub.txt".to_vec(), b"pub\n".to_vec())],
+        ),
+        Node::dir(
+            b"DOCS".to_vec(),
+            vec![Node::file(b"b.txt".to_vec(), b"public b\n".to_vec())],
+        ),
+    ];
+    let bytes = hpi::write(&tree, &hpi::WriteOptions::v1()).unwrap();
+    std::fs::write(game.join("z.hpi"), bytes).unwrap();
+    std::fs::set_permissions(game.join("z.hpi"), std::fs::Permissions::from_mode(0o644)).unwrap();
+}
+
+#[test]
+fn a_merged_folder_never_opens_a_private_loose_folder() {
+    if !fuse_available() || !second_user() {
+        return;
+    }
+    let (_t, game, mnt, xdg) = setup();
+    game_with_a_private_folder(&game);
+    // the archive's folder wins the name: it alone would be r-x for everyone
+    let _m = mount_shared(&game, &mnt, &xdg, &["--merged", "--priority", "hpi,loose"]);
+    let m = mnt.display();
+    for script in [
+        format!("cat '{m}/PRIVATE/notes.txt'"),
+        format!("cat '{m}/PRIVATE/pub.txt'"),
+        format!("ls '{m}/PRIVATE'"),
+    ] {
+        let (ok, out) = evil_sh(&script);
+        assert!(!ok, "the second user got through: {script}: {out}");
+        assert!(!out.contains("root's notes"), "{out}");
+    }
+    // root still reads it; public folders merged the same way stay open to everyone
+    assert_eq!(
+        std::fs::read(mnt.join("PRIVATE/notes.txt")).unwrap(),
+        b"root's notes\n"
+    );
+    let (ok, out) = evil_sh(&format!("cat '{m}/DOCS/a.txt' '{m}/DOCS/b.txt'"));
+    assert!(ok, "{out}");
+    assert_eq!(out, "public a\npublic b\n");
+    umount(&mnt, &xdg);
+}
+
+#[test]
+fn a_mod_folder_of_that_name_never_opens_a_private_stock_folder() {
+    if !fuse_available() || !second_user() {
+        return;
+    }
+    let (_t, game, mnt, xdg) = setup();
+    game_with_a_private_folder(&game);
+    let target = game.join("mods/probemod");
+    std::fs::create_dir_all(&target).unwrap();
+    let o = Command::new("chown")
+        .args([EVIL, target.to_str().unwrap()])
+        .output()
+        .unwrap();
+    assert!(o.status.success());
+    let _m = mount_shared(&game, &mnt, &xdg, &["--merged", "--into", "mods/probemod"]);
+    let m = mnt.display();
+    // the mod's owner makes a folder of the private folder's name in the mod
+    as_evil(&["mkdir", target.join("private").to_str().unwrap()]);
+    for script in [
+        format!("cat '{m}/private/notes.txt'"),
+        format!("ls '{m}/private'"),
+    ] {
+        let (ok, out) = evil_sh(&script);
+        assert!(!ok, "the second user got through: {script}: {out}");
+        assert!(!out.contains("root's notes"), "{out}");
+    }
+    assert_eq!(
+        std::fs::read(mnt.join("private/notes.txt")).unwrap(),
+        b"root's notes\n"
+    );
+    // a folder of the mod the stock game does not have is the mod owner's as usual
+    as_evil(&["mkdir", target.join("extra").to_str().unwrap()]);
+    let (ok, out) = evil_sh(&format!(
+        "echo hi > '{m}/extra/x.txt' && cat '{m}/extra/x.txt'"
+    ));
+    assert!(ok, "{out}");
+    umount(&mnt, &xdg);
+}
+
+#[test]
+fn an_open_state_folder_is_made_private_and_another_users_is_refused() {
+    if !fuse_available() || !second_user() {
+        return;
+    }
+    use std::os::unix::fs::MetadataExt;
+    let (t, game, mnt, xdg) = setup();
+    let state = t.path().join("state");
+    std::fs::create_dir(&state).unwrap();
+    std::fs::set_permissions(&state, std::fs::Permissions::from_mode(0o755)).unwrap();
+    let m = mount_shared(&game, &mnt, &xdg, &[]);
+    assert_eq!(std::fs::metadata(&state).unwrap().mode() & 0o777, 0o700);
+    let (ok, out) = evil_sh(&format!("ls '{}'", state.display()));
+    assert!(!ok, "the second user listed the state folder: {out}");
+    umount(&mnt, &xdg);
+    drop(m);
+    // a state folder the second user owns: refused before mounting
+    let theirs = xdg.join("theirs");
+    as_evil(&["mkdir", "-m", "0700", theirs.to_str().unwrap()]);
+    let o = tafs_env(
+        &[
+            "mount",
+            "-d",
+            "--state-dir",
+            theirs.to_str().unwrap(),
+            game.to_str().unwrap(),
+            mnt.to_str().unwrap(),
+        ],
+        &xdg,
+    );
+    let _g = UnmountGuard(mnt.clone());
+    assert!(
+        !o.status.success(),
+        "mounted with another user's state folder"
+    );
+    assert!(
+        String::from_utf8_lossy(&o.stderr).contains("belongs to uid"),
+        "{}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+    assert!(!is_mounted(&mnt));
+}

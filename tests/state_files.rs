@@ -329,3 +329,48 @@ fn root_status_lists_only_assets_the_caller_may_reach() {
         "another user sees a 0700 folder's asset: {theirs}"
     );
 }
+
+/// A state folder too full for the history copy of the binary a save replaces: the save
+/// fails with `ENOSPC`, and the status says it is the history, not the binary, that could
+/// not be written.
+#[test]
+fn a_full_state_folder_is_named_in_the_status_not_the_binary() {
+    if !fuse_available() {
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let game = dir.path().join("game");
+    std::fs::create_dir_all(&game).unwrap();
+    // a palette with a 60 KiB tail (kept as it is): its history copy does not fit
+    let mut pal = tafs::formats::palette::TA_PALETTE_BYTES.to_vec();
+    pal.resize(61 << 10, 7);
+    std::fs::write(game.join("x.pal"), &pal).unwrap();
+    let state = dir.path().join("state");
+    std::fs::create_dir_all(&state).unwrap();
+    let Some(_u) = mount_common::small_tmpfs(&state, "40k") else {
+        return;
+    };
+    let mnt = dir.path().join("mnt");
+    let m = mount(&game, &mnt, &["--ttl", "0", "--state-dir", s(&state)]);
+    let csv = mnt.join("x.pal/palette.csv");
+    let text = std::fs::read_to_string(&csv).unwrap();
+    let mut lines: Vec<String> = text.lines().map(str::to_string).collect();
+    let f: Vec<&str> = lines[1].split(',').collect();
+    let r: u8 = f[1].parse().unwrap();
+    let edited = format!("{},{},{}", f[0], r.wrapping_add(1), f[2..].join(","));
+    lines[1] = edited;
+    let tmp = dir.path().join("palette.csv");
+    std::fs::write(&tmp, lines.join("\n") + "\n").unwrap();
+    // (cp reports the error of the close, where the save commits)
+    let o = Command::new("cp").arg(&tmp).arg(&csv).output().unwrap();
+    assert!(!o.status.success());
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(err.contains("No space left on device"), "{err}");
+    let status = std::fs::read_to_string(mnt.join("x.pal/.tafs-status")).unwrap();
+    assert!(
+        status.contains("history") && status.contains("No space left"),
+        "{status}"
+    );
+    assert_eq!(std::fs::read(game.join("x.pal")).unwrap(), pal);
+    drop(m);
+}

@@ -434,18 +434,21 @@ fn msg(s: impl Into<String>) -> CliError {
     CliError::Msg(s.into())
 }
 
-/// Clears a stale mount ("Transport endpoint is not connected") at `mnt`.
+/// Clears a stale mount ("Transport endpoint is not connected") at `mnt`: a FUSE mount
+/// whose daemon is gone (killed, OOM-killed). `stat` alone does not tell: the kernel may
+/// answer it from the root's attributes it still caches; `statfs` always asks the daemon.
 fn clear_stale(mnt: &Path) -> Result<(), CliError> {
-    if let Err(e) = std::fs::metadata(mnt) {
-        if e.raw_os_error() == Some(libc::ENOTCONN) {
-            log::warn!("{}: clearing a stale mount", mnt.display());
-            sys::umount(mnt, true).map_err(|e| {
-                msg(format!(
-                    "{}: stale mount, cannot clear it: {e}",
-                    mnt.display()
-                ))
-            })?;
-        }
+    let dead = |e: std::io::Error| e.raw_os_error() == Some(libc::ENOTCONN);
+    let stale =
+        std::fs::metadata(mnt).err().is_some_and(dead) || sys::statvfs(mnt).err().is_some_and(dead);
+    if stale {
+        log::warn!("{}: clearing a stale mount", mnt.display());
+        sys::umount(mnt, true).map_err(|e| {
+            msg(format!(
+                "{}: stale mount, cannot clear it: {e}",
+                mnt.display()
+            ))
+        })?;
     }
     Ok(())
 }

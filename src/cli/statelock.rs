@@ -70,6 +70,36 @@ fn open_rw(p: &Path) -> io::Result<File> {
         .open(p)
 }
 
+/// Makes the state folder `state` private to the user the mount runs as, as the run folder
+/// is: staged frames of an asset in a 0700 folder, and `asset.json` naming its path, must not
+/// be readable through it. One of another user is refused; open bits of the mount's own are
+/// taken away.
+fn private(state: &Path) -> Result<(), String> {
+    use std::os::unix::fs::{MetadataExt, PermissionsExt};
+    let m =
+        std::fs::metadata(state).map_err(|e| format!("state folder {}: {e}", state.display()))?;
+    let me = crate::fs::sys::euid();
+    if m.uid() != me {
+        return Err(format!(
+            "state folder {}: belongs to uid {}, not to uid {me} the mount runs as (its \
+             staged files and history would be theirs to read and change); use another \
+             --state-dir",
+            state.display(),
+            m.uid()
+        ));
+    }
+    if m.mode() & 0o077 != 0 {
+        std::fs::set_permissions(state, std::fs::Permissions::from_mode(0o700))
+            .map_err(|e| format!("state folder {}: {e}", state.display()))?;
+        log::warn!(
+            "state folder {}: was {:o}, made 0700 (staged files would be readable by others)",
+            state.display(),
+            m.mode() & 0o777
+        );
+    }
+    Ok(())
+}
+
 /// Locks `state` for `game_dir` (both absolute), making `state` (0700) when missing.
 pub fn lock(state: &Path, game_dir: &Path) -> Result<StateLock, String> {
     let game = game_dir
@@ -81,6 +111,7 @@ pub fn lock(state: &Path, game_dir: &Path) -> Result<StateLock, String> {
         .mode(0o700)
         .create(&locks)
         .map_err(|e| format!("state folder {}: {e}", locks.display()))?;
+    private(state)?;
     let err = |p: &Path, e: io::Error| format!("{}: {e}", p.display());
     // one mount at a time checks and takes its lock
     let guard_path = locks.join(".guard");

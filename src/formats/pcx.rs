@@ -430,6 +430,33 @@ fn decode_stream(
     Ok(out)
 }
 
+/// What a PCX is, from its header and size alone (nothing is decoded).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Shape {
+    /// Pixel layout.
+    pub kind: PcxKind,
+    /// Width in pixels.
+    pub width: u32,
+    /// Height in pixels.
+    pub height: u32,
+    /// Bytes [`parse`] holds at once at most: the decoded scan lines (bytes per line ×
+    /// planes × height), and the pixels and padding it sorts them into.
+    pub decode_bytes: u64,
+}
+
+/// The [`Shape`] of `data`, checked as [`parse`] checks it before decoding (the same errors
+/// for the header, the limits and the palette trailer).
+pub fn shape(data: &[u8], limits: &Limits) -> Result<Shape, PcxError> {
+    let l = layout(data, limits)?;
+    let raw = (l.bpl as u64) * (l.planes as u64) * u64::from(l.height);
+    Ok(Shape {
+        kind: l.kind,
+        width: l.width,
+        height: l.height,
+        decode_bytes: raw.saturating_mul(2),
+    })
+}
+
 /// Reads a PCX.
 pub fn parse(data: &[u8], limits: &Limits) -> Result<Pcx, PcxError> {
     let l = layout(data, limits)?;

@@ -5,7 +5,7 @@
 //! other views waits for them to be evicted or finish (at most [`WAIT`]).
 
 use super::core::lock;
-use crate::formats::{gaf, Limits};
+use crate::formats::{gaf, pcx, Limits};
 use crate::view::{AssetKind, Entry, View, ViewError};
 use std::io::Write;
 use std::sync::{Arc, Condvar, Mutex};
@@ -74,6 +74,11 @@ impl Budget {
             used: Mutex::new(0),
             freed: Condvar::new(),
         })
+    }
+
+    /// The bytes the budget holds at most.
+    pub(crate) fn cap(&self) -> u64 {
+        self.cap
     }
 
     /// Bytes leased right now.
@@ -161,7 +166,8 @@ impl Drop for Lease {
 }
 
 /// What decoding `bytes` as `kind` holds in memory, from the headers only: a GAF's decoded
-/// pixels (two bytes each: index and opacity, one copy per reference) plus its bytes;
+/// pixels (two bytes each: index and opacity, one copy per reference) plus its bytes; a
+/// PCX: four times its scan lines and its bytes;
 /// other kinds, and a GAF whose headers do not walk (the decoder then refuses it, also
 /// before decoding a pixel), twice their bytes (maps keep their tiles and attributes as
 /// stored); a 3DO what it expands to ([`crate::formats::o3do::measure`]: every shared list
@@ -180,8 +186,39 @@ pub(crate) fn estimate(kind: AssetKind, bytes: &[u8], limits: &Limits) -> u64 {
                     .saturating_add(crate::view::model3d::PREVIEW_BYTES)
             })
         }
+        // from the header: the decode (scan lines, then the pixels and padding sorted from
+        // them), the re-encoding that checks whether the file is canonical, and the view's
+        // `metadata.json`, which holds padding and stored data as hex: four times the scan
+        // lines and the bytes bound it
+        AssetKind::Pcx => pcx::shape(bytes, limits).map_or(len.saturating_mul(2), |s| {
+            s.decode_bytes.saturating_add(len).saturating_mul(2)
+        }),
         _ => len.saturating_mul(2),
     }
+}
+
+/// The largest `.pal` decoded: a palette uses its first 1,024 bytes (what follows them is
+/// kept to rebuild the file identically); 64 KiB is far beyond any real one.
+pub(crate) const MAX_PAL_BYTES: u64 = 64 << 10;
+
+/// Refuses a `len`-byte binary of `kind` from its size alone, before a byte of it is read
+/// into memory: larger than the format can use ([`MAX_PAL_BYTES`]), or needing more than the
+/// whole budget `cap` even at the least [`estimate`] can give for that size (its bytes for a
+/// GAF, PCX or 3DO, whose estimates add what they decode; twice its bytes otherwise).
+pub(crate) fn check_size(kind: AssetKind, len: u64, cap: u64) -> Result<(), String> {
+    if kind == AssetKind::Pal && len > MAX_PAL_BYTES {
+        return Err(format!(
+            "a palette of {len} bytes: a .pal uses 1024, at most {MAX_PAL_BYTES} are read"
+        ));
+    }
+    let least = match kind {
+        AssetKind::Gaf | AssetKind::Pcx | AssetKind::Model3d => len,
+        AssetKind::Tnt | AssetKind::Pal => len.saturating_mul(2),
+    };
+    if least > cap {
+        return Err(Refused::TooLarge { need: least, cap }.to_string());
+    }
+    Ok(())
 }
 
 /// A decoded view with the lease of the memory it holds (none yet, or given back: a view a
@@ -271,6 +308,16 @@ mod tests {
         assert_eq!(b.used(), 60);
         drop(c);
         assert_eq!(b.used(), 0);
+    }
+
+    #[test]
+    fn sizes_are_refused_before_reading() {
+        assert!(check_size(AssetKind::Pal, 1024, 1 << 20).is_ok());
+        assert!(check_size(AssetKind::Pal, MAX_PAL_BYTES + 1, 1 << 30).is_err());
+        // twice the bytes of a map over the budget
+        assert!(check_size(AssetKind::Tnt, 600, 1000).is_err());
+        assert!(check_size(AssetKind::Tnt, 500, 1000).is_ok());
+        assert!(check_size(AssetKind::Gaf, 1001, 1000).is_err());
     }
 
     #[test]

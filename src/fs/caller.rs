@@ -78,3 +78,38 @@ pub(crate) fn may_search(c: Caller, base: &Path, dir: &Path) -> bool {
         mode & bit != 0
     })
 }
+
+/// `perm` (the mode bits of a folder owned by `owner`) cut down so that no user gets a
+/// permission from it that a second folder, mode `src` owned by `src_owner`, does not give
+/// them: the rule of a merged folder, which must not grant more than any of the folders it
+/// is made of. Where the owners differ, a class of users gets only what every class of the
+/// other folder has (whom a user is to that folder is not known here).
+pub(crate) fn no_more_than(perm: u32, owner: (u32, u32), src: u32, src_owner: (u32, u32)) -> u32 {
+    let (o, g, t) = ((src >> 6) & 7, (src >> 3) & 7, src & 7);
+    let least = o & g & t;
+    let same_user = owner.0 == src_owner.0;
+    let same_group = owner.1 == src_owner.1;
+    let owner_bits = if same_user { o } else { g & t };
+    let group_bits = if same_user && same_group { g } else { least };
+    let other_bits = if same_user && same_group { t } else { least };
+    perm & (owner_bits << 6 | group_bits << 3 | other_bits) | perm & !0o777
+}
+
+#[cfg(test)]
+mod tests {
+    use super::no_more_than;
+
+    #[test]
+    fn a_private_folder_closes_the_merged_one() {
+        // archive folder shown r-x to all, loose `private/` root 0700: root alone
+        assert_eq!(no_more_than(0o555, (0, 0), 0o700, (0, 0)), 0o500);
+        // the same owner and the same bits: unchanged
+        assert_eq!(no_more_than(0o555, (0, 0), 0o755, (0, 0)), 0o555);
+        // another owner's 0700 folder: nobody gets in through the view
+        assert_eq!(no_more_than(0o755, (1000, 1000), 0o700, (0, 0)), 0);
+        // another owner's 0755 folder: r-x for everyone still
+        assert_eq!(no_more_than(0o755, (1000, 1000), 0o755, (0, 0)), 0o555);
+        // r without x for others keeps only r
+        assert_eq!(no_more_than(0o555, (0, 0), 0o754, (0, 0)), 0o554);
+    }
+}

@@ -99,6 +99,10 @@ pub enum FsError {
     /// An operation on the game folder failed; the OS error is passed on.
     #[error("{0}")]
     Io(#[from] io::Error),
+    /// Writing into the state folder failed during a commit (what and where in the message;
+    /// the errno of the OS error).
+    #[error("{0}")]
+    InStateFolder(io::Error, i32),
 }
 
 impl FsError {
@@ -123,6 +127,7 @@ impl FsError {
             FsError::Unimplemented(_) => libc::ENOSYS,
             FsError::View(_) | FsError::Commit(_) => libc::EIO,
             FsError::Io(e) => e.raw_os_error().unwrap_or(libc::EIO),
+            FsError::InStateFolder(_, errno) => *errno,
         }
     }
 }

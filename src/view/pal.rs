@@ -33,9 +33,13 @@ pub enum PaletteFile {
 
 /// True for a PCX that only carries a palette: 8-bit, one pixel.
 pub fn is_palette_carrier(data: &[u8], limits: &Limits) -> bool {
-    pcx::parse(data, limits)
-        .map(|p| p.kind == PcxKind::Indexed8 && p.width == 1 && p.height == 1)
-        .unwrap_or(false)
+    // the header first: a picture is not decoded to find out it is one
+    let one_pixel = pcx::shape(data, limits)
+        .is_ok_and(|s| s.kind == PcxKind::Indexed8 && s.width == 1 && s.height == 1);
+    one_pixel
+        && pcx::parse(data, limits)
+            .map(|p| p.kind == PcxKind::Indexed8 && p.width == 1 && p.height == 1)
+            .unwrap_or(false)
 }
 
 /// A palette with the fourth byte of each `.pal` entry.

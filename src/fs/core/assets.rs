@@ -185,6 +185,11 @@ impl<K: Hash + Eq + Clone> AssetCache<K> {
             .map(|view| Box::new(Leased::new(view, Some(lease))) as Box<dyn View>))
     }
 
+    /// Refuses a `len`-byte binary of `kind` from its size ([`budget::check_size`]).
+    pub(in crate::fs) fn check_size(&self, kind: AssetKind, len: u64) -> Result<(), String> {
+        budget::check_size(kind, len, self.budget.cap())
+    }
+
     /// The budget decoded views lease from.
     pub(in crate::fs) fn views_budget(&self) -> Arc<Budget> {
         self.budget.clone()
@@ -386,6 +391,11 @@ impl Core {
         let name = rel.file_name().and_then(|n| n.to_str()).unwrap_or("");
         if view::archive::is_archive_name(name) {
             return Ok((Binary::Archive(FileSource::new(f)?), meta));
+        }
+        if let Some(kind) = AssetKind::from_name(name) {
+            self.cache
+                .check_size(kind, meta.len())
+                .map_err(FsError::Invalid)?;
         }
         let mut bytes = Vec::with_capacity(meta.len() as usize);
         f.read_to_end(&mut bytes)?;

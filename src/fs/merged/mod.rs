@@ -716,7 +716,7 @@ impl MergedCore {
     /// Decodes the GAF/TNT of file node `n` (key `key`) at version `ver` if not done yet.
     fn asset(
         &self,
-        snap: &Snapshot,
+        _snap: &Snapshot,
         key: &str,
         ver: u64,
         c: &Content,
@@ -741,6 +741,16 @@ impl MergedCore {
             }
             Outcome::Unknown => {}
         }
+        // refused from its size before a byte is read or decompressed
+        let size = match c {
+            Content::Loose { meta, .. } => meta.len(),
+            Content::Member { info, .. } => u64::from(info.size),
+        };
+        if let Err(e) = self.cache.check_size(kind, size) {
+            st.settle(key, Err(ViewError::invalid(key, e)));
+            lock(&self.settled).insert(key.to_string());
+            return Ok(None);
+        }
         // the cached bytes, which the view may keep (no copy)
         let bytes = SharedBytes::from_owner(Cached(self.bytes_of(key, ver, c)?));
         let opened = match c {
@@ -752,7 +762,12 @@ impl MergedCore {
                     })?
             }
             Content::Member { archive, entry, .. } => {
-                self.open_member(snap, archive, *entry, kind, &bytes)
+                // leased from the budget of decoded views as a loose file is
+                let opts = self.member_options(archive, *entry, kind);
+                self.cache
+                    .decode_within(key, kind, &bytes, &opts, |k, b, o| {
+                        (self.opts.opener)(k, b, o)
+                    })?
             }
         };
         let decoded = st.settle(key, opened);
@@ -763,16 +778,14 @@ impl MergedCore {
         Ok(decoded)
     }
 
-    /// The view of member `entry` of `a`, with the options the normal mount gives it at
+    /// The view options of member `entry` of `a`: those the normal mount gives it at
     /// `ARCHIVE/MEMBER` (same palette chain, same-named `.pcx` member beside a GAF first).
-    fn open_member(
+    fn member_options(
         &self,
-        _snap: &Snapshot,
         a: &ArchiveSource,
         entry: usize,
         kind: AssetKind,
-        bytes: &SharedBytes,
-    ) -> Result<Box<dyn View>, ViewError> {
+    ) -> view::ViewOptions {
         let member = a.paths.get(entry).cloned().unwrap_or_default();
         let mut opts = view_options_for(&self.game_dir, &format!("{}/{member}", a.name));
         if kind == AssetKind::Gaf {
@@ -794,7 +807,7 @@ impl MergedCore {
                 }
             }
         }
-        (self.opts.opener)(kind, bytes, &opts)
+        opts
     }
 }
 

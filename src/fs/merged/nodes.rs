@@ -2,6 +2,7 @@
 //! is shown as (its id and attributes), and folder listings.
 
 use super::{Content, Decoded, MergedCore, NodeId, Snapshot, ROOT_INO};
+use crate::fs::caller::no_more_than;
 use crate::fs::core::{owner_of, Attr, DirItem, FileKind};
 use crate::fs::layout::Layout;
 use crate::fs::FsError;
@@ -68,7 +69,46 @@ impl MergedCore {
             .filter(|&c| snap.index.is_dir(c) || AssetKind::from_name(snap.index.name(c)).is_some())
             .count() as u32;
         let m = self.dir_meta(snap, n);
-        (id, self.attr(ino, &m, true, 0, 2 + subdirs))
+        let mut a = self.attr(ino, &m, true, 0, 2 + subdirs);
+        a.perm = self.dir_perm(snap, n, &m) as u16;
+        (id, a)
+    }
+
+    /// Permission bits of folder node `n` (`m`: the winner's metadata, see
+    /// [`MergedCore::dir_meta`]): a loose folder's (and the root's) own `r` and `x` bits, an
+    /// archive's folder the archive's `r` bits with `x` where `r`; then cut down to what every
+    /// other folder merged into it grants ([`no_more_than`]), so that the view never lets
+    /// anyone list or enter, say, a 0700 loose folder because an archive has a folder of
+    /// that name.
+    fn dir_perm(&self, snap: &Snapshot, n: usize, m: &Metadata) -> u32 {
+        let bits = |loose: bool, m: &Metadata| {
+            let r = m.mode() & 0o444;
+            if loose {
+                m.mode() & 0o555
+            } else {
+                r | (r >> 2)
+            }
+        };
+        let hits = snap.index.hits(n);
+        let winner_loose = hits
+            .first()
+            .map_or(true, |h| snap.archive_of(h.source).is_none());
+        let mut perm = bits(winner_loose, m);
+        let owner = (m.uid(), m.gid());
+        for h in hits.iter().skip(1).filter(|h| h.dir) {
+            let (loose, src) = match snap.archive_of(h.source) {
+                Some(a) => (false, a.meta.clone()),
+                None => {
+                    match super::stat_game_file(&self.game_dir, std::path::Path::new(&h.path)) {
+                        Ok(s) => (true, s),
+                        // a folder that cannot be looked at grants nothing
+                        Err(_) => return 0,
+                    }
+                }
+            };
+            perm = no_more_than(perm, owner, bits(loose, &src), (src.uid(), src.gid()));
+        }
+        perm
     }
 
     /// Whether index node `c` is a GAF/TNT whose path has never been decoded (listing it

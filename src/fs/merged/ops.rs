@@ -60,6 +60,29 @@ impl MergedCore {
 
     /// What an open of file `ino` reads: the loose file (opened, its identity checked), or
     /// the bytes of a member or a generated file (from the cache, else made).
+    /// `EACCES` unless the caller of the request may search every folder of the game folder
+    /// from its top down to where `c` is read from (an archive: the top itself): what the
+    /// view serves never reaches past a folder its source closes to the caller, whatever
+    /// the merged folders show.
+    fn may_reach(&self, c: &Content) -> Result<(), FsError> {
+        let Some(caller) = crate::fs::caller::current() else {
+            return Ok(());
+        };
+        let dir = match c {
+            Content::Loose { rel, .. } => {
+                let p = self.game_dir.join(rel);
+                p.parent()
+                    .map_or(self.game_dir.clone(), std::path::Path::to_path_buf)
+            }
+            Content::Member { .. } => self.game_dir.clone(),
+        };
+        if crate::fs::caller::may_search(caller, &self.game_dir, &dir) {
+            Ok(())
+        } else {
+            Err(std::io::Error::from_raw_os_error(libc::EACCES).into())
+        }
+    }
+
     fn handle_of(&self, ino: u64) -> Result<Handle, FsError> {
         let id = self.id(ino)?;
         let snap = self.snapshot();
@@ -71,6 +94,7 @@ impl MergedCore {
                 if now != *ver {
                     return Err(FsError::Stale);
                 }
+                self.may_reach(&c)?;
                 match &c {
                     Content::Loose { rel, meta } => {
                         let f = super::open_game_file(&self.game_dir, std::path::Path::new(rel))?;
@@ -90,6 +114,7 @@ impl MergedCore {
                 key, ver, vpath, ..
             } => {
                 let (layout, c) = self.current_layout(&snap, key, *ver)?;
+                self.may_reach(&c)?;
                 let b = self.render(key, *ver, &layout, vpath, &snap)?;
                 let a = self.attr(ino, c.meta(), false, b.len() as u64, 1);
                 Handle::Bytes(b, a)

@@ -6,6 +6,7 @@ use super::overlay::{
     gone, join, Handle, Key, OverlayCore, Slot, TopIno, UNode, DIFF_INO, STATUS_INO,
 };
 use super::{other_xattr, SOURCES_XATTR, SOURCE_XATTR};
+use crate::fs::caller::no_more_than;
 use crate::fs::core::{
     is_asset_name, is_not_found, lock, Attr, DirItem, FileKind, Opened, SetAttr, ROOT,
 };
@@ -45,6 +46,29 @@ impl OverlayCore {
         } else {
             Err(FsError::ReadOnly("no build reads this file"))
         }
+    }
+
+    /// `a`, shown from the top for union node `a.ino`, cut down when that node is a folder
+    /// the stock view has too: the union never grants more than the stock folder does (its
+    /// `r` and `x` bits; its `w` bits do not count, writes land in the top), so a folder the
+    /// mod makes cannot open a closed folder of the game (see [`no_more_than`]).
+    fn closed(&self, mut a: Attr) -> Attr {
+        let Ok(u) = self.node(a.ino) else {
+            return a;
+        };
+        let (Key::Dir(_), Some(_), Some((s, _))) = (&u.key, u.top, u.stock) else {
+            return a;
+        };
+        if Self::opaque(&u) {
+            return a;
+        }
+        let (src, owner) = match self.stock.getattr(s, None) {
+            Ok(b) => (u32::from(b.perm) | 0o222, (b.uid, b.gid)),
+            // a stock folder that cannot be looked at grants nothing
+            Err(_) => (0o222, (u32::MAX, u32::MAX)),
+        };
+        a.perm = no_more_than(u32::from(a.perm), (a.uid, a.gid), src, owner) as u16;
+        a
     }
 
     fn is_special(ino: u64) -> bool {
@@ -151,7 +175,7 @@ impl OverlayCore {
                     } else {
                         self.intern_file(true, parent, name, a.ino)
                     };
-                    return Ok(self.shown(a, ino, true));
+                    return Ok(self.closed(self.shown(a, ino, true)));
                 }
                 Err(e) if is_not_found(&e) => {}
                 Err(e) if gone(&e) => return Err(FsError::Stale),
@@ -437,7 +461,8 @@ impl FsOps for OverlayCore {
             if let Ok(h) = self.handle(fh) {
                 match &*h {
                     Handle::Top { fh, ino: t, .. } => {
-                        return Ok(self.shown(self.top.getattr(*t, Some(*fh))?, ino, true))
+                        let a = self.top.getattr(*t, Some(*fh))?;
+                        return Ok(self.closed(self.shown(a, ino, true)));
                     }
                     Handle::Stock { fh, ino: s } => {
                         return Ok(self.shown(self.stock.getattr(*s, Some(*fh))?, ino, false))
@@ -458,7 +483,7 @@ impl FsOps for OverlayCore {
             };
             Ok((top, a))
         })?;
-        Ok(self.shown(a, ino, top))
+        Ok(self.closed(self.shown(a, ino, top)))
     }
 
     fn readlink(&self, ino: u64) -> Result<Vec<u8>, FsError> {
@@ -667,7 +692,7 @@ impl FsOps for OverlayCore {
         let t = if top { self.own(x) } else { self.up(ino)? };
         let a = self.top.setattr(t.ino, set, None)?;
         self.bump();
-        Ok(self.shown(a, ino, true))
+        Ok(self.closed(self.shown(a, ino, true)))
     }
 
     fn mknod(

@@ -664,11 +664,22 @@ pub(in crate::fs) fn replace_binary(
 ) -> Result<(Written, Option<SharedBytes>), FsError> {
     let written = new.written();
     s.meta.committing = Some(written);
-    s.save_durable()?;
+    let record = s.dir.clone();
+    s.save_durable()
+        .map_err(|e| in_state_folder("recording the commit in", &record, e))?;
     let linked = match old {
-        Some((v, m)) => s
-            .keep_replaced(abs, v, m, written, gap)
-            .inspect_err(|_| s.meta.committing = None)?,
+        Some((v, m)) => {
+            let history = s.history.clone();
+            s.keep_replaced(abs, v, m, written, gap)
+                .inspect_err(|_| s.meta.committing = None)
+                .map_err(|e| {
+                    in_state_folder(
+                        "keeping the version it replaces in the history of",
+                        &history,
+                        e,
+                    )
+                })?
+        }
         None => None,
     };
     let (replaced, written_bytes) = match new {
@@ -703,6 +714,20 @@ pub(in crate::fs) fn replace_binary(
     s.meta.base = Some(now);
     s.meta.committing = None;
     Ok((written, written_bytes))
+}
+
+/// An error of the state folder while committing (`what` … `path`): the state folder's
+/// fault, not the game folder's, and the status says so (with the errno of its kind).
+fn in_state_folder(what: &str, path: &Path, e: std::io::Error) -> FsError {
+    let errno = e.raw_os_error();
+    let e = std::io::Error::new(
+        e.kind(),
+        format!(
+            "{what} the state folder ({}): {e}; the binary is unchanged",
+            path.display()
+        ),
+    );
+    FsError::InStateFolder(e, errno.unwrap_or(libc::EIO))
 }
 
 /// [`with_errno`] of an I/O error; other errors as they are.
