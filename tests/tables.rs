@@ -229,3 +229,62 @@ fn tdf_get_and_set() {
     assert_eq!(std::fs::read(&f).unwrap(), got);
     assert!(!tafs(&["tdf", "get", fs, "nosuch.key"]).status.success());
 }
+
+/// The tables folder driven without a mount ([`tafs::fs::tables::TablesOps`] over the
+/// game-folder core): a scratch file renamed onto units.csv commits (as `sed -i` saves), a
+/// refused one is EIO with row and column in `status` and writes nothing, the scratch file
+/// is gone after the rename, tables cannot be removed.
+#[test]
+fn tables_folder_over_the_core() {
+    use std::ffi::OsStr;
+    use std::sync::Arc;
+    use tafs::fs::tables::{TablesOps, DIR_NAME};
+    use tafs::fs::{Core, FsOps, MountOptions};
+    let tmp = tempfile::tempdir().unwrap();
+    let g = tmp.path();
+    std::fs::create_dir(g.join("units")).unwrap();
+    std::fs::write(g.join("units/ARMCOM.FBI"), FIXTURE_FBI).unwrap();
+    let core = Core::new(g, MountOptions::default(), None).unwrap();
+    let ops = TablesOps::new(Arc::new(core), false);
+    let dir = ops.lookup(1, OsStr::new(DIR_NAME)).unwrap().ino;
+    let csv = ops.lookup(dir, OsStr::new("units.csv")).unwrap();
+    let h = ops.open(csv.ino, libc::O_RDONLY).unwrap();
+    let text = String::from_utf8(ops.read(h.fh, 0, 1 << 20).unwrap()).unwrap();
+    ops.release(h.fh).unwrap();
+    assert_eq!(text.len() as u64, csv.size);
+    let save = |new: &str| {
+        let (_, h) = ops
+            .create(dir, OsStr::new("sedXYZ"), 0o100644, 0, libc::O_WRONLY, 0, 0)
+            .unwrap();
+        ops.write(h.fh, 0, new.as_bytes()).unwrap();
+        ops.release(h.fh).unwrap();
+        ops.rename(dir, OsStr::new("sedXYZ"), dir, OsStr::new("units.csv"), 0)
+    };
+    let e = save(&text.replace("34125", "a lot")).unwrap_err();
+    assert_eq!(e.errno(), libc::EIO);
+    let st = ops.lookup(dir, OsStr::new("status")).unwrap();
+    let h = ops.open(st.ino, libc::O_RDONLY).unwrap();
+    let status = String::from_utf8(ops.read(h.fh, 0, 4096).unwrap()).unwrap();
+    assert!(
+        status.contains("row 2, column BuildCostEnergy: \"a lot\" is not a number"),
+        "{status}"
+    );
+    assert_eq!(
+        std::fs::read(g.join("units/ARMCOM.FBI")).unwrap(),
+        FIXTURE_FBI
+    );
+    ops.unlink(dir, OsStr::new("sedXYZ")).unwrap();
+    save(&text.replace("34125", "35000")).unwrap();
+    assert_eq!(
+        std::fs::read(g.join("units/ARMCOM.FBI")).unwrap(),
+        String::from_utf8_lossy(FIXTURE_FBI)
+            .replace("34125", "35000")
+            .as_bytes()
+    );
+    assert!(ops.lookup(dir, OsStr::new("sedXYZ")).is_err());
+    let e = ops.unlink(dir, OsStr::new("units.csv")).unwrap_err();
+    assert_eq!(e.errno(), libc::EROFS);
+    // No temporary file is left beside the FBI.
+    let names: Vec<_> = std::fs::read_dir(g.join("units")).unwrap().collect();
+    assert_eq!(names.len(), 1);
+}

@@ -837,7 +837,7 @@ impl FsOps for TablesOps {
                 self.inner.rename(parent, name, newparent, newname, flags)
             }
             (true, true) => {
-                if self.read_only {
+                if self.read_only || newname == STATUS_NAME {
                     return Err(FsError::ReadOnly("a read-only mount's tables"));
                 }
                 let data = match lock(&self.state).scratch.get(name) {
