@@ -288,3 +288,40 @@ fn tables_folder_over_the_core() {
     let names: Vec<_> = std::fs::read_dir(g.join("units")).unwrap().collect();
     assert_eq!(names.len(), 1);
 }
+
+proptest::proptest! {
+    /// Text made of TDF tokens and junk: parsing never panics and keeps the bytes; setting
+    /// or removing any key either is refused or reads back as asked with all else unchanged
+    /// (the check inside `apply`), and a set to the same value gives the same bytes.
+    #[test]
+    fn tdf_doc_never_panics_and_edits_read_back(
+        parts in proptest::collection::vec(
+            proptest::sample::select(vec![
+                "[B]{", "[c] {", "}", "\n", "\r\n", "\t", " ", "x=1", "X=2", "y", "=", ";",
+                "//c\n", "/*c*/", "z=two words", "\u{1a}", "]", "é", "x=", "new=3;",
+            ]),
+            0..40,
+        ),
+        value in "[a-z0-9]{0,4}",
+    ) {
+        let text = format!("[a]\n{{\n{}\n}}\n", parts.concat()).into_bytes();
+        if let Ok(d) = tdf_doc::parse(&text) {
+            proptest::prop_assert_eq!(d.bytes(), &text[..]);
+            for node in 0..d.nodes().len() {
+                for key in ["x", "y", "z", "new"] {
+                    if let Ok(out) = d.apply(&[Edit::Set { node, key: key.into(), value: value.clone() }]) {
+                        let d2 = tdf_doc::parse(&out).unwrap();
+                        if !value.is_empty() {
+                            proptest::prop_assert_eq!(d2.value(node, key), Some(value.as_str()));
+                        }
+                    }
+                    let _ = d.apply(&[Edit::Remove { node, key: key.into() }]);
+                    if let Some(v) = d.value(node, key) {
+                        let same = d.apply(&[Edit::Set { node, key: key.into(), value: v.to_string() }]);
+                        proptest::prop_assert_eq!(same.unwrap(), text.clone());
+                    }
+                }
+            }
+        }
+    }
+}

@@ -468,6 +468,8 @@ impl Document {
                         n.name
                     ))
                 }
+                (Edit::Set { value, .. }, KeyLookup::One(i))
+                    if n.entries[i].value.as_deref() == Some(value.as_str()) => {}
                 (Edit::Set { value, .. }, KeyLookup::One(i)) => {
                     let v = encode_value(value)?;
                     let e = &n.entries[i];
