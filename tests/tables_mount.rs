@@ -162,6 +162,16 @@ fn tables_of_a_game_folder_mount() {
             "\tBuildCostEnergy=41000;".to_string()
         )]
     );
+    // A file changed outside the mount (same size) shows in the table at once.
+    std::fs::write(
+        &fbi,
+        String::from_utf8_lossy(&sedded)
+            .replace("=41000;", "=42000;")
+            .as_bytes(),
+    )
+    .unwrap();
+    let text = std::fs::read_to_string(&units).unwrap();
+    assert!(text.contains(",42000,") && !text.contains(",41000,"));
     // A weapon's nested DAMAGE value through the weapons table.
     let wcsv = t.join("weapons.csv");
     let text = std::fs::read_to_string(&wcsv).unwrap();

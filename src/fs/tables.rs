@@ -17,10 +17,10 @@ use super::core::{Attr, DirItem, FileKind, Opened, SetAttr, ROOT};
 use super::ops::FsOps;
 use super::{FsError, StatFs};
 use crate::game::{GameFs, Kind};
-use crate::view::tables::{read_files, Family, Table, FAMILIES};
+use crate::view::tables::{list_files, read_files, Family, Table, FAMILIES};
 use std::collections::HashMap;
 use std::ffi::{OsStr, OsString};
-use std::path::{Component, Path};
+use std::path::{Component, Path, PathBuf};
 use std::sync::{Mutex, MutexGuard};
 use std::time::{Duration, SystemTime};
 
@@ -75,7 +75,15 @@ pub struct TablesOps {
     state: Mutex<State>,
     /// Serialises commits (one reads, plans and writes at a time).
     commit: Mutex<()>,
+    /// The last CSV of each family and the files it was built from.
+    rendered: Mutex<HashMap<usize, Rendered>>,
 }
+
+/// A file of a table: its path, size and modification time.
+type Stamp = (String, Option<(u64, Option<SystemTime>)>);
+
+/// A rendered CSV and the files it was built from.
+type Rendered = (Vec<Stamp>, Vec<u8>);
 
 fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
     m.lock().unwrap_or_else(|e| e.into_inner())
@@ -93,6 +101,7 @@ impl TablesOps {
                 ..State::default()
             }),
             commit: Mutex::new(()),
+            rendered: Mutex::new(HashMap::new()),
         }
     }
 
@@ -125,13 +134,31 @@ impl TablesOps {
         }
     }
 
-    /// The CSV of family `fam` as the mount shows the game now.
+    /// The CSV of family `fam` as the mount shows the game now: kept while the size and
+    /// modification time of every file of the family (and their list) stay the same.
     fn render(&self, fam: usize) -> Result<Vec<u8>, FsError> {
-        Ok(self.table(&FAMILIES[fam])?.to_csv())
+        let f = &FAMILIES[fam];
+        let gfs = OpsFs::new(&*self.inner);
+        let stamp: Vec<Stamp> = list_files(&gfs, Path::new(""), f)
+            .into_iter()
+            .map(|rel| {
+                let st = gfs.stat(Path::new(&rel));
+                (rel, st)
+            })
+            .collect();
+        if let Some((s, b)) = lock(&self.rendered).get(&fam) {
+            if *s == stamp {
+                return Ok(b.clone());
+            }
+        }
+        let csv = Table::build(f, read_files(&gfs, Path::new(""), f)?).to_csv();
+        lock(&self.rendered).insert(fam, (stamp, csv.clone()));
+        Ok(csv)
     }
 
+    /// The table of `fam` built afresh (for a commit).
     fn table(&self, fam: &Family) -> Result<Table, FsError> {
-        let gfs = OpsFs(&*self.inner);
+        let gfs = OpsFs::new(&*self.inner);
         Ok(Table::build(fam, read_files(&gfs, Path::new(""), fam)?))
     }
 
@@ -333,10 +360,10 @@ impl TablesOps {
         items
             .into_iter()
             .map(|(ino, name, kind)| {
-                let attr = if plus && ino != ROOT {
-                    Some(self.getattr_own(ino)?)
-                } else {
-                    None
+                let attr = match (plus, ino == ROOT) {
+                    (false, _) => None,
+                    (true, true) => Some(self.inner.getattr(ROOT, None)?),
+                    (true, false) => Some(self.getattr_own(ino)?),
                 };
                 Ok(DirItem {
                     ino,
@@ -396,61 +423,107 @@ fn forget_all(ops: &dyn FsOps, held: &[u64]) {
     }
 }
 
-/// The wrapped file system seen as a game folder (paths relative to its root).
-struct OpsFs<'a>(&'a dyn FsOps);
-
-impl OpsFs<'_> {
-    fn with<T>(&self, p: &Path, f: impl FnOnce(u64) -> Option<T>) -> Option<T> {
-        let (ino, held) = resolve(self.0, p).ok()?;
-        let r = f(ino);
-        forget_all(self.0, &held);
-        r
-    }
+/// The wrapped file system seen as a game folder (paths relative to its root), for one
+/// build of a table: the listings it reads are kept, so the kind of an entry costs no lookup
+/// and its size and time one `readdirplus` of its folder.
+struct OpsFs<'a> {
+    ops: &'a dyn FsOps,
+    listings: Mutex<HashMap<(PathBuf, bool), Listing>>,
 }
 
-impl GameFs for OpsFs<'_> {
-    fn kind(&self, path: &Path) -> Option<Kind> {
-        self.with(path, |ino| {
-            Some(match self.0.getattr(ino, None).ok()?.kind {
-                FileKind::Dir => Kind::Dir,
-                FileKind::File => Kind::File,
-                _ => Kind::Other,
-            })
-        })
+/// An entry of a listing: name, kind, size and modification time (`readdirplus` only).
+type Listed = (OsString, Kind, Option<(u64, SystemTime)>);
+
+/// A folder's entries; `None` when it cannot be listed.
+type Listing = Option<Vec<Listed>>;
+
+impl<'a> OpsFs<'a> {
+    fn new(ops: &'a dyn FsOps) -> OpsFs<'a> {
+        OpsFs {
+            ops,
+            listings: Mutex::new(HashMap::new()),
+        }
     }
-    fn names(&self, dir: &Path) -> Option<Vec<OsString>> {
-        self.with(dir, |ino| {
-            let fh = self.0.opendir(ino).ok()?;
+
+    fn with<T>(&self, p: &Path, f: impl FnOnce(u64) -> Option<T>) -> Option<T> {
+        let (ino, held) = resolve(self.ops, p).ok()?;
+        let r = f(ino);
+        forget_all(self.ops, &held);
+        r
+    }
+
+    /// The entries of folder `dir` (`plus`: with sizes and times), kept for the next call.
+    fn listing(&self, dir: &Path, plus: bool) -> Option<Vec<Listed>> {
+        let key = (dir.to_path_buf(), plus);
+        if let Some(l) = lock(&self.listings).get(&key) {
+            return l.clone();
+        }
+        let l = self.with(dir, |ino| {
+            let fh = self.ops.opendir(ino).ok()?;
             let mut out = Vec::new();
             let mut off = 0;
             let ok = loop {
-                match self.0.readdir(fh, off) {
+                let page = if plus {
+                    self.ops.readdirplus(fh, off)
+                } else {
+                    self.ops.readdir(fh, off)
+                };
+                match page {
                     Ok(items) if items.is_empty() => break true,
                     Ok(items) => {
                         for (o, d) in items {
                             off = o;
-                            if d.name != "." && d.name != ".." {
-                                out.push(d.name);
+                            if d.name == "." || d.name == ".." {
+                                continue;
                             }
+                            if plus {
+                                // each readdirplus entry counts as a lookup
+                                self.ops.forget(d.ino, 1);
+                            }
+                            let k = match d.kind {
+                                FileKind::Dir => Kind::Dir,
+                                FileKind::File => Kind::File,
+                                _ => Kind::Other,
+                            };
+                            out.push((d.name, k, d.attr.map(|a| (a.size, a.mtime))));
                         }
                     }
                     Err(_) => break false,
                 }
             };
-            let _ = self.0.releasedir(fh);
+            let _ = self.ops.releasedir(fh);
             ok.then_some(out)
-        })
+        });
+        lock(&self.listings).insert(key, l.clone());
+        l
+    }
+
+    fn entry(&self, path: &Path, plus: bool) -> Option<Listed> {
+        let name = path.file_name()?;
+        let parent = path.parent().unwrap_or(Path::new(""));
+        self.listing(parent, plus)?
+            .into_iter()
+            .find(|(n, _, _)| n == name)
+    }
+}
+
+impl GameFs for OpsFs<'_> {
+    fn kind(&self, path: &Path) -> Option<Kind> {
+        Some(self.entry(path, false)?.1)
+    }
+    fn names(&self, dir: &Path) -> Option<Vec<OsString>> {
+        Some(self.listing(dir, false)?.into_iter().map(|l| l.0).collect())
     }
     fn read(&self, path: &Path, max: u64) -> Option<Vec<u8>> {
         self.with(path, |ino| {
-            let a = self.0.getattr(ino, None).ok()?;
+            let a = self.ops.getattr(ino, None).ok()?;
             if a.kind != FileKind::File || a.size > max {
                 return None;
             }
-            let opened = self.0.open(ino, libc::O_RDONLY).ok()?;
+            let opened = self.ops.open(ino, libc::O_RDONLY).ok()?;
             let mut out = Vec::new();
             let ok = loop {
-                match self.0.read(opened.fh, out.len() as u64, 1 << 20) {
+                match self.ops.read(opened.fh, out.len() as u64, 1 << 20) {
                     Ok(b) if b.is_empty() => break true,
                     Ok(b) => {
                         out.extend_from_slice(&b);
@@ -461,15 +534,13 @@ impl GameFs for OpsFs<'_> {
                     Err(_) => break false,
                 }
             };
-            let _ = self.0.release(opened.fh);
+            let _ = self.ops.release(opened.fh);
             ok.then_some(out)
         })
     }
     fn stat(&self, path: &Path) -> Option<(u64, Option<SystemTime>)> {
-        self.with(path, |ino| {
-            let a = self.0.getattr(ino, None).ok()?;
-            Some((a.size, Some(a.mtime)))
-        })
+        let (size, mtime) = self.entry(path, true)?.2?;
+        Some((size, Some(mtime)))
     }
 }
 
@@ -533,7 +604,17 @@ impl FsOps for TablesOps {
     }
     fn getattr(&self, ino: u64, fh: Option<u64>) -> Result<Attr, FsError> {
         if own(ino) {
-            self.getattr_own(ino)
+            // An open table is as long as the text its handle reads.
+            let snap = fh.and_then(|fh| match lock(&self.state).handles.get(&fh) {
+                Some(Handle::Read(b)) => Some(b.len() as u64),
+                _ => None,
+            });
+            let mut a = self.getattr_own(ino)?;
+            if let Some(n) = snap {
+                a.size = n;
+                a.blocks = n.div_ceil(512);
+            }
+            Ok(a)
         } else {
             self.inner.getattr(ino, fh)
         }
