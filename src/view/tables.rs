@@ -222,12 +222,14 @@ pub struct Table {
     pub skipped: Vec<(String, String)>,
 }
 
-/// Key of a column: lower-case nested section names and key.
+/// Key of a column: lower-case nested section names and key, joined by `[` (which no key
+/// holds, so a key with a `.` in it never merges with a nested section's key; their headers
+/// would then be the same, and a save of that table is refused as naming a column twice).
 fn col_id(sub: &[String], key: &str) -> String {
     let mut s = String::new();
     for p in sub {
         s.push_str(&p.to_ascii_lowercase());
-        s.push('.');
+        s.push('[');
     }
     s.push_str(&key.to_ascii_lowercase());
     s
