@@ -282,6 +282,17 @@ fn tables_folder_over_the_core() {
             .as_bytes()
     );
     assert!(ops.lookup(dir, OsStr::new("sedXYZ")).is_err());
+    // Five bytes written in place (no O_TRUNC): the rest of the text is the table's.
+    let at = text.find("34125").unwrap() as u64;
+    let h = ops.open(csv.ino, libc::O_WRONLY).unwrap();
+    ops.write(h.fh, at, b"36000").unwrap();
+    ops.release(h.fh).unwrap();
+    assert_eq!(
+        std::fs::read(g.join("units/ARMCOM.FBI")).unwrap(),
+        String::from_utf8_lossy(FIXTURE_FBI)
+            .replace("34125", "36000")
+            .as_bytes()
+    );
     let e = ops.unlink(dir, OsStr::new("units.csv")).unwrap_err();
     assert_eq!(e.errno(), libc::EROFS);
     // No temporary file is left beside the FBI.

@@ -649,17 +649,11 @@ impl FsOps for TablesOps {
             if self.read_only {
                 return Err(FsError::ReadOnly("a read-only mount's tables"));
             }
-            let open = lock(&self.state).pending.contains_key(&fam);
-            let start = if trunc || open {
-                Vec::new()
-            } else {
-                self.render(fam)?
-            };
-            let mut st = lock(&self.state);
-            if trunc || !st.pending.contains_key(&fam) {
-                st.pending.insert(fam, start);
+            // Without O_TRUNC the text starts as the table, made at the first read, write or
+            // truncate that needs it (a truncate to 0, as `open(…, 'w')` may send, does not).
+            if trunc {
+                lock(&self.state).pending.insert(fam, Vec::new());
             }
-            drop(st);
             return Ok(Opened {
                 fh: self.new_handle(Handle::Csv { fam, dirty: trunc }),
                 keep_cache: false,
@@ -692,6 +686,9 @@ impl FsOps for TablesOps {
     fn read(&self, fh: u64, offset: u64, size: u32) -> Result<Vec<u8>, FsError> {
         if !own(fh) {
             return self.inner.read(fh, offset, size);
+        }
+        if let Some(fam) = self.writer_fam(fh) {
+            self.fill_pending(fam)?;
         }
         let st = lock(&self.state);
         match st.handles.get(&fh) {
@@ -805,6 +802,18 @@ impl FsOps for TablesOps {
                 .filter(|&s| s <= MAX_PENDING)
                 .ok_or(FsError::Invalid("too large".into()))?;
             if let Some(fam) = Self::csv_fam(ino) {
+                let writing = lock(&self.state)
+                    .handles
+                    .values()
+                    .any(|h| matches!(h, Handle::Csv { fam: f, .. } if *f == fam));
+                if !writing {
+                    return Err(FsError::Busy("truncate a table only while it is open"));
+                }
+                if size == 0 {
+                    lock(&self.state).pending.entry(fam).or_default();
+                } else {
+                    self.fill_pending(fam)?;
+                }
                 let mut st = lock(&self.state);
                 let Some(p) = st.pending.get_mut(&fam) else {
                     return Err(FsError::Busy("truncate a table only while it is open"));
@@ -970,6 +979,9 @@ impl FsOps for TablesOps {
         if !own(fh) {
             return self.inner.write(fh, offset, data);
         }
+        if let Some(fam) = self.writer_fam(fh) {
+            self.fill_pending(fam)?;
+        }
         let mut st = lock(&self.state);
         let st = &mut *st;
         let scratch_total: usize = st.scratch.values().map(|s| s.data.len()).sum();
@@ -1033,6 +1045,24 @@ impl FsOps for TablesOps {
 }
 
 impl TablesOps {
+    /// The family of writing handle `fh`.
+    fn writer_fam(&self, fh: u64) -> Option<usize> {
+        match lock(&self.state).handles.get(&fh) {
+            Some(Handle::Csv { fam, .. }) => Some(*fam),
+            _ => None,
+        }
+    }
+
+    /// Starts the text being written of `fam` as the table, unless a writer started it.
+    fn fill_pending(&self, fam: usize) -> Result<(), FsError> {
+        if lock(&self.state).pending.contains_key(&fam) {
+            return Ok(());
+        }
+        let text = self.render(fam)?;
+        lock(&self.state).pending.entry(fam).or_insert(text);
+        Ok(())
+    }
+
     fn lookup_is_generated(&self, name: &OsStr) -> bool {
         name == STATUS_NAME || FAMILIES.iter().any(|f| name == f.csv)
     }
