@@ -12,6 +12,7 @@ mod pcx;
 mod roundtrip;
 mod runfile;
 mod statelock;
+mod tables;
 mod tnt;
 
 use clap::{Parser, Subcommand};
@@ -92,6 +93,12 @@ enum Command {
     Which(mount::WhichArgs),
     /// What the mod of a `mount --merged --into` changes: its files against what they shadow.
     Diff(mount::DiffArgs),
+    /// Balance tables: units, weapons, features, sounds, build menus as CSVs (export, apply).
+    #[command(subcommand)]
+    Tables(tables::TablesCmd),
+    /// TDF/FBI text: get or set one value, every other byte kept.
+    #[command(subcommand)]
+    Tdf(tables::TdfCmd),
 }
 
 /// Runs the CLI and returns the process exit code.
@@ -123,6 +130,8 @@ pub fn main() -> i32 {
         Command::Restore(a) => mount::restore(a),
         Command::Which(a) => mount::which(a),
         Command::Diff(a) => mount::diff(a),
+        Command::Tables(c) => tables::run_tables(c),
+        Command::Tdf(c) => tables::run_tdf(c),
     };
     match result {
         Ok(code) => code,

@@ -12,6 +12,7 @@ pub mod o3do;
 pub mod palette;
 pub mod pcx;
 pub mod tdf;
+pub mod tdf_doc;
 pub mod tnt;
 
 /// Budgets applied while decoding untrusted files. The defaults are far above anything the

@@ -23,6 +23,7 @@ pub mod merged;
 pub mod ops;
 pub mod stage;
 pub(crate) mod sys;
+pub mod tables;
 mod watch;
 mod writeback;
 

@@ -17,6 +17,7 @@ pub mod gaf;
 pub mod image;
 pub mod merged;
 pub mod options;
+pub mod tables;
 pub mod tnt;
 
 pub mod model3d;
