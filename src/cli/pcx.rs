@@ -78,6 +78,18 @@ pub enum PalCmd {
         #[arg(long)]
         base: Option<PathBuf>,
     },
+    /// Convert a palette between the game's binary .pal (1,024 bytes), GIMP .gpl and
+    /// JASC-PAL text; the input is any of those or a palette .pcx (told apart by content).
+    Convert {
+        /// The palette file.
+        file: PathBuf,
+        /// Output format.
+        #[arg(long, value_enum)]
+        format: PalFormat,
+        /// Output file (default: standard output).
+        #[arg(short, long)]
+        target: Option<PathBuf>,
+    },
     /// The GIMP palette (.gpl) of a .pal or .pcx, printed or written to --target.
     Gpl {
         /// The palette file (.pal or .pcx).
@@ -86,6 +98,27 @@ pub enum PalCmd {
         #[arg(short, long)]
         target: Option<PathBuf>,
     },
+}
+
+/// A palette file format of `tafs pal convert`.
+#[derive(clap::ValueEnum, Clone, Copy, Debug, PartialEq, Eq)]
+pub enum PalFormat {
+    /// GIMP palette text.
+    Gpl,
+    /// JASC-PAL text (Paint Shop Pro, Aseprite).
+    Jasc,
+    /// The game's binary palette: 256 × R, G, B, 0.
+    Pal,
+}
+
+/// Reads a palette from any file `tafs pal convert` takes: JASC-PAL or GIMP text, else a
+/// binary palette (`.pal`, raw, or a `.pcx` trailer).
+fn load_any_palette(p: &Path) -> Result<Palette, CliError> {
+    let data = read_file(p)?;
+    if data.starts_with(b"JASC-PAL") || data.starts_with(b"GIMP Palette") {
+        return pal::parse_text_palette(&data).map_err(|e| in_file(p, e));
+    }
+    load_palette(p)
 }
 
 /// Runs a `tafs pcx` subcommand.
@@ -109,15 +142,15 @@ pub fn run_pal(cmd: PalCmd) -> Result<i32, CliError> {
     match cmd {
         PalCmd::Dump { file, target } => {
             let data = read_file(&file)?;
-            let pkind = palette_kind(&file)?;
+            let pkind = palette_kind(&file, Some(&data))?;
             let v = pal::open(&data, pkind, &file_name(&file), &Limits::default())
                 .map_err(|e| in_file(&file, e))?;
             view::write_tree(&v, &target)?;
             Ok(0)
         }
         PalCmd::Build { dir, target, base } => {
-            let pkind = palette_kind(&target)?;
             let base = base.as_deref().map(read_file).transpose()?;
+            let pkind = palette_kind(&target, base.as_deref())?;
             let bytes = pal::build(
                 &DirFileSet::new(&dir),
                 pkind,
@@ -126,6 +159,23 @@ pub fn run_pal(cmd: PalCmd) -> Result<i32, CliError> {
             )
             .map_err(|e| in_file(&dir, e))?;
             write_bytes(&target, &bytes)?;
+            Ok(0)
+        }
+        PalCmd::Convert {
+            file,
+            format,
+            target,
+        } => {
+            let p = load_any_palette(&file)?;
+            let bytes = match format {
+                PalFormat::Gpl => pal::gpl(&p, &file_name(&file)).into_bytes(),
+                PalFormat::Jasc => pal::jasc(&p).into_bytes(),
+                PalFormat::Pal => p.to_pal(),
+            };
+            match target {
+                Some(t) => write_bytes(&t, &bytes)?,
+                None => std::io::stdout().lock().write_all(&bytes)?,
+            }
             Ok(0)
         }
         PalCmd::Gpl { file, target } => {
@@ -155,10 +205,14 @@ fn in_file(p: &Path, e: impl std::fmt::Display) -> CliError {
     CliError::Msg(format!("{}: {e}", p.display()))
 }
 
-fn palette_kind(p: &Path) -> Result<pal::PaletteFile, CliError> {
+/// The palette file `p` is: by name, and for a `.pcx` by its content when known (a raw
+/// 768-byte palette or a carrier).
+fn palette_kind(p: &Path, data: Option<&[u8]>) -> Result<pal::PaletteFile, CliError> {
     match AssetKind::from_name(&file_name(p)) {
         Some(AssetKind::Pal) => Ok(pal::PaletteFile::Pal),
-        Some(AssetKind::Pcx) => Ok(pal::PaletteFile::Pcx),
+        Some(AssetKind::Pcx) => Ok(data
+            .and_then(|d| pal::pcx_palette_kind(d, &Limits::default()))
+            .unwrap_or(pal::PaletteFile::Pcx)),
         _ => err(format!("{}: expected a .pal or .pcx", p.display())),
     }
 }

@@ -534,8 +534,8 @@ pub enum AssetKind {
     /// `.tnt`: the `tafs tnt unpack` layout.
     Tnt,
     /// `.pcx`: a picture ([`pcx`]: `image.png` + `metadata.json`), or — decided by content,
-    /// [`pal::is_palette_carrier`] — a TA: Kingdoms 1×1 palette carrier, shown as a palette
-    /// ([`pal`]).
+    /// [`pal::pcx_palette_kind`] — a TA: Kingdoms 1×1 palette carrier or a raw 768-byte
+    /// palette, shown as a palette ([`pal`]).
     Pcx,
     /// `.pal`: a palette ([`pal`]: `swatch.png`, `palette.gpl`, `palette.csv`).
     Pal,
@@ -592,13 +592,15 @@ pub fn open(kind: AssetKind, data: &[u8], opts: &ViewOptions) -> Result<Box<dyn 
     match kind {
         AssetKind::Gaf => Ok(Box::new(gaf::GafView::new(data, opts)?)),
         AssetKind::Tnt => Ok(Box::new(tnt::TntView::new(data, opts)?)),
-        AssetKind::Pcx if pal::is_palette_carrier(data, &opts.limits) => Ok(Box::new(pal::open(
-            data,
-            pal::PaletteFile::Pcx,
-            &palette_name(opts),
-            &opts.limits,
-        )?)),
-        AssetKind::Pcx => Ok(Box::new(pcx::open(data, &opts.limits)?)),
+        AssetKind::Pcx => match pal::pcx_palette_kind(data, &opts.limits) {
+            Some(pk) => Ok(Box::new(pal::open(
+                data,
+                pk,
+                &palette_name(opts),
+                &opts.limits,
+            )?)),
+            None => Ok(Box::new(pcx::open(data, &opts.limits)?)),
+        },
         AssetKind::Pal => Ok(Box::new(pal::open(
             data,
             pal::PaletteFile::Pal,
@@ -721,13 +723,13 @@ pub fn rebuild_from(
             // a palette carrier's view has no image.png; which view it was is the base's
             // content when there is one, else the files present
             let carrier = match base_bytes {
-                Some(b) => pal::is_palette_carrier(b, &opts.limits),
-                None => files.read(pcx::IMAGE)?.is_none(),
+                Some(b) => pal::pcx_palette_kind(b, &opts.limits),
+                None if files.read(pcx::IMAGE)?.is_none() => Some(pal::PaletteFile::Pcx),
+                None => None,
             };
-            if carrier {
-                pal::build(files, pal::PaletteFile::Pcx, base_bytes, &opts.limits)
-            } else {
-                pcx::build(files, base_bytes, &opts.limits)
+            match carrier {
+                Some(pk) => pal::build(files, pk, base_bytes, &opts.limits),
+                None => pcx::build(files, base_bytes, &opts.limits),
             }
         }
         AssetKind::Pal => pal::build(files, pal::PaletteFile::Pal, base_bytes, &opts.limits),
