@@ -2,6 +2,7 @@
 //! builds, [`crate::fs`] for mounts); writes every output file through [`crate::atomic`].
 
 pub mod demo;
+mod fnt;
 mod gaf;
 mod hpi;
 mod model3d;
@@ -43,6 +44,9 @@ enum Command {
     /// Palettes (.pal, TA: Kingdoms palette .pcx): dump, build, gpl.
     #[command(subcommand)]
     Pal(pcx::PalCmd),
+    /// Bitmap fonts (.fnt): info, describe, render, sheet, dump, build.
+    #[command(subcommand)]
+    Fnt(fnt::FntCmd),
     /// 3DO models (read-only): describe, dump (OBJ + MTL, textures, pieces.csv, preview.png).
     #[command(subcommand, name = "3do")]
     Model3d(model3d::ModelCmd),
@@ -88,6 +92,7 @@ pub fn main() -> i32 {
         Command::Pcx(c) => pcx::run_pcx(c),
         Command::Pal(c) => pcx::run_pal(c),
         Command::Model3d(c) => model3d::run(c),
+        Command::Fnt(c) => fnt::run(c),
         Command::Roundtrip(a) => roundtrip::run(a),
         Command::Mount(a) => mount::run(a),
         Command::Umount(a) => mount::umount(a),

@@ -33,6 +33,7 @@ fn kind_name(k: AssetKind) -> &'static str {
         AssetKind::Pcx => "pcx",
         AssetKind::Pal => "pal",
         AssetKind::Model3d => "3do",
+        AssetKind::Fnt => "fnt",
     }
 }
 

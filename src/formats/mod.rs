@@ -4,6 +4,7 @@
 //! before it allocates; every error names the structure and the byte offset.
 
 pub mod bytes;
+pub mod fnt;
 pub mod gaf;
 pub mod hpi;
 pub mod o3do;

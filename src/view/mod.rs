@@ -18,6 +18,7 @@ pub mod merged;
 pub mod options;
 pub mod tnt;
 
+pub mod fnt;
 pub mod model3d;
 pub mod pal;
 pub mod pcx;
@@ -541,6 +542,8 @@ pub enum AssetKind {
     Pal,
     /// `.3do`: a model ([`model3d`]), read-only.
     Model3d,
+    /// `.fnt`: a bitmap font ([`fnt`]: a PNG per glyph, `glyphs.csv`, `sheet.png`).
+    Fnt,
 }
 
 impl AssetKind {
@@ -554,6 +557,7 @@ impl AssetKind {
             "pcx" => Some(AssetKind::Pcx),
             "pal" => Some(AssetKind::Pal),
             "3do" => Some(AssetKind::Model3d),
+            "fnt" => Some(AssetKind::Fnt),
             _ => None,
         }
     }
@@ -607,6 +611,7 @@ pub fn open(kind: AssetKind, data: &[u8], opts: &ViewOptions) -> Result<Box<dyn 
             &palette_name(opts),
             &opts.limits,
         )?)),
+        AssetKind::Fnt => Ok(Box::new(fnt::open(data)?)),
         AssetKind::Model3d => {
             let none = model3d::Textures::new();
             let textures = opts.textures.as_deref().unwrap_or(&none);
@@ -733,6 +738,7 @@ pub fn rebuild_from(
             }
         }
         AssetKind::Pal => pal::build(files, pal::PaletteFile::Pal, base_bytes, &opts.limits),
+        AssetKind::Fnt => fnt::build(files, base_bytes),
         AssetKind::Model3d => Err(ViewError::invalid(
             "",
             "3DO models are read-only: their directory cannot be built back",
