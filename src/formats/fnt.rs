@@ -474,6 +474,31 @@ mod tests {
     }
 
     #[test]
+    fn mutated_fonts_parse_or_fail_and_rebuild_identically() {
+        let base = sample();
+        let mut seed = 0x2545_f491_u32;
+        let mut next = || {
+            seed ^= seed << 13;
+            seed ^= seed >> 17;
+            seed ^= seed << 5;
+            seed as usize
+        };
+        for _ in 0..3000 {
+            let mut d = base.clone();
+            for _ in 0..1 + next() % 4 {
+                let at = next() % d.len();
+                d[at] = next() as u8;
+            }
+            if next() % 5 == 0 {
+                d.truncate(next() % d.len());
+            }
+            if let Ok(f) = parse(&d) {
+                assert_eq!(write(&f).unwrap(), d);
+            }
+        }
+    }
+
+    #[test]
     fn code_page() {
         assert_eq!(cp1252_char(0x80), Some('€'));
         assert_eq!(cp1252_char(0x81), None);
