@@ -20,7 +20,8 @@ pub enum PcxCmd {
         /// The PCX file.
         file: PathBuf,
     },
-    /// PCX → PNG (indexed with the PCX's palette) or PNG → PCX (by the target's extension).
+    /// PCX → PNG, GIF or BMP (indexed with the PCX's palette) or PNG → PCX (by the target's
+    /// extension).
     Convert {
         /// Input (.pcx or .png).
         file: PathBuf,
@@ -306,6 +307,40 @@ fn ext_is(p: &Path, ext: &str) -> bool {
         .is_some_and(|e| e.eq_ignore_ascii_case(ext))
 }
 
+/// An 8-bit paletted Windows BMP (BITMAPINFOHEADER, 256-colour table, rows bottom-up padded
+/// to 4 bytes).
+fn bmp8(width: u32, height: u32, indices: &[u8], pal: &Palette) -> Vec<u8> {
+    let stride = (width as usize).div_ceil(4) * 4;
+    let data_at = 14 + 40 + 1024;
+    let size = data_at + stride * height as usize;
+    let mut b = Vec::with_capacity(size);
+    b.extend_from_slice(b"BM");
+    b.extend_from_slice(&(size as u32).to_le_bytes());
+    b.extend_from_slice(&[0; 4]);
+    b.extend_from_slice(&(data_at as u32).to_le_bytes());
+    b.extend_from_slice(&40u32.to_le_bytes());
+    b.extend_from_slice(&(width as i32).to_le_bytes());
+    b.extend_from_slice(&(height as i32).to_le_bytes());
+    b.extend_from_slice(&1u16.to_le_bytes());
+    b.extend_from_slice(&8u16.to_le_bytes());
+    b.extend_from_slice(&[0; 4]); // BI_RGB
+    b.extend_from_slice(&((stride * height as usize) as u32).to_le_bytes());
+    b.extend_from_slice(&2835u32.to_le_bytes());
+    b.extend_from_slice(&2835u32.to_le_bytes());
+    b.extend_from_slice(&256u32.to_le_bytes());
+    b.extend_from_slice(&0u32.to_le_bytes());
+    for c in &pal.colors {
+        b.extend_from_slice(&[c[2], c[1], c[0], 0]);
+    }
+    let w = width as usize;
+    for y in (0..height as usize).rev() {
+        let row = indices.get(y * w..y * w + w).unwrap_or(&[]);
+        b.extend_from_slice(row);
+        b.resize(b.len() + stride - row.len(), 0);
+    }
+    b
+}
+
 fn convert(file: &Path, target: &Path, palette: Option<&Path>) -> Result<i32, CliError> {
     let data = read_file(file)?;
     let lim = Limits::default();
@@ -315,9 +350,29 @@ fn convert(file: &Path, target: &Path, palette: Option<&Path>) -> Result<i32, Cl
         write_bytes(target, &png)?;
         return Ok(0);
     }
+    if ext_is(target, "gif") || ext_is(target, "bmp") {
+        let p = pcx::parse(&data, &lim).map_err(|e| in_file(file, e))?;
+        let Some(pal) = p.palette.as_ref().filter(|_| p.kind == PcxKind::Indexed8) else {
+            return err(format!(
+                "{}: a 24-bit PCX has no palette: convert it to .png",
+                file.display()
+            ));
+        };
+        let mut out = Vec::new();
+        if ext_is(target, "gif") {
+            crate::view::image::write_indexed_gif(
+                &mut out, p.width, p.height, &p.pixels, pal, None,
+            )
+            .map_err(|e| in_file(target, e))?;
+        } else {
+            out = bmp8(p.width, p.height, &p.pixels, pal);
+        }
+        write_bytes(target, &out)?;
+        return Ok(0);
+    }
     if !ext_is(target, "pcx") {
         return err(format!(
-            "{}: the target must end in .png or .pcx",
+            "{}: the target must end in .png, .gif, .bmp or .pcx",
             target.display()
         ));
     }
