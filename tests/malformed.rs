@@ -62,6 +62,11 @@ fn commands(name: &str, input: &Path) -> Vec<Vec<String>> {
             s(&["gaf", "list", &i]),
             s(&["gaf", "dump", &i, "-t", "out"]),
         ]
+    } else if name.ends_with(".fnt") {
+        vec![
+            s(&["fnt", "describe", &i]),
+            s(&["fnt", "dump", &i, "-t", "out"]),
+        ]
     } else {
         vec![
             s(&["tnt", "describe", &i]),

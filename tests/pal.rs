@@ -78,13 +78,18 @@ fn inputs() -> Vec<(String, PaletteFile, Vec<u8>)> {
     odd[3] = 0xAB;
     odd.extend_from_slice(&[1, 2, 3]);
     v.push(("odd.pal".into(), PaletteFile::Pal, odd));
+    v.push((
+        "raw.pcx".into(),
+        PaletteFile::Raw,
+        Palette::ta().rgb_bytes(),
+    ));
     if let Some(c) = common::corpus() {
         for p in common::files_with_ext(&c, &[".pal", ".pcx"]) {
             let b = std::fs::read(&p).unwrap();
             let kind = if p.to_string_lossy().to_ascii_lowercase().ends_with(".pal") {
                 PaletteFile::Pal
-            } else if pal::is_palette_carrier(&b, &Limits::default()) {
-                PaletteFile::Pcx
+            } else if let Some(k) = pal::pcx_palette_kind(&b, &Limits::default()) {
+                k
             } else {
                 continue;
             };
@@ -98,6 +103,7 @@ fn expected(kind: PaletteFile, data: &[u8]) -> Palette {
     match kind {
         PaletteFile::Pal => Palette::from_pal(data).unwrap(),
         PaletteFile::Pcx => Palette::from_pcx(data).unwrap(),
+        PaletteFile::Raw => Palette::from_rgb(data.try_into().unwrap()),
     }
 }
 
@@ -144,7 +150,7 @@ fn views_read_independently_and_rebuild_identically() {
                 let want: Vec<u8> = data.chunks_exact(4).take(256).map(|q| q[3]).collect();
                 assert_eq!(extra, want, "{name}");
             }
-            PaletteFile::Pcx => assert!(v["extra"].is_null()),
+            PaletteFile::Pcx | PaletteFile::Raw => assert!(v["extra"].is_null()),
         }
     }
 }
@@ -235,4 +241,58 @@ fn malformed_palette_files_are_errors() {
     let empty = MemFileSet::default();
     assert!(pal::build(&empty, PaletteFile::Pal, None, &lim).is_err());
     assert!(pal::build(&empty, PaletteFile::Pcx, None, &lim).is_err());
+}
+
+/// Reads a JASC-PAL file by its published layout (magic, version 0100, count, `R G B` rows)
+/// and prints the colours as JSON.
+const PY_JASC: &str = r#"
+import sys, json
+lines = open(sys.argv[1], "rb").read().decode("ascii").split("\r\n")
+assert lines[0] == "JASC-PAL" and lines[1] == "0100", lines[:2]
+n = int(lines[2])
+rows = [[int(v) for v in ln.split(" ")] for ln in lines[3:3 + n]]
+assert all(len(r) == 3 for r in rows)
+assert lines[3 + n:] == [""], lines[3 + n:]
+print(json.dumps(rows))
+"#;
+
+#[test]
+fn pal_convert_writes_jasc_and_reads_it_back() {
+    if !python() {
+        return;
+    }
+    let t = tempfile::tempdir().unwrap();
+    let mut data = TA_PALETTE_BYTES.to_vec();
+    data[4..7].copy_from_slice(&[7, 8, 9]);
+    // named .pcx with a .pal's bytes, as Cavedog's GUIPAL.PCX
+    let src = t.path().join("GUIPAL.PCX");
+    std::fs::write(&src, &data).unwrap();
+    let tafs = env!("CARGO_BIN_EXE_tafs");
+    let jasc = t.path().join("out.pal");
+    let st = Command::new(tafs)
+        .args(["pal", "convert", "--format", "jasc", "-t"])
+        .arg(&jasc)
+        .arg(&src)
+        .status()
+        .unwrap();
+    assert!(st.success());
+    let o = Command::new("python3")
+        .args(["-c", PY_JASC])
+        .arg(&jasc)
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let rows: Vec<Vec<u8>> = serde_json::from_slice(&o.stdout).unwrap();
+    let want: Vec<Vec<u8>> = data.chunks_exact(4).map(|q| q[..3].to_vec()).collect();
+    assert_eq!(rows, want);
+    // and back: JASC text → binary .pal gives the original bytes
+    let back = t.path().join("back.pal");
+    let st = Command::new(tafs)
+        .args(["pal", "convert", "--format", "pal", "-t"])
+        .arg(&back)
+        .arg(&jasc)
+        .status()
+        .unwrap();
+    assert!(st.success());
+    assert_eq!(std::fs::read(&back).unwrap(), data);
 }

@@ -376,3 +376,41 @@ fn malformed_pcx_fixtures_are_clean_errors() {
         assert!(vp::files(&data, &lim).is_err(), "{what}");
     }
 }
+
+#[test]
+fn convert_to_gif_and_bmp_matches_pillows_reading_of_the_pcx() {
+    use tafs::formats::palette::Palette;
+    use tafs::formats::pcx::{Pcx, PcxKind};
+    let t = tempfile::tempdir().unwrap();
+    let (w, h) = (13u32, 7u32); // odd width: BMP rows are padded
+    let px: Vec<u8> = (0..w * h).map(|i| (i * 37 % 256) as u8).collect();
+    let p = Pcx::new(PcxKind::Indexed8, w, h, px, Some(Palette::ta()));
+    let src = t.path().join("a.pcx");
+    std::fs::write(&src, tafs::formats::pcx::write(&p).unwrap()).unwrap();
+    let tafs = env!("CARGO_BIN_EXE_tafs");
+    for ext in ["gif", "bmp"] {
+        let out = t.path().join(format!("a.{ext}"));
+        let st = std::process::Command::new(tafs)
+            .args(["pcx", "convert"])
+            .arg(&src)
+            .arg("-t")
+            .arg(&out)
+            .status()
+            .unwrap();
+        assert!(st.success());
+        let r = common::py(&format!(
+            r#"
+from PIL import Image
+a = Image.open({:?}); b = Image.open({:?})
+assert a.format == "PCX" and b.format == {:?}, (a.format, b.format)
+assert b.mode == "P" and a.size == b.size
+assert list(a.convert("RGB").tobytes()) == list(b.convert("RGB").tobytes())
+print("ok")
+"#,
+            src.to_str().unwrap(),
+            out.to_str().unwrap(),
+            ext.to_uppercase()
+        ));
+        assert_eq!(r, "ok", "{ext}");
+    }
+}

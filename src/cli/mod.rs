@@ -4,6 +4,7 @@
 mod bos;
 mod cob;
 pub mod demo;
+mod fnt;
 mod gaf;
 mod hpi;
 mod model3d;
@@ -62,6 +63,9 @@ enum Command {
     /// Palettes (.pal, TA: Kingdoms palette .pcx): dump, build, gpl.
     #[command(subcommand)]
     Pal(pcx::PalCmd),
+    /// Bitmap fonts (.fnt): info, describe, render, sheet, dump, build.
+    #[command(subcommand)]
+    Fnt(fnt::FntCmd),
     /// 3DO models (read-only): describe, dump (OBJ + MTL, textures, pieces.csv, preview.png).
     #[command(subcommand, name = "3do")]
     Model3d(model3d::ModelCmd),
@@ -121,6 +125,7 @@ pub fn main() -> i32 {
         Command::Pal(c) => pcx::run_pal(c),
         Command::Model3d(c) => model3d::run(c),
         Command::Cob(c) => cob::run(c),
+        Command::Fnt(c) => fnt::run(c),
         Command::Roundtrip(a) => roundtrip::run(a),
         Command::Demo(a) => demo::run(a),
         Command::Mount(a) => mount::run(a),

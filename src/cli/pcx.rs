@@ -20,7 +20,8 @@ pub enum PcxCmd {
         /// The PCX file.
         file: PathBuf,
     },
-    /// PCX → PNG (indexed with the PCX's palette) or PNG → PCX (by the target's extension).
+    /// PCX → PNG, GIF or BMP (indexed with the PCX's palette) or PNG → PCX (by the target's
+    /// extension).
     Convert {
         /// Input (.pcx or .png).
         file: PathBuf,
@@ -78,6 +79,18 @@ pub enum PalCmd {
         #[arg(long)]
         base: Option<PathBuf>,
     },
+    /// Convert a palette between the game's binary .pal (1,024 bytes), GIMP .gpl and
+    /// JASC-PAL text; the input is any of those or a palette .pcx (told apart by content).
+    Convert {
+        /// The palette file.
+        file: PathBuf,
+        /// Output format.
+        #[arg(long, value_enum)]
+        format: PalFormat,
+        /// Output file (default: standard output).
+        #[arg(short, long)]
+        target: Option<PathBuf>,
+    },
     /// The GIMP palette (.gpl) of a .pal or .pcx, printed or written to --target.
     Gpl {
         /// The palette file (.pal or .pcx).
@@ -86,6 +99,27 @@ pub enum PalCmd {
         #[arg(short, long)]
         target: Option<PathBuf>,
     },
+}
+
+/// A palette file format of `tafs pal convert`.
+#[derive(clap::ValueEnum, Clone, Copy, Debug, PartialEq, Eq)]
+pub enum PalFormat {
+    /// GIMP palette text.
+    Gpl,
+    /// JASC-PAL text (Paint Shop Pro, Aseprite).
+    Jasc,
+    /// The game's binary palette: 256 × R, G, B, 0.
+    Pal,
+}
+
+/// Reads a palette from any file `tafs pal convert` takes: JASC-PAL or GIMP text, else a
+/// binary palette (`.pal`, raw, or a `.pcx` trailer).
+fn load_any_palette(p: &Path) -> Result<Palette, CliError> {
+    let data = read_file(p)?;
+    if data.starts_with(b"JASC-PAL") || data.starts_with(b"GIMP Palette") {
+        return pal::parse_text_palette(&data).map_err(|e| in_file(p, e));
+    }
+    load_palette(p)
 }
 
 /// Runs a `tafs pcx` subcommand.
@@ -109,15 +143,15 @@ pub fn run_pal(cmd: PalCmd) -> Result<i32, CliError> {
     match cmd {
         PalCmd::Dump { file, target } => {
             let data = read_file(&file)?;
-            let pkind = palette_kind(&file)?;
+            let pkind = palette_kind(&file, Some(&data))?;
             let v = pal::open(&data, pkind, &file_name(&file), &Limits::default())
                 .map_err(|e| in_file(&file, e))?;
             view::write_tree(&v, &target)?;
             Ok(0)
         }
         PalCmd::Build { dir, target, base } => {
-            let pkind = palette_kind(&target)?;
             let base = base.as_deref().map(read_file).transpose()?;
+            let pkind = palette_kind(&target, base.as_deref())?;
             let bytes = pal::build(
                 &DirFileSet::new(&dir),
                 pkind,
@@ -126,6 +160,23 @@ pub fn run_pal(cmd: PalCmd) -> Result<i32, CliError> {
             )
             .map_err(|e| in_file(&dir, e))?;
             write_bytes(&target, &bytes)?;
+            Ok(0)
+        }
+        PalCmd::Convert {
+            file,
+            format,
+            target,
+        } => {
+            let p = load_any_palette(&file)?;
+            let bytes = match format {
+                PalFormat::Gpl => pal::gpl(&p, &file_name(&file)).into_bytes(),
+                PalFormat::Jasc => pal::jasc(&p).into_bytes(),
+                PalFormat::Pal => p.to_pal(),
+            };
+            match target {
+                Some(t) => write_bytes(&t, &bytes)?,
+                None => std::io::stdout().lock().write_all(&bytes)?,
+            }
             Ok(0)
         }
         PalCmd::Gpl { file, target } => {
@@ -155,10 +206,14 @@ fn in_file(p: &Path, e: impl std::fmt::Display) -> CliError {
     CliError::Msg(format!("{}: {e}", p.display()))
 }
 
-fn palette_kind(p: &Path) -> Result<pal::PaletteFile, CliError> {
+/// The palette file `p` is: by name, and for a `.pcx` by its content when known (a raw
+/// 768-byte palette or a carrier).
+fn palette_kind(p: &Path, data: Option<&[u8]>) -> Result<pal::PaletteFile, CliError> {
     match AssetKind::from_name(&file_name(p)) {
         Some(AssetKind::Pal) => Ok(pal::PaletteFile::Pal),
-        Some(AssetKind::Pcx) => Ok(pal::PaletteFile::Pcx),
+        Some(AssetKind::Pcx) => Ok(data
+            .and_then(|d| pal::pcx_palette_kind(d, &Limits::default()))
+            .unwrap_or(pal::PaletteFile::Pcx)),
         _ => err(format!("{}: expected a .pal or .pcx", p.display())),
     }
 }
@@ -252,6 +307,40 @@ fn ext_is(p: &Path, ext: &str) -> bool {
         .is_some_and(|e| e.eq_ignore_ascii_case(ext))
 }
 
+/// An 8-bit paletted Windows BMP (BITMAPINFOHEADER, 256-colour table, rows bottom-up padded
+/// to 4 bytes).
+fn bmp8(width: u32, height: u32, indices: &[u8], pal: &Palette) -> Vec<u8> {
+    let stride = (width as usize).div_ceil(4) * 4;
+    let data_at = 14 + 40 + 1024;
+    let size = data_at + stride * height as usize;
+    let mut b = Vec::with_capacity(size);
+    b.extend_from_slice(b"BM");
+    b.extend_from_slice(&(size as u32).to_le_bytes());
+    b.extend_from_slice(&[0; 4]);
+    b.extend_from_slice(&(data_at as u32).to_le_bytes());
+    b.extend_from_slice(&40u32.to_le_bytes());
+    b.extend_from_slice(&(width as i32).to_le_bytes());
+    b.extend_from_slice(&(height as i32).to_le_bytes());
+    b.extend_from_slice(&1u16.to_le_bytes());
+    b.extend_from_slice(&8u16.to_le_bytes());
+    b.extend_from_slice(&[0; 4]); // BI_RGB
+    b.extend_from_slice(&((stride * height as usize) as u32).to_le_bytes());
+    b.extend_from_slice(&2835u32.to_le_bytes());
+    b.extend_from_slice(&2835u32.to_le_bytes());
+    b.extend_from_slice(&256u32.to_le_bytes());
+    b.extend_from_slice(&0u32.to_le_bytes());
+    for c in &pal.colors {
+        b.extend_from_slice(&[c[2], c[1], c[0], 0]);
+    }
+    let w = width as usize;
+    for y in (0..height as usize).rev() {
+        let row = indices.get(y * w..y * w + w).unwrap_or(&[]);
+        b.extend_from_slice(row);
+        b.resize(b.len() + stride - row.len(), 0);
+    }
+    b
+}
+
 fn convert(file: &Path, target: &Path, palette: Option<&Path>) -> Result<i32, CliError> {
     let data = read_file(file)?;
     let lim = Limits::default();
@@ -261,9 +350,29 @@ fn convert(file: &Path, target: &Path, palette: Option<&Path>) -> Result<i32, Cl
         write_bytes(target, &png)?;
         return Ok(0);
     }
+    if ext_is(target, "gif") || ext_is(target, "bmp") {
+        let p = pcx::parse(&data, &lim).map_err(|e| in_file(file, e))?;
+        let Some(pal) = p.palette.as_ref().filter(|_| p.kind == PcxKind::Indexed8) else {
+            return err(format!(
+                "{}: a 24-bit PCX has no palette: convert it to .png",
+                file.display()
+            ));
+        };
+        let mut out = Vec::new();
+        if ext_is(target, "gif") {
+            crate::view::image::write_indexed_gif(
+                &mut out, p.width, p.height, &p.pixels, pal, None,
+            )
+            .map_err(|e| in_file(target, e))?;
+        } else {
+            out = bmp8(p.width, p.height, &p.pixels, pal);
+        }
+        write_bytes(target, &out)?;
+        return Ok(0);
+    }
     if !ext_is(target, "pcx") {
         return err(format!(
-            "{}: the target must end in .png or .pcx",
+            "{}: the target must end in .png, .gif, .bmp or .pcx",
             target.display()
         ));
     }

@@ -34,6 +34,7 @@ fn kind_name(k: AssetKind) -> &'static str {
         AssetKind::Pal => "pal",
         AssetKind::Model3d => "3do",
         AssetKind::Cob => "cob",
+        AssetKind::Fnt => "fnt",
     }
 }
 

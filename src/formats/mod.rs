@@ -6,6 +6,7 @@
 pub mod bos;
 pub mod bytes;
 pub mod cob;
+pub mod fnt;
 pub mod gaf;
 pub mod hpi;
 pub mod o3do;

@@ -111,11 +111,27 @@ impl Palette {
 
     /// Reads a palette by its file name's extension (`.pcx` trailer, anything else `.pal`).
     pub fn from_file_bytes(name: &str, data: &[u8]) -> Result<Palette, PaletteError> {
-        if name.to_ascii_lowercase().ends_with(".pcx") {
+        if let Ok(rgb) = <&[u8; 768]>::try_from(data) {
+            // exactly 768 bytes: a raw palette, whatever the name (too short for a PCX)
+            return Ok(Palette::from_rgb(rgb));
+        }
+        // a `.pal` named `.pcx` (Cavedog's GUIPAL.PCX): 1,024 bytes, no PCX header
+        if name.to_ascii_lowercase().ends_with(".pcx")
+            && !(data.len() == 1024 && data.first() != Some(&0x0a))
+        {
             Palette::from_pcx(data)
         } else {
             Palette::from_pal(data)
         }
+    }
+
+    /// A raw palette: 256 × R, G, B.
+    pub fn from_rgb(data: &[u8; 768]) -> Palette {
+        let mut colors = [[0u8; 3]; 256];
+        for (c, t) in colors.iter_mut().zip(data.chunks_exact(3)) {
+            c.copy_from_slice(t);
+        }
+        Palette { colors }
     }
 
     /// The 1,024-byte `.pal` form (R, G, B, 0).

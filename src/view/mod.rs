@@ -20,6 +20,7 @@ pub mod options;
 pub mod tables;
 pub mod tnt;
 
+pub mod fnt;
 pub mod model3d;
 pub mod pal;
 pub mod pcx;
@@ -566,6 +567,8 @@ mod tests {
             assert!(accepts_writes(k, ""));
         }
         assert!(accepts_writes(AssetKind::Gaf, "seq/animated.png"));
+        assert!(accepts_writes(AssetKind::Fnt, "U+0041.png"));
+        assert!(!accepts_writes(AssetKind::Fnt, "sheet.png"));
         // the first component named like an asset is the asset, also in an archive
         assert!(accepts_writes_within("objects3d/arm.3do/model.obj", true));
         assert!(!accepts_writes_within(
@@ -596,8 +599,8 @@ pub enum AssetKind {
     /// `.tnt`: the `tafs tnt unpack` layout.
     Tnt,
     /// `.pcx`: a picture ([`pcx`]: `image.png` + `metadata.json`), or — decided by content,
-    /// [`pal::is_palette_carrier`] — a TA: Kingdoms 1×1 palette carrier, shown as a palette
-    /// ([`pal`]).
+    /// [`pal::pcx_palette_kind`] — a TA: Kingdoms 1×1 palette carrier or a raw 768-byte
+    /// palette, shown as a palette ([`pal`]).
     Pcx,
     /// `.pal`: a palette ([`pal`]: `swatch.png`, `palette.gpl`, `palette.csv`).
     Pal,
@@ -606,6 +609,8 @@ pub enum AssetKind {
     /// `.cob`: a unit script ([`cob`]: `script.coba`, `pieces.csv`, `scripts.csv`,
     /// `metadata.json`).
     Cob,
+    /// `.fnt`: a bitmap font ([`fnt`]: a PNG per glyph, `glyphs.csv`, `sheet.png`).
+    Fnt,
 }
 
 impl AssetKind {
@@ -620,6 +625,7 @@ impl AssetKind {
             "pal" => Some(AssetKind::Pal),
             "3do" => Some(AssetKind::Model3d),
             "cob" => Some(AssetKind::Cob),
+            "fnt" => Some(AssetKind::Fnt),
             _ => None,
         }
     }
@@ -643,6 +649,8 @@ pub fn accepts_writes(kind: AssetKind, path: &str) -> bool {
         // the source and the assembly build; a generated CSV or metadata.json saved with other
         // contents fails the save, so a copy of a whole dump still lands
         AssetKind::Cob => true,
+        // a font's `sheet.png` shows every glyph; the glyphs' own PNGs build
+        AssetKind::Fnt => path != fnt::SHEET,
         // a 3DO's `textures/` (the game's texture GAFs) and `preview.png` are renderings no
         // build reads; `model.obj`, `model.mtl` and `pieces.csv` build
         AssetKind::Model3d => {
@@ -701,13 +709,15 @@ pub fn open(kind: AssetKind, data: &[u8], opts: &ViewOptions) -> Result<Box<dyn 
     match kind {
         AssetKind::Gaf => Ok(Box::new(gaf::GafView::new(data, opts)?)),
         AssetKind::Tnt => Ok(Box::new(tnt::TntView::new(data, opts)?)),
-        AssetKind::Pcx if pal::is_palette_carrier(data, &opts.limits) => Ok(Box::new(pal::open(
-            data,
-            pal::PaletteFile::Pcx,
-            &palette_name(opts),
-            &opts.limits,
-        )?)),
-        AssetKind::Pcx => Ok(Box::new(pcx::open(data, &opts.limits)?)),
+        AssetKind::Pcx => match pal::pcx_palette_kind(data, &opts.limits) {
+            Some(pk) => Ok(Box::new(pal::open(
+                data,
+                pk,
+                &palette_name(opts),
+                &opts.limits,
+            )?)),
+            None => Ok(Box::new(pcx::open(data, &opts.limits)?)),
+        },
         AssetKind::Pal => Ok(Box::new(pal::open(
             data,
             pal::PaletteFile::Pal,
@@ -715,6 +725,7 @@ pub fn open(kind: AssetKind, data: &[u8], opts: &ViewOptions) -> Result<Box<dyn 
             &opts.limits,
         )?)),
         AssetKind::Cob => cob::open_view(data, &Default::default()),
+        AssetKind::Fnt => Ok(Box::new(fnt::open(data)?)),
         AssetKind::Model3d => {
             let none = model3d::Textures::new();
             let textures = opts.textures.as_deref().unwrap_or(&none);
@@ -831,16 +842,17 @@ pub fn rebuild_from(
             // a palette carrier's view has no image.png; which view it was is the base's
             // content when there is one, else the files present
             let carrier = match base_bytes {
-                Some(b) => pal::is_palette_carrier(b, &opts.limits),
-                None => files.read(pcx::IMAGE)?.is_none(),
+                Some(b) => pal::pcx_palette_kind(b, &opts.limits),
+                None if files.read(pcx::IMAGE)?.is_none() => Some(pal::PaletteFile::Pcx),
+                None => None,
             };
-            if carrier {
-                pal::build(files, pal::PaletteFile::Pcx, base_bytes, &opts.limits)
-            } else {
-                pcx::build(files, base_bytes, &opts.limits)
+            match carrier {
+                Some(pk) => pal::build(files, pk, base_bytes, &opts.limits),
+                None => pcx::build(files, base_bytes, &opts.limits),
             }
         }
         AssetKind::Pal => pal::build(files, pal::PaletteFile::Pal, base_bytes, &opts.limits),
+        AssetKind::Fnt => fnt::build(files, base_bytes),
         AssetKind::Cob => cob::build(files, base_bytes, &Default::default()),
         AssetKind::Model3d => model3d::build(
             files,

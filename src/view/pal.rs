@@ -29,17 +29,37 @@ pub enum PaletteFile {
     Pal,
     /// An 8-bit `.pcx` whose trailer is the palette (TA: Kingdoms carriers are 1×1).
     Pcx,
+    /// Exactly 768 bytes of R, G, B and nothing else.
+    Raw,
+}
+
+/// Length of a raw palette ([`PaletteFile::Raw`]).
+pub const RAW_LEN: usize = 768;
+
+/// Which palette file a `.pcx` is by its content: a `.pal` under another name (1,024 bytes
+/// that are no PCX: Cavedog's `GUIPAL.PCX` is `GUIPAL.PAL`'s bytes), a raw 768-byte
+/// palette, a 1×1 carrier, or none (a picture).
+pub fn pcx_palette_kind(data: &[u8], limits: &Limits) -> Option<PaletteFile> {
+    // the header first: a picture is not decoded to find out it is one
+    if pcx::shape(data, limits)
+        .is_ok_and(|s| !(s.kind == PcxKind::Indexed8 && s.width == 1 && s.height == 1))
+    {
+        return None;
+    }
+    match pcx::parse(data, limits) {
+        Ok(p) if p.kind == PcxKind::Indexed8 && p.width == 1 && p.height == 1 => {
+            Some(PaletteFile::Pcx)
+        }
+        Ok(_) => None,
+        Err(_) if data.len() == 1024 => Some(PaletteFile::Pal),
+        Err(_) if data.len() == RAW_LEN => Some(PaletteFile::Raw),
+        Err(_) => None,
+    }
 }
 
 /// True for a PCX that only carries a palette: 8-bit, one pixel.
 pub fn is_palette_carrier(data: &[u8], limits: &Limits) -> bool {
-    // the header first: a picture is not decoded to find out it is one
-    let one_pixel = pcx::shape(data, limits)
-        .is_ok_and(|s| s.kind == PcxKind::Indexed8 && s.width == 1 && s.height == 1);
-    one_pixel
-        && pcx::parse(data, limits)
-            .map(|p| p.kind == PcxKind::Indexed8 && p.width == 1 && p.height == 1)
-            .unwrap_or(false)
+    pcx_palette_kind(data, limits) == Some(PaletteFile::Pcx)
 }
 
 /// A palette with the fourth byte of each `.pal` entry.
@@ -61,6 +81,18 @@ fn decode(data: &[u8], kind: PaletteFile, limits: &Limits) -> Result<Entries, Vi
                 *x = quad[3];
             }
             Ok(Entries { palette, extra })
+        }
+        PaletteFile::Raw => {
+            let rgb = <&[u8; RAW_LEN]>::try_from(data).map_err(|_| {
+                ViewError::invalid(
+                    "",
+                    format!("{} bytes: a raw palette has {RAW_LEN}", data.len()),
+                )
+            })?;
+            Ok(Entries {
+                palette: Palette::from_rgb(rgb),
+                extra: [0; 256],
+            })
         }
         PaletteFile::Pcx => {
             let p = pcx::parse(data, limits).map_err(|e| ViewError::invalid("", e.to_string()))?;
@@ -87,6 +119,72 @@ pub fn gpl(palette: &Palette, name: &str) -> String {
         let _ = writeln!(s, "{:3} {:3} {:3}\tindex {i}", c[0], c[1], c[2]);
     }
     s
+}
+
+/// The JASC-PAL text (Paint Shop Pro; read by Aseprite and most Windows tools):
+/// `JASC-PAL`, `0100`, `256`, then one `R G B` line per entry, CRLF line ends.
+pub fn jasc(palette: &Palette) -> String {
+    let mut s = String::from("JASC-PAL\r\n0100\r\n256\r\n");
+    for c in &palette.colors {
+        let _ = write!(s, "{} {} {}\r\n", c[0], c[1], c[2]);
+    }
+    s
+}
+
+/// Reads a text palette: JASC-PAL or GIMP `.gpl`, told apart by the first line. Exactly
+/// 256 colours are needed (`line` in errors is 1-based).
+pub fn parse_text_palette(text: &[u8]) -> Result<Palette, String> {
+    let text = std::str::from_utf8(text).map_err(|_| "not UTF-8 text".to_string())?;
+    let mut lines = text.lines().enumerate().map(|(i, l)| (i + 1, l.trim()));
+    let first = lines.next().map(|(_, l)| l).unwrap_or("");
+    let jasc = match first {
+        "JASC-PAL" => true,
+        "GIMP Palette" => false,
+        _ => return Err("neither a JASC-PAL nor a GIMP palette (first line)".into()),
+    };
+    if jasc {
+        let (_, version) = lines.next().ok_or("JASC-PAL: version line missing")?;
+        if version != "0100" {
+            return Err(format!("JASC-PAL: version {version:?}, expected 0100"));
+        }
+        let (n, count) = lines.next().ok_or("JASC-PAL: colour count missing")?;
+        if count != "256" {
+            return Err(format!("line {n}: {count:?} colours; a TA palette has 256"));
+        }
+    }
+    let mut colors = Vec::with_capacity(256);
+    for (n, line) in lines {
+        if line.is_empty() || line.starts_with('#') {
+            continue;
+        }
+        if !jasc && (line.starts_with("Name:") || line.starts_with("Columns:")) {
+            continue;
+        }
+        let mut it = line.split_whitespace();
+        let mut rgb = [0u8; 3];
+        for (k, v) in rgb.iter_mut().enumerate() {
+            let f = it
+                .next()
+                .ok_or(format!("line {n}: three numbers R G B expected"))?;
+            *v = f.parse().map_err(|_| {
+                format!(
+                    "line {n}: {f:?} is not a number 0–255 ({})",
+                    ["R", "G", "B"][k]
+                )
+            })?;
+        }
+        if jasc && it.next().is_some() {
+            return Err(format!("line {n}: more than R G B"));
+        }
+        if colors.len() == 256 {
+            return Err(format!("line {n}: more than 256 colours"));
+        }
+        colors.push(rgb);
+    }
+    let colors: [[u8; 3]; 256] = colors
+        .try_into()
+        .map_err(|c: Vec<[u8; 3]>| format!("{} colours; a TA palette has 256", c.len()))?;
+    Ok(Palette { colors })
 }
 
 /// The CSV text (`index,r,g,b[,extra]`).
@@ -320,6 +418,7 @@ pub fn build(
             }
             Ok(out)
         }
+        PaletteFile::Raw => Ok(result.palette.colors.concat()),
         PaletteFile::Pcx => {
             let b = base.ok_or_else(|| ViewError::Missing {
                 file: String::new(),
@@ -391,6 +490,47 @@ mod tests {
         e.palette.colors[2] = [5, 5, 5];
         fs.files.insert(CSV.into(), csv(&e, true).into_bytes());
         assert!(build(&fs, PaletteFile::Pal, Some(&data), &lim).is_err());
+    }
+
+    #[test]
+    fn a_pal_or_raw_palette_named_pcx_is_a_palette() {
+        let lim = Limits::default();
+        let opts = crate::view::ViewOptions::default();
+        let pal = TA_PALETTE_BYTES.to_vec();
+        let raw = Palette::ta().rgb_bytes();
+        for data in [pal, raw] {
+            let v = crate::view::open(crate::view::AssetKind::Pcx, &data, &opts).unwrap();
+            let mut fs = MemFileSet::from_view(&*v).unwrap();
+            assert!(fs.files.contains_key(CSV) && !fs.files.contains_key("image.png"));
+            let kind = crate::view::AssetKind::Pcx;
+            assert_eq!(
+                crate::view::rebuild(kind, &fs, Some(&data), &opts).unwrap(),
+                data
+            );
+            let text = String::from_utf8(fs.files[CSV].clone()).unwrap();
+            let edited = text.replacen("\n1,128,0,0", "\n1,1,2,3", 1);
+            assert_ne!(edited, text);
+            fs.files.insert(CSV.into(), edited.into_bytes());
+            let out = crate::view::rebuild(kind, &fs, Some(&data), &opts).unwrap();
+            let step = if data.len() == 1024 { 4 } else { 3 };
+            assert_eq!(&out[step..step + 3], &[1, 2, 3]);
+            assert_eq!(out.len(), data.len());
+            assert_eq!(out[..step], data[..step]);
+            assert_eq!(out[step * 2..], data[step * 2..]);
+        }
+        assert!(pcx_palette_kind(&[0u8; 1000], &lim).is_none());
+    }
+
+    #[test]
+    fn text_palettes_read_back() {
+        let mut p = Palette::ta();
+        p.colors[255] = [1, 2, 3];
+        assert_eq!(parse_text_palette(jasc(&p).as_bytes()).unwrap(), p);
+        assert_eq!(parse_text_palette(gpl(&p, "x").as_bytes()).unwrap(), p);
+        let short = jasc(&p).replacen("1 2 3\r\n", "", 1);
+        assert!(parse_text_palette(short.as_bytes()).is_err());
+        assert!(parse_text_palette(b"JASC-PAL\n0100\n256\n1 2 x\n").is_err());
+        assert!(parse_text_palette(b"hello").is_err());
     }
 
     #[test]

@@ -621,6 +621,82 @@ fn cob_cases() -> Vec<Case> {
         Expect::Accept,
     );
     v
+/// Bitmap fonts: header and table cut short, height 0 (rejected, naming the structure and
+/// offset); offsets into the header, past the end, at a width-0 byte, records running past
+/// the end or overlapping, and a shortened table (accepted: what decodes is shown).
+fn fnt_cases() -> Vec<Case> {
+    // height 3, glyph 'A' at 516: width 2, 6 bits → 1 byte
+    let mut ok = vec![3, 0, 1, 0];
+    ok.resize(516, 0);
+    put16(&mut ok, 4 + 2 * 0x41, 516);
+    ok.extend_from_slice(&[2, 0b1011_0100]);
+    let patch = |f: &dyn Fn(&mut Vec<u8>)| {
+        let mut b = ok.clone();
+        f(&mut b);
+        b
+    };
+    let case = |name: &str, bytes: Vec<u8>, expect| Case {
+        name: format!("fnt-{name}.fnt"),
+        bytes,
+        expect,
+    };
+    vec![
+        case("empty", Vec::new(), Expect::Reject("header")),
+        case("header-short", vec![3, 0], Expect::Reject("header")),
+        case(
+            "height-zero",
+            patch(&|b| b[0] = 0),
+            Expect::Reject("header"),
+        ),
+        case(
+            "table-short",
+            ok[..300].to_vec(),
+            Expect::Reject("offset table"),
+        ),
+        case("valid", ok.clone(), Expect::Accept),
+        case(
+            "offset-into-header",
+            patch(&|b| put16(b, 4 + 2 * 0x42, 1)),
+            Expect::Accept,
+        ),
+        case(
+            "offset-past-end",
+            patch(&|b| put16(b, 4 + 2 * 0x42, 0xFFFF)),
+            Expect::Accept,
+        ),
+        case(
+            "width-zero",
+            patch(&|b| {
+                b.push(0);
+                put16(b, 4 + 2 * 0x42, 518);
+            }),
+            Expect::Accept,
+        ),
+        case("record-past-end", patch(&|b| b[516] = 255), Expect::Accept),
+        case(
+            "overlapping-records",
+            patch(&|b| put16(b, 4 + 2 * 0x42, 517)),
+            Expect::Accept,
+        ),
+        case(
+            "every-entry-the-widest",
+            patch(&|b| {
+                b[0] = 255;
+                b.truncate(516);
+                b.push(255);
+                b.resize(516 + 1 + (255usize * 255).div_ceil(8), 0xAA);
+                for c in 0..256 {
+                    put16(b, 4 + 2 * c, 516);
+                }
+            }),
+            Expect::Accept,
+        ),
+        case(
+            "short-table",
+            vec![2, 0, 0, 0xFE, 8, 0, 8, 0, 1, 0xC0],
+            Expect::Accept,
+        ),
+    ]
 }
 
 /// Every case, GAF first.
@@ -628,6 +704,7 @@ pub fn cases() -> Vec<Case> {
     let mut v = gaf_cases();
     v.extend(tnt_cases());
     v.extend(cob_cases());
+    v.extend(fnt_cases());
     v
 }
 
