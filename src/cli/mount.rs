@@ -754,12 +754,38 @@ fn serve(
                 continue;
             }
             log::info!("signal {sig}: unmounting {}", mnt_owned.display());
+            super::notify::notify(&format!(
+                "STOPPING=1\nSTATUS=signal {sig}: unmounting {}",
+                mnt_owned.display()
+            ));
             if let Err(e) = unmounter.unmount() {
                 log::warn!("unmount failed ({e}); detaching lazily");
                 let _ = sys::umount(&mnt_owned, true);
             }
         })?;
     log::info!("{} mounted on {}", game_dir.display(), mnt.display());
+    if let Some(n) = super::notify::Notifier::from_env() {
+        // READY=1 once the mount answers: a stat of its root blocks until `session.run`
+        // below serves it
+        let (game, mnt) = (game_dir.to_path_buf(), mnt.to_path_buf());
+        std::thread::Builder::new()
+            .name("tafs-notify".into())
+            .spawn(move || {
+                let state = match std::fs::metadata(&mnt) {
+                    Ok(_) => "READY=1",
+                    Err(e) => {
+                        log::warn!("{}: {e}", mnt.display());
+                        "READY=1\nERRNO=5"
+                    }
+                };
+                n.send(&format!(
+                    "{state}\nMAINPID={}\nSTATUS=serving {} on {}",
+                    std::process::id(),
+                    game.display(),
+                    mnt.display()
+                ));
+            })?;
+    }
     // before the parent hears "ok": `tafs umount` right after `mount -d` finds it
     runfile::write(mnt);
     if let Some(mut w) = status.take() {
@@ -779,6 +805,7 @@ fn serve(
     runfile::remove(mnt);
     let _ = mounted.invalidator.join();
     log::info!("{}: unmounted", mnt.display());
+    super::notify::notify(&format!("STATUS={}: unmounted", mnt.display()));
     r.map(|()| 0)
         .map_err(|e| msg(format!("serving {}: {e}", mnt.display())))
 }
