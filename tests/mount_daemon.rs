@@ -239,3 +239,66 @@ fn mount_t_fuse_tafs_names_an_unknown_option() {
     );
     assert!(!is_mounted(&dir.path().join("mnt")));
 }
+
+#[test]
+fn sigterm_finishes_a_deferred_archive_commit() {
+    if !fuse_available() {
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let (game, mnt, state) = (
+        dir.path().join("game"),
+        dir.path().join("mnt"),
+        dir.path().join("state"),
+    );
+    let src = dir.path().join("src");
+    std::fs::create_dir_all(src.join("units")).unwrap();
+    std::fs::write(src.join("units/a.fbi"), "[UNITINFO]{Name=A;}").unwrap();
+    std::fs::create_dir_all(&game).unwrap();
+    let out = Command::new(TAFS)
+        .args(["hpi", "pack"])
+        .arg(&src)
+        .arg("-t")
+        .arg(game.join("mod.ufo"))
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    std::fs::create_dir(&mnt).unwrap();
+    let _guard = UnmountGuard(mnt.clone());
+    let path = dir.path().join("notify");
+    let sock = UnixDatagram::bind(&path).unwrap();
+    sock.set_read_timeout(Some(Duration::from_secs(60)))
+        .unwrap();
+    // the commit is put off for 5 s at most: the signal comes well before
+    let mut child = Command::new(TAFS)
+        .args(["mount", "--archive-commit-delay", "30", "--state-dir"])
+        .arg(&state)
+        .arg(&game)
+        .arg(&mnt)
+        .env("NOTIFY_SOCKET", &path)
+        .stdin(Stdio::null())
+        .spawn()
+        .unwrap();
+    assert!(recv(&sock).contains("READY=1"));
+    std::fs::write(mnt.join("mod.ufo/units/b.fbi"), "[UNITINFO]{Name=B;}").unwrap();
+    let listed = || {
+        let out = Command::new(TAFS)
+            .args(["hpi", "list"])
+            .arg(game.join("mod.ufo"))
+            .output()
+            .unwrap();
+        String::from_utf8_lossy(&out.stdout).into_owned()
+    };
+    assert!(!listed().contains("b.fbi"), "committed before the signal");
+    // SAFETY: signalling the child this test started.
+    assert_eq!(unsafe { libc::kill(child.id() as i32, libc::SIGTERM) }, 0);
+    assert!(recv(&sock).contains("STOPPING=1"));
+    assert!(child.wait().unwrap().success());
+    assert!(!is_mounted(&mnt));
+    let list = listed();
+    assert!(list.contains("b.fbi") && list.contains("a.fbi"), "{list}");
+}
