@@ -407,27 +407,12 @@ pub struct UmountArgs {
     pub lazy: bool,
 }
 
-/// Parses `256M`, `1G`, `64k`, `1000` (binary units).
+/// Parses `256M`, `1G`, `64k`, `1000`: binary units, also when spelled `MB` or `MiB`.
 pub fn parse_size(s: &str) -> Result<u64, String> {
-    let t = s.trim();
-    let lower = t.to_ascii_lowercase();
-    let lower = lower
-        .strip_suffix("ib")
-        .or_else(|| lower.strip_suffix('b'))
-        .unwrap_or(&lower);
-    let (num, mult) = match lower.char_indices().last() {
-        Some((i, 'k')) => (&lower[..i], 1u64 << 10),
-        Some((i, 'm')) => (&lower[..i], 1 << 20),
-        Some((i, 'g')) => (&lower[..i], 1 << 30),
-        Some((i, 't')) => (&lower[..i], 1 << 40),
-        _ => (lower, 1),
-    };
-    let n: u64 = num
-        .trim()
-        .parse()
-        .map_err(|_| format!("{t:?}: expected a size like 256M or 1G"))?;
-    n.checked_mul(mult)
-        .ok_or_else(|| format!("{t:?}: too large"))
+    parse_size::Config::new()
+        .with_binary()
+        .parse_size(s.trim())
+        .map_err(|e| format!("{:?}: expected a size like 256M or 1G ({e})", s.trim()))
 }
 
 fn msg(s: impl Into<String>) -> CliError {
