@@ -4,11 +4,14 @@
 mod bos;
 mod cob;
 pub mod demo;
+mod docs;
 mod fnt;
+mod fstab;
 mod gaf;
 mod hpi;
 mod model3d;
 mod mount;
+mod notify;
 mod pcx;
 mod roundtrip;
 mod runfile;
@@ -103,11 +106,28 @@ enum Command {
     /// TDF/FBI text: get or set one value, every other byte kept.
     #[command(subcommand)]
     Tdf(tables::TdfCmd),
+    /// Shell completions (bash, zsh, fish) of every command, on standard output.
+    Completions(docs::CompletionsArgs),
+    /// Man pages of tafs and every subcommand.
+    Man(docs::ManArgs),
 }
 
 /// Runs the CLI and returns the process exit code.
+///
+/// The mount(8) form `tafs GAME_DIR MOUNTPOINT -o OPT[,OPT…]` (and the program names
+/// `mount.tafs`, `mount.fuse.tafs`) runs `tafs mount` (see [`fstab`]).
 pub fn main() -> i32 {
-    let cli = Cli::parse();
+    let args: Vec<std::ffi::OsString> = std::env::args_os().collect();
+    let cli = match fstab::as_mount_command(&args) {
+        None => Cli::parse_from(args),
+        Some(Ok(a)) if a.is_empty() => return 0,
+        Some(Ok(a)) => Cli::parse_from(a),
+        Some(Err(e)) => {
+            eprintln!("tafs: {e}");
+            // mount(8)'s "incorrect invocation or permissions"
+            return 1;
+        }
+    };
     let level = match cli.verbose {
         0 => "warn",
         1 => "info",
@@ -137,6 +157,8 @@ pub fn main() -> i32 {
         Command::Diff(a) => mount::diff(a),
         Command::Tables(c) => tables::run_tables(c),
         Command::Tdf(c) => tables::run_tdf(c),
+        Command::Completions(a) => docs::completions(a),
+        Command::Man(a) => docs::man(a),
     };
     match result {
         Ok(code) => code,

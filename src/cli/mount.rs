@@ -407,27 +407,12 @@ pub struct UmountArgs {
     pub lazy: bool,
 }
 
-/// Parses `256M`, `1G`, `64k`, `1000` (binary units).
+/// Parses `256M`, `1G`, `64k`, `1000`: binary units, also when spelled `MB` or `MiB`.
 pub fn parse_size(s: &str) -> Result<u64, String> {
-    let t = s.trim();
-    let lower = t.to_ascii_lowercase();
-    let lower = lower
-        .strip_suffix("ib")
-        .or_else(|| lower.strip_suffix('b'))
-        .unwrap_or(&lower);
-    let (num, mult) = match lower.char_indices().last() {
-        Some((i, 'k')) => (&lower[..i], 1u64 << 10),
-        Some((i, 'm')) => (&lower[..i], 1 << 20),
-        Some((i, 'g')) => (&lower[..i], 1 << 30),
-        Some((i, 't')) => (&lower[..i], 1 << 40),
-        _ => (lower, 1),
-    };
-    let n: u64 = num
-        .trim()
-        .parse()
-        .map_err(|_| format!("{t:?}: expected a size like 256M or 1G"))?;
-    n.checked_mul(mult)
-        .ok_or_else(|| format!("{t:?}: too large"))
+    parse_size::Config::new()
+        .with_binary()
+        .parse_size(s.trim())
+        .map_err(|e| format!("{:?}: expected a size like 256M or 1G ({e})", s.trim()))
 }
 
 fn msg(s: impl Into<String>) -> CliError {
@@ -757,12 +742,38 @@ fn serve(
                 continue;
             }
             log::info!("signal {sig}: unmounting {}", mnt_owned.display());
+            super::notify::notify(&format!(
+                "STOPPING=1\nSTATUS=signal {sig}: unmounting {}",
+                mnt_owned.display()
+            ));
             if let Err(e) = unmounter.unmount() {
                 log::warn!("unmount failed ({e}); detaching lazily");
                 let _ = sys::umount(&mnt_owned, true);
             }
         })?;
     log::info!("{} mounted on {}", game_dir.display(), mnt.display());
+    if let Some(n) = super::notify::Notifier::from_env() {
+        // READY=1 once the mount answers: a stat of its root blocks until `session.run`
+        // below serves it
+        let (game, mnt) = (game_dir.to_path_buf(), mnt.to_path_buf());
+        std::thread::Builder::new()
+            .name("tafs-notify".into())
+            .spawn(move || {
+                let state = match std::fs::metadata(&mnt) {
+                    Ok(_) => "READY=1",
+                    Err(e) => {
+                        log::warn!("{}: {e}", mnt.display());
+                        "READY=1\nERRNO=5"
+                    }
+                };
+                n.send(&format!(
+                    "{state}\nMAINPID={}\nSTATUS=serving {} on {}",
+                    std::process::id(),
+                    game.display(),
+                    mnt.display()
+                ));
+            })?;
+    }
     // before the parent hears "ok": `tafs umount` right after `mount -d` finds it
     runfile::write(mnt);
     if let Some(mut w) = status.take() {
@@ -782,6 +793,7 @@ fn serve(
     runfile::remove(mnt);
     let _ = mounted.invalidator.join();
     log::info!("{}: unmounted", mnt.display());
+    super::notify::notify(&format!("STATUS={}: unmounted", mnt.display()));
     r.map(|()| 0)
         .map_err(|e| msg(format!("serving {}: {e}", mnt.display())))
 }

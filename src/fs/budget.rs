@@ -213,7 +213,7 @@ pub(crate) fn check_size(kind: AssetKind, len: u64, cap: u64) -> Result<(), Stri
     }
     let least = match kind {
         AssetKind::Gaf | AssetKind::Pcx | AssetKind::Model3d => len,
-        AssetKind::Tnt | AssetKind::Pal => len.saturating_mul(2),
+        AssetKind::Tnt | AssetKind::Pal | AssetKind::Cob | AssetKind::Fnt => len.saturating_mul(2),
     };
     if least > cap {
         return Err(Refused::TooLarge { need: least, cap }.to_string());

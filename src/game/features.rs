@@ -26,7 +26,7 @@ impl FeatureIndex {
             return (idx, problems);
         };
         let mut files = Vec::new();
-        walk(&features, 0, &mut files);
+        walk(&features, &mut files);
         files.sort();
         for f in files {
             if !f.extension().is_some_and(|e| e.eq_ignore_ascii_case("tdf")) {
@@ -60,21 +60,15 @@ impl FeatureIndex {
     }
 }
 
-fn walk(dir: &Path, depth: usize, out: &mut Vec<PathBuf>) {
-    if depth > 16 || out.len() > 100_000 {
-        return;
-    }
-    let Ok(rd) = std::fs::read_dir(dir) else {
-        return;
-    };
-    for e in rd.flatten() {
-        let p = e.path();
-        match e.file_type() {
-            Ok(t) if t.is_dir() => walk(&p, depth + 1, out),
-            Ok(t) if t.is_file() => out.push(p),
-            _ => {}
-        }
-    }
+/// The files under `dir`, 16 folders deep and 100,000 files at most (symlinks not followed).
+fn walk(dir: &Path, out: &mut Vec<PathBuf>) {
+    let files = walkdir::WalkDir::new(dir)
+        .max_depth(17)
+        .into_iter()
+        .filter_map(Result::ok)
+        .filter(|e| e.file_type().is_file())
+        .take(100_001);
+    out.extend(files.map(walkdir::DirEntry::into_path));
 }
 
 /// The nearest folder above `map` holding a `features/` folder.

@@ -20,26 +20,13 @@ pub fn csv_err(
 
 /// Lower-case hex of `b`.
 pub fn hex(b: &[u8]) -> String {
-    const D: &[u8; 16] = b"0123456789abcdef";
-    let mut s = String::with_capacity(b.len() * 2);
-    for &x in b {
-        s.push(char::from(D[usize::from(x >> 4)]));
-        s.push(char::from(D[usize::from(x & 15)]));
-    }
-    s
+    hex::encode(b)
 }
 
 /// The bytes of a hex string (either letter case); `None` if it is not an even number of
 /// hex digits.
 pub fn unhex(s: &str) -> Option<Vec<u8>> {
-    let s = s.as_bytes();
-    if s.len() % 2 != 0 {
-        return None;
-    }
-    let nib = |c: u8| (c as char).to_digit(16).map(|d| d as u8);
-    s.chunks_exact(2)
-        .map(|p| Some(nib(p[0])? << 4 | nib(p[1])?))
-        .collect()
+    hex::decode(s).ok()
 }
 
 #[cfg(test)]

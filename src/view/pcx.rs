@@ -129,19 +129,7 @@ pub struct Metadata {
     pub game_notes: Vec<String>,
 }
 
-fn hex(b: &[u8]) -> String {
-    b.iter().map(|x| format!("{x:02x}")).collect()
-}
-
-fn unhex(s: &str) -> Option<Vec<u8>> {
-    if s.len() % 2 != 0 {
-        return None;
-    }
-    (0..s.len())
-        .step_by(2)
-        .map(|i| u8::from_str_radix(s.get(i..i + 2)?, 16).ok())
-        .collect()
-}
+use crate::view::csv::{hex, unhex};
 
 fn kind_name(k: PcxKind) -> &'static str {
     match k {

@@ -621,6 +621,8 @@ fn cob_cases() -> Vec<Case> {
         Expect::Accept,
     );
     v
+}
+
 /// Bitmap fonts: header and table cut short, height 0 (rejected, naming the structure and
 /// offset); offsets into the header, past the end, at a width-0 byte, records running past
 /// the end or overlapping, and a shortened table (accepted: what decodes is shown).

@@ -51,23 +51,7 @@ pub struct LayoutMeta {
     pub rle_rows: BTreeMap<String, Vec<String>>,
 }
 
-fn hex(b: &[u8]) -> String {
-    b.iter()
-        .fold(String::with_capacity(2 * b.len()), |mut s, x| {
-            let _ = write!(s, "{x:02x}");
-            s
-        })
-}
-
-fn unhex(s: &str) -> Option<Vec<u8>> {
-    if s.len() % 2 != 0 {
-        return None;
-    }
-    (0..s.len())
-        .step_by(2)
-        .map(|i| u8::from_str_radix(s.get(i..i + 2)?, 16).ok())
-        .collect()
-}
+use crate::view::csv::{hex, unhex};
 
 fn frame_text(f: &FrameSlot, out: &mut String, depth: usize) {
     let _ = write!(out, "{}>{}", f.header, f.data);
