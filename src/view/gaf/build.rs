@@ -434,9 +434,16 @@ pub(super) fn build_sequence(
             let end = raw.iter().position(|&b| b == 0).unwrap_or(32);
             raw.get(..end).map(String::from_utf8_lossy) == Some(String::from_utf8_lossy(csv_name))
         });
+        // a CSV cell loses the spaces around a name: the folder's name with its spaces is the
+        // same name (and stays the sequence's)
+        let trimmed_same = dir.as_bytes().trim_ascii() == csv_name.trim_ascii()
+            || raw_name.is_some_and(|raw| {
+                let end = raw.iter().position(|&b| b == 0).unwrap_or(32);
+                raw.get(..end).map(<[u8]>::trim_ascii) == Some(csv_name.trim_ascii())
+            });
         if !folder_named || dumped || names_folder(csv_name, dir) {
             name = csv_name.to_vec();
-        } else if !names_a_sequence(csv_name, meta, opts) {
+        } else if !trimmed_same && !names_a_sequence(csv_name, meta, opts) {
             // a new name (an edit of sequence.csv, not a copied folder's or a renamed one's
             // old name): refused rather than quietly ignored
             return Err(csv_err(
