@@ -28,7 +28,9 @@ fn expected_tree(archive: &Path, out: &Path) -> PathBuf {
         "-t",
         target.to_str().unwrap(),
     ]);
-    let exts = [".gaf", ".taf", ".tnt", ".pcx", ".pal", ".3do"];
+    let exts = [
+        ".gaf", ".taf", ".tnt", ".pcx", ".pal", ".3do", ".cob", ".fnt",
+    ];
     for m in common::files_with_ext(&target, &exts) {
         let lower = m.to_string_lossy().to_ascii_lowercase();
         let ext = lower.rsplit('.').next().unwrap_or("");
@@ -37,6 +39,8 @@ fn expected_tree(archive: &Path, out: &Path) -> PathBuf {
             "pcx" => ("pcx", "dump"),
             "pal" => ("pal", "dump"),
             "3do" => ("3do", "dump"),
+            "cob" => ("cob", "dump"),
+            "fnt" => ("fnt", "dump"),
             _ => ("gaf", "dump"),
         };
         // a model inside an archive is drawn with the textures of the folder around the

@@ -77,10 +77,21 @@ fn same_as_pillow(path: &Path, p: &Pcx) {
     );
 }
 
+/// The corpus's PCX pictures: every `.pcx` but the palettes stored under that name
+/// (Cavedog's `GUIPAL.PCX` is `GUIPAL.PAL`'s 1,024 bytes; `tests/pal.rs` covers them).
 fn corpus_pcx() -> Vec<PathBuf> {
     common::corpus()
         .map(|c| common::files_with_ext(&c, &[".pcx"]))
         .unwrap_or_default()
+        .into_iter()
+        .filter(|p| {
+            let b = std::fs::read(p).unwrap();
+            !matches!(
+                tafs::view::pal::pcx_palette_kind(&b, &Limits::default()),
+                Some(tafs::view::pal::PaletteFile::Pal | tafs::view::pal::PaletteFile::Raw)
+            )
+        })
+        .collect()
 }
 
 fn fixtures() -> Vec<(String, Vec<u8>)> {

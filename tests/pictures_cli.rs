@@ -68,7 +68,7 @@ fn pcx_describe_convert_dump_build() {
         rgb.display()
     ));
     assert_eq!(same, "(64, 64) True");
-    assert!(!run(&["pcx", "convert", s(&pcx), "-t", "/tmp/x.bmp"])
+    assert!(!run(&["pcx", "convert", s(&pcx), "-t", "/tmp/x.tga"])
         .status
         .success());
     // dump → build: identical unedited, with or without --base

@@ -118,6 +118,9 @@ _tafs() {
             tafs__subcmd__cob,assemble)
                 cmd="tafs__subcmd__cob__subcmd__assemble"
                 ;;
+            tafs__subcmd__cob,build)
+                cmd="tafs__subcmd__cob__subcmd__build"
+                ;;
             tafs__subcmd__cob,compile)
                 cmd="tafs__subcmd__cob__subcmd__compile"
                 ;;
@@ -126,6 +129,9 @@ _tafs() {
                 ;;
             tafs__subcmd__cob,disassemble)
                 cmd="tafs__subcmd__cob__subcmd__disassemble"
+                ;;
+            tafs__subcmd__cob,dump)
+                cmd="tafs__subcmd__cob__subcmd__dump"
                 ;;
             tafs__subcmd__cob,help)
                 cmd="tafs__subcmd__cob__subcmd__help"
@@ -145,6 +151,9 @@ _tafs() {
             tafs__subcmd__cob__subcmd__help,assemble)
                 cmd="tafs__subcmd__cob__subcmd__help__subcmd__assemble"
                 ;;
+            tafs__subcmd__cob__subcmd__help,build)
+                cmd="tafs__subcmd__cob__subcmd__help__subcmd__build"
+                ;;
             tafs__subcmd__cob__subcmd__help,compile)
                 cmd="tafs__subcmd__cob__subcmd__help__subcmd__compile"
                 ;;
@@ -153,6 +162,9 @@ _tafs() {
                 ;;
             tafs__subcmd__cob__subcmd__help,disassemble)
                 cmd="tafs__subcmd__cob__subcmd__help__subcmd__disassemble"
+                ;;
+            tafs__subcmd__cob__subcmd__help,dump)
+                cmd="tafs__subcmd__cob__subcmd__help__subcmd__dump"
                 ;;
             tafs__subcmd__cob__subcmd__help,help)
                 cmd="tafs__subcmd__cob__subcmd__help__subcmd__help"
@@ -343,6 +355,9 @@ _tafs() {
             tafs__subcmd__help__subcmd__cob,assemble)
                 cmd="tafs__subcmd__help__subcmd__cob__subcmd__assemble"
                 ;;
+            tafs__subcmd__help__subcmd__cob,build)
+                cmd="tafs__subcmd__help__subcmd__cob__subcmd__build"
+                ;;
             tafs__subcmd__help__subcmd__cob,compile)
                 cmd="tafs__subcmd__help__subcmd__cob__subcmd__compile"
                 ;;
@@ -351,6 +366,9 @@ _tafs() {
                 ;;
             tafs__subcmd__help__subcmd__cob,disassemble)
                 cmd="tafs__subcmd__help__subcmd__cob__subcmd__disassemble"
+                ;;
+            tafs__subcmd__help__subcmd__cob,dump)
+                cmd="tafs__subcmd__help__subcmd__cob__subcmd__dump"
                 ;;
             tafs__subcmd__help__subcmd__cob,info)
                 cmd="tafs__subcmd__help__subcmd__cob__subcmd__info"
@@ -937,7 +955,7 @@ _tafs() {
             return 0
             ;;
         tafs__subcmd__cob)
-            opts="-v -h -V --verbose --help --version decompile compile lint list info disassemble assemble roundtrip help"
+            opts="-v -h -V --verbose --help --version decompile compile lint list info disassemble assemble dump build roundtrip help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -962,6 +980,32 @@ _tafs() {
                     return 0
                     ;;
                 -t)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        tafs__subcmd__cob__subcmd__build)
+            opts="-t -v -h -V --target --base --verbose --help --version"
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                --target)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                -t)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --base)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
@@ -1050,8 +1094,30 @@ _tafs() {
             COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
             return 0
             ;;
+        tafs__subcmd__cob__subcmd__dump)
+            opts="-t -v -h -V --target --verbose --help --version"
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                --target)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                -t)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
         tafs__subcmd__cob__subcmd__help)
-            opts="decompile compile lint list info disassemble assemble roundtrip help"
+            opts="decompile compile lint list info disassemble assemble dump build roundtrip help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -1065,6 +1131,20 @@ _tafs() {
             return 0
             ;;
         tafs__subcmd__cob__subcmd__help__subcmd__assemble)
+            opts=""
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 4 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        tafs__subcmd__cob__subcmd__help__subcmd__build)
             opts=""
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 4 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
@@ -1107,6 +1187,20 @@ _tafs() {
             return 0
             ;;
         tafs__subcmd__cob__subcmd__help__subcmd__disassemble)
+            opts=""
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 4 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        tafs__subcmd__cob__subcmd__help__subcmd__dump)
             opts=""
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 4 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
@@ -1949,7 +2043,7 @@ _tafs() {
             return 0
             ;;
         tafs__subcmd__help__subcmd__cob)
-            opts="decompile compile lint list info disassemble assemble roundtrip"
+            opts="decompile compile lint list info disassemble assemble dump build roundtrip"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -1963,6 +2057,20 @@ _tafs() {
             return 0
             ;;
         tafs__subcmd__help__subcmd__cob__subcmd__assemble)
+            opts=""
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 4 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        tafs__subcmd__help__subcmd__cob__subcmd__build)
             opts=""
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 4 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
@@ -2005,6 +2113,20 @@ _tafs() {
             return 0
             ;;
         tafs__subcmd__help__subcmd__cob__subcmd__disassemble)
+            opts=""
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 4 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        tafs__subcmd__help__subcmd__cob__subcmd__dump)
             opts=""
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 4 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )

@@ -42,6 +42,27 @@ pub enum CobCmd {
         #[arg(short, long)]
         target: Option<PathBuf>,
     },
+    /// The folder the mount shows for a COB (`script.bos`, `script.coba`, `pieces.csv`,
+    /// `scripts.csv`, `metadata.json`).
+    Dump {
+        /// The COB file.
+        file: PathBuf,
+        /// The folder to write (created).
+        #[arg(short, long)]
+        target: PathBuf,
+    },
+    /// Rebuild a COB from a dump folder, as a save in the mount does (an edited `script.bos`
+    /// is compiled, an edited `script.coba` assembled).
+    Build {
+        /// The dump folder.
+        dir: PathBuf,
+        /// Output COB (written atomically).
+        #[arg(short, long)]
+        target: PathBuf,
+        /// The COB the folder was dumped from: what is unedited is taken from it.
+        #[arg(long)]
+        base: Option<PathBuf>,
+    },
     /// Check that each COB under the paths writes back and disassembles → assembles to
     /// identical bytes; one line per file.
     Roundtrip {
@@ -67,6 +88,25 @@ pub fn run(cmd: CobCmd) -> Result<i32, CliError> {
         } => disassemble(&file, target.as_deref(), script.as_deref()),
         CobCmd::Assemble { file, target } => assemble(&file, target),
         CobCmd::Roundtrip { paths, quiet } => roundtrip(&paths, quiet),
+        CobCmd::Dump { file, target } => {
+            let data = read_file(&file)?;
+            let v = crate::view::cob::open_view(&data, &Limits::default())
+                .map_err(|e| CliError::Msg(format!("{}: {e}", file.display())))?;
+            crate::view::write_tree(v.as_ref(), &target)?;
+            Ok(0)
+        }
+        CobCmd::Build { dir, target, base } => {
+            let base = base.as_deref().map(read_file).transpose()?;
+            let bytes = crate::view::rebuild(
+                crate::view::AssetKind::Cob,
+                &crate::view::DirFileSet::new(&dir),
+                base.as_deref(),
+                &crate::view::ViewOptions::default(),
+            )
+            .map_err(|e| CliError::Msg(format!("{}: {e}", dir.display())))?;
+            write_bytes(&target, &bytes)?;
+            Ok(0)
+        }
     }
 }
 

@@ -312,6 +312,11 @@ impl OverlayCore {
     /// the stock view holds the name.
     fn top_holding(&self, parent: u64, name: &OsStr, what: &str) -> Result<TopIno<'_>, FsError> {
         let u = self.node(parent)?;
+        // nothing is copied into the mod to remove or rename a name no build reads
+        let path = join(&u.path, &name.to_string_lossy());
+        if !crate::view::accepts_writes_within(&path, what != "removal of the folder") {
+            return Err(FsError::ReadOnly("no build reads this file"));
+        }
         if Self::opaque(&u) {
             return self.up(parent);
         }
