@@ -329,3 +329,98 @@ fn corpus_tak_gaf_builds_identically_away_from_its_folder() {
         assert_eq!(std::fs::read(&out).unwrap(), original, "--base: {base}");
     }
 }
+
+/// A dump of a big GAF draws a bar counting files on a terminal (a pty made by script(1)),
+/// and prints nothing extra when stderr is not one.
+#[test]
+fn dump_of_a_big_gaf_shows_progress_on_a_terminal_only() {
+    if Command::new("script").arg("--version").output().is_err() {
+        eprintln!("script(1) is not installed: skipping");
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let out = tafs(&["demo", d.join("g").to_str().unwrap()]);
+    assert!(out.status.success());
+    let dump = d.join("dump");
+    let gaf = d.join("g/anims/demo.gaf");
+    assert!(tafs(&[
+        "gaf",
+        "dump",
+        gaf.to_str().unwrap(),
+        "-t",
+        dump.to_str().unwrap()
+    ])
+    .status
+    .success());
+    // 400 frames in the pulse sequence, each a copy of frame 0
+    let pulse = dump.join("pulse");
+    let mut csv = std::fs::read_to_string(pulse.join("frames.csv")).unwrap();
+    let row0 = csv.lines().nth(1).unwrap().to_string();
+    for i in 6..400 {
+        std::fs::copy(pulse.join("0.png"), pulse.join(format!("{i}.png"))).unwrap();
+        csv.push_str(&row0.replacen('0', &i.to_string(), 1));
+        csv.push('\n');
+    }
+    std::fs::write(pulse.join("frames.csv"), csv).unwrap();
+    let _ = std::fs::remove_file(pulse.join("animated.png"));
+    let big = d.join("big.gaf");
+    let out = tafs(&[
+        "gaf",
+        "build",
+        dump.to_str().unwrap(),
+        "-t",
+        big.to_str().unwrap(),
+    ]);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    // not a terminal: no bar
+    let plain = d.join("plain");
+    let out = tafs(&[
+        "gaf",
+        "dump",
+        big.to_str().unwrap(),
+        "-t",
+        plain.to_str().unwrap(),
+    ]);
+    assert!(out.status.success());
+    assert!(
+        out.stderr.is_empty(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    // a terminal: the bar counts the files
+    let tty = d.join("tty");
+    let cmd = format!(
+        "{} gaf dump {} -t {}",
+        env!("CARGO_BIN_EXE_tafs"),
+        big.display(),
+        tty.display()
+    );
+    let out = Command::new("script")
+        .args(["-qec", &cmd, "/dev/null"])
+        .output()
+        .unwrap();
+    assert!(out.status.success());
+    let text = String::from_utf8_lossy(&out.stdout);
+    let files = walk_files(&tty);
+    assert!(files > 400, "{files} files");
+    assert!(text.contains(&format!("/{files} files")), "{text:?}");
+    assert_eq!(walk_files(&plain), files);
+}
+
+fn walk_files(d: &Path) -> usize {
+    let mut n = 0;
+    for e in std::fs::read_dir(d).unwrap() {
+        let e = e.unwrap();
+        if e.file_type().unwrap().is_dir() {
+            n += walk_files(&e.path());
+        } else {
+            n += 1;
+        }
+    }
+    n
+}

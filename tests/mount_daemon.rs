@@ -55,7 +55,14 @@ fn readiness(name: &str, sock: &UnixDatagram, dir: &Path) {
         "{ready}"
     );
     assert!(
-        lines.contains(&format!("STATUS=serving {} on {}", game.display(), mnt.display()).as_str()),
+        lines.contains(
+            &format!(
+                "STATUS=serving {} on {}: nothing staged",
+                game.display(),
+                mnt.display()
+            )
+            .as_str()
+        ),
         "{ready}"
     );
     // ready means served: the view is there
@@ -97,6 +104,62 @@ fn notify_socket_abstract_hears_ready_and_stopping() {
     let addr = std::os::unix::net::SocketAddr::from_abstract_name(name.as_bytes()).unwrap();
     let sock = UnixDatagram::bind_addr(&addr).unwrap();
     readiness(&format!("@{name}"), &sock, dir.path());
+}
+
+/// `STATUS=` follows what `tafs status` says: a save that fails is announced with the asset
+/// named, and its repair with the status back to nothing staged.
+#[test]
+fn notify_status_follows_a_failed_and_a_repaired_save() {
+    if !fuse_available() {
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("notify");
+    let sock = UnixDatagram::bind(&path).unwrap();
+    sock.set_read_timeout(Some(Duration::from_secs(60)))
+        .unwrap();
+    let (game, mnt, state) = (
+        dir.path().join("game"),
+        dir.path().join("mnt"),
+        dir.path().join("state"),
+    );
+    demo(&game);
+    std::fs::create_dir(&mnt).unwrap();
+    let _guard = UnmountGuard(mnt.clone());
+    let mut child = Command::new(TAFS)
+        .arg("mount")
+        .arg("--state-dir")
+        .arg(&state)
+        .arg(&game)
+        .arg(&mnt)
+        .env("NOTIFY_SOCKET", &path)
+        .stdin(Stdio::null())
+        .spawn()
+        .unwrap();
+    let ready = recv(&sock);
+    assert!(ready.contains(": nothing staged"), "{ready}");
+    let frame = mnt.join("anims/demo.gaf/pulse/0.png");
+    let good = std::fs::read(&frame).unwrap();
+    // a save that fails: the asset is named in the next STATUS=
+    let bad = dir.path().join("bad.png");
+    std::fs::write(&bad, b"this is not a PNG").unwrap();
+    let cp = Command::new("cp").arg(&bad).arg(&frame).status().unwrap();
+    assert!(!cp.success(), "cp of a bad PNG succeeded");
+    let head = format!("STATUS=serving {} on {}: ", game.display(), mnt.display());
+    let failed = recv(&sock);
+    assert_eq!(failed, format!("{head}1 error: anims/demo.gaf"));
+    // repaired: back to nothing staged (or clean), never an error again
+    std::fs::write(&frame, &good).unwrap();
+    let repaired = recv(&sock);
+    assert!(
+        repaired.starts_with(&head) && !repaired.contains("error"),
+        "{repaired}"
+    );
+    // SAFETY: signalling the child this test started.
+    assert_eq!(unsafe { libc::kill(child.id() as i32, libc::SIGTERM) }, 0);
+    let stopping = recv(&sock);
+    assert!(stopping.lines().any(|l| l == "STOPPING=1"), "{stopping}");
+    assert!(child.wait().unwrap().success());
 }
 
 /// Whether this test can make its own mount namespace and run mount(8) in it.
@@ -301,4 +364,45 @@ fn sigterm_finishes_a_deferred_archive_commit() {
     assert!(!is_mounted(&mnt));
     let list = listed();
     assert!(list.contains("b.fbi") && list.contains("a.fbi"), "{list}");
+}
+
+/// `mount -t tafs` runs `/sbin/mount.tafs`, a link to tafs (what the install section of the
+/// docs asks for: cargo cannot name a binary `mount.tafs`): in the test's namespace a folder
+/// holding only that link is bound on /usr/sbin.
+#[test]
+fn mount_t_tafs_runs_a_mount_tafs_link() {
+    if !fuse_available() || !mount_namespace_available() {
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path().display();
+    demo(&dir.path().join("game"));
+    std::fs::create_dir(dir.path().join("mnt")).unwrap();
+    let sbin = dir.path().join("sbin");
+    std::fs::create_dir(&sbin).unwrap();
+    std::os::unix::fs::symlink(TAFS, sbin.join("mount.tafs")).unwrap();
+    let out = in_namespace(
+        dir.path(),
+        "",
+        &format!(
+            "mount --bind {d}/sbin /usr/sbin
+mount -t tafs -o ro,state_dir={d}/state {d}/game {d}/mnt
+ls {d}/mnt/anims/demo.gaf > {d}/ls
+umount {d}/mnt
+findmnt {d}/mnt > {d}/after || echo gone > {d}/after"
+        ),
+    );
+    assert!(
+        out.status.success(),
+        "{}\n{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let read = |n: &str| std::fs::read_to_string(dir.path().join(n)).unwrap_or_default();
+    assert!(
+        read("ls").lines().any(|l| l == "metadata.json"),
+        "{}",
+        read("ls")
+    );
+    assert_eq!(read("after"), "gone\n");
 }

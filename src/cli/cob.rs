@@ -92,7 +92,7 @@ pub fn run(cmd: CobCmd) -> Result<i32, CliError> {
             let data = read_file(&file)?;
             let v = crate::view::cob::open_view(&data, &Limits::default())
                 .map_err(|e| CliError::Msg(format!("{}: {e}", file.display())))?;
-            crate::view::write_tree(v.as_ref(), &target)?;
+            super::progress::write_tree(v.as_ref(), &target)?;
             Ok(0)
         }
         CobCmd::Build { dir, target, base } => {

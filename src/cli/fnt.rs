@@ -132,7 +132,7 @@ pub fn run(cmd: FntCmd) -> Result<i32, CliError> {
             let data = read_file(&file)?;
             let v = fview::open(&data)
                 .map_err(|e| CliError::Msg(format!("{}: {e}", file.display())))?;
-            view::write_tree(&v, &target)?;
+            super::progress::write_tree(&v, &target)?;
             Ok(0)
         }
         FntCmd::Build { dir, target, base } => {

@@ -336,7 +336,7 @@ fn dump(
     for w in &v.gaf().warnings {
         eprintln!("warning: {}: {w}", file.display());
     }
-    view::write_tree(&v, target)?;
+    super::progress::write_tree(&v, target)?;
     Ok(0)
 }
 
@@ -476,17 +476,12 @@ pub(super) fn check_one(path: &Path) -> Check {
 
 fn roundtrip(paths: &[PathBuf]) -> Result<i32, CliError> {
     use rayon::prelude::*;
-    use std::io::IsTerminal;
     let mut files = Vec::new();
     for p in paths {
         collect_gafs(p, &mut files, 0)?;
     }
     files.sort();
-    let bar = if std::io::stderr().is_terminal() {
-        indicatif::ProgressBar::new(files.len() as u64)
-    } else {
-        indicatif::ProgressBar::hidden()
-    };
+    let bar = super::progress::files(files.len(), 8);
     let checks: Vec<Check> = files
         .par_iter()
         .map(|f| {

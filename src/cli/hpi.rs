@@ -13,7 +13,7 @@ use crate::view::archive::FileSource;
 use crate::view::safe_component;
 use rayon::prelude::*;
 use std::collections::HashMap;
-use std::io::{IsTerminal, Write};
+use std::io::Write;
 use std::path::{Path, PathBuf};
 
 /// Archives at least this large (decompressed) get a progress bar on a terminal.
@@ -348,20 +348,6 @@ fn make_dir(root: &Path, rel: &Path) -> Result<(), CliError> {
     Ok(())
 }
 
-fn progress(total: u64) -> indicatif::ProgressBar {
-    if total >= PROGRESS_BYTES && std::io::stderr().is_terminal() {
-        let bar = indicatif::ProgressBar::new(total);
-        if let Ok(style) = indicatif::ProgressStyle::with_template(
-            "{bar:40} {bytes}/{total_bytes} {bytes_per_sec} {eta}",
-        ) {
-            bar.set_style(style);
-        }
-        bar
-    } else {
-        indicatif::ProgressBar::hidden()
-    }
-}
-
 fn extract(path: &Path, pattern: Option<&str>, target: &Path) -> Result<i32, CliError> {
     let (src, a) = open(path)?;
     let (rel, warnings) = plan_paths(&a);
@@ -398,7 +384,10 @@ fn extract(path: &Path, pattern: Option<&str>, target: &Path) -> Result<i32, Cli
             EntryKind::Dir => None,
         })
         .collect();
-    let bar = progress(files.iter().map(|(_, f)| u64::from(f.size)).sum());
+    let bar = super::progress::bytes(
+        files.iter().map(|(_, f)| u64::from(f.size)).sum(),
+        PROGRESS_BYTES,
+    );
     let limits = HpiLimits::default();
     let failures: Vec<String> = files
         .par_iter()
@@ -520,7 +509,7 @@ fn pack(
     if opts.version == Version::V2 && opts.method == Method::Lz77 {
         eprintln!("warning: LZ77 in a version 2 archive is not known to be read by TA: Kingdoms");
     }
-    let bar = progress(total);
+    let bar = super::progress::bytes(total, PROGRESS_BYTES);
     if !bar.is_hidden() {
         bar.set_message("compressing");
         bar.enable_steady_tick(std::time::Duration::from_millis(200));

@@ -13,6 +13,7 @@ mod model3d;
 mod mount;
 mod notify;
 mod pcx;
+mod progress;
 mod roundtrip;
 mod runfile;
 mod statelock;

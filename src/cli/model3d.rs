@@ -50,7 +50,7 @@ pub fn run(cmd: ModelCmd) -> Result<i32, CliError> {
         ModelCmd::Describe { file } => describe(&file),
         ModelCmd::Dump { file, target } => {
             let v = open(&file)?;
-            view::write_tree(&v, &target)?;
+            super::progress::write_tree(&v, &target)?;
             Ok(0)
         }
         ModelCmd::Build { dir, target, base } => {

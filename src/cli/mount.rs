@@ -5,8 +5,10 @@ use crate::fs::fuse::{mount, mount_merged, MountConfig};
 use crate::fs::merged::Target;
 use crate::fs::{sys, MountOptions};
 use std::io::{Read, Write};
-use std::os::fd::{FromRawFd, OwnedFd};
+use std::os::fd::AsFd;
 use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
 use std::time::Duration;
 
 /// Arguments of `tafs mount`.
@@ -588,10 +590,14 @@ enum Fork {
     Child(std::fs::File),
 }
 
+/// How often a mount under systemd (`NOTIFY_SOCKET`) looks whether its status changed.
+const STATUS_EVERY: Duration = Duration::from_secs(2);
+
 /// Forks (before any thread exists). The parent waits for the child to report that the
 /// mount is live ("ok") or why it failed, and returns the exit code; the child gets the
 /// write end of that report pipe, a new session, and stdio on /dev/null (stderr on `log`).
 fn daemonize(log: Option<&Path>) -> Result<Fork, CliError> {
+    use nix::unistd::{dup2_stderr, dup2_stdin, dup2_stdout, ForkResult};
     let log_file = match log {
         Some(p) => Some(
             std::fs::OpenOptions::new()
@@ -602,71 +608,55 @@ fn daemonize(log: Option<&Path>) -> Result<Fork, CliError> {
         ),
         None => None,
     };
-    let mut fds = [0i32; 2];
-    // SAFETY: `fds` has room for the two descriptors pipe2 writes.
-    if unsafe { libc::pipe2(fds.as_mut_ptr(), libc::O_CLOEXEC) } != 0 {
-        return Err(std::io::Error::last_os_error().into());
-    }
-    // SAFETY: pipe2 succeeded: both descriptors are open and owned by nobody else.
-    let (r, w) = unsafe { (OwnedFd::from_raw_fd(fds[0]), OwnedFd::from_raw_fd(fds[1])) };
+    let null = std::fs::OpenOptions::new()
+        .read(true)
+        .write(true)
+        .open("/dev/null")?;
+    let (r, w) = nix::unistd::pipe2(nix::fcntl::OFlag::O_CLOEXEC).map_err(std::io::Error::from)?;
     // SAFETY: the process is single-threaded here (no thread is started before this point),
     // so the child may keep running Rust code.
-    let pid = unsafe { libc::fork() };
-    if pid < 0 {
-        return Err(std::io::Error::last_os_error().into());
-    }
-    if pid > 0 {
-        drop(w);
-        let mut report = String::new();
-        let _ = std::fs::File::from(r).read_to_string(&mut report);
-        return Ok(Fork::Parent(match report.strip_prefix("ok") {
-            Some(_) => {
-                println!("tafs: mounted (pid {pid})");
-                0
-            }
-            None if report.is_empty() => {
-                eprintln!("tafs: the background process exited before mounting");
-                1
-            }
-            None => {
-                eprintln!("tafs: {}", report.trim_end());
-                1
-            }
-        }));
-    }
-    drop(r);
-    // SAFETY: plain system calls on descriptors this process owns.
-    unsafe {
-        libc::setsid();
-        let null = libc::open(c"/dev/null".as_ptr(), libc::O_RDWR);
-        if null >= 0 {
-            libc::dup2(null, 0);
-            libc::dup2(null, 1);
-            libc::dup2(null, 2);
-            if null > 2 {
-                libc::close(null);
-            }
+    match unsafe { nix::unistd::fork() }.map_err(std::io::Error::from)? {
+        ForkResult::Parent { child } => {
+            drop(w);
+            let mut report = String::new();
+            let _ = std::fs::File::from(r).read_to_string(&mut report);
+            Ok(Fork::Parent(match report.strip_prefix("ok") {
+                Some(_) => {
+                    println!("tafs: mounted (pid {child})");
+                    0
+                }
+                None if report.is_empty() => {
+                    eprintln!("tafs: the background process exited before mounting");
+                    1
+                }
+                None => {
+                    eprintln!("tafs: {}", report.trim_end());
+                    1
+                }
+            }))
+        }
+        ForkResult::Child => {
+            drop(r);
+            // a new session: the terminal's hang-up and Ctrl-C no longer reach the daemon
+            let _ = nix::unistd::setsid();
+            let _ = dup2_stdin(&null);
+            let _ = dup2_stdout(&null);
+            let _ = dup2_stderr(log_file.as_ref().map_or(null.as_fd(), |f| f.as_fd()));
+            Ok(Fork::Child(std::fs::File::from(w)))
         }
     }
-    if let Some(f) = log_file {
-        use std::os::fd::AsRawFd;
-        // SAFETY: both descriptors are open.
-        unsafe { libc::dup2(f.as_raw_fd(), 2) };
-    }
-    Ok(Fork::Child(std::fs::File::from(w)))
 }
 
-fn block_signals() -> libc::sigset_t {
-    // SAFETY: sigset operations on a local set; pthread_sigmask on the calling thread.
-    unsafe {
-        let mut set: libc::sigset_t = std::mem::zeroed();
-        libc::sigemptyset(&mut set);
-        libc::sigaddset(&mut set, libc::SIGINT);
-        libc::sigaddset(&mut set, libc::SIGTERM);
-        libc::sigaddset(&mut set, libc::SIGHUP);
-        libc::pthread_sigmask(libc::SIG_BLOCK, &set, std::ptr::null_mut());
-        set
+/// Blocks SIGINT, SIGTERM and SIGHUP in this thread and every thread started after it, so
+/// that only the thread waiting in [`SigSet::wait`] receives them.
+fn block_signals() -> Result<nix::sys::signal::SigSet, CliError> {
+    use nix::sys::signal::{SigSet, Signal};
+    let mut set = SigSet::empty();
+    for s in [Signal::SIGINT, Signal::SIGTERM, Signal::SIGHUP] {
+        set.add(s);
     }
+    set.thread_block().map_err(std::io::Error::from)?;
+    Ok(set)
 }
 
 /// Mounts and serves until unmounted or signalled.
@@ -714,7 +704,7 @@ fn serve(
         _ => None,
     };
     // Every thread started from here on inherits the blocked signals; one thread waits for them.
-    let set = block_signals();
+    let set = block_signals()?;
     let mounted = match merged {
         Some((p, Some(t))) => crate::fs::merged::mount_overlay(game_dir, t, mnt, opts, p, cfg),
         Some((p, None)) => mount_merged(game_dir, mnt, opts, p, cfg),
@@ -736,11 +726,10 @@ fn serve(
     std::thread::Builder::new()
         .name("tafs-signals".into())
         .spawn(move || loop {
-            let mut sig: libc::c_int = 0;
-            // SAFETY: `set` is an initialised signal set; `sig` is writable.
-            if unsafe { libc::sigwait(&set, &mut sig) } != 0 {
+            let Ok(sig) = set.wait() else {
                 continue;
-            }
+            };
+            let sig = sig as i32;
             log::info!("signal {sig}: unmounting {}", mnt_owned.display());
             super::notify::notify(&format!(
                 "STOPPING=1\nSTATUS=signal {sig}: unmounting {}",
@@ -752,10 +741,12 @@ fn serve(
             }
         })?;
     log::info!("{} mounted on {}", game_dir.display(), mnt.display());
+    let serving = Arc::new(AtomicBool::new(true));
     if let Some(n) = super::notify::Notifier::from_env() {
         // READY=1 once the mount answers: a stat of its root blocks until `session.run`
-        // below serves it
+        // below serves it; then STATUS= again whenever what `tafs status` says changes
         let (game, mnt) = (game_dir.to_path_buf(), mnt.to_path_buf());
+        let serving = serving.clone();
         std::thread::Builder::new()
             .name("tafs-notify".into())
             .spawn(move || {
@@ -766,12 +757,28 @@ fn serve(
                         "READY=1\nERRNO=5"
                     }
                 };
+                let head = format!("serving {} on {}", game.display(), mnt.display());
+                let status = |summary: &Option<String>| match summary {
+                    Some(s) => format!("STATUS={head}: {s}"),
+                    None => format!("STATUS={head}"),
+                };
+                let mut last = super::notify::status_summary(&mnt);
                 n.send(&format!(
-                    "{state}\nMAINPID={}\nSTATUS=serving {} on {}",
+                    "{state}\nMAINPID={}\n{}",
                     std::process::id(),
-                    game.display(),
-                    mnt.display()
+                    status(&last)
                 ));
+                while last.is_some() {
+                    std::thread::sleep(STATUS_EVERY);
+                    if !serving.load(Ordering::Acquire) {
+                        break;
+                    }
+                    let now = super::notify::status_summary(&mnt);
+                    if now.is_some() && now != last {
+                        n.send(&status(&now));
+                    }
+                    last = now;
+                }
             })?;
     }
     // before the parent hears "ok": `tafs umount` right after `mount -d` finds it
@@ -790,6 +797,7 @@ fn serve(
         }
     }
     let r = session.run();
+    serving.store(false, Ordering::Release);
     runfile::remove(mnt);
     let _ = mounted.invalidator.join();
     log::info!("{}: unmounted", mnt.display());
@@ -811,10 +819,12 @@ fn stop_server(mnt: &Path) -> Option<bool> {
         return None;
     }
     let pid = r.pid;
-    // SAFETY: asking the verified tafs process to unmount.
-    if unsafe { libc::kill(pid, libc::SIGTERM) } != 0 {
-        return None;
-    }
+    // asking the verified tafs process to unmount
+    nix::sys::signal::kill(
+        nix::unistd::Pid::from_raw(pid),
+        nix::sys::signal::Signal::SIGTERM,
+    )
+    .ok()?;
     let t = std::time::Instant::now();
     while t.elapsed() < Duration::from_secs(10) {
         let status = std::fs::read_to_string(format!("/proc/{pid}/status")).unwrap_or_default();

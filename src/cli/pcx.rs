@@ -222,7 +222,7 @@ fn dump(kind: AssetKind, file: &Path, target: &Path) -> Result<i32, CliError> {
     let data = read_file(file)?;
     let opts = view::options_for(file, None, &Default::default());
     let v = view::open(kind, &data, &opts).map_err(|e| in_file(file, e))?;
-    view::write_tree(&*v, target)?;
+    super::progress::write_tree(&*v, target)?;
     Ok(0)
 }
 

@@ -83,19 +83,6 @@ fn check_view(kind: AssetKind, path: &Path) -> Row {
 }
 
 /// Runs `tafs roundtrip`; exit code 1 when any file fails.
-/// A bar counting the checked files, on a terminal only (and for more than a few files).
-fn progress(files: usize) -> indicatif::ProgressBar {
-    use std::io::IsTerminal;
-    if files < 8 || !std::io::stderr().is_terminal() {
-        return indicatif::ProgressBar::hidden();
-    }
-    let bar = indicatif::ProgressBar::new(files as u64);
-    if let Ok(style) = indicatif::ProgressStyle::with_template("{bar:40} {pos}/{len} files {eta}") {
-        bar.set_style(style);
-    }
-    bar
-}
-
 pub fn run(a: RoundtripArgs) -> Result<i32, CliError> {
     run_only(&a.paths, None)
 }
@@ -109,7 +96,7 @@ pub fn run_only(paths: &[PathBuf], only: Option<AssetKind>) -> Result<i32, CliEr
     }
     files.retain(|(k, _)| only.map_or(true, |o| o == *k));
     files.sort_by(|a, b| a.1.cmp(&b.1));
-    let bar = progress(files.len());
+    let bar = super::progress::files(files.len(), 8);
     let rows: Vec<Row> = files
         .par_iter()
         .map(|(kind, f)| {

@@ -212,7 +212,7 @@ pub fn run(cmd: TntCmd) -> Result<i32, CliError> {
                 clean,
             )
             .map_err(|e| CliError::Msg(format!("{}: {e}", file.display())))?;
-            view::write_tree(&v, &target)?;
+            super::progress::write_tree(&v, &target)?;
             eprintln!(
                 "unpacked {} ({} tiles, {} placements) to {}",
                 file.display(),

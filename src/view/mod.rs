@@ -235,6 +235,15 @@ pub trait View: Send + Sync {
 /// both cores; nothing is written outside `target` because entry paths are sanitised
 /// components joined by `/`.
 pub fn write_tree(view: &dyn View, target: &Path) -> Result<(), ViewError> {
+    write_tree_with(view, target, &|| {})
+}
+
+/// [`write_tree`], calling `written` after each file (from any of the writing threads).
+pub fn write_tree_with(
+    view: &dyn View,
+    target: &Path,
+    written: &(dyn Fn() + Sync),
+) -> Result<(), ViewError> {
     use rayon::prelude::*;
     let io_err = |p: &Path, e: io::Error| ViewError::Io {
         path: p.display().to_string(),
@@ -253,7 +262,9 @@ pub fn write_tree(view: &dyn View, target: &Path) -> Result<(), ViewError> {
         .try_for_each(|e| {
             let p = join_checked(target, &e.path)?;
             let bytes = view.render_vec(&e.path)?;
-            std::fs::write(&p, bytes).map_err(|err| io_err(&p, err))
+            std::fs::write(&p, bytes).map_err(|err| io_err(&p, err))?;
+            written();
+            Ok(())
         })
 }
 
