@@ -63,7 +63,10 @@ fn run_inner(cmd: BosCmd) -> Result<(), CliError> {
             let bytes = read_file(&file)?;
             let c = cob::parse(&bytes, &cob::Limits::default())
                 .map_err(|e| CliError::Msg(format!("{}: {e}", file.display())))?;
-            let d = decompile(&c);
+            let mut d = decompile(&c);
+            // As the mount's script.bos shows it: ending in its origin line.
+            d.source
+                .push_str(&crate::view::cob::Origin::of(&bytes).line("//"));
             if !d.identical {
                 eprintln!(
                     "{}: warning: the source does not compile back to identical bytes",
