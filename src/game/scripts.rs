@@ -152,3 +152,34 @@ impl Includes for HeaderSet {
         })
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::game::Plain;
+
+    #[test]
+    fn headers_come_from_the_scripts_folder_then_the_games_ignoring_case() {
+        let d = tempfile::tempdir().unwrap();
+        let game = d.path();
+        let own = game.join("units/x");
+        std::fs::create_dir_all(&own).unwrap();
+        std::fs::create_dir_all(game.join("SCRIPTS/sub")).unwrap();
+        std::fs::write(own.join("Defs.H"), "own").unwrap();
+        std::fs::write(own.join("notes.txt"), "not a header").unwrap();
+        std::fs::write(game.join("SCRIPTS/defs.h"), "shared").unwrap();
+        std::fs::write(game.join("SCRIPTS/other.h"), "other").unwrap();
+        std::fs::write(game.join("SCRIPTS/sub/deep.h"), "deep").unwrap();
+        let h = HeaderSet::read(&Plain, &own, Some(game));
+        assert_eq!(h.len(), 3);
+        let body = |n: &str| {
+            h.find("x.bos", n)
+                .map(|(_, b)| String::from_utf8(b).unwrap())
+        };
+        assert_eq!(body("defs.h").as_deref(), Some("own"));
+        assert_eq!(body("OTHER.H").as_deref(), Some("other"));
+        assert_eq!(body("notes.txt"), None);
+        assert_eq!(body("sub/deep.h"), None, "folders are not followed");
+        assert_eq!(body("missing.h"), None);
+    }
+}
