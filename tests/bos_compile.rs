@@ -10,12 +10,22 @@ use tafs::game::scripts::FolderIncludes;
 use tafs::game::Plain;
 
 fn compile_file(path: &Path, angle: Angle, cavedog: bool) -> Result<Vec<u8>, bos::Error> {
+    compile_with(path, angle, cavedog, false)
+}
+
+fn compile_with(
+    path: &Path,
+    angle: Angle,
+    cavedog: bool,
+    right_assoc: bool,
+) -> Result<Vec<u8>, bos::Error> {
     let src = std::fs::read(path).unwrap();
     let inc = FolderIncludes::new(&Plain, path.parent().unwrap(), None);
     let opts = Options {
         mode: bos::mode_of(&src),
         angle,
         cavedog,
+        right_assoc,
     };
     bos::compile(
         &path.to_string_lossy(),
@@ -55,21 +65,41 @@ fn shipped_pairs() {
         };
         let want = std::fs::read(&cob).unwrap();
         let variants = [
-            (Angle::Cavedog, true, "as Cavedog's compiler"),
+            (Angle::Cavedog, true, false, "as Cavedog's compiler"),
             (
                 Angle::Scriptor,
+                false,
                 false,
                 "as Scriptor (182 per degree, empty function without code)",
             ),
             (
                 Angle::Single,
                 false,
+                false,
                 "as Scriptor (single-precision degrees, empty function without code)",
             ),
+            (
+                Angle::Decimal,
+                false,
+                false,
+                "as Scriptor (× 182.04444 per degree, empty function without code)",
+            ),
+            (
+                Angle::Single,
+                false,
+                true,
+                "as Scriptor (single-precision degrees, + and || grouped to the right)",
+            ),
+            (
+                Angle::Scriptor,
+                false,
+                true,
+                "as Scriptor (182 per degree, + and || grouped to the right)",
+            ),
         ];
-        if let Some((_, _, how)) = variants
+        if let Some((_, _, _, how)) = variants
             .iter()
-            .find(|(a, cd, _)| compile_file(b, *a, *cd).is_ok_and(|g| g == want))
+            .find(|(a, cd, ra, _)| compile_with(b, *a, *cd, *ra).is_ok_and(|g| g == want))
         {
             same += 1;
             report.push(format!("{}: identical {how}", b.display()));
@@ -122,6 +152,9 @@ fn shipped_pairs() {
         "ARMACA",
         "ARMACH",
         "ARMLPRIS",
+        "ARMCOM",
+        "ARMHERC",
+        "ARMFIELD",
     ];
     for stem in known {
         assert!(
@@ -132,6 +165,96 @@ fn shipped_pairs() {
             report.join("\n")
         );
     }
+}
+
+/// TA: Escalation's CORVALK.cob was built before two terms (`ARMST`, `CORCT`) were added to
+/// the weight formula of its header H2WEIGHT.h: with them taken out again (in a copy of
+/// the folder), the shipped source compiles to the shipped COB byte for byte (Scriptor:
+/// 182 per degree, `+`/`||`/`&&` grouped to the right, `break`, `#if TRUE`, `return;`).
+#[test]
+fn corvalk_compiles_identically_without_the_two_later_header_terms() {
+    let Some(c) = common::corpus() else { return };
+    let src = c.join("cob/ta-escalation");
+    let tmp = tempfile::tempdir().unwrap();
+    for e in std::fs::read_dir(&src).unwrap().flatten() {
+        std::fs::copy(e.path(), tmp.path().join(e.file_name())).unwrap();
+    }
+    let h = tmp.path().join("H2WEIGHT.h");
+    let text = std::fs::read_to_string(&h).unwrap();
+    let later = "+(h==ARMST)*1200+(h==CORCT)*1200";
+    assert_eq!(text.matches(later).count(), 1);
+    let want = std::fs::read(src.join("CORVALK.cob")).unwrap();
+    let b = tmp.path().join("CORVALK.bos");
+    let as_shipped = compile_with(&b, Angle::Scriptor, false, true).unwrap();
+    assert_ne!(
+        as_shipped, want,
+        "the header as published has the later terms"
+    );
+    std::fs::write(&h, text.replace(later, "")).unwrap();
+    let got = compile_with(&b, Angle::Scriptor, false, true).unwrap();
+    assert!(got == want, "{}", first_difference(&got, &want));
+}
+
+/// Scriptor's grouping (`right_assoc`): `+`, `||` and `&&` chains to the right, but to the
+/// left after an operand in parentheses and across another operator; `break` leaves the
+/// innermost loop; `#if TRUE` holds; an `#if` left open closes at the end of the file;
+/// `return;` returns `CREATE_LOCAL_VAR`.
+#[test]
+fn scriptor_grouping_break_and_preprocessor_leniency() {
+    use tafs::formats::bos::opcode as op;
+    let src = b"#define ON TRUE\n#if ON\npiece base;\n#endif\nstatic-var a, b, c;\n\
+Create()\n{\n\ta = a + b + c;\n\ta = (a) && (b) && (c);\n\ta = a + b - c;\n\
+\twhile (TRUE)\n\t{\n\t\tif (a) { break; }\n\t\tsleep 1;\n\t}\n\treturn;\n}\n#ifdef NEVER\n";
+    let opts = Options {
+        mode: Mode::Ta,
+        angle: Angle::Scriptor,
+        cavedog: false,
+        right_assoc: true,
+    };
+    let p = bos::compile("t.bos", src, &NoIncludes, &opts, &Limits::default()).unwrap();
+    let (push, add, sub, and) = (op::PUSH_STATIC, op::ADD, op::SUB, op::AND);
+    let code = &p.code;
+    // a + (b + c): three pushes, then two ADDs
+    assert_eq!(&code[..8], &[push, 0, push, 1, push, 2, add, add]);
+    // ((a) && (b)) && (c)
+    assert_eq!(&code[10..18], &[push, 0, push, 1, and, push, 2, and]);
+    // (a + b) - c
+    assert_eq!(&code[20..28], &[push, 0, push, 1, add, push, 2, sub]);
+    // the loop: if (a) jumps past the loop's end; `return;` after it
+    let n = code.len();
+    assert_eq!(&code[n - 2..], &[op::CREATE_LOCAL_VAR, op::RETURN]);
+    let brk = code
+        .windows(4)
+        .position(|w| w[0] == op::JUMP_IF_FALSE && w[2] == op::JUMP)
+        .expect("if (a) break;");
+    assert_eq!(
+        code[brk + 3] as usize,
+        n - 2,
+        "break jumps to the loop's end"
+    );
+    // Without it (the default) the same source groups to the left.
+    let left = bos::compile(
+        "t.bos",
+        src,
+        &NoIncludes,
+        &Options::new(Mode::Ta),
+        &Limits::default(),
+    )
+    .unwrap();
+    assert_eq!(&left.code[..8], &[push, 0, push, 1, add, push, 2, add]);
+    // `break` outside a loop is an error naming the line.
+    let e = bos::compile(
+        "t.bos",
+        b"Create()\n{\n\tbreak;\n}\n",
+        &NoIncludes,
+        &opts,
+        &Limits::default(),
+    )
+    .unwrap_err();
+    assert_eq!(
+        e.to_string(),
+        "t.bos:3:2: break outside a while or for loop"
+    );
 }
 
 #[test]

@@ -208,3 +208,28 @@ fn decompiling_deeply_nested_jumps_falls_back_to_words() {
     assert!(d.identical);
     assert_eq!(d.raw_scripts, ["Deep"]);
 }
+
+/// A chain of operators is as deep a tree as nested parentheses (each operator one level,
+/// whichever way it groups): a long one ends in the nesting error, never a stack overflow
+/// (100,000 `+` grouped to the left overflowed the stack in code generation).
+#[test]
+fn a_long_chain_of_operators_is_an_error_not_a_stack_overflow() {
+    use tafs::formats::bos::{Angle, Limits, Mode, NoIncludes, Options};
+    let src = format!("Create()\n{{\n\tsleep 1{};\n}}\n", " + 1".repeat(100_000));
+    let opts = Options {
+        mode: Mode::Ta,
+        angle: Angle::Scriptor,
+        cavedog: false,
+        right_assoc: true,
+    };
+    let e = tafs::formats::bos::compile(
+        "unit.bos",
+        src.as_bytes(),
+        &NoIncludes,
+        &opts,
+        &Limits::default(),
+    )
+    .unwrap_err();
+    assert!(e.to_string().contains("nest more than 100 levels"), "{e}");
+    assert!(error(&src).contains("nest more than 100 levels"));
+}

@@ -148,8 +148,8 @@ fn rsync_of_an_edited_copy_rebuilds_and_a_second_is_a_no_op() {
     };
     let copy = g.path("copy");
     sh(&format!("cp -r {} {}", g.asset().display(), copy.display()));
-    // The copy is edited in its assembly: its script.bos goes stale (a second rsync would
-    // save that older source over the edit), so it is dropped, as SEMANTICS says.
+    // The copy is edited in its assembly alone (a copy keeping its stale script.bos is
+    // pushed twice in tests/mount_bos.rs).
     std::fs::remove_file(copy.join("script.bos")).unwrap();
     sh(&format!(
         "sed -i 's/HIDE flare/HIDE base/' {}",

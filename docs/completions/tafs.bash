@@ -1017,7 +1017,7 @@ _tafs() {
             return 0
             ;;
         tafs__subcmd__cob__subcmd__compile)
-            opts="-o -v -h -V --output --tak --ta --angle --cavedog --verbose --help --version"
+            opts="-o -v -h -V --output --tak --ta --angle --cavedog --right-assoc --verbose --help --version"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0

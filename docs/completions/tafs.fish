@@ -394,10 +394,11 @@ complete -c tafs -n "__fish_tafs_using_subcommand cob; and __fish_seen_subcomman
 complete -c tafs -n "__fish_tafs_using_subcommand cob; and __fish_seen_subcommand_from decompile" -s h -l help -d 'Print help'
 complete -c tafs -n "__fish_tafs_using_subcommand cob; and __fish_seen_subcommand_from decompile" -s V -l version -d 'Print version'
 complete -c tafs -n "__fish_tafs_using_subcommand cob; and __fish_seen_subcommand_from compile" -s o -l output -d 'Output .cob (default: the source with a .cob extension; written atomically)' -r -F
-complete -c tafs -n "__fish_tafs_using_subcommand cob; and __fish_seen_subcommand_from compile" -l angle -d 'How `<degrees>` are scaled: `cavedog` (× 65536/360), `single` (the same in single precision, as TA Mayhem\'s compiler) or `scriptor` (× 182)' -r
+complete -c tafs -n "__fish_tafs_using_subcommand cob; and __fish_seen_subcommand_from compile" -l angle -d 'How `<degrees>` are scaled: `cavedog` (× 65536/360), `single` (the same in single precision, as TA Mayhem\'s compiler), `scriptor` (× 182) or `decimal` (× 182.04444, as TA Mayhem\'s ARMCOM)' -r
 complete -c tafs -n "__fish_tafs_using_subcommand cob; and __fish_seen_subcommand_from compile" -l tak -d 'TA: Kingdoms (version 6); default: TAK when the source has `#define TAK`'
 complete -c tafs -n "__fish_tafs_using_subcommand cob; and __fish_seen_subcommand_from compile" -l ta -d 'Total Annihilation (version 4)'
 complete -c tafs -n "__fish_tafs_using_subcommand cob; and __fish_seen_subcommand_from compile" -l cavedog -d 'Cavedog\'s compiler: an empty function gets `return 0` instead of no code'
+complete -c tafs -n "__fish_tafs_using_subcommand cob; and __fish_seen_subcommand_from compile" -l right-assoc -d '`a + b + c` as `a + (b + c)`, the same for `||`: operands first, then the operators (Scriptor\'s builds of TA Mayhem\'s ARMHERC and TA: Escalation\'s ARMFIELD)'
 complete -c tafs -n "__fish_tafs_using_subcommand cob; and __fish_seen_subcommand_from compile" -s v -l verbose -d 'More log output (-v info, -vv debug, -vvv trace)'
 complete -c tafs -n "__fish_tafs_using_subcommand cob; and __fish_seen_subcommand_from compile" -s h -l help -d 'Print help'
 complete -c tafs -n "__fish_tafs_using_subcommand cob; and __fish_seen_subcommand_from compile" -s V -l version -d 'Print version'

@@ -22,7 +22,9 @@ fuzz_target!(|data: &[u8]| {
     let v = tafs::view::cob::open(data, &lim).expect("parsed COB has a view");
     let fs = MemFileSet::from_view(&v as &dyn View).expect("renders");
     assert_eq!(
-        tafs::view::cob::build(&fs, Some(data), &lim).ok().as_deref(),
+        tafs::view::cob::build(&fs, Some(data), &tafs::formats::bos::NoIncludes, &lim)
+            .ok()
+            .as_deref(),
         Some(data)
     );
 });

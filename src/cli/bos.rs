@@ -35,12 +35,17 @@ pub enum BosCmd {
         #[arg(long)]
         ta: bool,
         /// How `<degrees>` are scaled: `cavedog` (× 65536/360), `single` (the same in single
-        /// precision, as TA Mayhem's compiler) or `scriptor` (× 182).
+        /// precision, as TA Mayhem's compiler), `scriptor` (× 182) or `decimal` (× 182.04444,
+        /// as TA Mayhem's ARMCOM).
         #[arg(long, default_value = "cavedog")]
         angle: String,
         /// Cavedog's compiler: an empty function gets `return 0` instead of no code.
         #[arg(long)]
         cavedog: bool,
+        /// `a + b + c` as `a + (b + c)`, the same for `||`: operands first, then the
+        /// operators (Scriptor's builds of TA Mayhem's ARMHERC and TA: Escalation's ARMFIELD).
+        #[arg(long)]
+        right_assoc: bool,
     },
     /// Find what breaks units in game: statics never set or never read, signals sent with no
     /// mask set, endless loops without a sleep, calls with the wrong argument count,
@@ -63,7 +68,10 @@ fn run_inner(cmd: BosCmd) -> Result<(), CliError> {
             let bytes = read_file(&file)?;
             let c = cob::parse(&bytes, &cob::Limits::default())
                 .map_err(|e| CliError::Msg(format!("{}: {e}", file.display())))?;
-            let d = decompile(&c);
+            let mut d = decompile(&c);
+            // As the mount's script.bos shows it: ending in its origin line.
+            d.source
+                .push_str(&crate::view::cob::Origin::of(&bytes).line("//"));
             if !d.identical {
                 eprintln!(
                     "{}: warning: the source does not compile back to identical bytes",
@@ -92,6 +100,7 @@ fn run_inner(cmd: BosCmd) -> Result<(), CliError> {
             ta,
             angle,
             cavedog,
+            right_assoc,
         } => {
             let src = read_file(&file)?;
             let mode = if tak {
@@ -105,9 +114,10 @@ fn run_inner(cmd: BosCmd) -> Result<(), CliError> {
                 "cavedog" => Angle::Cavedog,
                 "single" => Angle::Single,
                 "scriptor" => Angle::Scriptor,
+                "decimal" => Angle::Decimal,
                 other => {
                     return err(format!(
-                        "--angle {other}: expected cavedog, single or scriptor"
+                        "--angle {other}: expected cavedog, single, scriptor or decimal"
                     ))
                 }
             };
@@ -118,6 +128,7 @@ fn run_inner(cmd: BosCmd) -> Result<(), CliError> {
                     mode,
                     angle,
                     cavedog,
+                    right_assoc,
                 },
             )?;
             let bytes = cob::write(&c).map_err(|e| CliError::Msg(e.to_string()))?;

@@ -184,13 +184,16 @@ fn info(file: &Path) -> Result<i32, CliError> {
 }
 
 fn disassemble(file: &Path, target: Option<&Path>, script: Option<&str>) -> Result<i32, CliError> {
-    let c = load(file)?;
-    let mut text = asm::disassemble(&c);
+    let data = read_file(file)?;
+    let c = cob::parse(&data, &Limits::default())
+        .map_err(|e| CliError::Msg(format!("{}: {e}", file.display())))?;
+    // The whole file as the mount's script.coba shows it (ending in its origin line).
+    let mut text = crate::view::cob::assembly_text(&c, &data);
     if let Some(name) = script {
         if c.script_index(name).is_none() {
             return err(format!("{}: no script {name:?}", file.display()));
         }
-        text = only_script(&text, name);
+        text = only_script(&asm::disassemble(&c), name);
     }
     match target {
         Some(t) => write_bytes(t, text.as_bytes())?,

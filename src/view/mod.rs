@@ -341,6 +341,14 @@ pub trait FileSet {
     fn generated(&self, _path: &str) -> bool {
         false
     }
+
+    /// Whether `fingerprint` was recorded for `key` when a version of this asset was
+    /// replaced: the file is a copy of an earlier version's rendering, not an edit (a COB
+    /// folder's generated files and the origin of its sources, see [`cob::build`]). `false`
+    /// unless a file set keeps such records (the mount's stage does).
+    fn replaced_rendering(&self, _key: &str, _fingerprint: u64) -> bool {
+        false
+    }
 }
 
 /// A real directory as a [`FileSet`].
@@ -864,7 +872,14 @@ pub fn rebuild_from(
         }
         AssetKind::Pal => pal::build(files, pal::PaletteFile::Pal, base_bytes, &opts.limits),
         AssetKind::Fnt => fnt::build(files, base_bytes),
-        AssetKind::Cob => cob::build(files, base_bytes, &Default::default()),
+        AssetKind::Cob => {
+            let none = crate::formats::bos::NoIncludes;
+            let includes: &dyn crate::formats::bos::Includes = match &opts.script_headers {
+                Some(h) => h.as_ref(),
+                None => &none,
+            };
+            cob::build(files, base_bytes, includes, &Default::default())
+        }
         AssetKind::Model3d => model3d::build(
             files,
             base_bytes,

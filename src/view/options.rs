@@ -76,12 +76,21 @@ pub fn options_in(
         .then(|| game::textures::folder_of_in(gfs, &file))
         .flatten()
         .map(|d| super::model3d::game_textures_in(gfs, &d, &limits));
+    let script_headers = (kind == Some(AssetKind::Cob)).then(|| {
+        let script_dir = file.parent().unwrap_or(Path::new(""));
+        Arc::new(game::scripts::HeaderSet::read(
+            gfs,
+            script_dir,
+            Some(game_dir.unwrap_or(&dir)),
+        ))
+    });
     ViewOptions {
         palette,
         palette_source,
         asset_path: Some(rel),
         frame_format: overrides.frame_format,
         textures,
+        script_headers,
         ..ViewOptions::default()
     }
 }
@@ -106,6 +115,9 @@ pub struct ViewOptions {
     pub textures: Option<Arc<Textures>>,
     /// Decoding budgets of 3DO models.
     pub model_limits: ModelLimits,
+    /// The headers a COB's `script.bos` may include beside the built-in ones: those of the
+    /// script's folder, then of the game's `scripts/` ([`game::scripts::HeaderSet`]).
+    pub script_headers: Option<Arc<game::scripts::HeaderSet>>,
 }
 
 /// Image format of the frame files of a GAF dump.
@@ -138,6 +150,7 @@ impl Default for ViewOptions {
             frame_format: FrameFormat::Png,
             textures: None,
             model_limits: ModelLimits::default(),
+            script_headers: None,
         }
     }
 }

@@ -55,6 +55,8 @@ pub enum StmtKind {
     /// `for (init; cond; step) body`
     For(Option<Box<Stmt>>, Expr, Option<Box<Stmt>>, Vec<Stmt>),
     Block(Vec<Stmt>),
+    /// `break;`: leaves the innermost `while`/`for` (a jump past its end).
+    Break,
     Return(Option<Expr>),
     Sleep(Expr),
     Signal(Expr),

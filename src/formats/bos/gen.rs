@@ -58,6 +58,7 @@ pub fn generate_with(
         base: 0,
         cavedog: opts.cavedog,
         last_op: 0,
+        breaks: Vec::new(),
     };
     let mut scripts = Vec::with_capacity(s.funcs.len());
     for f in &s.funcs {
@@ -99,6 +100,8 @@ struct Gen {
     cavedog: bool,
     /// The first word last emitted (an opcode, but for verbatim words).
     last_op: u32,
+    /// Per enclosing loop, innermost last: the jumps of its `break`s, patched to its end.
+    breaks: Vec<Vec<usize>>,
 }
 
 impl Gen {
@@ -120,6 +123,15 @@ impl Gen {
     fn jump(&mut self, pos: Pos, opcode: u32) -> Result<usize, Error> {
         self.emit(pos, &[opcode, 0])?;
         Ok(self.code.len() - 1)
+    }
+
+    /// Ends the innermost loop: its exit jump `jf` and its `break`s go here.
+    fn loop_end(&mut self, jf: usize) {
+        let h = self.here();
+        self.patch(jf, h);
+        for j in self.breaks.pop().unwrap_or_default() {
+            self.patch(j, h);
+        }
     }
 
     fn here(&self) -> u32 {
@@ -274,10 +286,20 @@ impl Gen {
                 let top = self.here();
                 self.expr(c)?;
                 let jf = self.jump(pos, op::JUMP_IF_FALSE)?;
+                self.breaks.push(Vec::new());
                 self.block(b)?;
                 self.emit(pos, &[op::JUMP, top])?;
-                let h = self.here();
-                self.patch(jf, h);
+                self.loop_end(jf);
+                Ok(())
+            }
+            StmtKind::Break => {
+                if self.breaks.is_empty() {
+                    return Err(Error::new(pos, "break outside a while or for loop".into()));
+                }
+                let j = self.jump(pos, op::JUMP)?;
+                if let Some(l) = self.breaks.last_mut() {
+                    l.push(j);
+                }
                 Ok(())
             }
             StmtKind::For(init, c, step, b) => {
@@ -287,13 +309,13 @@ impl Gen {
                 let top = self.here();
                 self.expr(c)?;
                 let jf = self.jump(pos, op::JUMP_IF_FALSE)?;
+                self.breaks.push(Vec::new());
                 self.block(b)?;
                 if let Some(st) = step {
                     self.stmt(st)?;
                 }
                 self.emit(pos, &[op::JUMP, top])?;
-                let h = self.here();
-                self.patch(jf, h);
+                self.loop_end(jf);
                 Ok(())
             }
             StmtKind::Block(b) => self.block(b),
@@ -302,7 +324,14 @@ impl Gen {
                     self.expr(e)?;
                     self.emit(pos, &[op::RETURN])
                 }
-                None => self.ret_default(pos),
+                // `return;` returns an uninitialised local, `CREATE_LOCAL_VAR; RETURN`, as
+                // Scriptor compiles it (TA: Escalation's CORVALK) and TA: Kingdoms does;
+                // Cavedog's compiler is taken to push 0 (no shipped source says).
+                None if self.cavedog => self.ret_default(pos),
+                None => {
+                    self.emit(pos, &[op::CREATE_LOCAL_VAR])?;
+                    self.emit(pos, &[op::RETURN])
+                }
             },
             StmtKind::Sleep(e) => self.unary_op(e, op::SLEEP),
             StmtKind::Signal(e) => self.unary_op(e, op::SIGNAL),

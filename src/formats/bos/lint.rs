@@ -67,7 +67,8 @@ pub fn lint(
     limits: &Limits,
 ) -> Result<Vec<String>, Error> {
     let out = pre::preprocess(name, src, includes, limits)?;
-    let ast = parse::parse(&out.tokens, limits, opts.angle).map_err(|e| e.named(&out.files))?;
+    let ast = parse::parse(&out.tokens, limits, opts.angle, opts.right_assoc)
+        .map_err(|e| e.named(&out.files))?;
     gen::generate(&ast, opts, limits).map_err(|e| e.named(&out.files))?;
     let mut l = Lint {
         files: &out.files,
@@ -266,6 +267,7 @@ fn waits(b: &[Stmt], depth: usize) -> bool {
             | StmtKind::WaitForMove(..)
             | StmtKind::CallScript(..)
             | StmtKind::Return(_)
+            | StmtKind::Break
             | StmtKind::Raw(_) => true,
             StmtKind::If(_, t, e) => {
                 waits(t, depth + 1) || e.as_ref().is_some_and(|e| waits(e, depth + 1))

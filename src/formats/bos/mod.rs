@@ -128,6 +128,9 @@ pub enum Angle {
     /// degrees × 182 (Scriptor's builds that TA: Escalation and War Machines were compiled
     /// with).
     Scriptor,
+    /// degrees × 182.04444, truncated toward zero: 65536/360 cut to five decimals, so
+    /// `<360>` is 65535 and `<11.25>` is 2047 (the build TA Mayhem's ARMCOM was compiled with).
+    Decimal,
 }
 
 impl Angle {
@@ -137,6 +140,7 @@ impl Angle {
             Angle::Cavedog => degrees * 65536.0 / 360.0,
             Angle::Single => f64::from((degrees as f32) * (65536.0f32 / 360.0f32)),
             Angle::Scriptor => degrees * 182.0,
+            Angle::Decimal => degrees * 182.04444,
         }
     }
 }
@@ -150,6 +154,11 @@ pub struct Options {
     /// Cavedog's compiler: a function with no parameters and no statements gets
     /// `return 0` (Scriptor gives it no code at all).
     pub cavedog: bool,
+    /// `+` and `||` group to the right: `a + b + c` compiles as `a + (b + c)` (every operand
+    /// pushed, then the operators), as the Scriptor builds of TA Mayhem's ARMHERC (`+`) and
+    /// TA: Escalation's ARMFIELD (`||`) do; `|` groups to the left there, and no shipped
+    /// pair has a chain of `-`, `*`, `&&` or a comparison to tell.
+    pub right_assoc: bool,
 }
 
 impl Options {
@@ -159,6 +168,7 @@ impl Options {
             mode,
             angle: Angle::Cavedog,
             cavedog: false,
+            right_assoc: false,
         }
     }
 }
@@ -189,7 +199,8 @@ pub fn compile(
     limits: &Limits,
 ) -> Result<Cob, Error> {
     let out = pre::preprocess(name, src, includes, limits)?;
-    let ast = parse::parse(&out.tokens, limits, opts.angle).map_err(|e| e.named(&out.files))?;
+    let ast = parse::parse(&out.tokens, limits, opts.angle, opts.right_assoc)
+        .map_err(|e| e.named(&out.files))?;
     let p = Pragmas::read(&out.pragmas).map_err(|e| e.named(&out.files))?;
     let mut o = *opts;
     if p.version == Some(cob::VERSION_TAK) {

@@ -6,7 +6,13 @@ use super::lex::{Kind, Token};
 use super::{opcode, Angle, Error, Limits, Pos};
 
 /// Parses a preprocessed token stream.
-pub fn parse(toks: &[Token], limits: &Limits, angle: Angle) -> Result<Script, Error> {
+/// `right_assoc`: operators of one precedence group to the right ([`super::Options`]).
+pub fn parse(
+    toks: &[Token],
+    limits: &Limits,
+    angle: Angle,
+    right_assoc: bool,
+) -> Result<Script, Error> {
     let end = toks.last().map(|t| t.pos).unwrap_or(Pos {
         file: 0,
         line: 1,
@@ -19,6 +25,7 @@ pub fn parse(toks: &[Token], limits: &Limits, angle: Angle) -> Result<Script, Er
         max_depth: limits.max_expr_depth,
         end,
         angle,
+        right_assoc,
     };
     p.script()
 }
@@ -40,6 +47,9 @@ struct Parser<'a> {
     end: Pos,
     /// Units of one degree in `<..>`.
     angle: Angle,
+    /// `a + b + c` is `a + (b + c)`, the same for `||` and `&&`
+    /// ([`super::Options::right_assoc`]).
+    right_assoc: bool,
 }
 
 fn describe(t: Option<&Token>) -> String {
@@ -336,6 +346,7 @@ impl Parser<'_> {
                 };
                 StmtKind::Return(e)
             }
+            "break" => StmtKind::Break,
             "sleep" => StmtKind::Sleep(self.expr()?),
             "signal" => StmtKind::Signal(self.expr()?),
             "set-signal-mask" => StmtKind::SetSignalMask(self.expr()?),
@@ -550,22 +561,68 @@ impl Parser<'_> {
     }
 
     fn binary(&mut self, min: u8) -> Result<Expr, Error> {
+        Ok(self.binary_paren(min)?.0)
+    }
+
+    /// [`Self::binary`], and whether the result is one whole parenthesised expression.
+    fn binary_paren(&mut self, min: u8) -> Result<(Expr, bool), Error> {
         self.enter()?;
+        let opens = self.is_punct("(");
         let mut l = self.unary()?;
+        let mut bare_paren = opens
+            && self
+                .i
+                .checked_sub(1)
+                .and_then(|k| self.toks.get(k))
+                .is_some_and(|t| matches!(t.kind, Kind::Punct(")")));
+        // each operator of the chain is one level more of the tree (code generation
+        // recurses through it)
+        let mut chained = 0;
         while let Some((op, prec)) = self.binop() {
             if prec <= min {
                 break;
             }
             self.i += 1;
-            let r = self.binary(prec)?;
+            self.enter()?;
+            chained += 1;
+            let r = if self.right_assoc
+                && !bare_paren
+                && matches!(op, BinOp::Add | BinOp::Or | BinOp::And)
+            {
+                self.right_chain(op, prec)?
+            } else {
+                self.binary_paren(prec)?.0
+            };
+            bare_paren = false;
             let pos = l.pos;
             l = Expr {
                 kind: ExprKind::Bin(op, Box::new(l), Box::new(r)),
                 pos,
             };
         }
+        self.depth -= 1 + chained;
+        Ok((l, bare_paren))
+    }
+
+    /// The right operand of `op` grouped as Scriptor does ([`super::Options::right_assoc`]):
+    /// `b op c op d` as `b op (c op d)`, the chain ending at another operator or after an
+    /// operand in parentheses (`(a) && (b) && (c)` is `((a) && (b)) && (c)`).
+    fn right_chain(&mut self, op: BinOp, prec: u8) -> Result<Expr, Error> {
+        self.enter()?;
+        let (first, bare) = self.binary_paren(prec)?;
+        let e = if !bare && self.binop() == Some((op, prec)) {
+            self.i += 1;
+            let rest = self.right_chain(op, prec)?;
+            let pos = first.pos;
+            Expr {
+                kind: ExprKind::Bin(op, Box::new(first), Box::new(rest)),
+                pos,
+            }
+        } else {
+            first
+        };
         self.depth -= 1;
-        Ok(l)
+        Ok(e)
     }
 
     fn unary(&mut self) -> Result<Expr, Error> {

@@ -33,7 +33,6 @@ struct Cond {
     taken: bool,
     /// The enclosing region was active.
     parent: bool,
-    pos: Pos,
 }
 
 struct Pre<'a> {
@@ -107,7 +106,6 @@ impl Pre<'_> {
                 j += 1;
             }
             let dir = &toks[i + 1..j];
-            let hash_pos = t.pos;
             i = j;
             let Some(first) = dir.first() else { continue };
             let word = ident(first)
@@ -125,7 +123,6 @@ impl Pre<'_> {
                         active: active && yes,
                         taken: yes,
                         parent: active,
-                        pos: hash_pos,
                     });
                 }
                 "if" => {
@@ -134,7 +131,6 @@ impl Pre<'_> {
                         active: active && yes,
                         taken: yes,
                         parent: active,
-                        pos: hash_pos,
                     });
                 }
                 "elif" => {
@@ -239,12 +235,8 @@ impl Pre<'_> {
                 _ => {}
             }
         }
-        if let Some(c) = conds.last() {
-            return Err(Error::new(
-                c.pos,
-                "#if/#ifdef is never closed by #endif".into(),
-            ));
-        }
+        // An `#if` left open closes at the end of its file, as Scriptor allows (TA Mayhem's
+        // ARMHERC.bos leaves an `#ifndef` open).
         self.flush(&mut pending)
     }
 
@@ -414,8 +406,8 @@ impl Pre<'_> {
         Ok(())
     }
 
-    /// Evaluates the condition of `#if`/`#elif`: macros expanded, `defined NAME`, names
-    /// left over count as 0.
+    /// Evaluates the condition of `#if`/`#elif`: macros expanded, `defined NAME`, `TRUE`
+    /// is 1, other names left over count as 0.
     fn eval_if(&mut self, args: &[Token], pos: Pos) -> Result<i64, Error> {
         let mut resolved = Vec::new();
         let mut k = 0;
@@ -574,6 +566,9 @@ impl IfExpr<'_> {
         self.i += 1;
         match &t.kind {
             Kind::Number(n) => Ok(super::parse::int_literal(n).unwrap_or(0)),
+            // BOS's TRUE is 1 in a condition too (TA: Escalation's CORVALK.bos has
+            // `#define LIMITED_CARGO_HOLD TRUE` then `#if LIMITED_CARGO_HOLD`).
+            Kind::Ident(s) if s.eq_ignore_ascii_case("true") => Ok(1),
             Kind::Ident(_) => Ok(0),
             Kind::Punct("!") => Ok((self.unary()? == 0) as i64),
             Kind::Punct("-") => Ok(self.unary()?.wrapping_neg()),

@@ -7,7 +7,9 @@
 //! outdated and record the result in the status.
 
 use super::archive::{finish_archive_stage, removed_entries};
-use super::overlay::{builds, record_flattenings, record_renderings, release_filled, Overlay};
+use super::overlay::{
+    builds, record_cob_renderings, record_flattenings, record_renderings, release_filled, Overlay,
+};
 use super::{error_file, join};
 use crate::fs::budget::Leased;
 use crate::fs::core::assets::Given;
@@ -323,7 +325,11 @@ impl Core {
                 old_view = old;
                 new_view = Some((view.clone(), need));
                 let view: Arc<dyn View> = view;
+                if let (AssetKind::Cob, Some(v)) = (kind, &old_view) {
+                    record_cob_renderings(s, &**v);
+                }
                 match &old_meta {
+                    _ if kind == AssetKind::Cob => {}
                     Some((m, t)) if kind == AssetKind::Tnt => record_renderings(s, m, *t),
                     Some((m, _)) => record_flattenings(s, m),
                     None => {}

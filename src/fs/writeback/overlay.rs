@@ -235,6 +235,18 @@ pub(in crate::fs) fn record_flattenings(stage: &Stage, meta_json: &[u8]) {
     }
 }
 
+/// Records what a COB's folder showed before a commit replaced its binary (`old`, the old
+/// version's view): the CRC-32 of each generated file and the origin of its sources
+/// ([`crate::view::cob::replaced_fingerprints`]), so a copy of them sent back later is known
+/// for what it is.
+pub(in crate::fs) fn record_cob_renderings(stage: &Stage, old: &dyn crate::view::View) {
+    let mut all = renderings(stage);
+    for (key, fp) in crate::view::cob::replaced_fingerprints(&|p| old.render_vec(p).ok()) {
+        remember(&mut all, &key, fp);
+    }
+    save_renderings(stage, all);
+}
+
 /// Adds checksum `crc` to the list of `file` (at most [`RENDERINGS_KEEP`], oldest first out).
 fn remember(all: &mut serde_json::Map<String, serde_json::Value>, file: &str, crc: u64) {
     let list = all
@@ -450,6 +462,13 @@ impl FileSet for Overlay<'_> {
 
     /// A generated file: not staged (by the snapshot, else the file system), not deleted,
     /// not in a folder being filled.
+    fn replaced_rendering(&self, key: &str, fingerprint: u64) -> bool {
+        renderings(self.stage)
+            .get(key)
+            .and_then(|v| v.as_array())
+            .is_some_and(|l| l.iter().any(|v| v.as_u64() == Some(fingerprint)))
+    }
+
     fn generated(&self, path: &str) -> bool {
         if !builds(path) || self.view.is_none() {
             return false;
