@@ -445,6 +445,9 @@ _tafs() {
             tafs__subcmd__help__subcmd__pal,gpl)
                 cmd="tafs__subcmd__help__subcmd__pal__subcmd__gpl"
                 ;;
+            tafs__subcmd__help__subcmd__pal,lookup)
+                cmd="tafs__subcmd__help__subcmd__pal__subcmd__lookup"
+                ;;
             tafs__subcmd__help__subcmd__pcx,build)
                 cmd="tafs__subcmd__help__subcmd__pcx__subcmd__build"
                 ;;
@@ -565,6 +568,9 @@ _tafs() {
             tafs__subcmd__pal,help)
                 cmd="tafs__subcmd__pal__subcmd__help"
                 ;;
+            tafs__subcmd__pal,lookup)
+                cmd="tafs__subcmd__pal__subcmd__lookup"
+                ;;
             tafs__subcmd__pal__subcmd__help,build)
                 cmd="tafs__subcmd__pal__subcmd__help__subcmd__build"
                 ;;
@@ -579,6 +585,9 @@ _tafs() {
                 ;;
             tafs__subcmd__pal__subcmd__help,help)
                 cmd="tafs__subcmd__pal__subcmd__help__subcmd__help"
+                ;;
+            tafs__subcmd__pal__subcmd__help,lookup)
+                cmd="tafs__subcmd__pal__subcmd__help__subcmd__lookup"
                 ;;
             tafs__subcmd__pcx,build)
                 cmd="tafs__subcmd__pcx__subcmd__build"
@@ -2575,7 +2584,7 @@ _tafs() {
             return 0
             ;;
         tafs__subcmd__help__subcmd__pal)
-            opts="dump build convert gpl"
+            opts="dump build convert lookup gpl"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -2631,6 +2640,20 @@ _tafs() {
             return 0
             ;;
         tafs__subcmd__help__subcmd__pal__subcmd__gpl)
+            opts=""
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 4 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        tafs__subcmd__help__subcmd__pal__subcmd__lookup)
             opts=""
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 4 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
@@ -3423,7 +3446,7 @@ _tafs() {
             return 0
             ;;
         tafs__subcmd__pal)
-            opts="-v -h -V --verbose --help --version dump build convert gpl help"
+            opts="-v -h -V --verbose --help --version dump build convert lookup gpl help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -3533,7 +3556,7 @@ _tafs() {
             return 0
             ;;
         tafs__subcmd__pal__subcmd__help)
-            opts="dump build convert gpl help"
+            opts="dump build convert lookup gpl help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -3609,6 +3632,58 @@ _tafs() {
                 return 0
             fi
             case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        tafs__subcmd__pal__subcmd__help__subcmd__lookup)
+            opts=""
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 4 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        tafs__subcmd__pal__subcmd__lookup)
+            opts="-t -v -h -V --target --palette --cell --kind --entry --verbose --help --version"
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                --target)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                -t)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --palette)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --cell)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --kind)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --entry)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
                 *)
                     COMPREPLY=()
                     ;;

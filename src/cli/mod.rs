@@ -63,7 +63,8 @@ enum Command {
     /// PCX pictures (unit pictures, GUI panels): describe, convert, dump, build.
     #[command(subcommand)]
     Pcx(pcx::PcxCmd),
-    /// Palettes (.pal, TA: Kingdoms palette .pcx): dump, build, gpl.
+    /// Palettes (.pal, TA: Kingdoms palette .pcx) and lookup tables (.alp .shd .lht): dump,
+    /// build, convert, lookup, gpl.
     #[command(subcommand)]
     Pal(pcx::PalCmd),
     /// Bitmap fonts (.fnt): info, describe, render, sheet, dump, build.
