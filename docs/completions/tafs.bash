@@ -3732,7 +3732,7 @@ _tafs() {
             return 0
             ;;
         tafs__subcmd__pcx__subcmd__convert)
-            opts="-t -v -h -V --target --palette --verbose --help --version"
+            opts="-t -v -h -V --target --format --palette --verbose --help --version"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -3744,6 +3744,10 @@ _tafs() {
                     ;;
                 -t)
                     COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --format)
+                    COMPREPLY=($(compgen -W "png gif bmp pcx" -- "${cur}"))
                     return 0
                     ;;
                 --palette)

@@ -244,17 +244,21 @@ complete -c tafs -n "__fish_tafs_using_subcommand pcx; and not __fish_seen_subco
 complete -c tafs -n "__fish_tafs_using_subcommand pcx; and not __fish_seen_subcommand_from describe convert dump build help" -s h -l help -d 'Print help'
 complete -c tafs -n "__fish_tafs_using_subcommand pcx; and not __fish_seen_subcommand_from describe convert dump build help" -s V -l version -d 'Print version'
 complete -c tafs -n "__fish_tafs_using_subcommand pcx; and not __fish_seen_subcommand_from describe convert dump build help" -f -a "describe" -d 'Size, layout, header fields, palette and how TA draws the file'
-complete -c tafs -n "__fish_tafs_using_subcommand pcx; and not __fish_seen_subcommand_from describe convert dump build help" -f -a "convert" -d 'PCX → PNG, GIF or BMP (indexed with the PCX\'s palette) or PNG → PCX (by the target\'s extension)'
+complete -c tafs -n "__fish_tafs_using_subcommand pcx; and not __fish_seen_subcommand_from describe convert dump build help" -f -a "convert" -d 'PCX → PNG, GIF or BMP (indexed with the PCX\'s palette) or PNG → PCX (by --format, else by the target\'s extension)'
 complete -c tafs -n "__fish_tafs_using_subcommand pcx; and not __fish_seen_subcommand_from describe convert dump build help" -f -a "dump" -d 'Write the exploded view (image.png + metadata.json; swatch.png, palette.gpl and palette.csv for a 1×1 palette carrier), as the mount shows it'
 complete -c tafs -n "__fish_tafs_using_subcommand pcx; and not __fish_seen_subcommand_from describe convert dump build help" -f -a "build" -d 'Rebuild a PCX from a dump folder'
 complete -c tafs -n "__fish_tafs_using_subcommand pcx; and not __fish_seen_subcommand_from describe convert dump build help" -f -a "help" -d 'Print this message or the help of the given subcommand(s)'
 complete -c tafs -n "__fish_tafs_using_subcommand pcx; and __fish_seen_subcommand_from describe" -s v -l verbose -d 'More log output (-v info, -vv debug, -vvv trace)'
 complete -c tafs -n "__fish_tafs_using_subcommand pcx; and __fish_seen_subcommand_from describe" -s h -l help -d 'Print help'
 complete -c tafs -n "__fish_tafs_using_subcommand pcx; and __fish_seen_subcommand_from describe" -s V -l version -d 'Print version'
-complete -c tafs -n "__fish_tafs_using_subcommand pcx; and __fish_seen_subcommand_from convert" -s t -l target -d 'Output (.png or .pcx; written atomically)' -r -F
+complete -c tafs -n "__fish_tafs_using_subcommand pcx; and __fish_seen_subcommand_from convert" -s t -l target -d 'Output (.png, .gif, .bmp or .pcx; written atomically)' -r -F
+complete -c tafs -n "__fish_tafs_using_subcommand pcx; and __fish_seen_subcommand_from convert" -l format -d 'Output format, whatever the target\'s name (default: its extension)' -r -f -a "png\t'Indexed PNG (RGB for a 24-bit PCX)'
+gif\t'GIF with the PCX\'s palette'
+bmp\t'8-bit Windows BMP with the PCX\'s palette'
+pcx\t'PCX (from a PNG)'"
 complete -c tafs -n "__fish_tafs_using_subcommand pcx; and __fish_seen_subcommand_from convert" -l palette -d 'PNG → PCX: the palette (.pal or .pcx) the picture is mapped to (default: an indexed PNG\'s own palette; else the built-in TA palette)' -r -F
 complete -c tafs -n "__fish_tafs_using_subcommand pcx; and __fish_seen_subcommand_from convert" -s v -l verbose -d 'More log output (-v info, -vv debug, -vvv trace)'
-complete -c tafs -n "__fish_tafs_using_subcommand pcx; and __fish_seen_subcommand_from convert" -s h -l help -d 'Print help'
+complete -c tafs -n "__fish_tafs_using_subcommand pcx; and __fish_seen_subcommand_from convert" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c tafs -n "__fish_tafs_using_subcommand pcx; and __fish_seen_subcommand_from convert" -s V -l version -d 'Print version'
 complete -c tafs -n "__fish_tafs_using_subcommand pcx; and __fish_seen_subcommand_from dump" -s t -l target -d 'Output folder (created)' -r -F
 complete -c tafs -n "__fish_tafs_using_subcommand pcx; and __fish_seen_subcommand_from dump" -s v -l verbose -d 'More log output (-v info, -vv debug, -vvv trace)'
@@ -266,7 +270,7 @@ complete -c tafs -n "__fish_tafs_using_subcommand pcx; and __fish_seen_subcomman
 complete -c tafs -n "__fish_tafs_using_subcommand pcx; and __fish_seen_subcommand_from build" -s h -l help -d 'Print help'
 complete -c tafs -n "__fish_tafs_using_subcommand pcx; and __fish_seen_subcommand_from build" -s V -l version -d 'Print version'
 complete -c tafs -n "__fish_tafs_using_subcommand pcx; and __fish_seen_subcommand_from help" -f -a "describe" -d 'Size, layout, header fields, palette and how TA draws the file'
-complete -c tafs -n "__fish_tafs_using_subcommand pcx; and __fish_seen_subcommand_from help" -f -a "convert" -d 'PCX → PNG, GIF or BMP (indexed with the PCX\'s palette) or PNG → PCX (by the target\'s extension)'
+complete -c tafs -n "__fish_tafs_using_subcommand pcx; and __fish_seen_subcommand_from help" -f -a "convert" -d 'PCX → PNG, GIF or BMP (indexed with the PCX\'s palette) or PNG → PCX (by --format, else by the target\'s extension)'
 complete -c tafs -n "__fish_tafs_using_subcommand pcx; and __fish_seen_subcommand_from help" -f -a "dump" -d 'Write the exploded view (image.png + metadata.json; swatch.png, palette.gpl and palette.csv for a 1×1 palette carrier), as the mount shows it'
 complete -c tafs -n "__fish_tafs_using_subcommand pcx; and __fish_seen_subcommand_from help" -f -a "build" -d 'Rebuild a PCX from a dump folder'
 complete -c tafs -n "__fish_tafs_using_subcommand pcx; and __fish_seen_subcommand_from help" -f -a "help" -d 'Print this message or the help of the given subcommand(s)'
@@ -626,7 +630,7 @@ complete -c tafs -n "__fish_tafs_using_subcommand help; and __fish_seen_subcomma
 complete -c tafs -n "__fish_tafs_using_subcommand help; and __fish_seen_subcommand_from tnt" -f -a "preview" -d 'Render the map with feature sprites and numbered start positions (PNG or JPG)'
 complete -c tafs -n "__fish_tafs_using_subcommand help; and __fish_seen_subcommand_from tnt" -f -a "sample" -d 'Write the crate\'s sample map (16×16 tiles: grass, lake, rocks, paths, placed features) to try the other commands on'
 complete -c tafs -n "__fish_tafs_using_subcommand help; and __fish_seen_subcommand_from pcx" -f -a "describe" -d 'Size, layout, header fields, palette and how TA draws the file'
-complete -c tafs -n "__fish_tafs_using_subcommand help; and __fish_seen_subcommand_from pcx" -f -a "convert" -d 'PCX → PNG, GIF or BMP (indexed with the PCX\'s palette) or PNG → PCX (by the target\'s extension)'
+complete -c tafs -n "__fish_tafs_using_subcommand help; and __fish_seen_subcommand_from pcx" -f -a "convert" -d 'PCX → PNG, GIF or BMP (indexed with the PCX\'s palette) or PNG → PCX (by --format, else by the target\'s extension)'
 complete -c tafs -n "__fish_tafs_using_subcommand help; and __fish_seen_subcommand_from pcx" -f -a "dump" -d 'Write the exploded view (image.png + metadata.json; swatch.png, palette.gpl and palette.csv for a 1×1 palette carrier), as the mount shows it'
 complete -c tafs -n "__fish_tafs_using_subcommand help; and __fish_seen_subcommand_from pcx" -f -a "build" -d 'Rebuild a PCX from a dump folder'
 complete -c tafs -n "__fish_tafs_using_subcommand help; and __fish_seen_subcommand_from pal" -f -a "dump" -d 'Write the exploded view of a .pal or palette .pcx (swatch.png, palette.gpl, palette.csv) or of a lookup table .alp/.shd/.lht (table.png, table.csv)'

@@ -20,14 +20,17 @@ pub enum PcxCmd {
         /// The PCX file.
         file: PathBuf,
     },
-    /// PCX → PNG, GIF or BMP (indexed with the PCX's palette) or PNG → PCX (by the target's
-    /// extension).
+    /// PCX → PNG, GIF or BMP (indexed with the PCX's palette) or PNG → PCX (by --format, else
+    /// by the target's extension).
     Convert {
         /// Input (.pcx or .png).
         file: PathBuf,
-        /// Output (.png or .pcx; written atomically).
+        /// Output (.png, .gif, .bmp or .pcx; written atomically).
         #[arg(short, long)]
         target: PathBuf,
+        /// Output format, whatever the target's name (default: its extension).
+        #[arg(long, value_enum)]
+        format: Option<PcxFormat>,
         /// PNG → PCX: the palette (.pal or .pcx) the picture is mapped to (default: an
         /// indexed PNG's own palette; else the built-in TA palette).
         #[arg(long)]
@@ -125,6 +128,19 @@ pub enum PalCmd {
     },
 }
 
+/// An output format of `tafs pcx convert`.
+#[derive(clap::ValueEnum, Clone, Copy, Debug, PartialEq, Eq)]
+pub enum PcxFormat {
+    /// Indexed PNG (RGB for a 24-bit PCX).
+    Png,
+    /// GIF with the PCX's palette.
+    Gif,
+    /// 8-bit Windows BMP with the PCX's palette.
+    Bmp,
+    /// PCX (from a PNG).
+    Pcx,
+}
+
 /// A palette file format of `tafs pal convert`.
 #[derive(clap::ValueEnum, Clone, Copy, Debug, PartialEq, Eq)]
 pub enum PalFormat {
@@ -153,8 +169,9 @@ pub fn run_pcx(cmd: PcxCmd) -> Result<i32, CliError> {
         PcxCmd::Convert {
             file,
             target,
+            format,
             palette,
-        } => convert(&file, &target, palette.as_deref()),
+        } => convert(&file, &target, format, palette.as_deref()),
         PcxCmd::Dump { file, target } => dump(AssetKind::Pcx, &file, &target),
         PcxCmd::Build { dir, target, base } => {
             build(AssetKind::Pcx, &dir, &target, base.as_deref())
@@ -464,16 +481,34 @@ fn bmp8(width: u32, height: u32, indices: &[u8], pal: &Palette) -> Vec<u8> {
     b
 }
 
-fn convert(file: &Path, target: &Path, palette: Option<&Path>) -> Result<i32, CliError> {
+fn convert(
+    file: &Path,
+    target: &Path,
+    format: Option<PcxFormat>,
+    palette: Option<&Path>,
+) -> Result<i32, CliError> {
+    let format = match format {
+        Some(f) => f,
+        None if ext_is(target, "png") => PcxFormat::Png,
+        None if ext_is(target, "gif") => PcxFormat::Gif,
+        None if ext_is(target, "bmp") => PcxFormat::Bmp,
+        None if ext_is(target, "pcx") => PcxFormat::Pcx,
+        None => {
+            return err(format!(
+                "{}: the target must end in .png, .gif, .bmp or .pcx, or --format say which",
+                target.display()
+            ))
+        }
+    };
     let data = read_file(file)?;
     let lim = Limits::default();
-    if ext_is(target, "png") {
+    if format == PcxFormat::Png {
         let p = pcx::parse(&data, &lim).map_err(|e| in_file(file, e))?;
         let png = pview::image_png(&p).map_err(|e| in_file(file, e))?;
         write_bytes(target, &png)?;
         return Ok(0);
     }
-    if ext_is(target, "gif") || ext_is(target, "bmp") {
+    if format == PcxFormat::Gif || format == PcxFormat::Bmp {
         let p = pcx::parse(&data, &lim).map_err(|e| in_file(file, e))?;
         let Some(pal) = p.palette.as_ref().filter(|_| p.kind == PcxKind::Indexed8) else {
             return err(format!(
@@ -482,7 +517,7 @@ fn convert(file: &Path, target: &Path, palette: Option<&Path>) -> Result<i32, Cl
             ));
         };
         let mut out = Vec::new();
-        if ext_is(target, "gif") {
+        if format == PcxFormat::Gif {
             crate::view::image::write_indexed_gif(
                 &mut out, p.width, p.height, &p.pixels, pal, None,
             )
@@ -492,12 +527,6 @@ fn convert(file: &Path, target: &Path, palette: Option<&Path>) -> Result<i32, Cl
         }
         write_bytes(target, &out)?;
         return Ok(0);
-    }
-    if !ext_is(target, "pcx") {
-        return err(format!(
-            "{}: the target must end in .png, .gif, .bmp or .pcx",
-            target.display()
-        ));
     }
     let img = decode_png(&data).map_err(|e| in_file(file, e))?;
     if u64::from(img.width) * u64::from(img.height) > lim.max_frame_pixels
