@@ -57,7 +57,8 @@ enum Command {
     /// commands under kbot's name.
     #[command(subcommand)]
     Taf(gaf::GafCmd),
-    /// TNT maps: describe, minimap, heightmap, image, features, lint, unpack, pack, preview.
+    /// TNT maps: describe, minimap, heightmap, image, buildmap, voidmap, ascii, features, lint,
+    /// optimize, unpack, pack, preview.
     #[command(subcommand)]
     Tnt(tnt::TntCmd),
     /// PCX pictures (unit pictures, GUI panels): describe, convert, dump, build.
