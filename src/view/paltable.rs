@@ -4,7 +4,7 @@
 //! decimal). Either rebuilds the table: an unedited folder gives the identical file, an edit
 //! changes only the entries edited.
 
-use super::image::decode_png;
+use super::image::{decode_png, PngPixels};
 use super::pcx::{map_to_palette, FileListView};
 use super::{FileSet, ViewError};
 use crate::formats::palette::Palette;
@@ -157,10 +157,17 @@ pub fn parse_csv(text: &[u8], rows: usize) -> Result<Vec<u8>, ViewError> {
     Ok(cells)
 }
 
-/// Reads `table.png` of a `rows`-row table drawn in `palette`. An indexed PNG in that
-/// palette gives its indices; anything else (an editor's RGB save) maps each pixel to the
-/// entry `base` has there when that still is the pixel's colour, else the first index of
-/// exactly its colour, else the nearest colour.
+/// Entries of a 256-colour PLTE that must equal `palette`'s, position by position, for an
+/// indexed PNG to count as drawn in it (its indices taken as they are): a dump made before
+/// a palette edit still is, an editor's re-ordered palette is not.
+pub const SAME_LAYOUT: usize = 192;
+
+/// Reads `table.png` of a `rows`-row table drawn in `palette`. An indexed PNG whose 256-entry
+/// PLTE matches `palette` in at least [`SAME_LAYOUT`] positions gives its indices (so does
+/// one saved from a view generated before the palette was edited); anything else (an
+/// editor's RGB save or re-ordered palette) maps each pixel to the entry `base` has there
+/// when that still is the pixel's colour, else the first index of exactly its colour, else
+/// the nearest colour.
 pub fn parse_png(
     data: &[u8],
     rows: usize,
@@ -176,6 +183,16 @@ pub fn parse_png(
                 img.width, img.height
             ),
         ));
+    }
+    if let PngPixels::Indexed { indices, plte, .. } = &img.pixels {
+        let same = plte
+            .chunks_exact(3)
+            .zip(palette.colors.iter())
+            .filter(|(a, b)| *a == b.as_slice())
+            .count();
+        if plte.len() == 768 && same >= SAME_LAYOUT && indices.len() == rows * COLUMNS {
+            return Ok(indices.clone());
+        }
     }
     Ok(map_to_palette(&img, palette, base))
 }
@@ -306,6 +323,36 @@ mod tests {
             let e = build(&set(edited), None, Some(&data), &pal, &lim).unwrap_err();
             assert!(e.to_string().contains("both edited"), "{e}");
         }
+    }
+
+    #[test]
+    fn a_png_from_before_a_palette_edit_keeps_its_indices() {
+        let lim = Limits::default();
+        let old = Palette::ta();
+        let mut new = old.clone();
+        for c in 100..110 {
+            new.colors[c] = [1, 2, 3];
+        }
+        let data = table(32);
+        let mut t = paltable::parse(&data, None, &lim).unwrap();
+        t.cells[7] = 104;
+        // the PNG of the view generated with the old palette, one entry edited in it
+        let png_old = png(&t, &old).unwrap();
+        let files = set(vec![(PNG.into(), png_old)]);
+        assert_eq!(
+            build(&files, None, Some(&data), &new, &lim).unwrap(),
+            t.cells
+        );
+        // an editor's re-ordered palette is mapped by colour, unchanged entries kept
+        let mut shuffled = Palette::ta();
+        shuffled.colors.rotate_left(1);
+        let moved: Vec<u8> = t.cells.iter().map(|&v| v.wrapping_sub(1)).collect();
+        let mut out = Vec::new();
+        crate::view::image::write_indexed_png(&mut out, 256, 32, &moved, &shuffled, None).unwrap();
+        let got = build(&set(vec![(PNG.into(), out)]), None, Some(&data), &old, &lim).unwrap();
+        let changed: Vec<usize> = (0..got.len()).filter(|&i| got[i] != data[i]).collect();
+        assert_eq!(changed, vec![7]);
+        assert_eq!(got[7], 104);
     }
 
     #[test]
