@@ -328,12 +328,21 @@ with open(p, "w", newline="") as f:
     ));
     let shd2 = changed(&shd, &shd1);
     assert_eq!(diff(&shd1, &shd2), vec![(31 * 256, v)]);
-    // a bad cell is refused: nothing written
+    // a cell that is no index is refused, the place named in the folder's status, nothing
+    // written
     let csvp = sdir.join("table.csv");
     let text = std::fs::read_to_string(&csvp)
         .unwrap()
-        .replacen(",", ",300x", 2);
+        .replacen("\n3,", "\n3,300", 1);
     let _ = std::fs::write(&csvp, text);
-    std::thread::sleep(std::time::Duration::from_millis(300));
+    let mut status = String::new();
+    for _ in 0..200 {
+        status = std::fs::read_to_string(sdir.join(".tafs-status")).unwrap_or_default();
+        if status.contains("table.csv") {
+            break;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    }
+    assert!(status.contains("row 5, column 0"), "{status}");
     assert_eq!(std::fs::read(&shd).unwrap(), shd2);
 }
