@@ -62,6 +62,11 @@ fn commands(name: &str, input: &Path) -> Vec<Vec<String>> {
             s(&["gaf", "list", &i]),
             s(&["gaf", "dump", &i, "-t", "out"]),
         ]
+    } else if [".alp", ".shd", ".lht"].iter().any(|e| name.ends_with(e)) {
+        vec![
+            s(&["pal", "lookup", &i, "--entry", "0,0"]),
+            s(&["pal", "dump", &i, "-t", "out"]),
+        ]
     } else if name.ends_with(".fnt") {
         vec![
             s(&["fnt", "describe", &i]),

@@ -423,5 +423,35 @@ print("ok")
             ext.to_uppercase()
         ));
         assert_eq!(r, "ok", "{ext}");
+        // --format decides whatever the target's name
+        let named = t.path().join(format!("{ext}.out"));
+        let st = std::process::Command::new(tafs)
+            .args(["pcx", "convert", "--format", ext])
+            .arg(&src)
+            .arg("-t")
+            .arg(&named)
+            .status()
+            .unwrap();
+        assert!(st.success());
+        assert_eq!(std::fs::read(&named).unwrap(), std::fs::read(&out).unwrap());
     }
+    // --format png to a .gif name writes a PNG; no format and an unknown extension: refused
+    let named = t.path().join("b.gif");
+    let o = std::process::Command::new(tafs)
+        .args(["pcx", "convert", "--format", "png"])
+        .arg(&src)
+        .arg("-t")
+        .arg(&named)
+        .output()
+        .unwrap();
+    assert!(o.status.success());
+    assert!(std::fs::read(&named).unwrap().starts_with(b"\x89PNG"));
+    let o = std::process::Command::new(tafs)
+        .args(["pcx", "convert"])
+        .arg(&src)
+        .arg("-t")
+        .arg(t.path().join("c.tga"))
+        .output()
+        .unwrap();
+    assert!(String::from_utf8_lossy(&o.stderr).contains("--format"));
 }

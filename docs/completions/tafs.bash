@@ -445,6 +445,9 @@ _tafs() {
             tafs__subcmd__help__subcmd__pal,gpl)
                 cmd="tafs__subcmd__help__subcmd__pal__subcmd__gpl"
                 ;;
+            tafs__subcmd__help__subcmd__pal,lookup)
+                cmd="tafs__subcmd__help__subcmd__pal__subcmd__lookup"
+                ;;
             tafs__subcmd__help__subcmd__pcx,build)
                 cmd="tafs__subcmd__help__subcmd__pcx__subcmd__build"
                 ;;
@@ -490,6 +493,12 @@ _tafs() {
             tafs__subcmd__help__subcmd__tdf,set)
                 cmd="tafs__subcmd__help__subcmd__tdf__subcmd__set"
                 ;;
+            tafs__subcmd__help__subcmd__tnt,ascii)
+                cmd="tafs__subcmd__help__subcmd__tnt__subcmd__ascii"
+                ;;
+            tafs__subcmd__help__subcmd__tnt,buildmap)
+                cmd="tafs__subcmd__help__subcmd__tnt__subcmd__buildmap"
+                ;;
             tafs__subcmd__help__subcmd__tnt,describe)
                 cmd="tafs__subcmd__help__subcmd__tnt__subcmd__describe"
                 ;;
@@ -508,6 +517,9 @@ _tafs() {
             tafs__subcmd__help__subcmd__tnt,minimap)
                 cmd="tafs__subcmd__help__subcmd__tnt__subcmd__minimap"
                 ;;
+            tafs__subcmd__help__subcmd__tnt,optimize)
+                cmd="tafs__subcmd__help__subcmd__tnt__subcmd__optimize"
+                ;;
             tafs__subcmd__help__subcmd__tnt,pack)
                 cmd="tafs__subcmd__help__subcmd__tnt__subcmd__pack"
                 ;;
@@ -519,6 +531,9 @@ _tafs() {
                 ;;
             tafs__subcmd__help__subcmd__tnt,unpack)
                 cmd="tafs__subcmd__help__subcmd__tnt__subcmd__unpack"
+                ;;
+            tafs__subcmd__help__subcmd__tnt,voidmap)
+                cmd="tafs__subcmd__help__subcmd__tnt__subcmd__voidmap"
                 ;;
             tafs__subcmd__hpi,extract)
                 cmd="tafs__subcmd__hpi__subcmd__extract"
@@ -565,6 +580,9 @@ _tafs() {
             tafs__subcmd__pal,help)
                 cmd="tafs__subcmd__pal__subcmd__help"
                 ;;
+            tafs__subcmd__pal,lookup)
+                cmd="tafs__subcmd__pal__subcmd__lookup"
+                ;;
             tafs__subcmd__pal__subcmd__help,build)
                 cmd="tafs__subcmd__pal__subcmd__help__subcmd__build"
                 ;;
@@ -579,6 +597,9 @@ _tafs() {
                 ;;
             tafs__subcmd__pal__subcmd__help,help)
                 cmd="tafs__subcmd__pal__subcmd__help__subcmd__help"
+                ;;
+            tafs__subcmd__pal__subcmd__help,lookup)
+                cmd="tafs__subcmd__pal__subcmd__help__subcmd__lookup"
                 ;;
             tafs__subcmd__pcx,build)
                 cmd="tafs__subcmd__pcx__subcmd__build"
@@ -694,6 +715,12 @@ _tafs() {
             tafs__subcmd__tdf__subcmd__help,set)
                 cmd="tafs__subcmd__tdf__subcmd__help__subcmd__set"
                 ;;
+            tafs__subcmd__tnt,ascii)
+                cmd="tafs__subcmd__tnt__subcmd__ascii"
+                ;;
+            tafs__subcmd__tnt,buildmap)
+                cmd="tafs__subcmd__tnt__subcmd__buildmap"
+                ;;
             tafs__subcmd__tnt,describe)
                 cmd="tafs__subcmd__tnt__subcmd__describe"
                 ;;
@@ -715,6 +742,9 @@ _tafs() {
             tafs__subcmd__tnt,minimap)
                 cmd="tafs__subcmd__tnt__subcmd__minimap"
                 ;;
+            tafs__subcmd__tnt,optimize)
+                cmd="tafs__subcmd__tnt__subcmd__optimize"
+                ;;
             tafs__subcmd__tnt,pack)
                 cmd="tafs__subcmd__tnt__subcmd__pack"
                 ;;
@@ -726,6 +756,15 @@ _tafs() {
                 ;;
             tafs__subcmd__tnt,unpack)
                 cmd="tafs__subcmd__tnt__subcmd__unpack"
+                ;;
+            tafs__subcmd__tnt,voidmap)
+                cmd="tafs__subcmd__tnt__subcmd__voidmap"
+                ;;
+            tafs__subcmd__tnt__subcmd__help,ascii)
+                cmd="tafs__subcmd__tnt__subcmd__help__subcmd__ascii"
+                ;;
+            tafs__subcmd__tnt__subcmd__help,buildmap)
+                cmd="tafs__subcmd__tnt__subcmd__help__subcmd__buildmap"
                 ;;
             tafs__subcmd__tnt__subcmd__help,describe)
                 cmd="tafs__subcmd__tnt__subcmd__help__subcmd__describe"
@@ -748,6 +787,9 @@ _tafs() {
             tafs__subcmd__tnt__subcmd__help,minimap)
                 cmd="tafs__subcmd__tnt__subcmd__help__subcmd__minimap"
                 ;;
+            tafs__subcmd__tnt__subcmd__help,optimize)
+                cmd="tafs__subcmd__tnt__subcmd__help__subcmd__optimize"
+                ;;
             tafs__subcmd__tnt__subcmd__help,pack)
                 cmd="tafs__subcmd__tnt__subcmd__help__subcmd__pack"
                 ;;
@@ -759,6 +801,9 @@ _tafs() {
                 ;;
             tafs__subcmd__tnt__subcmd__help,unpack)
                 cmd="tafs__subcmd__tnt__subcmd__help__subcmd__unpack"
+                ;;
+            tafs__subcmd__tnt__subcmd__help,voidmap)
+                cmd="tafs__subcmd__tnt__subcmd__help__subcmd__voidmap"
                 ;;
             *)
                 ;;
@@ -2575,7 +2620,7 @@ _tafs() {
             return 0
             ;;
         tafs__subcmd__help__subcmd__pal)
-            opts="dump build convert gpl"
+            opts="dump build convert lookup gpl"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -2631,6 +2676,20 @@ _tafs() {
             return 0
             ;;
         tafs__subcmd__help__subcmd__pal__subcmd__gpl)
+            opts=""
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 4 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        tafs__subcmd__help__subcmd__pal__subcmd__lookup)
             opts=""
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 4 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
@@ -2953,8 +3012,36 @@ _tafs() {
             return 0
             ;;
         tafs__subcmd__help__subcmd__tnt)
-            opts="describe minimap heightmap image features lint unpack pack preview sample"
+            opts="describe minimap heightmap image buildmap voidmap ascii optimize features lint unpack pack preview sample"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        tafs__subcmd__help__subcmd__tnt__subcmd__ascii)
+            opts=""
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 4 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        tafs__subcmd__help__subcmd__tnt__subcmd__buildmap)
+            opts=""
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 4 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
             fi
@@ -3050,6 +3137,20 @@ _tafs() {
             COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
             return 0
             ;;
+        tafs__subcmd__help__subcmd__tnt__subcmd__optimize)
+            opts=""
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 4 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
         tafs__subcmd__help__subcmd__tnt__subcmd__pack)
             opts=""
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 4 ]] ; then
@@ -3093,6 +3194,20 @@ _tafs() {
             return 0
             ;;
         tafs__subcmd__help__subcmd__tnt__subcmd__unpack)
+            opts=""
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 4 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        tafs__subcmd__help__subcmd__tnt__subcmd__voidmap)
             opts=""
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 4 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
@@ -3423,7 +3538,7 @@ _tafs() {
             return 0
             ;;
         tafs__subcmd__pal)
-            opts="-v -h -V --verbose --help --version dump build convert gpl help"
+            opts="-v -h -V --verbose --help --version dump build convert lookup gpl help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -3533,7 +3648,7 @@ _tafs() {
             return 0
             ;;
         tafs__subcmd__pal__subcmd__help)
-            opts="dump build convert gpl help"
+            opts="dump build convert lookup gpl help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -3616,6 +3731,58 @@ _tafs() {
             COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
             return 0
             ;;
+        tafs__subcmd__pal__subcmd__help__subcmd__lookup)
+            opts=""
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 4 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        tafs__subcmd__pal__subcmd__lookup)
+            opts="-t -v -h -V --target --palette --cell --kind --entry --verbose --help --version"
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                --target)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                -t)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --palette)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --cell)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --kind)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --entry)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
         tafs__subcmd__pcx)
             opts="-v -h -V --verbose --help --version describe convert dump build help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
@@ -3657,7 +3824,7 @@ _tafs() {
             return 0
             ;;
         tafs__subcmd__pcx__subcmd__convert)
-            opts="-t -v -h -V --target --palette --verbose --help --version"
+            opts="-t -v -h -V --target --format --palette --verbose --help --version"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -3669,6 +3836,10 @@ _tafs() {
                     ;;
                 -t)
                     COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --format)
+                    COMPREPLY=($(compgen -W "png gif bmp pcx" -- "${cur}"))
                     return 0
                     ;;
                 --palette)
@@ -4371,12 +4542,56 @@ _tafs() {
             return 0
             ;;
         tafs__subcmd__tnt)
-            opts="-v -h -V --verbose --help --version describe minimap heightmap image features lint unpack pack preview sample help"
+            opts="-v -h -V --verbose --help --version describe minimap heightmap image buildmap voidmap ascii optimize features lint unpack pack preview sample help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
             fi
             case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        tafs__subcmd__tnt__subcmd__ascii)
+            opts="-v -h -V --cols --verbose --help --version"
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                --cols)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        tafs__subcmd__tnt__subcmd__buildmap)
+            opts="-t -v -h -V --target --sealevel --verbose --help --version"
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                --target)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                -t)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --sealevel)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
                 *)
                     COMPREPLY=()
                     ;;
@@ -4435,8 +4650,36 @@ _tafs() {
             return 0
             ;;
         tafs__subcmd__tnt__subcmd__help)
-            opts="describe minimap heightmap image features lint unpack pack preview sample help"
+            opts="describe minimap heightmap image buildmap voidmap ascii optimize features lint unpack pack preview sample help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        tafs__subcmd__tnt__subcmd__help__subcmd__ascii)
+            opts=""
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 4 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        tafs__subcmd__tnt__subcmd__help__subcmd__buildmap)
+            opts=""
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 4 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
             fi
@@ -4546,6 +4789,20 @@ _tafs() {
             COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
             return 0
             ;;
+        tafs__subcmd__tnt__subcmd__help__subcmd__optimize)
+            opts=""
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 4 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
         tafs__subcmd__tnt__subcmd__help__subcmd__pack)
             opts=""
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 4 ]] ; then
@@ -4602,6 +4859,20 @@ _tafs() {
             COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
             return 0
             ;;
+        tafs__subcmd__tnt__subcmd__help__subcmd__voidmap)
+            opts=""
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 4 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
         tafs__subcmd__tnt__subcmd__image)
             opts="-t -v -h -V --target --verbose --help --version"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
@@ -4625,12 +4896,20 @@ _tafs() {
             return 0
             ;;
         tafs__subcmd__tnt__subcmd__lint)
-            opts="-v -h -V --strict --game-dir --verbose --help --version"
+            opts="-v -h -V --strict --format --no-quality --ota --game-dir --verbose --help --version"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
             fi
             case "${prev}" in
+                --format)
+                    COMPREPLY=($(compgen -W "text sarif" -- "${cur}"))
+                    return 0
+                    ;;
+                --ota)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
                 --game-dir)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
@@ -4643,6 +4922,28 @@ _tafs() {
             return 0
             ;;
         tafs__subcmd__tnt__subcmd__minimap)
+            opts="-t -v -h -V --target --verbose --help --version"
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                --target)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                -t)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        tafs__subcmd__tnt__subcmd__optimize)
             opts="-t -v -h -V --target --verbose --help --version"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
@@ -4687,7 +4988,7 @@ _tafs() {
             return 0
             ;;
         tafs__subcmd__tnt__subcmd__preview)
-            opts="-t -v -h -V --target --game-dir --max-size --verbose --help --version"
+            opts="-t -v -h -V --target --game-dir --max-size --schema --verbose --help --version"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -4706,6 +5007,10 @@ _tafs() {
                     return 0
                     ;;
                 --max-size)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --schema)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
@@ -4740,6 +5045,28 @@ _tafs() {
             ;;
         tafs__subcmd__tnt__subcmd__unpack)
             opts="-t -v -h -V --target --clean --lossless --verbose --help --version"
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                --target)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                -t)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        tafs__subcmd__tnt__subcmd__voidmap)
+            opts="-t -v -h -V --target --verbose --help --version"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0

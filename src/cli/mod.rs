@@ -58,13 +58,15 @@ enum Command {
     /// commands under kbot's name.
     #[command(subcommand)]
     Taf(gaf::GafCmd),
-    /// TNT maps: describe, minimap, heightmap, image, features, lint, unpack, pack, preview.
+    /// TNT maps: describe, minimap, heightmap, image, buildmap, voidmap, ascii, features, lint,
+    /// optimize, unpack, pack, preview.
     #[command(subcommand)]
     Tnt(tnt::TntCmd),
     /// PCX pictures (unit pictures, GUI panels): describe, convert, dump, build.
     #[command(subcommand)]
     Pcx(pcx::PcxCmd),
-    /// Palettes (.pal, TA: Kingdoms palette .pcx): dump, build, gpl.
+    /// Palettes (.pal, TA: Kingdoms palette .pcx) and lookup tables (.alp .shd .lht): dump,
+    /// build, convert, lookup, gpl.
     #[command(subcommand)]
     Pal(pcx::PalCmd),
     /// Bitmap fonts (.fnt): info, describe, render, sheet, dump, build.

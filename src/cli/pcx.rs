@@ -20,14 +20,17 @@ pub enum PcxCmd {
         /// The PCX file.
         file: PathBuf,
     },
-    /// PCX → PNG, GIF or BMP (indexed with the PCX's palette) or PNG → PCX (by the target's
-    /// extension).
+    /// PCX → PNG, GIF or BMP (indexed with the PCX's palette) or PNG → PCX (by --format, else
+    /// by the target's extension).
     Convert {
         /// Input (.pcx or .png).
         file: PathBuf,
-        /// Output (.png or .pcx; written atomically).
+        /// Output (.png, .gif, .bmp or .pcx; written atomically).
         #[arg(short, long)]
         target: PathBuf,
+        /// Output format, whatever the target's name (default: its extension).
+        #[arg(long, value_enum)]
+        format: Option<PcxFormat>,
         /// PNG → PCX: the palette (.pal or .pcx) the picture is mapped to (default: an
         /// indexed PNG's own palette; else the built-in TA palette).
         #[arg(long)]
@@ -59,20 +62,22 @@ pub enum PcxCmd {
 /// `tafs pal` subcommands.
 #[derive(clap::Subcommand, Debug)]
 pub enum PalCmd {
-    /// Write the exploded view of a .pal or palette .pcx: swatch.png, palette.gpl, palette.csv.
+    /// Write the exploded view of a .pal or palette .pcx (swatch.png, palette.gpl,
+    /// palette.csv) or of a lookup table .alp/.shd/.lht (table.png, table.csv).
     Dump {
-        /// The palette file (.pal, or a .pcx whose palette is wanted).
+        /// The palette file (.pal, or a .pcx whose palette is wanted) or lookup table.
         file: PathBuf,
         /// Output folder (created).
         #[arg(short, long)]
         target: PathBuf,
     },
-    /// Rebuild a palette file from a dump folder: palette.csv decides; an edited swatch.png
-    /// is taken with --base (which tells which of the two was edited).
+    /// Rebuild a palette file or lookup table from a dump folder: palette.csv (table.csv)
+    /// decides; an edited swatch.png (table.png) is taken with --base (which tells which of
+    /// the two was edited).
     Build {
         /// The dump folder.
         dir: PathBuf,
-        /// Output .pal or .pcx (written atomically).
+        /// Output .pal, .pcx, .alp, .shd or .lht (written atomically).
         #[arg(short, long)]
         target: PathBuf,
         /// The original file (required for a .pcx; a .pal keeps the bytes after its 1,024).
@@ -91,6 +96,28 @@ pub enum PalCmd {
         #[arg(short, long)]
         target: Option<PathBuf>,
     },
+    /// Render a lookup table (.alp 256 × 256 cells, .shd/.lht 256 × 32) as a PNG, each cell
+    /// the palette colour its byte selects; or print one entry (--entry).
+    Lookup {
+        /// The table (.alp, .shd, .lht; another name needs --kind).
+        file: PathBuf,
+        /// Output PNG (default: standard output).
+        #[arg(short, long)]
+        target: Option<PathBuf>,
+        /// The palette (.pal or .pcx) cells are coloured with (default: the one the mount
+        /// draws the table in: the same-named .pal or .pcx beside it, else the game's).
+        #[arg(long)]
+        palette: Option<PathBuf>,
+        /// Pixels per cell side (1–16).
+        #[arg(long, default_value_t = 4, value_parser = clap::value_parser!(u32).range(1..=16))]
+        cell: u32,
+        /// The table kind when the extension does not say: alp, shd or lht.
+        #[arg(long)]
+        kind: Option<String>,
+        /// Print entry ROW,COL (its index and colour) instead of rendering.
+        #[arg(long, value_name = "ROW,COL")]
+        entry: Option<String>,
+    },
     /// The GIMP palette (.gpl) of a .pal or .pcx, printed or written to --target.
     Gpl {
         /// The palette file (.pal or .pcx).
@@ -99,6 +126,19 @@ pub enum PalCmd {
         #[arg(short, long)]
         target: Option<PathBuf>,
     },
+}
+
+/// An output format of `tafs pcx convert`.
+#[derive(clap::ValueEnum, Clone, Copy, Debug, PartialEq, Eq)]
+pub enum PcxFormat {
+    /// Indexed PNG (RGB for a 24-bit PCX).
+    Png,
+    /// GIF with the PCX's palette.
+    Gif,
+    /// 8-bit Windows BMP with the PCX's palette.
+    Bmp,
+    /// PCX (from a PNG).
+    Pcx,
 }
 
 /// A palette file format of `tafs pal convert`.
@@ -129,8 +169,9 @@ pub fn run_pcx(cmd: PcxCmd) -> Result<i32, CliError> {
         PcxCmd::Convert {
             file,
             target,
+            format,
             palette,
-        } => convert(&file, &target, palette.as_deref()),
+        } => convert(&file, &target, format, palette.as_deref()),
         PcxCmd::Dump { file, target } => dump(AssetKind::Pcx, &file, &target),
         PcxCmd::Build { dir, target, base } => {
             build(AssetKind::Pcx, &dir, &target, base.as_deref())
@@ -141,6 +182,27 @@ pub fn run_pcx(cmd: PcxCmd) -> Result<i32, CliError> {
 /// Runs a `tafs pal` subcommand.
 pub fn run_pal(cmd: PalCmd) -> Result<i32, CliError> {
     match cmd {
+        PalCmd::Dump { file, target } if is_table(&file) => {
+            dump(AssetKind::PalTable, &file, &target)
+        }
+        PalCmd::Build { dir, target, base } if is_table(&target) => {
+            build(AssetKind::PalTable, &dir, &target, base.as_deref())
+        }
+        PalCmd::Lookup {
+            file,
+            target,
+            palette,
+            cell,
+            kind,
+            entry,
+        } => lookup(
+            &file,
+            target.as_deref(),
+            palette.as_deref(),
+            cell,
+            kind.as_deref(),
+            entry.as_deref(),
+        ),
         PalCmd::Dump { file, target } => {
             let data = read_file(&file)?;
             let pkind = palette_kind(&file, Some(&data))?;
@@ -184,6 +246,84 @@ pub fn run_pal(cmd: PalCmd) -> Result<i32, CliError> {
             write_gpl(&p, &file_name(&file), target.as_deref())
         }
     }
+}
+
+fn is_table(p: &Path) -> bool {
+    AssetKind::from_name(&file_name(p)) == Some(AssetKind::PalTable)
+}
+
+/// `tafs pal lookup`.
+fn lookup(
+    file: &Path,
+    target: Option<&Path>,
+    palette: Option<&Path>,
+    cell: u32,
+    kind: Option<&str>,
+    entry: Option<&str>,
+) -> Result<i32, CliError> {
+    use crate::formats::paltable::{self, TableKind, COLUMNS};
+    let kind =
+        match kind {
+            Some(k) => Some(TableKind::from_word(k).ok_or_else(|| {
+                CliError::Msg(format!("--kind must be alp, shd or lht, got {k:?}"))
+            })?),
+            None => TableKind::from_name(&file_name(file)),
+        };
+    let Some(kind) = kind else {
+        return err(format!(
+            "{}: cannot tell the table kind from the extension; pass --kind alp|shd|lht",
+            file.display()
+        ));
+    };
+    let data = read_file(file)?;
+    let t = paltable::parse(&data, Some(kind), &Limits::default()).map_err(|e| in_file(file, e))?;
+    let pal = match palette {
+        Some(p) => load_palette(p)?,
+        None => {
+            let opts = view::options_for(file, None, &Default::default());
+            opts.palette
+        }
+    };
+    if let Some(e) = entry {
+        let at = e.split_once(',').and_then(|(r, c)| {
+            Some((
+                r.trim().parse::<usize>().ok()?,
+                c.trim().parse::<usize>().ok()?,
+            ))
+        });
+        let Some((row, col)) = at else {
+            return err(format!("--entry wants ROW,COL, got {e:?}"));
+        };
+        let Some(v) = t.get(row, col) else {
+            return err(format!(
+                "--entry {row},{col}: the table has {} rows of 256",
+                t.rows
+            ));
+        };
+        let c = pal.colors[usize::from(v)];
+        println!("{v} #{:02x}{:02x}{:02x}", c[0], c[1], c[2]);
+        return Ok(0);
+    }
+    let cell = cell as usize;
+    let (w, h) = (COLUMNS * cell, t.rows * cell);
+    let mut px = Vec::with_capacity(w * h);
+    for row in t.cells.chunks_exact(COLUMNS) {
+        let line: Vec<u8> = row
+            .iter()
+            .flat_map(|&v| std::iter::repeat(v).take(cell))
+            .collect();
+        for _ in 0..cell {
+            px.extend_from_slice(&line);
+        }
+    }
+    let mut out = Vec::new();
+    crate::view::image::write_indexed_png(&mut out, w as u32, h as u32, &px, &pal, None)
+        .map_err(|e| in_file(file, e))?;
+    match target {
+        Some(t) => write_bytes(t, &out)?,
+        None => std::io::stdout().lock().write_all(&out)?,
+    }
+    Ok(0)
 }
 
 /// Writes the GIMP palette of `p` to `target`, or to standard output.
@@ -341,16 +481,34 @@ fn bmp8(width: u32, height: u32, indices: &[u8], pal: &Palette) -> Vec<u8> {
     b
 }
 
-fn convert(file: &Path, target: &Path, palette: Option<&Path>) -> Result<i32, CliError> {
+fn convert(
+    file: &Path,
+    target: &Path,
+    format: Option<PcxFormat>,
+    palette: Option<&Path>,
+) -> Result<i32, CliError> {
+    let format = match format {
+        Some(f) => f,
+        None if ext_is(target, "png") => PcxFormat::Png,
+        None if ext_is(target, "gif") => PcxFormat::Gif,
+        None if ext_is(target, "bmp") => PcxFormat::Bmp,
+        None if ext_is(target, "pcx") => PcxFormat::Pcx,
+        None => {
+            return err(format!(
+                "{}: the target must end in .png, .gif, .bmp or .pcx, or --format say which",
+                target.display()
+            ))
+        }
+    };
     let data = read_file(file)?;
     let lim = Limits::default();
-    if ext_is(target, "png") {
+    if format == PcxFormat::Png {
         let p = pcx::parse(&data, &lim).map_err(|e| in_file(file, e))?;
         let png = pview::image_png(&p).map_err(|e| in_file(file, e))?;
         write_bytes(target, &png)?;
         return Ok(0);
     }
-    if ext_is(target, "gif") || ext_is(target, "bmp") {
+    if format == PcxFormat::Gif || format == PcxFormat::Bmp {
         let p = pcx::parse(&data, &lim).map_err(|e| in_file(file, e))?;
         let Some(pal) = p.palette.as_ref().filter(|_| p.kind == PcxKind::Indexed8) else {
             return err(format!(
@@ -359,7 +517,7 @@ fn convert(file: &Path, target: &Path, palette: Option<&Path>) -> Result<i32, Cl
             ));
         };
         let mut out = Vec::new();
-        if ext_is(target, "gif") {
+        if format == PcxFormat::Gif {
             crate::view::image::write_indexed_gif(
                 &mut out, p.width, p.height, &p.pixels, pal, None,
             )
@@ -369,12 +527,6 @@ fn convert(file: &Path, target: &Path, palette: Option<&Path>) -> Result<i32, Cl
         }
         write_bytes(target, &out)?;
         return Ok(0);
-    }
-    if !ext_is(target, "pcx") {
-        return err(format!(
-            "{}: the target must end in .png, .gif, .bmp or .pcx",
-            target.display()
-        ));
     }
     let img = decode_png(&data).map_err(|e| in_file(file, e))?;
     if u64::from(img.width) * u64::from(img.height) > lim.max_frame_pixels

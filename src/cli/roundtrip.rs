@@ -12,7 +12,8 @@ use std::path::{Path, PathBuf};
 /// Arguments of `tafs roundtrip`.
 #[derive(clap::Args, Debug)]
 pub struct RoundtripArgs {
-    /// Files or folders (searched recursively for .gaf .taf .tnt .pcx .pal .cob .3do).
+    /// Files or folders (searched recursively for .gaf .taf .tnt .pcx .pal .alp .shd .lht
+    /// .cob .3do .fnt).
     #[arg(required = true)]
     pub paths: Vec<PathBuf>,
 }
@@ -35,6 +36,7 @@ fn kind_name(k: AssetKind) -> &'static str {
         AssetKind::Model3d => "3do",
         AssetKind::Cob => "cob",
         AssetKind::Fnt => "fnt",
+        AssetKind::PalTable => "table",
     }
 }
 

@@ -1,4 +1,5 @@
-//! `tafs tnt …`: describe, minimap, heightmap, image, features, lint, unpack, pack, preview.
+//! `tafs tnt …`: describe, minimap, heightmap, image, buildmap, voidmap, ascii, features,
+//! lint, optimize, unpack, pack, preview.
 //! Arguments and output only: the map rules are [`crate::view::tnt::lint`], the renderer
 //! [`crate::view::tnt::preview`], the game folder's files [`crate::game`].
 
@@ -8,7 +9,8 @@ use crate::formats::tnt::{self, Tnt, FEATURE_VOID, FIRST_SENTINEL};
 use crate::formats::Limits;
 use crate::game::features::{find_game_dir, FeatureIndex};
 use crate::view::tnt::{
-    lint::lint_map, pack_with_report, preview, write_map_png, PackOptions, TntView,
+    lint::lint_map, lint::quality as quality_rules, pack_with_report, preview, tools,
+    write_map_png, PackOptions, TntView,
 };
 use crate::view::{self, DirFileSet};
 
@@ -50,13 +52,51 @@ pub enum TntCmd {
         #[arg(short = 't', long = "target")]
         target: PathBuf,
     },
+    /// Write where units can be built, one pixel per 16×16 cell: void black, a feature red,
+    /// under water blue, a cliff edge yellow (over 32 height units to a neighbour), else green.
+    Buildmap {
+        /// The map.
+        file: PathBuf,
+        /// Output PNG.
+        #[arg(short = 't', long = "target")]
+        target: PathBuf,
+        /// Sea level instead of the header's (0: no water).
+        #[arg(long)]
+        sealevel: Option<u32>,
+    },
+    /// Write the void cells (feature word 0xFFFC) as opaque red on transparent, one pixel per
+    /// 16×16 cell.
+    Voidmap {
+        /// The map.
+        file: PathBuf,
+        /// Output PNG.
+        #[arg(short = 't', long = "target")]
+        target: PathBuf,
+    },
+    /// Print a small ASCII sketch of the map (heights, water, voids).
+    Ascii {
+        /// The map.
+        file: PathBuf,
+        /// Characters per line.
+        #[arg(long, default_value_t = 64, value_parser = clap::value_parser!(u32).range(1..=1024))]
+        cols: u32,
+    },
+    /// Merge byte-identical tiles (the map draws the same pixels with fewer tiles).
+    Optimize {
+        /// The map.
+        file: PathBuf,
+        /// Output map (written atomically; may be the input).
+        #[arg(short = 't', long = "target")]
+        target: PathBuf,
+    },
     /// Print the feature table and every placement as JSON.
     Features {
         /// The map.
         file: PathBuf,
     },
     /// Check maps: bad-tile-index, unresolved-feature, minimap-flag, minimap-size,
-    /// duplicate-tiles, unused-tiles.
+    /// duplicate-tiles, unused-tiles; and kbot's quality rules: otaFields, startsInBounds,
+    /// schemaSlots, metalProximity, voidIslands, heightDiscontinuities.
     Lint {
         /// The maps.
         #[arg(required = true)]
@@ -64,6 +104,15 @@ pub enum TntCmd {
         /// Exit with status 1 when any warning fires.
         #[arg(long)]
         strict: bool,
+        /// Output: one line per warning, or SARIF 2.1.0 JSON (for CI code scanning).
+        #[arg(long, value_enum, default_value = "text")]
+        format: LintFormat,
+        /// Skip the quality rules.
+        #[arg(long)]
+        no_quality: bool,
+        /// The .ota to check against (default: the one beside each map).
+        #[arg(long)]
+        ota: Option<PathBuf>,
         /// Game folder whose features/**/*.tdf resolve feature names (default: found by
         /// walking up from each map).
         #[arg(long)]
@@ -108,6 +157,9 @@ pub enum TntCmd {
         /// Longest side of the output in pixels; larger maps are scaled down by a whole factor.
         #[arg(long, default_value_t = 8192)]
         max_size: u32,
+        /// The .ota schema whose start positions are drawn (0-based).
+        #[arg(long, default_value_t = 0)]
+        schema: usize,
     },
     /// Write the crate's sample map (16×16 tiles: grass, lake, rocks, paths, placed features)
     /// to try the other commands on.
@@ -116,6 +168,15 @@ pub enum TntCmd {
         #[arg(short = 't', long = "target")]
         target: PathBuf,
     },
+}
+
+/// Output form of `tafs tnt lint`.
+#[derive(clap::ValueEnum, Clone, Copy, Debug, PartialEq, Eq)]
+pub enum LintFormat {
+    /// `FILE: warning[RULE]: message` lines.
+    Text,
+    /// SARIF 2.1.0 JSON on standard output.
+    Sarif,
 }
 
 /// Runs a `tafs tnt` subcommand.
@@ -179,6 +240,49 @@ pub fn run(cmd: TntCmd) -> Result<i32, CliError> {
             })?;
             Ok(0)
         }
+        TntCmd::Buildmap {
+            file,
+            target,
+            sealevel,
+        } => {
+            let (t, _) = load(&file)?;
+            let rgb = tools::buildmap(&t, sealevel.unwrap_or(t.sea_level));
+            write_rgb(&target, t.width, t.height, &rgb, png::ColorType::Rgb, &file)
+        }
+        TntCmd::Voidmap { file, target } => {
+            let (t, _) = load(&file)?;
+            let rgba = tools::voidmap(&t);
+            write_rgb(
+                &target,
+                t.width,
+                t.height,
+                &rgba,
+                png::ColorType::Rgba,
+                &file,
+            )
+        }
+        TntCmd::Ascii { file, cols } => {
+            let (t, _) = load(&file)?;
+            use std::io::Write as _;
+            let text = tools::ascii(&t, cols as usize, t.sea_level);
+            std::io::stdout().lock().write_all(text.as_bytes())?;
+            Ok(0)
+        }
+        TntCmd::Optimize { file, target } => {
+            let (mut t, _) = load(&file)?;
+            let r = tools::optimize(&mut t)
+                .map_err(|e| CliError::Msg(format!("{}: {e}", file.display())))?;
+            let bytes =
+                tnt::write(&t).map_err(|e| CliError::Msg(format!("{}: {e}", file.display())))?;
+            write_bytes(&target, &bytes)?;
+            eprintln!(
+                "{}: {} tiles, {} after merging duplicates",
+                target.display(),
+                r.before,
+                r.after
+            );
+            Ok(0)
+        }
         TntCmd::Features { file } => {
             let (t, _) = load(&file)?;
             let s = serde_json::to_string_pretty(&features_json(&t))
@@ -189,8 +293,18 @@ pub fn run(cmd: TntCmd) -> Result<i32, CliError> {
         TntCmd::Lint {
             files,
             strict,
+            format,
+            no_quality,
+            ota,
             game_dir,
-        } => lint(&files, strict, game_dir.as_deref()),
+        } => lint(
+            &files,
+            strict,
+            game_dir.as_deref(),
+            format,
+            !no_quality,
+            ota.as_deref(),
+        ),
         TntCmd::Unpack {
             file,
             target,
@@ -257,8 +371,32 @@ pub fn run(cmd: TntCmd) -> Result<i32, CliError> {
             target,
             game_dir,
             max_size,
-        } => preview(&file, &target, game_dir.as_deref(), max_size),
+            schema,
+        } => preview(&file, &target, game_dir.as_deref(), max_size, schema),
     }
+}
+
+/// Writes an 8-bit RGB or RGBA PNG of `w × h` cells.
+fn write_rgb(
+    target: &Path,
+    w: u32,
+    h: u32,
+    px: &[u8],
+    color: png::ColorType,
+    file: &Path,
+) -> Result<i32, CliError> {
+    if px.is_empty() {
+        return super::err(format!("{}: the map has no cells", file.display()));
+    }
+    write_file(target, |out| {
+        let mut enc = png::Encoder::new(out, w, h);
+        enc.set_color(color);
+        enc.set_depth(png::BitDepth::Eight);
+        let mut wr = enc.write_header().map_err(png_err)?;
+        wr.write_image_data(px).map_err(png_err)?;
+        wr.finish().map_err(png_err)
+    })?;
+    Ok(0)
 }
 
 fn png_err(e: png::EncodingError) -> CliError {
@@ -456,15 +594,31 @@ fn features_json(t: &Tnt) -> FeaturesJson {
     FeaturesJson { table, placements }
 }
 
-fn lint(files: &[PathBuf], strict: bool, game_dir: Option<&Path>) -> Result<i32, CliError> {
+fn lint(
+    files: &[PathBuf],
+    strict: bool,
+    game_dir: Option<&Path>,
+    format: LintFormat,
+    quality: bool,
+    ota_path: Option<&Path>,
+) -> Result<i32, CliError> {
     let mut warnings = 0usize;
     let mut failed = 0usize;
+    let mut sarif: Vec<(String, &'static str, String, &'static str)> = Vec::new();
     let mut indexes: HashMap<PathBuf, FeatureIndex> = HashMap::new();
     for file in files {
         let (t, _) = match load(file) {
             Ok(x) => x,
             Err(e) => {
-                println!("{}: error: {e}", file.display());
+                match format {
+                    LintFormat::Text => println!("{}: error: {e}", file.display()),
+                    LintFormat::Sarif => sarif.push((
+                        file.display().to_string(),
+                        "unreadable-map",
+                        e.to_string(),
+                        "error",
+                    )),
+                }
                 failed += 1;
                 continue;
             }
@@ -491,10 +645,47 @@ fn lint(files: &[PathBuf], strict: bool, game_dir: Option<&Path>) -> Result<i32,
                 None
             }
         };
-        for f in lint_map(&t, idx) {
-            println!("{}: warning[{}]: {}", file.display(), f.rule, f.msg);
+        let mut findings = lint_map(&t, idx);
+        if quality {
+            let ota_file = ota_path
+                .map(Path::to_path_buf)
+                .or_else(|| crate::game::ota::beside(file));
+            let secs = match &ota_file {
+                Some(p) => match std::fs::read(p)
+                    .map_err(|e| e.to_string())
+                    .and_then(|b| crate::formats::tdf::parse(&b).map_err(|e| e.to_string()))
+                {
+                    Ok(s) => Some(s),
+                    Err(e) => {
+                        eprintln!("note: {}: {e}; the .ota rules skipped", p.display());
+                        None
+                    }
+                },
+                None => {
+                    eprintln!(
+                        "note: {}: no .ota beside the map; the .ota rules skipped (use --ota)",
+                        file.display()
+                    );
+                    None
+                }
+            };
+            findings.extend(quality_rules(&t, secs.as_deref(), idx));
+        }
+        for f in findings {
+            match format {
+                LintFormat::Text => {
+                    println!("{}: warning[{}]: {}", file.display(), f.rule, f.msg)
+                }
+                LintFormat::Sarif => {
+                    sarif.push((file.display().to_string(), f.rule, f.msg, "warning"))
+                }
+            }
             warnings += 1;
         }
+    }
+    if format == LintFormat::Sarif {
+        use std::io::Write as _;
+        writeln!(std::io::stdout().lock(), "{}", sarif_log(&sarif))?;
     }
     if failed > 0 {
         return Ok(1);
@@ -507,6 +698,7 @@ fn preview(
     target: &Path,
     game_dir: Option<&Path>,
     max_size: u32,
+    schema: usize,
 ) -> Result<i32, CliError> {
     let ext = target
         .extension()
@@ -526,7 +718,7 @@ fn preview(
     if jpeg && (w > 65_535 || h > 65_535) {
         return super::err("JPEG sides are limited to 65,535 pixels; use --max-size");
     }
-    let p = preview::render(&t, file, game_dir, max_size);
+    let p = preview::render(&t, file, game_dir, max_size, schema);
     for n in &p.notes {
         eprintln!("note: {n}");
     }
@@ -561,4 +753,75 @@ fn preview(
         eprintln!("  feature {name:?} ×{n} not drawn (box instead): {why}");
     }
     Ok(0)
+}
+
+/// What each lint rule checks, for SARIF's rule list.
+const RULES: &[(&str, &str)] = &[
+    ("bad-tile-index", "a cell indexes a tile past the tile set"),
+    (
+        "unresolved-feature",
+        "a feature name no features/**/*.tdf defines",
+    ),
+    (
+        "minimap-flag",
+        "minimap flag bit 0 clear: the stored minimap is ignored",
+    ),
+    ("minimap-size", "a stored minimap under 252 pixels a side"),
+    (
+        "duplicate-tiles",
+        "byte-identical tiles (tafs tnt optimize merges them)",
+    ),
+    ("unused-tiles", "tiles no cell uses"),
+    ("otaFields", "lobby fields of the .ota blank or missing"),
+    (
+        "startsInBounds",
+        "a start position outside the map or on a void cell",
+    ),
+    (
+        "schemaSlots",
+        "a schema with fewer start positions than numplayers asks",
+    ),
+    (
+        "metalProximity",
+        "a start position with no metal feature within 24 tiles",
+    ),
+    ("voidIslands", "passable cells no start reaches"),
+    (
+        "heightDiscontinuities",
+        "neighbouring cells more than 32 height units apart",
+    ),
+    ("unreadable-map", "the map does not decode"),
+];
+
+/// A SARIF 2.1.0 log of `(file, rule, message, level)` results.
+fn sarif_log(results: &[(String, &'static str, String, &'static str)]) -> String {
+    let rules: Vec<serde_json::Value> = RULES
+        .iter()
+        .map(|(id, text)| serde_json::json!({"id": id, "shortDescription": {"text": text}}))
+        .collect();
+    let results: Vec<serde_json::Value> = results
+        .iter()
+        .map(|(file, rule, msg, level)| {
+            serde_json::json!({
+                "ruleId": rule,
+                "ruleIndex": RULES.iter().position(|(id, _)| id == rule),
+                "level": level,
+                "message": {"text": msg},
+                "locations": [{"physicalLocation": {"artifactLocation": {"uri": file}}}],
+            })
+        })
+        .collect();
+    let log = serde_json::json!({
+        "$schema": "https://json.schemastore.org/sarif-2.1.0.json",
+        "version": "2.1.0",
+        "runs": [{
+            "tool": {"driver": {
+                "name": "tafs",
+                "version": env!("CARGO_PKG_VERSION"),
+                "rules": rules,
+            }},
+            "results": results,
+        }],
+    });
+    serde_json::to_string_pretty(&log).unwrap_or_default()
 }

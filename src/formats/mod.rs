@@ -11,6 +11,7 @@ pub mod gaf;
 pub mod hpi;
 pub mod o3do;
 pub mod palette;
+pub mod paltable;
 pub mod pcx;
 pub mod tdf;
 pub mod tdf_doc;

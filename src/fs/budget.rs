@@ -211,9 +211,16 @@ pub(crate) fn check_size(kind: AssetKind, len: u64, cap: u64) -> Result<(), Stri
             "a palette of {len} bytes: a .pal uses 1024, at most {MAX_PAL_BYTES} are read"
         ));
     }
+    if kind == AssetKind::PalTable && len > 65_536 {
+        return Err(format!(
+            "a lookup table of {len} bytes: a table is 65,536 or 8,192 bytes"
+        ));
+    }
     let least = match kind {
         AssetKind::Gaf | AssetKind::Pcx | AssetKind::Model3d => len,
-        AssetKind::Tnt | AssetKind::Pal | AssetKind::Cob | AssetKind::Fnt => len.saturating_mul(2),
+        AssetKind::Tnt | AssetKind::Pal | AssetKind::Cob | AssetKind::Fnt | AssetKind::PalTable => {
+            len.saturating_mul(2)
+        }
     };
     if least > cap {
         return Err(Refused::TooLarge { need: least, cap }.to_string());

@@ -5,12 +5,33 @@ use super::find_ci;
 use crate::formats::tdf;
 use std::path::{Path, PathBuf};
 
-/// Start positions from a parsed `.ota`: (player number, x, z) in map pixels, sorted.
+/// Start positions of the first schema of a parsed `.ota`: (player number, x, z) in map
+/// pixels, sorted.
 pub fn start_positions(ota: &[tdf::Section]) -> Vec<(u32, i64, i64)> {
-    let schema = tdf::find(ota, "GlobalHeader")
-        .and_then(|g| g.child("Schema 0"))
-        .or_else(|| tdf::find(ota, "Schema 0"));
-    let Some(specials) = schema.and_then(|s| s.child("specials")) else {
+    start_positions_of(ota, 0).unwrap_or_default()
+}
+
+/// Schema `n` (`[Schema n]` in `[GlobalHeader]`, or at the top level), if present.
+pub fn schema(ota: &[tdf::Section], n: usize) -> Option<&tdf::Section> {
+    let name = format!("Schema {n}");
+    tdf::find(ota, "GlobalHeader")
+        .and_then(|g| g.child(&name))
+        .or_else(|| tdf::find(ota, &name))
+}
+
+/// The number of schemas: `Schema 0`, `Schema 1`, … up to the first missing.
+pub fn schema_count(ota: &[tdf::Section]) -> usize {
+    (0..).take_while(|&n| schema(ota, n).is_some()).count()
+}
+
+/// Start positions of schema `n` (`None`: no such schema), as [`start_positions`].
+pub fn start_positions_of(ota: &[tdf::Section], n: usize) -> Option<Vec<(u32, i64, i64)>> {
+    let schema = schema(ota, n)?;
+    Some(schema_starts(schema))
+}
+
+fn schema_starts(schema: &tdf::Section) -> Vec<(u32, i64, i64)> {
+    let Some(specials) = schema.child("specials") else {
         return vec![];
     };
     let mut out = Vec::new();

@@ -23,6 +23,7 @@ pub mod tnt;
 pub mod fnt;
 pub mod model3d;
 pub mod pal;
+pub mod paltable;
 pub mod pcx;
 
 use std::collections::{BTreeMap, HashSet};
@@ -630,6 +631,9 @@ pub enum AssetKind {
     Cob,
     /// `.fnt`: a bitmap font ([`fnt`]: a PNG per glyph, `glyphs.csv`, `sheet.png`).
     Fnt,
+    /// `.alp`, `.shd`, `.lht`: a palette lookup table ([`paltable`]: `table.png`,
+    /// `table.csv`).
+    PalTable,
 }
 
 impl AssetKind {
@@ -645,6 +649,7 @@ impl AssetKind {
             "3do" => Some(AssetKind::Model3d),
             "cob" => Some(AssetKind::Cob),
             "fnt" => Some(AssetKind::Fnt),
+            "alp" | "shd" | "lht" => Some(AssetKind::PalTable),
             _ => None,
         }
     }
@@ -665,6 +670,7 @@ impl AssetKind {
 pub fn accepts_writes(kind: AssetKind, path: &str) -> bool {
     match kind {
         AssetKind::Gaf | AssetKind::Tnt | AssetKind::Pcx | AssetKind::Pal => true,
+        AssetKind::PalTable => true,
         // the source and the assembly build; a generated CSV or metadata.json saved with other
         // contents fails the save, so a copy of a whole dump still lands
         AssetKind::Cob => true,
@@ -707,6 +713,13 @@ fn palette_name(opts: &ViewOptions) -> String {
     path.rsplit('/').next().unwrap_or(path).to_string()
 }
 
+/// Which lookup table the asset is, by its name (none known: told by its size).
+fn table_kind(opts: &ViewOptions) -> Option<crate::formats::paltable::TableKind> {
+    opts.asset_path
+        .as_deref()
+        .and_then(crate::formats::paltable::TableKind::from_name)
+}
+
 /// Bytes of a binary that a view may keep and share instead of copying (a GAF view's frames
 /// slice them); cloning shares them.
 pub type SharedBytes = ::bytes::Bytes;
@@ -745,6 +758,12 @@ pub fn open(kind: AssetKind, data: &[u8], opts: &ViewOptions) -> Result<Box<dyn 
         )?)),
         AssetKind::Cob => cob::open_view(data, &Default::default()),
         AssetKind::Fnt => Ok(Box::new(fnt::open(data)?)),
+        AssetKind::PalTable => Ok(Box::new(paltable::open(
+            data,
+            table_kind(opts),
+            &opts.palette,
+            &opts.limits,
+        )?)),
         AssetKind::Model3d => {
             let none = model3d::Textures::new();
             let textures = opts.textures.as_deref().unwrap_or(&none);
@@ -872,6 +891,13 @@ pub fn rebuild_from(
         }
         AssetKind::Pal => pal::build(files, pal::PaletteFile::Pal, base_bytes, &opts.limits),
         AssetKind::Fnt => fnt::build(files, base_bytes),
+        AssetKind::PalTable => paltable::build(
+            files,
+            table_kind(opts),
+            base_bytes,
+            &opts.palette,
+            &opts.limits,
+        ),
         AssetKind::Cob => {
             let none = crate::formats::bos::NoIncludes;
             let includes: &dyn crate::formats::bos::Includes = match &opts.script_headers {

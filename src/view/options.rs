@@ -66,6 +66,17 @@ pub fn options_in(
             game::palette::main_palette_in(gfs, &dir)
         }
         // pictures and palettes carry their own colours
+        // a lookup table is drawn in the palette of its name beside it (`PALETTE.ALP` →
+        // `PALETTE.PAL`, a TA: Kingdoms `aramon.alp` → `aramon.pcx`), else as a sprite
+        (None, None) if kind == Some(AssetKind::PalTable) => beside_palette(gfs, &file)
+            .map(|(p, name)| {
+                let source = match rel.rsplit_once('/') {
+                    Some((d, _)) => format!("{d}/{name}"),
+                    None => name,
+                };
+                (p, source)
+            })
+            .unwrap_or_else(|| game::palette::resolve_in(gfs, &dir, &rel)),
         (None, None) if matches!(kind, Some(AssetKind::Pcx | AssetKind::Pal)) => {
             (Palette::ta(), game::palette::BUILTIN.to_string())
         }
@@ -93,6 +104,19 @@ pub fn options_in(
         script_headers,
         ..ViewOptions::default()
     }
+}
+
+/// The `.pal` (else `.pcx`) of the same name beside `file` that reads as a palette, and its
+/// file name.
+fn beside_palette(gfs: &dyn game::GameFs, file: &Path) -> Option<(Palette, String)> {
+    let dir = file.parent()?;
+    let stem = file.file_stem()?.to_str()?;
+    ["pal", "pcx"].iter().find_map(|ext| {
+        let p = game::find_ci_in(gfs, dir, &format!("{stem}.{ext}"))?;
+        let name = p.file_name()?.to_string_lossy().to_string();
+        let data = gfs.read(&p, 16 << 20)?;
+        Some((Palette::from_file_bytes(&name, &data).ok()?, name))
+    })
 }
 
 /// Options that decide the bytes of a view. The CLI and the mount build them with the same

@@ -701,12 +701,36 @@ fn fnt_cases() -> Vec<Case> {
     ]
 }
 
+/// Palette lookup tables: every size but the two a table has, and a size of the other kind
+/// (rejected, naming the table and offset 0); one table of each size (accepted).
+fn paltable_cases() -> Vec<Case> {
+    let case = |name: &str, ext: &str, len: usize, expect| Case {
+        name: format!("table-{name}.{ext}"),
+        bytes: (0..len).map(|i| (i % 253) as u8).collect(),
+        expect,
+    };
+    let bad = || Expect::Reject("lookup table");
+    vec![
+        case("empty", "alp", 0, bad()),
+        case("one-byte", "shd", 1, bad()),
+        case("short", "shd", 8191, bad()),
+        case("long", "lht", 8193, bad()),
+        case("alp-short", "alp", 65535, bad()),
+        case("alp-long", "alp", 65537, bad()),
+        case("shd-size-as-alp", "alp", 8192, bad()),
+        case("alp-size-as-lht", "lht", 65536, bad()),
+        case("valid", "alp", 65536, Expect::Accept),
+        case("valid", "shd", 8192, Expect::Accept),
+    ]
+}
+
 /// Every case, GAF first.
 pub fn cases() -> Vec<Case> {
     let mut v = gaf_cases();
     v.extend(tnt_cases());
     v.extend(cob_cases());
     v.extend(fnt_cases());
+    v.extend(paltable_cases());
     v
 }
 

@@ -30,6 +30,7 @@ mod meta;
 mod pack;
 pub mod preview;
 mod retile;
+pub mod tools;
 
 pub use meta::{Checksums, FeatureMeta, FillerMeta, LayoutMeta, Metadata};
 pub use pack::{

@@ -44,8 +44,15 @@ pub struct Preview {
 }
 
 /// Renders the preview of map `t` read from `file`; `game_dir` is the folder with
-/// `features/` and `anims/` (default: the nearest above the map holding `features/`).
-pub fn render(t: &Tnt, file: &Path, game_dir: Option<&Path>, max_size: u32) -> Preview {
+/// `features/` and `anims/` (default: the nearest above the map holding `features/`); the
+/// start positions are those of `.ota` schema `schema` (0-based).
+pub fn render(
+    t: &Tnt,
+    file: &Path,
+    game_dir: Option<&Path>,
+    max_size: u32,
+    schema: usize,
+) -> Preview {
     let (pw, ph) = (t.pixel_width(), t.pixel_height());
     let (scale, w, h) = size(pw, ph, max_size);
     let pal = Palette::ta();
@@ -138,7 +145,14 @@ pub fn render(t: &Tnt, file: &Path, game_dir: Option<&Path>, max_size: u32) -> P
             .map_err(|e| e.to_string())
             .and_then(|b| tdf::parse(&b).map_err(|e| e.to_string()))
         {
-            Ok(secs) => starts = ota::start_positions(&secs),
+            Ok(secs) => match ota::start_positions_of(&secs, schema) {
+                Some(s) => starts = s,
+                None => notes.push(format!(
+                    "{}: no schema {schema} (it has {}); no start positions drawn",
+                    ota.display(),
+                    ota::schema_count(&secs)
+                )),
+            },
             Err(e) => notes.push(format!("{}: {e}", ota.display())),
         }
     }
