@@ -12,12 +12,17 @@
 //! [`BASE`]); every other request goes to the wrapped file system unchanged. A CSV opened for
 //! writing collects the new text; its `close` (flush) or a rename onto it commits, and an
 //! error (a refused cell: row and column) answers `EIO` and is kept in `.tafs-tables/status`.
+//!
+//! A commit replaces all its files or none: a [`Journal`] in the state folder holds the bytes
+//! being replaced, every new text is staged beside its file before the first rename, a failed
+//! rename puts back what was replaced, and a journal left by a crash is undone when the next
+//! mount starts. The replaced versions go to the files' history (`tafs history`/`restore`).
 
 use super::core::{Attr, DirItem, FileKind, Opened, SetAttr, ROOT};
 use super::ops::FsOps;
 use super::{FsError, StatFs};
 use crate::game::{GameFs, Kind};
-use crate::view::tables::{list_files, read_files, Family, Table, FAMILIES};
+use crate::view::tables::{list_files, read_files, Family, FileChange, Table, FAMILIES};
 use std::collections::HashMap;
 use std::ffi::{OsStr, OsString};
 use std::path::{Component, Path, PathBuf};
@@ -77,7 +82,111 @@ pub struct TablesOps {
     commit: Mutex<()>,
     /// The last CSV of each family and the files it was built from.
     rendered: Mutex<HashMap<usize, Rendered>>,
+    /// Where saves keep their journal and history (`None`: neither).
+    journal: Option<Journal>,
+    /// A failure injected by tests: staging (`true`) or renaming the file whose path ends so.
+    #[cfg(test)]
+    fail: Option<(bool, &'static str)>,
 }
+
+/// Name of a save's journal in its folder.
+const JOURNAL_NAME: &str = "journal.json";
+
+/// Where a table save is journalled: `STATE/tables/<key of the mount's source>/`, holding
+/// `journal.json` (the files being replaced, as the mount names them) and `N.old` (the bytes
+/// of the N-th before the save), written and synced before the first file is touched and
+/// removed once every file is replaced or put back. A journal found when the mount starts is
+/// of a save a crash cut short: its files are put back as they were before it.
+#[derive(Debug, Clone)]
+pub struct Journal {
+    state: PathBuf,
+    dir: PathBuf,
+    /// The folder the table paths are loose files of, for the history of replaced versions.
+    files: Option<PathBuf>,
+}
+
+#[derive(serde::Serialize, serde::Deserialize)]
+struct JournalFile {
+    /// The files being replaced, relative to the mount root; file `N.old` is the N-th's.
+    files: Vec<String>,
+}
+
+impl Journal {
+    /// The journal of the mount of `source` (the game folder or the mod, absolute) under
+    /// state folder `state`; `files`: the folder whose loose files the tables' paths name
+    /// (their replaced versions go to the history, as `tafs history` lists them).
+    pub fn new(state: &Path, source: &Path, files: Option<PathBuf>) -> Journal {
+        Journal {
+            state: state.to_path_buf(),
+            dir: state.join("tables").join(super::stage::key_of(source)),
+            files,
+        }
+    }
+
+    /// Records `plan` before its files are touched (refused while an earlier save's
+    /// journal is still there).
+    fn begin(&self, plan: &[FileChange]) -> std::io::Result<()> {
+        use std::os::unix::fs::DirBuilderExt;
+        if self.dir.join(JOURNAL_NAME).exists() {
+            return Err(std::io::Error::other(format!(
+                "{} holds a save cut short that is not undone yet (remount to undo it)",
+                self.dir.display()
+            )));
+        }
+        std::fs::DirBuilder::new()
+            .recursive(true)
+            .mode(0o700)
+            .create(&self.dir)?;
+        for (i, c) in plan.iter().enumerate() {
+            crate::atomic::write(&self.dir.join(format!("{i}.old")), &c.old, None)?;
+        }
+        let j = JournalFile {
+            files: plan.iter().map(|c| c.path.clone()).collect(),
+        };
+        let json = serde_json::to_vec_pretty(&j).map_err(std::io::Error::other)?;
+        crate::atomic::write(&self.dir.join(JOURNAL_NAME), &json, None)
+    }
+
+    /// The files of a save cut short and their bytes before it; `None` when there is none.
+    fn read(&self) -> std::io::Result<Option<Vec<Replaced>>> {
+        let json = match std::fs::read(self.dir.join(JOURNAL_NAME)) {
+            Ok(j) => j,
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
+            Err(e) => return Err(e),
+        };
+        let j: JournalFile = serde_json::from_slice(&json).map_err(std::io::Error::other)?;
+        let mut out = Vec::with_capacity(j.files.len().min(MAX_JOURNAL_FILES));
+        for (i, rel) in j.files.into_iter().enumerate() {
+            let plain = !rel.is_empty()
+                && Path::new(&rel)
+                    .components()
+                    .all(|c| matches!(c, Component::Normal(_)));
+            if !plain || i >= MAX_JOURNAL_FILES {
+                return Err(std::io::Error::other(format!(
+                    "{}: not a file of the mount: {rel:?}",
+                    self.dir.join(JOURNAL_NAME).display()
+                )));
+            }
+            let old = std::fs::read(self.dir.join(format!("{i}.old")))?;
+            out.push((rel, old));
+        }
+        Ok(Some(out))
+    }
+
+    /// Removes the journal (done: the files are consistent).
+    fn end(&self) -> std::io::Result<()> {
+        match std::fs::remove_dir_all(&self.dir) {
+            Err(e) if e.kind() != std::io::ErrorKind::NotFound => Err(e),
+            _ => Ok(()),
+        }
+    }
+}
+
+/// A file of a save cut short (as the mount names it) and its bytes before the save.
+type Replaced = (String, Vec<u8>);
+
+/// Files one journal may name (a table's files: every FBI of a game is far fewer).
+const MAX_JOURNAL_FILES: usize = 100_000;
 
 /// A file of a table: its path, size and modification time.
 type Stamp = (String, Option<(u64, Option<SystemTime>)>);
@@ -102,7 +211,20 @@ impl TablesOps {
             }),
             commit: Mutex::new(()),
             rendered: Mutex::new(HashMap::new()),
+            journal: None,
+            #[cfg(test)]
+            fail: None,
         }
+    }
+
+    /// Journals saves in `journal` (and keeps history there); a save a crash cut short
+    /// is undone now.
+    pub fn with_journal(mut self, journal: Option<Journal>) -> TablesOps {
+        self.journal = journal;
+        if !self.read_only {
+            self.recover();
+        }
+        self
     }
 
     fn attr(&self, ino: u64, kind: FileKind, size: u64, perm: u16) -> Attr {
@@ -232,12 +354,13 @@ impl TablesOps {
         }
     }
 
-    /// Applies `text` as the new CSV of family `fam`: every changed file written through the
-    /// wrapped file system, or nothing on a refused cell.
+    /// Applies `text` as the new CSV of family `fam`: every changed file replaced, or none
+    /// (a refused cell; a failure while staging or replacing, after which what was replaced
+    /// is put back).
     fn commit_csv(&self, fam: usize, text: &[u8]) -> Result<(), FsError> {
         let _one = lock(&self.commit);
         let f = &FAMILIES[fam];
-        let plan = self.table(f).and_then(|t| Ok(t.plan(text)?));
+        let plan = self.table(f).and_then(|t| Ok(t.changes(text)?));
         let plan = match plan {
             Ok(p) => p,
             Err(e) => {
@@ -246,42 +369,173 @@ impl TablesOps {
                 return Err(FsError::Commit(e.to_string()));
             }
         };
-        let mut done = Vec::new();
-        for (rel, bytes) in &plan {
-            if let Err(e) = self.write_through(rel, bytes) {
-                let msg = format!(
-                    "{}: writing {rel} failed after {} of {} files: {e}",
-                    f.csv,
-                    done.len(),
-                    plan.len()
-                );
-                log::warn!("{DIR_NAME}/{msg}");
-                self.note(msg.clone());
-                return Err(FsError::Commit(msg));
+        if plan.is_empty() {
+            return Ok(());
+        }
+        if let Err(e) = self.replace_all(&plan) {
+            let msg = format!("{}: {e}", f.csv);
+            log::warn!("{DIR_NAME}/{msg}");
+            self.note(msg.clone());
+            return Err(FsError::Commit(msg));
+        }
+        let kept = self.keep_history(&plan);
+        let mut msg = format!("{}: committed {} file(s)", f.csv, plan.len());
+        for c in &plan {
+            msg.push_str(&format!("\n  {}", c.path));
+            for cell in &c.cells {
+                msg.push_str(&format!("\n    {cell}"));
             }
-            done.push(rel.as_str());
         }
-        if !plan.is_empty() {
-            self.note(format!("{}: committed {}", f.csv, done.join(", ")));
-            lock(&self.state).mtime = Some(SystemTime::now());
+        if let Some(e) = kept {
+            msg.push_str(&format!("\n  (history not kept: {e})"));
         }
+        self.note(msg);
+        lock(&self.state).mtime = Some(SystemTime::now());
         Ok(())
     }
 
-    /// Replaces file `rel` of the mount with `bytes`: a temporary file beside it, renamed
-    /// over it.
-    fn write_through(&self, rel: &str, bytes: &[u8]) -> Result<(), FsError> {
-        let ops = &*self.inner;
+    /// Replaces every file of `plan`, all or nothing: the journal (the bytes being replaced)
+    /// first, then each new text staged in a temporary file beside its file, then the
+    /// renames; a failure while staging removes the temporary files, one while renaming puts
+    /// back the files already replaced. The journal goes once the files are consistent.
+    fn replace_all(&self, plan: &[FileChange]) -> Result<(), String> {
+        let journal = self.journal.as_ref();
+        if let Some(j) = journal {
+            j.begin(plan)
+                .map_err(|e| format!("nothing written: writing the journal failed: {e}"))?;
+        }
+        let end = |r: Result<(), String>| {
+            if let Some(j) = journal {
+                if let Err(e) = j.end() {
+                    log::warn!("{DIR_NAME}: removing the journal: {e}");
+                }
+            }
+            r
+        };
+        for (staged, c) in plan.iter().enumerate() {
+            if let Err(e) = self.stage(&c.path, &c.new) {
+                for c in &plan[..staged] {
+                    let _ = self.remove_tmp(&c.path);
+                }
+                return end(Err(format!(
+                    "nothing written: staging {} failed: {e}",
+                    c.path
+                )));
+            }
+        }
+        for (i, c) in plan.iter().enumerate() {
+            if let Err(e) = self.rename_tmp(&c.path) {
+                for c in &plan[i..] {
+                    let _ = self.remove_tmp(&c.path);
+                }
+                let mut unrestored = Vec::new();
+                for c in &plan[..i] {
+                    if let Err(e) = self.write_through(&c.path, &c.old) {
+                        unrestored.push(format!("{} ({e})", c.path));
+                    }
+                }
+                if unrestored.is_empty() {
+                    return end(Err(format!(
+                        "nothing changed: replacing {} failed: {e} (the {i} file(s) replaced before it were put back)",
+                        c.path
+                    )));
+                }
+                // The journal stays: the next mount tries again to put them back.
+                return Err(format!(
+                    "replacing {} failed: {e}; putting back {} failed too (the next mount retries from the journal)",
+                    c.path,
+                    unrestored.join(", ")
+                ));
+            }
+        }
+        end(Ok(()))
+    }
+
+    /// Keeps the replaced version of every file of `plan` in the history of its real file
+    /// (when the mount's files are loose files of a folder); the error of the first that
+    /// failed.
+    fn keep_history(&self, plan: &[FileChange]) -> Option<String> {
+        let j = self.journal.as_ref()?;
+        let files = j.files.as_ref()?;
+        let mut err = None;
+        for c in plan {
+            let abs = files.join(&c.path);
+            if let Err(e) = super::stage::Stage::load(&j.state, &abs).push_history(&c.old) {
+                log::warn!("{}: keeping its history: {e}", abs.display());
+                err.get_or_insert_with(|| format!("{}: {e}", c.path));
+            }
+        }
+        err
+    }
+
+    /// Puts back the files of a save cut short (the journal a crash left), once at start.
+    fn recover(&self) {
+        let Some(j) = self.journal.as_ref() else {
+            return;
+        };
+        let entries = match j.read() {
+            Ok(Some(e)) => e,
+            Ok(None) => return,
+            Err(e) => {
+                self.note(format!("journal of a save cut short unreadable, kept: {e}"));
+                return;
+            }
+        };
+        let mut failed = Vec::new();
+        for (rel, old) in &entries {
+            let _ = self.remove_tmp(rel);
+            let now = OpsFs::new(&*self.inner).read(Path::new(rel), MAX_PENDING as u64);
+            if now.as_deref() == Some(old.as_slice()) {
+                continue;
+            }
+            if let Err(e) = self.write_through(rel, old) {
+                failed.push(format!("{rel} ({e})"));
+            }
+        }
+        if failed.is_empty() {
+            let names: Vec<&str> = entries.iter().map(|(r, _)| r.as_str()).collect();
+            self.note(format!(
+                "a save cut short was undone: {} put back as before it",
+                names.join(", ")
+            ));
+            if let Err(e) = j.end() {
+                log::warn!("{DIR_NAME}: removing the journal: {e}");
+            }
+        } else {
+            self.note(format!(
+                "a save cut short could not be undone, journal kept: {}",
+                failed.join(", ")
+            ));
+        }
+    }
+
+    /// The folder of `rel`'s file (its inode and the inodes to forget), its name and the
+    /// name of its temporary file.
+    fn place(&self, rel: &str) -> Result<(u64, Vec<u64>, OsString, OsString), FsError> {
         let path = Path::new(rel);
         let name = path.file_name().ok_or(FsError::NotFound)?;
         let parent = path.parent().unwrap_or(Path::new(""));
-        let (dir, held) = resolve(ops, parent)?;
+        let (dir, held) = resolve(&*self.inner, parent)?;
+        let mut tmp = OsString::from(".");
+        tmp.push(name);
+        tmp.push(".tafs-tables");
+        Ok((dir, held, name.to_os_string(), tmp))
+    }
+
+    /// Writes `bytes` into the temporary file beside file `rel` of the mount.
+    fn stage(&self, rel: &str, bytes: &[u8]) -> Result<(), FsError> {
+        let ops = &*self.inner;
+        let (dir, held, name, tmp) = self.place(rel)?;
         let result = (|| {
-            let mut tmp = OsString::from(".");
-            tmp.push(name);
-            tmp.push(".tafs-tables");
+            #[cfg(test)]
+            if self
+                .fail
+                .is_some_and(|(stage, n)| stage && rel.ends_with(n))
+            {
+                return Err(FsError::Io(std::io::ErrorKind::StorageFull.into()));
+            }
             let mode = ops
-                .lookup(dir, name)
+                .lookup(dir, &name)
                 .map(|a| {
                     ops.forget(a.ino, 1);
                     u32::from(a.perm)
@@ -312,16 +566,46 @@ impl TablesOps {
             if w.is_ok() {
                 w = r;
             }
-            match w {
-                Ok(()) => ops.rename(dir, &tmp, dir, name, 0),
-                Err(e) => {
-                    let _ = ops.unlink(dir, &tmp);
-                    Err(e)
-                }
+            if w.is_err() {
+                let _ = ops.unlink(dir, &tmp);
             }
+            w
         })();
         forget_all(ops, &held);
         result
+    }
+
+    /// Renames the temporary file of `rel` over it.
+    fn rename_tmp(&self, rel: &str) -> Result<(), FsError> {
+        let (dir, held, name, tmp) = self.place(rel)?;
+        #[cfg(test)]
+        if self
+            .fail
+            .is_some_and(|(stage, n)| !stage && rel.ends_with(n))
+        {
+            forget_all(&*self.inner, &held);
+            return Err(FsError::Io(std::io::ErrorKind::StorageFull.into()));
+        }
+        let r = self.inner.rename(dir, &tmp, dir, &name, 0);
+        forget_all(&*self.inner, &held);
+        r
+    }
+
+    /// Removes the temporary file of `rel`, if there is one.
+    fn remove_tmp(&self, rel: &str) -> Result<(), FsError> {
+        let (dir, held, _, tmp) = self.place(rel)?;
+        let r = self.inner.unlink(dir, &tmp);
+        forget_all(&*self.inner, &held);
+        r
+    }
+
+    /// Replaces file `rel` of the mount with `bytes`: a temporary file beside it, renamed
+    /// over it.
+    fn write_through(&self, rel: &str, bytes: &[u8]) -> Result<(), FsError> {
+        self.stage(rel, bytes)?;
+        self.rename_tmp(rel).inspect_err(|_| {
+            let _ = self.remove_tmp(rel);
+        })
     }
 
     fn read_all(&self, ino: u64) -> Result<Vec<u8>, FsError> {
@@ -1100,4 +1384,167 @@ fn slice(b: &[u8], offset: u64, size: u32) -> Vec<u8> {
     let start = usize::try_from(offset).unwrap_or(usize::MAX).min(b.len());
     let end = start.saturating_add(size as usize).min(b.len());
     b[start..end].to_vec()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::fs::core::{Core, MountOptions};
+    use std::sync::Arc;
+
+    const ARMCOM: &[u8] =
+        b"[UNITINFO]\r\n\t{\r\n\tUnitName=ARMCOM;\r\n\tBuildCostEnergy=34125;\r\n\t}\r\n";
+    const CORCOM: &[u8] = b"[UNITINFO]\n{\nUnitName=CORCOM;\nBuildCostEnergy=33000;\n}\n";
+
+    struct Game {
+        game: tempfile::TempDir,
+        state: tempfile::TempDir,
+    }
+
+    fn game() -> Game {
+        let game = tempfile::tempdir().unwrap();
+        let state = tempfile::tempdir().unwrap();
+        std::fs::create_dir_all(game.path().join("units")).unwrap();
+        std::fs::write(game.path().join("units/ARMCOM.FBI"), ARMCOM).unwrap();
+        std::fs::write(game.path().join("units/CORCOM.FBI"), CORCOM).unwrap();
+        Game { game, state }
+    }
+
+    impl Game {
+        fn ops(&self) -> TablesOps {
+            let opts = MountOptions {
+                state_dir: Some(self.state.path().to_path_buf()),
+                ..MountOptions::default()
+            };
+            let core = Arc::new(Core::new(self.game.path(), opts, None).unwrap());
+            let j = Journal::new(
+                self.state.path(),
+                self.game.path(),
+                Some(self.game.path().to_path_buf()),
+            );
+            TablesOps::new(core, false).with_journal(Some(j))
+        }
+        fn read(&self, rel: &str) -> Vec<u8> {
+            std::fs::read(self.game.path().join(rel)).unwrap()
+        }
+        /// Every file of the game folder (hidden ones included) and its bytes.
+        fn files(&self) -> Vec<(PathBuf, Vec<u8>)> {
+            let mut v: Vec<_> = walkdir::WalkDir::new(self.game.path())
+                .into_iter()
+                .flatten()
+                .filter(|e| e.file_type().is_file())
+                .map(|e| (e.path().to_path_buf(), std::fs::read(e.path()).unwrap()))
+                .collect();
+            v.sort();
+            v
+        }
+    }
+
+    /// `units.csv` with both commanders' energy cost raised.
+    fn both_edited(t: &TablesOps) -> Vec<u8> {
+        let fam = FAMILIES.iter().position(|f| f.csv == "units.csv").unwrap();
+        let csv = String::from_utf8(t.render(fam).unwrap()).unwrap();
+        assert!(csv.contains("34125") && csv.contains("33000"), "{csv}");
+        csv.replace("34125", "40000")
+            .replace("33000", "41000")
+            .into_bytes()
+    }
+
+    fn units() -> usize {
+        FAMILIES.iter().position(|f| f.csv == "units.csv").unwrap()
+    }
+
+    #[test]
+    fn a_save_of_two_files_replaces_both_and_keeps_their_history() {
+        let g = game();
+        let t = g.ops();
+        t.commit_csv(units(), &both_edited(&t)).unwrap();
+        assert!(String::from_utf8_lossy(&g.read("units/ARMCOM.FBI")).contains("=40000;"));
+        assert!(String::from_utf8_lossy(&g.read("units/CORCOM.FBI")).contains("=41000;"));
+        let status = String::from_utf8(t.status_text()).unwrap();
+        assert!(
+            status.contains("units.csv: committed 2 file(s)"),
+            "{status}"
+        );
+        assert!(
+            status.contains("[UNITINFO] BuildCostEnergy: \"34125\" -> \"40000\""),
+            "{status}"
+        );
+        for (rel, old) in [("units/ARMCOM.FBI", ARMCOM), ("units/CORCOM.FBI", CORCOM)] {
+            let abs = g.game.path().join(rel);
+            let h =
+                crate::fs::stage::history_of(&crate::fs::stage::history_dir(g.state.path(), &abs));
+            assert_eq!(h.len(), 1, "{rel}");
+            assert_eq!(std::fs::read(&h[0]).unwrap(), old);
+        }
+        // no journal, no temporary file left
+        assert!(!g
+            .state
+            .path()
+            .join("tables")
+            .read_dir()
+            .unwrap()
+            .any(|_| true));
+        assert_eq!(g.files().len(), 2);
+    }
+
+    #[test]
+    fn a_save_failing_while_staging_writes_nothing() {
+        let g = game();
+        let mut t = g.ops();
+        t.fail = Some((true, "CORCOM.FBI"));
+        let before = g.files();
+        let e = t.commit_csv(units(), &both_edited(&t)).unwrap_err();
+        assert!(e.to_string().contains("nothing written"), "{e}");
+        assert_eq!(g.files(), before);
+    }
+
+    #[test]
+    fn a_save_failing_while_renaming_puts_back_what_it_replaced() {
+        let g = game();
+        let mut t = g.ops();
+        // ARMCOM is replaced first, then CORCOM's rename fails
+        t.fail = Some((false, "CORCOM.FBI"));
+        let before = g.files();
+        let e = t.commit_csv(units(), &both_edited(&t)).unwrap_err();
+        assert!(e.to_string().contains("nothing changed"), "{e}");
+        assert_eq!(g.files(), before);
+        assert!(!g
+            .state
+            .path()
+            .join("tables")
+            .read_dir()
+            .unwrap()
+            .any(|_| true));
+    }
+
+    #[test]
+    fn a_save_cut_short_is_undone_at_the_next_start() {
+        let g = game();
+        let t = g.ops();
+        let fam = units();
+        let plan = t
+            .table(&FAMILIES[fam])
+            .unwrap()
+            .changes(&both_edited(&t))
+            .unwrap();
+        assert_eq!(plan.len(), 2);
+        // the save got as far as replacing the first file and staging the second
+        let j = t.journal.clone().unwrap();
+        j.begin(&plan).unwrap();
+        t.write_through(&plan[0].path, &plan[0].new).unwrap();
+        t.stage(&plan[1].path, &plan[1].new).unwrap();
+        drop(t);
+        assert_ne!(g.read("units/ARMCOM.FBI"), ARMCOM);
+        let t = g.ops();
+        assert_eq!(g.read("units/ARMCOM.FBI"), ARMCOM);
+        assert_eq!(g.read("units/CORCOM.FBI"), CORCOM);
+        assert_eq!(g.files().len(), 2, "the staged file is gone");
+        assert!(!j.dir.exists());
+        let status = String::from_utf8(t.status_text()).unwrap();
+        assert!(status.contains("a save cut short was undone"), "{status}");
+        // and saves work again
+        t.commit_csv(fam, &both_edited(&t)).unwrap();
+        assert!(String::from_utf8_lossy(&g.read("units/CORCOM.FBI")).contains("=41000;"));
+    }
 }

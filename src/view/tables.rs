@@ -212,6 +212,42 @@ struct Row {
     cells: Vec<Cell>,
 }
 
+/// One file an edited CSV changes.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct FileChange {
+    /// Relative path (as the `path` column).
+    pub path: String,
+    /// Its bytes the table was built from.
+    pub old: Vec<u8>,
+    /// Its new bytes.
+    pub new: Vec<u8>,
+    /// The edited cells of its rows, in CSV order.
+    pub cells: Vec<CellChange>,
+}
+
+/// One edited cell: row (by section), column, value before and after (empty: no key).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct CellChange {
+    /// The row's section.
+    pub section: String,
+    /// The column's header.
+    pub column: String,
+    /// The value before.
+    pub old: String,
+    /// The value after.
+    pub new: String,
+}
+
+impl std::fmt::Display for CellChange {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(
+            f,
+            "[{}] {}: {:?} -> {:?}",
+            self.section, self.column, self.old, self.new
+        )
+    }
+}
+
 /// A family's table built from its files.
 pub struct Table {
     csv: &'static str,
@@ -387,6 +423,15 @@ impl Table {
     /// The new bytes of every file an edited CSV changes (relative path, bytes), or the first
     /// error naming its CSV row and column; empty when nothing was edited.
     pub fn plan(&self, edited: &[u8]) -> Result<Vec<(String, Vec<u8>)>, ViewError> {
+        Ok(self
+            .changes(edited)?
+            .into_iter()
+            .map(|c| (c.path, c.new))
+            .collect())
+    }
+
+    /// [`Table::plan`] with, for every changed file, its bytes before and the cells edited.
+    pub fn changes(&self, edited: &[u8]) -> Result<Vec<FileChange>, ViewError> {
         let file = self.csv;
         let mut rd = csv::ReaderBuilder::new()
             .flexible(true)
@@ -448,6 +493,7 @@ impl Table {
         }
         let mut used = vec![false; self.rows.len()];
         let mut edits: HashMap<usize, Vec<Edit>> = HashMap::new();
+        let mut cells: HashMap<usize, Vec<CellChange>> = HashMap::new();
         for rec in records {
             let rec = rec.map_err(|e| ViewError::invalid(file, e.to_string()))?;
             // A CRLF record starts, for the csv crate, at the `\n` of the line before.
@@ -514,6 +560,12 @@ impl Table {
                     }
                 };
                 edits.entry(row.file).or_default().push(edit);
+                cells.entry(row.file).or_default().push(CellChange {
+                    section: row.section.clone(),
+                    column: col.name.clone(),
+                    old: old.clone(),
+                    new: cell.to_string(),
+                });
             }
         }
         if let Some(ri) = used.iter().position(|u| !u) {
@@ -535,7 +587,12 @@ impl Table {
                 .apply(&edits[&fi])
                 .map_err(|e| ViewError::invalid(rel.clone(), e.to_string()))?;
             if new != doc.bytes() {
-                out.push((rel.clone(), new));
+                out.push(FileChange {
+                    path: rel.clone(),
+                    old: doc.bytes().to_vec(),
+                    new,
+                    cells: cells.remove(&fi).unwrap_or_default(),
+                });
             }
         }
         Ok(out)

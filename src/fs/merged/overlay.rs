@@ -1063,6 +1063,14 @@ impl OverlayCore {
         cfg: &MountConfig,
     ) -> Result<Mounted, FsError> {
         let (tx, rx) = mpsc::channel();
+        let journal = match &target {
+            Target::Folder(p) => {
+                crate::fs::fuse::tables_journal(opts.state_dir.as_deref(), p, true)?
+            }
+            Target::Archive(p) => {
+                crate::fs::fuse::tables_journal(opts.state_dir.as_deref(), p, false)?
+            }
+        };
         let core = Arc::new(OverlayCore::new(
             game_dir,
             target,
@@ -1070,7 +1078,7 @@ impl OverlayCore {
             priority,
             Some(tx),
         )?);
-        crate::fs::fuse::mount_ops(core, false, rx, None, mountpoint, cfg)
+        crate::fs::fuse::mount_ops(core, false, journal, rx, None, mountpoint, cfg)
     }
 }
 
