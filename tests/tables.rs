@@ -230,7 +230,7 @@ fn tdf_get_and_set() {
     assert!(!tafs(&["tdf", "get", fs, "nosuch.key"]).status.success());
 }
 
-/// The tables folder driven without a mount ([`tafs::fs::tables::TablesOps`] over the
+/// The tables folder driven without a mount ([`tafs::fs::tables::with_tables`] over the
 /// game-folder core): a scratch file renamed onto units.csv commits (as `sed -i` saves), a
 /// refused one is EIO with row and column in `status` and writes nothing, the scratch file
 /// is gone after the rename, tables cannot be removed.
@@ -238,14 +238,14 @@ fn tdf_get_and_set() {
 fn tables_folder_over_the_core() {
     use std::ffi::OsStr;
     use std::sync::Arc;
-    use tafs::fs::tables::{TablesOps, DIR_NAME};
+    use tafs::fs::tables::{with_tables, DIR_NAME};
     use tafs::fs::{Core, FsOps, MountOptions};
     let tmp = tempfile::tempdir().unwrap();
     let g = tmp.path();
     std::fs::create_dir(g.join("units")).unwrap();
     std::fs::write(g.join("units/ARMCOM.FBI"), FIXTURE_FBI).unwrap();
     let core = Core::new(g, MountOptions::default(), None).unwrap();
-    let ops = TablesOps::new(Arc::new(core), false);
+    let ops = with_tables(Arc::new(core), false, None);
     let dir = ops.lookup(1, OsStr::new(DIR_NAME)).unwrap().ino;
     let csv = ops.lookup(dir, OsStr::new("units.csv")).unwrap();
     let h = ops.open(csv.ino, libc::O_RDONLY).unwrap();

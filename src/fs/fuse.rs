@@ -963,8 +963,7 @@ pub(in crate::fs) fn mount_ops(
     mountpoint: &Path,
     cfg: &MountConfig,
 ) -> Result<Mounted, FsError> {
-    let core: Arc<dyn FsOps> =
-        Arc::new(super::tables::TablesOps::new(core, read_only).with_journal(journal));
+    let core: Arc<dyn FsOps> = Arc::new(super::tables::with_tables(core, read_only, journal));
     let mut options = vec![
         MountOption::FSName(cfg.fsname.clone()),
         MountOption::Subtype("tafs".into()),

@@ -6,10 +6,11 @@
 //! folder, the merged view and `--merged --into MOD` (whose writes copy a stock file up into
 //! the mod).
 //!
-//! [`TablesOps`] wraps any [`FsOps`]: the folder, its CSVs and the scratch files editors
-//! create beside them (`sed -i`'s and rsync's temporary files, LibreOffice's lock file: kept
-//! in memory, gone at unmount) have inode and handle numbers of their own (above
-//! [`BASE`]); every other request goes to the wrapped file system unchanged. A CSV opened for
+//! [`TablesOps`] is the folder as a file system of its own, grafted into any [`FsOps`] by
+//! [`Graft`] ([`with_tables`]): the folder, its CSVs and the scratch files editors create
+//! beside them (`sed -i`'s and rsync's temporary files, LibreOffice's lock file: kept in
+//! memory, gone at unmount) have inode and handle numbers of their own (above [`BASE`]);
+//! every other request goes to the wrapped file system unchanged. A CSV opened for
 //! writing collects the new text; its `close` (flush) or a rename onto it commits, and an
 //! error (a refused cell: row and column) answers `EIO` and is kept in `.tafs-tables/status`.
 //!
@@ -26,7 +27,7 @@ use crate::view::tables::{list_files, read_files, Family, FileChange, Table, FAM
 use std::collections::HashMap;
 use std::ffi::{OsStr, OsString};
 use std::path::{Component, Path, PathBuf};
-use std::sync::{Mutex, MutexGuard};
+use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::{Duration, SystemTime};
 
 /// The folder's name at the mount root.
@@ -75,7 +76,7 @@ struct State {
 
 /// A file system with the tables folder added at its root.
 pub struct TablesOps {
-    inner: std::sync::Arc<dyn FsOps>,
+    inner: Arc<dyn FsOps>,
     read_only: bool,
     state: Mutex<State>,
     /// Serialises commits (one reads, plans and writes at a time).
@@ -200,7 +201,7 @@ fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
 
 impl TablesOps {
     /// Wraps `inner`; `read_only`: the CSVs refuse writes (`EROFS` at open).
-    pub fn new(inner: std::sync::Arc<dyn FsOps>, read_only: bool) -> TablesOps {
+    pub fn new(inner: Arc<dyn FsOps>, read_only: bool) -> TablesOps {
         TablesOps {
             inner,
             read_only,
@@ -832,19 +833,74 @@ fn own(ino: u64) -> bool {
     ino >= BASE
 }
 
-impl FsOps for TablesOps {
+/// A file system grafted into another by [`Graft`]: it answers for its own inodes and
+/// handles (at and above [`BASE`]) and for the names of the other it claims.
+pub trait Grafted: FsOps {
+    /// Whether entry `name` of folder `parent` of the wrapped file system is this one's.
+    fn claims(&self, parent: u64, name: &OsStr) -> bool;
+}
+
+impl Grafted for TablesOps {
+    fn claims(&self, parent: u64, name: &OsStr) -> bool {
+        parent == ROOT && name == DIR_NAME
+    }
+}
+
+/// `inner` with the entries of `extra` grafted in. Every request goes to one of the two by
+/// one rule: an inode or handle at and above [`BASE`], or a name `extra` claims, is
+/// `extra`'s; everything else, and the answers for the whole mount (TTL, caching, statistics,
+/// inode count), is `inner`'s. The routing is written once, here: an [`FsOps`] method added
+/// later needs one line here and nothing in what is grafted.
+pub struct Graft<E> {
+    inner: Arc<dyn FsOps>,
+    extra: E,
+}
+
+impl<E: Grafted> Graft<E> {
+    /// `inner` with `extra` grafted in.
+    pub fn new(inner: Arc<dyn FsOps>, extra: E) -> Graft<E> {
+        Graft { inner, extra }
+    }
+
+    /// Who answers for inode or handle `n`.
+    fn by(&self, n: u64) -> &dyn FsOps {
+        if own(n) {
+            &self.extra
+        } else {
+            &*self.inner
+        }
+    }
+
+    /// Who answers for entry `name` of folder `parent`.
+    fn at(&self, parent: u64, name: &OsStr) -> &dyn FsOps {
+        if own(parent) || self.extra.claims(parent, name) {
+            &self.extra
+        } else {
+            &*self.inner
+        }
+    }
+}
+
+/// The tables folder grafted into `inner`: what every mount serves.
+pub fn with_tables(
+    inner: Arc<dyn FsOps>,
+    read_only: bool,
+    journal: Option<Journal>,
+) -> Graft<TablesOps> {
+    let tables = TablesOps::new(inner.clone(), read_only).with_journal(journal);
+    Graft::new(inner, tables)
+}
+
+impl<E: Grafted> FsOps for Graft<E> {
     fn ttl(&self) -> Duration {
         self.inner.ttl()
     }
     fn finish(&self) {
-        self.inner.finish()
+        self.inner.finish();
+        self.extra.finish();
     }
     fn ttl_of(&self, ino: u64) -> Duration {
-        if own(ino) {
-            Duration::ZERO
-        } else {
-            self.inner.ttl_of(ino)
-        }
+        self.by(ino).ttl_of(ino)
     }
     fn cache_dirs(&self) -> bool {
         self.inner.cache_dirs()
@@ -856,18 +912,170 @@ impl FsOps for TablesOps {
         self.inner.kernel_acls()
     }
     fn read_ino(&self, ino: u64, offset: u64, size: u32) -> Result<Vec<u8>, FsError> {
-        if !own(ino) {
-            return self.inner.read_ino(ino, offset, size);
-        }
-        let b = self.read_all(ino)?;
-        Ok(slice(&b, offset, size))
+        self.by(ino).read_ino(ino, offset, size)
     }
     fn backing_file(&self, fh: u64) -> Option<std::io::Result<std::fs::File>> {
-        if own(fh) {
-            None
-        } else {
-            self.inner.backing_file(fh)
-        }
+        self.by(fh).backing_file(fh)
+    }
+    fn lookup(&self, parent: u64, name: &OsStr) -> Result<Attr, FsError> {
+        self.at(parent, name).lookup(parent, name)
+    }
+    fn forget(&self, ino: u64, n: u64) {
+        self.by(ino).forget(ino, n)
+    }
+    fn inodes(&self) -> usize {
+        self.inner.inodes()
+    }
+    fn getattr(&self, ino: u64, fh: Option<u64>) -> Result<Attr, FsError> {
+        self.by(ino).getattr(ino, fh)
+    }
+    fn readlink(&self, ino: u64) -> Result<Vec<u8>, FsError> {
+        self.by(ino).readlink(ino)
+    }
+    fn open(&self, ino: u64, flags: i32) -> Result<Opened, FsError> {
+        self.by(ino).open(ino, flags)
+    }
+    fn read(&self, fh: u64, offset: u64, size: u32) -> Result<Vec<u8>, FsError> {
+        self.by(fh).read(fh, offset, size)
+    }
+    fn release(&self, fh: u64) -> Result<(), FsError> {
+        self.by(fh).release(fh)
+    }
+    fn opendir(&self, ino: u64) -> Result<u64, FsError> {
+        self.by(ino).opendir(ino)
+    }
+    fn readdir(&self, fh: u64, offset: u64) -> Result<Vec<(u64, DirItem)>, FsError> {
+        self.by(fh).readdir(fh, offset)
+    }
+    fn readdirplus(&self, fh: u64, offset: u64) -> Result<Vec<(u64, DirItem)>, FsError> {
+        self.by(fh).readdirplus(fh, offset)
+    }
+    fn releasedir(&self, fh: u64) -> Result<(), FsError> {
+        self.by(fh).releasedir(fh)
+    }
+    fn statfs(&self) -> Result<StatFs, FsError> {
+        self.inner.statfs()
+    }
+    fn access(&self, ino: u64, mask: i32) -> Result<(), FsError> {
+        self.by(ino).access(ino, mask)
+    }
+    fn has_xattrs(&self) -> bool {
+        self.inner.has_xattrs()
+    }
+    fn getxattr(&self, ino: u64, name: &OsStr) -> Result<Vec<u8>, FsError> {
+        self.by(ino).getxattr(ino, name)
+    }
+    fn listxattr(&self, ino: u64) -> Result<Vec<u8>, FsError> {
+        self.by(ino).listxattr(ino)
+    }
+    fn setxattr(&self, ino: u64, name: &OsStr) -> Result<(), FsError> {
+        self.by(ino).setxattr(ino, name)
+    }
+    fn setattr(&self, ino: u64, set: SetAttr, fh: Option<u64>) -> Result<Attr, FsError> {
+        self.by(ino).setattr(ino, set, fh)
+    }
+    fn mknod(
+        &self,
+        parent: u64,
+        name: &OsStr,
+        mode: u32,
+        umask: u32,
+        rdev: u32,
+        uid: u32,
+        gid: u32,
+    ) -> Result<Attr, FsError> {
+        self.at(parent, name)
+            .mknod(parent, name, mode, umask, rdev, uid, gid)
+    }
+    fn mkdir(
+        &self,
+        parent: u64,
+        name: &OsStr,
+        mode: u32,
+        umask: u32,
+        uid: u32,
+        gid: u32,
+    ) -> Result<Attr, FsError> {
+        self.at(parent, name)
+            .mkdir(parent, name, mode, umask, uid, gid)
+    }
+    fn symlink(
+        &self,
+        parent: u64,
+        name: &OsStr,
+        target: &Path,
+        uid: u32,
+        gid: u32,
+    ) -> Result<Attr, FsError> {
+        self.at(parent, name)
+            .symlink(parent, name, target, uid, gid)
+    }
+    fn link(&self, ino: u64, newparent: u64, newname: &OsStr) -> Result<Attr, FsError> {
+        let fs = match own(ino) {
+            true => &self.extra,
+            false => self.at(newparent, newname),
+        };
+        fs.link(ino, newparent, newname)
+    }
+    fn unlink(&self, parent: u64, name: &OsStr) -> Result<(), FsError> {
+        self.at(parent, name).unlink(parent, name)
+    }
+    fn rmdir(&self, parent: u64, name: &OsStr) -> Result<(), FsError> {
+        self.at(parent, name).rmdir(parent, name)
+    }
+    fn rename(
+        &self,
+        parent: u64,
+        name: &OsStr,
+        newparent: u64,
+        newname: &OsStr,
+        flags: u32,
+    ) -> Result<(), FsError> {
+        // the source decides, and so does a target folder of the grafted one
+        let fs = match own(newparent) {
+            true => &self.extra,
+            false => self.at(parent, name),
+        };
+        fs.rename(parent, name, newparent, newname, flags)
+    }
+    fn create(
+        &self,
+        parent: u64,
+        name: &OsStr,
+        mode: u32,
+        umask: u32,
+        flags: i32,
+        uid: u32,
+        gid: u32,
+    ) -> Result<(Attr, Opened), FsError> {
+        self.at(parent, name)
+            .create(parent, name, mode, umask, flags, uid, gid)
+    }
+    fn write(&self, fh: u64, offset: u64, data: &[u8]) -> Result<u32, FsError> {
+        self.by(fh).write(fh, offset, data)
+    }
+    fn flush(&self, fh: u64) -> Result<(), FsError> {
+        self.by(fh).flush(fh)
+    }
+    fn fsync(&self, fh: u64, datasync: bool) -> Result<(), FsError> {
+        self.by(fh).fsync(fh, datasync)
+    }
+}
+
+/// The tables folder's own files, as a file system of their own: [`Graft`] sends it only
+/// the requests of its inodes and handles (at and above [`BASE`]) and of the names it
+/// [`Grafted::claims`]; the mount's global answers (TTL, statistics, caching) are the wrapped
+/// file system's.
+impl FsOps for TablesOps {
+    fn ttl(&self) -> Duration {
+        self.inner.ttl()
+    }
+    fn ttl_of(&self, _ino: u64) -> Duration {
+        Duration::ZERO
+    }
+    fn read_ino(&self, ino: u64, offset: u64, size: u32) -> Result<Vec<u8>, FsError> {
+        let b = self.read_all(ino)?;
+        Ok(slice(&b, offset, size))
     }
     fn lookup(&self, parent: u64, name: &OsStr) -> Result<Attr, FsError> {
         if parent == ROOT && name == DIR_NAME {
@@ -876,43 +1084,28 @@ impl FsOps for TablesOps {
         if parent == DIR_INO {
             return self.lookup_own(name);
         }
-        self.inner.lookup(parent, name)
-    }
-    fn forget(&self, ino: u64, n: u64) {
-        if !own(ino) {
-            self.inner.forget(ino, n)
-        }
+        Err(FsError::NotFound)
     }
     fn inodes(&self) -> usize {
-        self.inner.inodes()
+        0
     }
     fn getattr(&self, ino: u64, fh: Option<u64>) -> Result<Attr, FsError> {
-        if own(ino) {
-            // An open table is as long as the text its handle reads.
-            let snap = fh.and_then(|fh| match lock(&self.state).handles.get(&fh) {
-                Some(Handle::Read(b)) => Some(b.len() as u64),
-                _ => None,
-            });
-            let mut a = self.getattr_own(ino)?;
-            if let Some(n) = snap {
-                a.size = n;
-                a.blocks = n.div_ceil(512);
-            }
-            Ok(a)
-        } else {
-            self.inner.getattr(ino, fh)
+        // An open table is as long as the text its handle reads.
+        let snap = fh.and_then(|fh| match lock(&self.state).handles.get(&fh) {
+            Some(Handle::Read(b)) => Some(b.len() as u64),
+            _ => None,
+        });
+        let mut a = self.getattr_own(ino)?;
+        if let Some(n) = snap {
+            a.size = n;
+            a.blocks = n.div_ceil(512);
         }
+        Ok(a)
     }
-    fn readlink(&self, ino: u64) -> Result<Vec<u8>, FsError> {
-        if own(ino) {
-            return Err(FsError::Invalid("not a symbolic link".into()));
-        }
-        self.inner.readlink(ino)
+    fn readlink(&self, _ino: u64) -> Result<Vec<u8>, FsError> {
+        Err(FsError::Invalid("not a symbolic link".into()))
     }
     fn open(&self, ino: u64, flags: i32) -> Result<Opened, FsError> {
-        if !own(ino) {
-            return self.inner.open(ino, flags);
-        }
         let write = flags & libc::O_ACCMODE != libc::O_RDONLY;
         let trunc = flags & libc::O_TRUNC != 0;
         if ino == DIR_INO {
@@ -968,9 +1161,6 @@ impl FsOps for TablesOps {
         })
     }
     fn read(&self, fh: u64, offset: u64, size: u32) -> Result<Vec<u8>, FsError> {
-        if !own(fh) {
-            return self.inner.read(fh, offset, size);
-        }
         if let Some(fam) = self.writer_fam(fh) {
             self.fill_pending(fam)?;
         }
@@ -991,9 +1181,6 @@ impl FsOps for TablesOps {
         }
     }
     fn release(&self, fh: u64) -> Result<(), FsError> {
-        if !own(fh) {
-            return self.inner.release(fh);
-        }
         let r = self.flush(fh);
         let mut st = lock(&self.state);
         if let Some(Handle::Csv { fam, .. }) = st.handles.remove(&fh) {
@@ -1011,72 +1198,39 @@ impl FsOps for TablesOps {
         if ino == DIR_INO {
             return Ok(self.new_handle(Handle::Dir));
         }
-        if own(ino) {
-            return Err(FsError::NotDir);
-        }
-        self.inner.opendir(ino)
+        Err(FsError::NotDir)
     }
     fn readdir(&self, fh: u64, offset: u64) -> Result<Vec<(u64, DirItem)>, FsError> {
-        if own(fh) {
-            self.listing(fh, offset, false)
-        } else {
-            self.inner.readdir(fh, offset)
-        }
+        self.listing(fh, offset, false)
     }
     fn readdirplus(&self, fh: u64, offset: u64) -> Result<Vec<(u64, DirItem)>, FsError> {
-        if own(fh) {
-            self.listing(fh, offset, true)
-        } else {
-            self.inner.readdirplus(fh, offset)
-        }
+        self.listing(fh, offset, true)
     }
     fn releasedir(&self, fh: u64) -> Result<(), FsError> {
-        if own(fh) {
-            lock(&self.state).handles.remove(&fh);
-            Ok(())
-        } else {
-            self.inner.releasedir(fh)
-        }
+        lock(&self.state).handles.remove(&fh);
+        Ok(())
     }
     fn statfs(&self) -> Result<StatFs, FsError> {
         self.inner.statfs()
     }
     fn access(&self, ino: u64, mask: i32) -> Result<(), FsError> {
-        if !own(ino) {
-            return self.inner.access(ino, mask);
-        }
         if mask & libc::W_OK != 0 && (self.read_only || ino == STATUS_INO) {
             return Err(FsError::ReadOnly("the tables folder"));
         }
         Ok(())
     }
-    fn has_xattrs(&self) -> bool {
-        self.inner.has_xattrs()
+    fn getxattr(&self, _ino: u64, _name: &OsStr) -> Result<Vec<u8>, FsError> {
+        Err(FsError::NoAttr)
     }
-    fn getxattr(&self, ino: u64, name: &OsStr) -> Result<Vec<u8>, FsError> {
-        if own(ino) {
-            return Err(FsError::NoAttr);
-        }
-        self.inner.getxattr(ino, name)
+    fn listxattr(&self, _ino: u64) -> Result<Vec<u8>, FsError> {
+        Ok(Vec::new())
     }
-    fn listxattr(&self, ino: u64) -> Result<Vec<u8>, FsError> {
-        if own(ino) {
-            return Ok(Vec::new());
-        }
-        self.inner.listxattr(ino)
+    fn setxattr(&self, _ino: u64, _name: &OsStr) -> Result<(), FsError> {
+        Err(FsError::NotSupported(
+            "extended attributes in the tables folder",
+        ))
     }
-    fn setxattr(&self, ino: u64, name: &OsStr) -> Result<(), FsError> {
-        if own(ino) {
-            return Err(FsError::NotSupported(
-                "extended attributes in the tables folder",
-            ));
-        }
-        self.inner.setxattr(ino, name)
-    }
-    fn setattr(&self, ino: u64, set: SetAttr, fh: Option<u64>) -> Result<Attr, FsError> {
-        if !own(ino) {
-            return self.inner.setattr(ino, set, fh);
-        }
+    fn setattr(&self, ino: u64, set: SetAttr, _fh: Option<u64>) -> Result<Attr, FsError> {
         if let Some(size) = set.size {
             if self.read_only || ino == DIR_INO || ino == STATUS_INO {
                 return Err(FsError::ReadOnly("the tables folder"));
@@ -1124,10 +1278,10 @@ impl FsOps for TablesOps {
         parent: u64,
         name: &OsStr,
         mode: u32,
-        umask: u32,
-        rdev: u32,
-        uid: u32,
-        gid: u32,
+        _umask: u32,
+        _rdev: u32,
+        _uid: u32,
+        _gid: u32,
     ) -> Result<Attr, FsError> {
         if parent == DIR_INO {
             if mode & libc::S_IFMT != libc::S_IFREG {
@@ -1138,43 +1292,40 @@ impl FsOps for TablesOps {
             let ino = self.new_scratch(name)?;
             return self.getattr_own(ino);
         }
-        self.inner.mknod(parent, name, mode, umask, rdev, uid, gid)
+        Err(FsError::Exists)
     }
     fn mkdir(
         &self,
         parent: u64,
-        name: &OsStr,
-        mode: u32,
-        umask: u32,
-        uid: u32,
-        gid: u32,
+        _name: &OsStr,
+        _mode: u32,
+        _umask: u32,
+        _uid: u32,
+        _gid: u32,
     ) -> Result<Attr, FsError> {
         if parent == DIR_INO {
             return Err(FsError::NotSupported("folders in the tables folder"));
         }
-        if parent == ROOT && name == DIR_NAME {
-            return Err(FsError::Exists);
-        }
-        self.inner.mkdir(parent, name, mode, umask, uid, gid)
+        Err(FsError::Exists)
     }
     fn symlink(
         &self,
         parent: u64,
-        name: &OsStr,
-        target: &Path,
-        uid: u32,
-        gid: u32,
+        _name: &OsStr,
+        _target: &Path,
+        _uid: u32,
+        _gid: u32,
     ) -> Result<Attr, FsError> {
         if parent == DIR_INO {
             return Err(FsError::NotSupported("links in the tables folder"));
         }
-        self.inner.symlink(parent, name, target, uid, gid)
+        Err(FsError::Exists)
     }
-    fn link(&self, ino: u64, newparent: u64, newname: &OsStr) -> Result<Attr, FsError> {
-        if own(ino) || newparent == DIR_INO {
-            return Err(FsError::NotSupported("links in the tables folder"));
+    fn link(&self, _ino: u64, newparent: u64, newname: &OsStr) -> Result<Attr, FsError> {
+        if newparent == ROOT && newname == DIR_NAME {
+            return Err(FsError::Exists);
         }
-        self.inner.link(ino, newparent, newname)
+        Err(FsError::NotSupported("links in the tables folder"))
     }
     fn unlink(&self, parent: u64, name: &OsStr) -> Result<(), FsError> {
         if parent == DIR_INO {
@@ -1187,13 +1338,13 @@ impl FsOps for TablesOps {
                 None => Err(FsError::NotFound),
             };
         }
-        self.inner.unlink(parent, name)
+        Err(FsError::IsDir)
     }
     fn rmdir(&self, parent: u64, name: &OsStr) -> Result<(), FsError> {
         if parent == ROOT && name == DIR_NAME {
             return Err(FsError::ReadOnly("the tables folder"));
         }
-        self.inner.rmdir(parent, name)
+        Err(FsError::NotDir)
     }
     fn rename(
         &self,
@@ -1201,15 +1352,11 @@ impl FsOps for TablesOps {
         name: &OsStr,
         newparent: u64,
         newname: &OsStr,
-        flags: u32,
+        _flags: u32,
     ) -> Result<(), FsError> {
         match (parent == DIR_INO, newparent == DIR_INO) {
-            (false, false) => {
-                if parent == ROOT && name == DIR_NAME {
-                    return Err(FsError::ReadOnly("the tables folder"));
-                }
-                self.inner.rename(parent, name, newparent, newname, flags)
-            }
+            // the folder itself (the only name of the wrapped root claimed)
+            (false, false) => Err(FsError::ReadOnly("the tables folder")),
             (true, true) => {
                 if self.read_only || newname == STATUS_NAME {
                     return Err(FsError::ReadOnly("a read-only mount's tables"));
@@ -1239,16 +1386,14 @@ impl FsOps for TablesOps {
         &self,
         parent: u64,
         name: &OsStr,
-        mode: u32,
-        umask: u32,
+        _mode: u32,
+        _umask: u32,
         flags: i32,
-        uid: u32,
-        gid: u32,
+        _uid: u32,
+        _gid: u32,
     ) -> Result<(Attr, Opened), FsError> {
         if parent != DIR_INO {
-            return self
-                .inner
-                .create(parent, name, mode, umask, flags, uid, gid);
+            return Err(FsError::Exists);
         }
         if let Some(fam) = FAMILIES.iter().position(|f| name == f.csv) {
             let ino = CSV_INO + fam as u64;
@@ -1260,9 +1405,6 @@ impl FsOps for TablesOps {
         Ok((self.getattr_own(ino)?, opened))
     }
     fn write(&self, fh: u64, offset: u64, data: &[u8]) -> Result<u32, FsError> {
-        if !own(fh) {
-            return self.inner.write(fh, offset, data);
-        }
         if let Some(fam) = self.writer_fam(fh) {
             self.fill_pending(fam)?;
         }
@@ -1301,9 +1443,6 @@ impl FsOps for TablesOps {
         Ok(data.len() as u32)
     }
     fn flush(&self, fh: u64) -> Result<(), FsError> {
-        if !own(fh) {
-            return self.inner.flush(fh);
-        }
         let job = {
             let mut st = lock(&self.state);
             let st = &mut *st;
@@ -1320,11 +1459,8 @@ impl FsOps for TablesOps {
             None => Ok(()),
         }
     }
-    fn fsync(&self, fh: u64, datasync: bool) -> Result<(), FsError> {
-        if own(fh) {
-            return self.flush(fh);
-        }
-        self.inner.fsync(fh, datasync)
+    fn fsync(&self, fh: u64, _datasync: bool) -> Result<(), FsError> {
+        self.flush(fh)
     }
 }
 
