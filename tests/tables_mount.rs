@@ -432,6 +432,15 @@ fn tables_of_the_merged_view_and_into_a_mod() {
             "BuildCostEnergy=950;".to_string()
         )]
     );
+    // The mod copy's history keeps the text it replaced (the stock unit's).
+    let h = common::tafs_ok(&[
+        "history",
+        g.join("mods/mymod/units/ARMCOM.FBI").to_str().unwrap(),
+        "--state-dir",
+        state.to_str().unwrap(),
+    ]);
+    let kept = h.split('\t').nth(2).unwrap().trim_end_matches("\toriginal");
+    assert_eq!(std::fs::read(kept.trim()).unwrap(), stock, "{h}");
     // Stock untouched: everything outside the mod as before.
     let mods = g.join("mods");
     let now: Vec<_> = snapshot(&g)
