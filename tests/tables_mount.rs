@@ -360,6 +360,63 @@ fn libreoffice_converting_an_edited_copy_into_the_tables_folder_commits_it() {
     );
 }
 
+/// A plain mount shows each archive as a folder: a unit only inside one is a row of its
+/// `units.csv` with read-only cells (changing one is refused, naming the archive), a unit
+/// also loose is not (the loose file is the row); an unchanged save writes nothing.
+#[test]
+fn a_plain_mounts_units_only_in_an_archive_are_read_only_rows() {
+    if !fuse_available() {
+        return;
+    }
+    let tmp = tempfile::tempdir().unwrap();
+    let g = tmp.path().join("game");
+    std::fs::create_dir(&g).unwrap();
+    game(&g);
+    let tree = vec![dir(
+        "units",
+        vec![file("ARMHPI.FBI", CORAK), file("ARMCOM.FBI", ARMCOM)],
+    )];
+    put(
+        &g.join("rev31.gp3"),
+        hpi::write(&tree, &hpi::WriteOptions::v1()).unwrap(),
+    );
+    let before = snapshot(&g);
+    let m = mount_common::mount(&g, &tmp.path().join("mnt"), &["--ttl", "0"]);
+    let units = m.mnt.join(".tafs-tables/units.csv");
+    let text = std::fs::read_to_string(&units).unwrap();
+    assert!(
+        text.contains("\nrev31.gp3/units/ARMHPI.FBI,UNITINFO,CORAK,"),
+        "{text}"
+    );
+    assert!(!text
+        .to_ascii_lowercase()
+        .contains("rev31.gp3/units/armcom.fbi"));
+    let fbis = common::files_with_ext(&g.join("units"), &[".fbi"]).len();
+    assert_eq!(text.lines().count(), 1 + fbis + 1);
+
+    // Unchanged text written back: nothing written.
+    sh(&format!(
+        "cp '{0}' '{1}/u.csv' && cp '{1}/u.csv' '{0}'",
+        units.display(),
+        tmp.path().display()
+    ));
+    assert_eq!(snapshot(&g), before);
+    // A cell of the archived unit: refused, naming the archive.
+    let out = py_set(
+        &units,
+        "rev31.gp3/units/ARMHPI.FBI",
+        "BuildCostEnergy",
+        "950",
+    );
+    assert!(out.starts_with("error 5 "), "{out}");
+    let status = std::fs::read_to_string(m.mnt.join(".tafs-tables/status")).unwrap();
+    assert!(
+        status.contains("column BuildCostEnergy: read-only cell: inside the archive rev31.gp3"),
+        "{status}"
+    );
+    assert_eq!(snapshot(&g), before);
+}
+
 fn file(name: &str, bytes: &[u8]) -> hpi::Node {
     hpi::Node::file(name.as_bytes().to_vec(), bytes.to_vec())
 }

@@ -870,16 +870,11 @@ pub fn mount(
             .spawn(move || super::watch::run(w, weak))?;
     }
     Core::start_committer(&core)?;
-    let journal = tables_journal(opts_state.as_deref(), game_dir, true)?;
-    mount_ops(
-        core,
-        read_only,
-        journal,
-        rx,
-        Some(progress),
-        mountpoint,
-        cfg,
-    )
+    let tables = super::tables::Setup {
+        journal: tables_journal(opts_state.as_deref(), game_dir, true)?,
+        archive_rows: true,
+    };
+    mount_ops(core, read_only, tables, rx, Some(progress), mountpoint, cfg)
 }
 
 /// Mounts the merged game view of `game_dir` (read-only; sources in `priority` order) at
@@ -907,7 +902,7 @@ pub fn mount_merged(
             .name("tafs-watch".into())
             .spawn(move || crate::fs::merged::run_watch(weak))?;
     }
-    mount_ops(core, true, None, rx, None, mountpoint, cfg)
+    mount_ops(core, true, Default::default(), rx, None, mountpoint, cfg)
 }
 
 /// The journal of table saves of the mount of `source` under state folder `state`;
@@ -957,13 +952,13 @@ fn kernel_option(o: &str) -> Result<MountOption, FsError> {
 pub(in crate::fs) fn mount_ops(
     core: Arc<dyn FsOps>,
     read_only: bool,
-    journal: Option<super::tables::Journal>,
+    tables: super::tables::Setup,
     rx: Receiver<Inval>,
     progress: Option<Arc<InvalProgress>>,
     mountpoint: &Path,
     cfg: &MountConfig,
 ) -> Result<Mounted, FsError> {
-    let core: Arc<dyn FsOps> = Arc::new(super::tables::with_tables(core, read_only, journal));
+    let core: Arc<dyn FsOps> = Arc::new(super::tables::with_tables(core, read_only, tables));
     let mut options = vec![
         MountOption::FSName(cfg.fsname.clone()),
         MountOption::Subtype("tafs".into()),

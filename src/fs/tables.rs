@@ -23,7 +23,7 @@ use super::core::{Attr, DirItem, FileKind, Opened, SetAttr, ROOT};
 use super::ops::FsOps;
 use super::{FsError, StatFs};
 use crate::game::{GameFs, Kind};
-use crate::view::tables::{list_files, read_files, Family, FileChange, Table, FAMILIES};
+use crate::view::tables::{list_files, read_listed, Family, FileChange, Table, FAMILIES};
 use std::collections::HashMap;
 use std::ffi::{OsStr, OsString};
 use std::path::{Component, Path, PathBuf};
@@ -85,6 +85,9 @@ pub struct TablesOps {
     rendered: Mutex<HashMap<usize, Rendered>>,
     /// Where saves keep their journal and history (`None`: neither).
     journal: Option<Journal>,
+    /// Rows for the files of archive folders at the root too, read-only (a game-folder
+    /// mount, which shows each archive as a folder).
+    archive_rows: bool,
     /// A failure injected by tests: staging (`true`) or renaming the file whose path ends so.
     #[cfg(test)]
     fail: Option<(bool, &'static str)>,
@@ -213,9 +216,17 @@ impl TablesOps {
             commit: Mutex::new(()),
             rendered: Mutex::new(HashMap::new()),
             journal: None,
+            archive_rows: false,
             #[cfg(test)]
             fail: None,
         }
+    }
+
+    /// Adds read-only rows for the files of the archive folders at the root that are not
+    /// loose files (a game-folder mount shows each archive as a folder).
+    pub fn with_archive_rows(mut self, on: bool) -> TablesOps {
+        self.archive_rows = on;
+        self
     }
 
     /// Journals saves in `journal` (and keeps history there); a save a crash cut short
@@ -262,19 +273,17 @@ impl TablesOps {
     fn render(&self, fam: usize) -> Result<Vec<u8>, FsError> {
         let f = &FAMILIES[fam];
         let gfs = OpsFs::new(&*self.inner);
-        let stamp: Vec<Stamp> = list_files(&gfs, Path::new(""), f)
-            .into_iter()
-            .map(|rel| {
-                let st = gfs.stat(Path::new(&rel));
-                (rel, st)
-            })
+        let files = self.files_of(&gfs, f);
+        let stamp: Vec<Stamp> = files
+            .iter()
+            .map(|(rel, _)| (rel.clone(), gfs.stat(Path::new(rel))))
             .collect();
         if let Some((s, b)) = lock(&self.rendered).get(&fam) {
             if *s == stamp {
                 return Ok(b.clone());
             }
         }
-        let csv = Table::build(f, read_files(&gfs, Path::new(""), f)?).to_csv();
+        let csv = self.build_table(&gfs, f, files)?.to_csv();
         lock(&self.rendered).insert(fam, (stamp, csv.clone()));
         Ok(csv)
     }
@@ -282,7 +291,60 @@ impl TablesOps {
     /// The table of `fam` built afresh (for a commit).
     fn table(&self, fam: &Family) -> Result<Table, FsError> {
         let gfs = OpsFs::new(&*self.inner);
-        Ok(Table::build(fam, read_files(&gfs, Path::new(""), fam)?))
+        let files = self.files_of(&gfs, fam);
+        self.build_table(&gfs, fam, files)
+    }
+
+    /// The files of `fam` a table is built from: the family's own and, with archive rows,
+    /// those of every archive folder at the root whose path is not a loose file, each with
+    /// why its cells are read-only.
+    fn files_of(&self, gfs: &OpsFs<'_>, fam: &Family) -> Vec<(String, Option<String>)> {
+        let mut out: Vec<(String, Option<String>)> = list_files(gfs, Path::new(""), fam)
+            .into_iter()
+            .map(|r| (r, None))
+            .collect();
+        if !self.archive_rows {
+            return out;
+        }
+        let loose: std::collections::HashSet<String> =
+            out.iter().map(|(r, _)| r.to_ascii_lowercase()).collect();
+        let mut names = gfs.names(Path::new("")).unwrap_or_default();
+        names.sort();
+        for n in names {
+            let Some(name) = n.to_str() else { continue };
+            if !crate::view::archive::is_archive_name(name)
+                || gfs.kind(Path::new(name)) != Some(Kind::Dir)
+            {
+                continue;
+            }
+            for rel in list_files(gfs, Path::new(name), fam) {
+                if !loose.contains(&rel.to_ascii_lowercase()) {
+                    let why = format!(
+                        "inside the archive {name} (a plain mount's tables edit loose files only; \
+                         edit it with `tafs mount --merged --into MOD`)"
+                    );
+                    out.push((format!("{name}/{rel}"), Some(why)));
+                }
+            }
+        }
+        out
+    }
+
+    /// The table of `fam` from `files` (from [`Self::files_of`]).
+    fn build_table(
+        &self,
+        gfs: &OpsFs<'_>,
+        fam: &Family,
+        files: Vec<(String, Option<String>)>,
+    ) -> Result<Table, FsError> {
+        let rels = files.iter().map(|(r, _)| r.clone()).collect();
+        let mut t = Table::build(fam, read_listed(gfs, Path::new(""), fam, rels)?);
+        for (rel, why) in &files {
+            if let Some(why) = why {
+                t.lock_file(rel, why);
+            }
+        }
+        Ok(t)
     }
 
     fn status_text(&self) -> Vec<u8> {
@@ -881,13 +943,21 @@ impl<E: Grafted> Graft<E> {
     }
 }
 
+/// How a mount's tables folder is set up.
+#[derive(Debug, Clone, Default)]
+pub struct Setup {
+    /// Where saves are journalled and their history kept (`None`: neither).
+    pub journal: Option<Journal>,
+    /// Read-only rows for the files inside the archive folders at the root
+    /// ([`TablesOps::with_archive_rows`]).
+    pub archive_rows: bool,
+}
+
 /// The tables folder grafted into `inner`: what every mount serves.
-pub fn with_tables(
-    inner: Arc<dyn FsOps>,
-    read_only: bool,
-    journal: Option<Journal>,
-) -> Graft<TablesOps> {
-    let tables = TablesOps::new(inner.clone(), read_only).with_journal(journal);
+pub fn with_tables(inner: Arc<dyn FsOps>, read_only: bool, setup: Setup) -> Graft<TablesOps> {
+    let tables = TablesOps::new(inner.clone(), read_only)
+        .with_archive_rows(setup.archive_rows)
+        .with_journal(setup.journal);
     Graft::new(inner, tables)
 }
 

@@ -159,9 +159,19 @@ pub fn read_files(
     game_dir: &Path,
     fam: &Family,
 ) -> Result<Vec<(String, Vec<u8>)>, ViewError> {
+    read_listed(gfs, game_dir, fam, list_files(gfs, game_dir, fam))
+}
+
+/// [`read_files`] of the files `rels` (relative to `game_dir`) of `fam`.
+pub fn read_listed(
+    gfs: &dyn GameFs,
+    game_dir: &Path,
+    fam: &Family,
+    rels: Vec<String>,
+) -> Result<Vec<(String, Vec<u8>)>, ViewError> {
     let mut total = 0u64;
     let mut out = Vec::new();
-    for rel in list_files(gfs, game_dir, fam) {
+    for rel in rels {
         let p = game_dir.join(&rel);
         let Some(b) = gfs.read(&p, MAX_FILE_BYTES) else {
             return Err(ViewError::invalid(
@@ -385,6 +395,18 @@ impl Table {
             columns,
             rows,
             skipped,
+        }
+    }
+
+    /// Makes every cell of the rows of file `rel` read-only, for reason `why`.
+    pub fn lock_file(&mut self, rel: &str, why: &str) {
+        let Some(fi) = self.files.iter().position(|(r, _)| r == rel) else {
+            return;
+        };
+        for r in self.rows.iter_mut().filter(|r| r.file == fi) {
+            for c in &mut r.cells {
+                *c = Cell::ReadOnly(why.to_string());
+            }
         }
     }
 

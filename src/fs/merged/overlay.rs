@@ -1078,7 +1078,11 @@ impl OverlayCore {
             priority,
             Some(tx),
         )?);
-        crate::fs::fuse::mount_ops(core, false, journal, rx, None, mountpoint, cfg)
+        let tables = crate::fs::tables::Setup {
+            journal,
+            archive_rows: false,
+        };
+        crate::fs::fuse::mount_ops(core, false, tables, rx, None, mountpoint, cfg)
     }
 }
 
