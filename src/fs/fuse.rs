@@ -871,7 +871,7 @@ pub fn mount(
     }
     Core::start_committer(&core)?;
     let tables = super::tables::Setup {
-        journal: tables_journal(opts_state.as_deref(), game_dir, true)?,
+        journal: super::tables::Journal::of_mount(opts_state.as_deref(), game_dir, true)?,
         archive_rows: true,
     };
     mount_ops(core, read_only, tables, rx, Some(progress), mountpoint, cfg)
@@ -903,21 +903,6 @@ pub fn mount_merged(
             .spawn(move || crate::fs::merged::run_watch(weak))?;
     }
     mount_ops(core, true, Default::default(), rx, None, mountpoint, cfg)
-}
-
-/// The journal of table saves of the mount of `source` under state folder `state`;
-/// `loose`: the tables' paths are files of `source` (their history is kept).
-pub(in crate::fs) fn tables_journal(
-    state: Option<&Path>,
-    source: &Path,
-    loose: bool,
-) -> Result<Option<super::tables::Journal>, FsError> {
-    let Some(state) = state else {
-        return Ok(None);
-    };
-    let source = std::path::absolute(source)?;
-    let files = loose.then(|| source.clone());
-    Ok(Some(super::tables::Journal::new(state, &source, files)))
 }
 
 /// The mount option `o` of `-o`: the flags of mount(8) as flags (`noatime`, …), `nosuid`

@@ -127,6 +127,21 @@ impl Journal {
         }
     }
 
+    /// The journal of the mount of `source` under state folder `state` (`None` without
+    /// one); `loose`: the tables' paths are loose files of `source` (their history is kept).
+    pub fn of_mount(
+        state: Option<&Path>,
+        source: &Path,
+        loose: bool,
+    ) -> std::io::Result<Option<Journal>> {
+        let Some(state) = state else {
+            return Ok(None);
+        };
+        let source = std::path::absolute(source)?;
+        let files = loose.then(|| source.clone());
+        Ok(Some(Journal::new(state, &source, files)))
+    }
+
     /// Records `plan` before its files are touched (refused while an earlier save's
     /// journal is still there).
     fn begin(&self, plan: &[FileChange]) -> std::io::Result<()> {

@@ -1063,14 +1063,12 @@ impl OverlayCore {
         cfg: &MountConfig,
     ) -> Result<Mounted, FsError> {
         let (tx, rx) = mpsc::channel();
-        let journal = match &target {
-            Target::Folder(p) => {
-                crate::fs::fuse::tables_journal(opts.state_dir.as_deref(), p, true)?
-            }
-            Target::Archive(p) => {
-                crate::fs::fuse::tables_journal(opts.state_dir.as_deref(), p, false)?
-            }
+        let (mod_path, loose) = match &target {
+            Target::Folder(p) => (p, true),
+            Target::Archive(p) => (p, false),
         };
+        let journal =
+            crate::fs::tables::Journal::of_mount(opts.state_dir.as_deref(), mod_path, loose)?;
         let core = Arc::new(OverlayCore::new(
             game_dir,
             target,
