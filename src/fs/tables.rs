@@ -1768,4 +1768,41 @@ mod tests {
         t.commit_csv(fam, &both_edited(&t)).unwrap();
         assert!(String::from_utf8_lossy(&g.read("units/CORCOM.FBI")).contains("=41000;"));
     }
+
+    /// The graft sends the folder's name at the root to the tables: nothing of that name is
+    /// made in the game folder; other names pass through.
+    #[test]
+    fn the_folder_name_at_the_root_is_the_tables() {
+        let g = game();
+        let opts = MountOptions::default();
+        let core = Arc::new(Core::new(g.game.path(), opts, None).unwrap());
+        let fs = with_tables(core, false, Setup::default());
+        let name = OsStr::new(DIR_NAME);
+        let flags = libc::O_WRONLY | libc::O_CREAT;
+        let errno = |e: FsError| e.errno();
+        assert_eq!(
+            fs.create(ROOT, name, 0o100644, 0, flags, 0, 0)
+                .map(|_| ())
+                .map_err(errno),
+            Err(libc::EEXIST)
+        );
+        assert_eq!(
+            fs.mkdir(ROOT, name, 0o755, 0, 0, 0)
+                .map(|_| ())
+                .map_err(errno),
+            Err(libc::EEXIST)
+        );
+        assert_eq!(fs.unlink(ROOT, name).map_err(errno), Err(libc::EISDIR));
+        assert_eq!(fs.rmdir(ROOT, name).map_err(errno), Err(libc::EROFS));
+        assert_eq!(
+            fs.rename(ROOT, name, ROOT, OsStr::new("x"), 0)
+                .map_err(errno),
+            Err(libc::EROFS)
+        );
+        assert!(!g.game.path().join(DIR_NAME).exists());
+        assert_eq!(fs.lookup(ROOT, name).unwrap().ino, DIR_INO);
+        let units = fs.lookup(ROOT, OsStr::new("units")).unwrap();
+        assert!(units.ino < BASE);
+        assert_eq!(units.kind, FileKind::Dir);
+    }
 }
