@@ -284,7 +284,8 @@ pub struct RestoreArgs {
     pub state_dir: Option<PathBuf>,
 }
 
-/// Runs `tafs status`: prints the status file of the mount or asset directory.
+/// Runs `tafs status`: prints the status file of the mount or asset directory (and, at a
+/// mount root, what the balance tables' saves did).
 pub fn status(a: StatusArgs) -> Result<i32, CliError> {
     let p = a.path.join(".tafs-status");
     let text = std::fs::read_to_string(&p).map_err(|e| {
@@ -294,6 +295,13 @@ pub fn status(a: StatusArgs) -> Result<i32, CliError> {
         ))
     })?;
     print!("{text}");
+    // the saves of the balance tables (at the mount root only)
+    let tables = a.path.join(crate::fs::tables::DIR_NAME).join("status");
+    if let Ok(t) = std::fs::read_to_string(tables) {
+        if !t.is_empty() {
+            print!("tables:\n{t}");
+        }
+    }
     let bad = text
         .lines()
         .any(|l| l.ends_with(": error") || l.ends_with(": conflict"));

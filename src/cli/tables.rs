@@ -4,9 +4,10 @@
 use super::{err, read_file, write_bytes, CliError};
 use crate::formats::tdf_doc::{self, Edit, KeyLookup, SectionLookup};
 use crate::game::Plain;
-use crate::view::tables::{read_files, Table, FAMILIES};
+use crate::view::tables::{read_files, FileChange, Table, FAMILIES};
 use clap::{Args, Subcommand};
-use std::path::PathBuf;
+use std::io::Write;
+use std::path::{Path, PathBuf};
 
 /// `tafs tables …`
 #[derive(Subcommand, Debug)]
@@ -95,14 +96,16 @@ pub fn run_tables(cmd: TablesCmd) -> Result<i32, CliError> {
                 }
                 let edited = read_file(&csv)?;
                 let t = Table::build(fam, read_files(&Plain, &a.game_dir, fam)?);
-                changes.extend(t.plan(&edited)?);
+                changes.extend(t.changes(&edited)?);
             }
-            for (rel, bytes) in &changes {
-                if a.dry_run {
-                    println!("would change {rel}");
-                } else {
-                    write_bytes(&a.game_dir.join(rel), bytes)?;
-                    println!("changed {rel}");
+            if a.dry_run {
+                for c in &changes {
+                    println!("would change {}", c.path);
+                }
+            } else {
+                replace_all(&a.game_dir, &changes)?;
+                for c in &changes {
+                    println!("changed {}", c.path);
                 }
             }
             if changes.is_empty() {
@@ -111,6 +114,46 @@ pub fn run_tables(cmd: TablesCmd) -> Result<i32, CliError> {
             Ok(0)
         }
     }
+}
+
+/// Replaces the files of `changes` under `game_dir`, all or none: every new text is
+/// written to a temporary file beside its file first, then each is renamed over it; if a
+/// rename fails, the files already replaced get their old text back.
+fn replace_all(game_dir: &Path, changes: &[FileChange]) -> Result<(), CliError> {
+    let mut staged = Vec::with_capacity(changes.len());
+    for c in changes {
+        let target = game_dir.join(&c.path);
+        let like = std::fs::metadata(&target).ok();
+        let p = crate::atomic::prepare_seekable::<std::io::Error>(&target, like.as_ref(), |w| {
+            w.write_all(&c.new)
+        })
+        .map_err(|e| CliError::Msg(format!("{}: {e}; nothing written", target.display())))?;
+        staged.push(p);
+    }
+    for (i, p) in staged.into_iter().enumerate() {
+        if let Err(e) = p.commit() {
+            let target = game_dir.join(&changes[i].path);
+            let failed: Vec<String> = changes[..i]
+                .iter()
+                .filter_map(|c| {
+                    let r = write_bytes(&game_dir.join(&c.path), &c.old);
+                    r.err().map(|e| format!("{} ({e})", c.path))
+                })
+                .collect();
+            return Err(CliError::Msg(match failed.is_empty() {
+                true => format!(
+                    "{}: {e}; nothing changed (the {i} file(s) replaced before it were put back)",
+                    target.display()
+                ),
+                false => format!(
+                    "{}: {e}; putting back failed for {}",
+                    target.display(),
+                    failed.join(", ")
+                ),
+            }));
+        }
+    }
+    Ok(())
 }
 
 /// Runs `tafs tdf …`.

@@ -858,6 +858,7 @@ pub fn mount(
     cfg: &MountConfig,
 ) -> Result<Mounted, FsError> {
     let read_only = opts.read_only;
+    let opts_state = opts.state_dir.clone().filter(|_| !read_only);
     let (tx, rx) = mpsc::channel();
     let core = Arc::new(Core::new(game_dir, opts, Some(tx))?);
     let progress = core.inval_progress.clone();
@@ -869,7 +870,11 @@ pub fn mount(
             .spawn(move || super::watch::run(w, weak))?;
     }
     Core::start_committer(&core)?;
-    mount_ops(core, read_only, rx, Some(progress), mountpoint, cfg)
+    let tables = super::tables::Setup {
+        journal: super::tables::Journal::of_mount(opts_state.as_deref(), game_dir, true)?,
+        archive_rows: true,
+    };
+    mount_ops(core, read_only, tables, rx, Some(progress), mountpoint, cfg)
 }
 
 /// Mounts the merged game view of `game_dir` (read-only; sources in `priority` order) at
@@ -897,7 +902,7 @@ pub fn mount_merged(
             .name("tafs-watch".into())
             .spawn(move || crate::fs::merged::run_watch(weak))?;
     }
-    mount_ops(core, true, rx, None, mountpoint, cfg)
+    mount_ops(core, true, Default::default(), rx, None, mountpoint, cfg)
 }
 
 /// The mount option `o` of `-o`: the flags of mount(8) as flags (`noatime`, …), `nosuid`
@@ -932,12 +937,13 @@ fn kernel_option(o: &str) -> Result<MountOption, FsError> {
 pub(in crate::fs) fn mount_ops(
     core: Arc<dyn FsOps>,
     read_only: bool,
+    tables: super::tables::Setup,
     rx: Receiver<Inval>,
     progress: Option<Arc<InvalProgress>>,
     mountpoint: &Path,
     cfg: &MountConfig,
 ) -> Result<Mounted, FsError> {
-    let core: Arc<dyn FsOps> = Arc::new(super::tables::TablesOps::new(core, read_only));
+    let core: Arc<dyn FsOps> = Arc::new(super::tables::with_tables(core, read_only, tables));
     let mut options = vec![
         MountOption::FSName(cfg.fsname.clone()),
         MountOption::Subtype("tafs".into()),

@@ -6,22 +6,28 @@
 //! folder, the merged view and `--merged --into MOD` (whose writes copy a stock file up into
 //! the mod).
 //!
-//! [`TablesOps`] wraps any [`FsOps`]: the folder, its CSVs and the scratch files editors
-//! create beside them (`sed -i`'s and rsync's temporary files, LibreOffice's lock file: kept
-//! in memory, gone at unmount) have inode and handle numbers of their own (above
-//! [`BASE`]); every other request goes to the wrapped file system unchanged. A CSV opened for
+//! [`TablesOps`] is the folder as a file system of its own, grafted into any [`FsOps`] by
+//! [`Graft`] ([`with_tables`]): the folder, its CSVs and the scratch files editors create
+//! beside them (`sed -i`'s and rsync's temporary files, LibreOffice's lock file: kept in
+//! memory, gone at unmount) have inode and handle numbers of their own (above [`BASE`]);
+//! every other request goes to the wrapped file system unchanged. A CSV opened for
 //! writing collects the new text; its `close` (flush) or a rename onto it commits, and an
 //! error (a refused cell: row and column) answers `EIO` and is kept in `.tafs-tables/status`.
+//!
+//! A commit replaces all its files or none: a [`Journal`] in the state folder holds the bytes
+//! being replaced, every new text is staged beside its file before the first rename, a failed
+//! rename puts back what was replaced, and a journal left by a crash is undone when the next
+//! mount starts. The replaced versions go to the files' history (`tafs history`/`restore`).
 
 use super::core::{Attr, DirItem, FileKind, Opened, SetAttr, ROOT};
 use super::ops::FsOps;
 use super::{FsError, StatFs};
 use crate::game::{GameFs, Kind};
-use crate::view::tables::{list_files, read_files, Family, Table, FAMILIES};
+use crate::view::tables::{list_files, read_listed, Family, FileChange, Table, FAMILIES};
 use std::collections::HashMap;
 use std::ffi::{OsStr, OsString};
 use std::path::{Component, Path, PathBuf};
-use std::sync::{Mutex, MutexGuard};
+use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::{Duration, SystemTime};
 
 /// The folder's name at the mount root.
@@ -70,14 +76,136 @@ struct State {
 
 /// A file system with the tables folder added at its root.
 pub struct TablesOps {
-    inner: std::sync::Arc<dyn FsOps>,
+    inner: Arc<dyn FsOps>,
     read_only: bool,
     state: Mutex<State>,
     /// Serialises commits (one reads, plans and writes at a time).
     commit: Mutex<()>,
     /// The last CSV of each family and the files it was built from.
     rendered: Mutex<HashMap<usize, Rendered>>,
+    /// Where saves keep their journal and history (`None`: neither).
+    journal: Option<Journal>,
+    /// Rows for the files of archive folders at the root too, read-only (a game-folder
+    /// mount, which shows each archive as a folder).
+    archive_rows: bool,
+    /// A failure injected by tests: staging (`true`) or renaming the file whose path ends so.
+    #[cfg(test)]
+    fail: Option<(bool, &'static str)>,
 }
+
+/// Name of a save's journal in its folder.
+const JOURNAL_NAME: &str = "journal.json";
+
+/// Where a table save is journalled: `STATE/tables/<key of the mount's source>/`, holding
+/// `journal.json` (the files being replaced, as the mount names them) and `N.old` (the bytes
+/// of the N-th before the save), written and synced before the first file is touched and
+/// removed once every file is replaced or put back. A journal found when the mount starts is
+/// of a save a crash cut short: its files are put back as they were before it.
+#[derive(Debug, Clone)]
+pub struct Journal {
+    state: PathBuf,
+    dir: PathBuf,
+    /// The folder the table paths are loose files of, for the history of replaced versions.
+    files: Option<PathBuf>,
+}
+
+#[derive(serde::Serialize, serde::Deserialize)]
+struct JournalFile {
+    /// The files being replaced, relative to the mount root; file `N.old` is the N-th's.
+    files: Vec<String>,
+}
+
+impl Journal {
+    /// The journal of the mount of `source` (the game folder or the mod, absolute) under
+    /// state folder `state`; `files`: the folder whose loose files the tables' paths name
+    /// (their replaced versions go to the history, as `tafs history` lists them).
+    pub fn new(state: &Path, source: &Path, files: Option<PathBuf>) -> Journal {
+        Journal {
+            state: state.to_path_buf(),
+            dir: state.join("tables").join(super::stage::key_of(source)),
+            files,
+        }
+    }
+
+    /// The journal of the mount of `source` under state folder `state` (`None` without
+    /// one); `loose`: the tables' paths are loose files of `source` (their history is kept).
+    pub fn of_mount(
+        state: Option<&Path>,
+        source: &Path,
+        loose: bool,
+    ) -> std::io::Result<Option<Journal>> {
+        let Some(state) = state else {
+            return Ok(None);
+        };
+        let source = std::path::absolute(source)?;
+        let files = loose.then(|| source.clone());
+        Ok(Some(Journal::new(state, &source, files)))
+    }
+
+    /// Records `plan` before its files are touched (refused while an earlier save's
+    /// journal is still there).
+    fn begin(&self, plan: &[FileChange]) -> std::io::Result<()> {
+        use std::os::unix::fs::DirBuilderExt;
+        if self.dir.join(JOURNAL_NAME).exists() {
+            return Err(std::io::Error::other(format!(
+                "{} holds a save cut short that is not undone yet (remount to undo it)",
+                self.dir.display()
+            )));
+        }
+        std::fs::DirBuilder::new()
+            .recursive(true)
+            .mode(0o700)
+            .create(&self.dir)?;
+        for (i, c) in plan.iter().enumerate() {
+            crate::atomic::write(&self.dir.join(format!("{i}.old")), &c.old, None)?;
+        }
+        let j = JournalFile {
+            files: plan.iter().map(|c| c.path.clone()).collect(),
+        };
+        let json = serde_json::to_vec_pretty(&j).map_err(std::io::Error::other)?;
+        crate::atomic::write(&self.dir.join(JOURNAL_NAME), &json, None)
+    }
+
+    /// The files of a save cut short and their bytes before it; `None` when there is none.
+    fn read(&self) -> std::io::Result<Option<Vec<Replaced>>> {
+        let json = match std::fs::read(self.dir.join(JOURNAL_NAME)) {
+            Ok(j) => j,
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
+            Err(e) => return Err(e),
+        };
+        let j: JournalFile = serde_json::from_slice(&json).map_err(std::io::Error::other)?;
+        let mut out = Vec::with_capacity(j.files.len().min(MAX_JOURNAL_FILES));
+        for (i, rel) in j.files.into_iter().enumerate() {
+            let plain = !rel.is_empty()
+                && Path::new(&rel)
+                    .components()
+                    .all(|c| matches!(c, Component::Normal(_)));
+            if !plain || i >= MAX_JOURNAL_FILES {
+                return Err(std::io::Error::other(format!(
+                    "{}: not a file of the mount: {rel:?}",
+                    self.dir.join(JOURNAL_NAME).display()
+                )));
+            }
+            let old = std::fs::read(self.dir.join(format!("{i}.old")))?;
+            out.push((rel, old));
+        }
+        Ok(Some(out))
+    }
+
+    /// Removes the journal (done: the files are consistent).
+    fn end(&self) -> std::io::Result<()> {
+        match std::fs::remove_dir_all(&self.dir) {
+            Err(e) if e.kind() != std::io::ErrorKind::NotFound => Err(e),
+            _ => Ok(()),
+        }
+    }
+}
+
+/// A file of a save cut short (as the mount names it) and its bytes before the save.
+type Replaced = (String, Vec<u8>);
+
+/// Files one journal may name (a table's files: every FBI of a game is far fewer).
+const MAX_JOURNAL_FILES: usize = 100_000;
 
 /// A file of a table: its path, size and modification time.
 type Stamp = (String, Option<(u64, Option<SystemTime>)>);
@@ -91,7 +219,7 @@ fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
 
 impl TablesOps {
     /// Wraps `inner`; `read_only`: the CSVs refuse writes (`EROFS` at open).
-    pub fn new(inner: std::sync::Arc<dyn FsOps>, read_only: bool) -> TablesOps {
+    pub fn new(inner: Arc<dyn FsOps>, read_only: bool) -> TablesOps {
         TablesOps {
             inner,
             read_only,
@@ -102,7 +230,28 @@ impl TablesOps {
             }),
             commit: Mutex::new(()),
             rendered: Mutex::new(HashMap::new()),
+            journal: None,
+            archive_rows: false,
+            #[cfg(test)]
+            fail: None,
         }
+    }
+
+    /// Adds read-only rows for the files of the archive folders at the root that are not
+    /// loose files (a game-folder mount shows each archive as a folder).
+    pub fn with_archive_rows(mut self, on: bool) -> TablesOps {
+        self.archive_rows = on;
+        self
+    }
+
+    /// Journals saves in `journal` (and keeps history there); a save a crash cut short
+    /// is undone now.
+    pub fn with_journal(mut self, journal: Option<Journal>) -> TablesOps {
+        self.journal = journal;
+        if !self.read_only {
+            self.recover();
+        }
+        self
     }
 
     fn attr(&self, ino: u64, kind: FileKind, size: u64, perm: u16) -> Attr {
@@ -139,19 +288,17 @@ impl TablesOps {
     fn render(&self, fam: usize) -> Result<Vec<u8>, FsError> {
         let f = &FAMILIES[fam];
         let gfs = OpsFs::new(&*self.inner);
-        let stamp: Vec<Stamp> = list_files(&gfs, Path::new(""), f)
-            .into_iter()
-            .map(|rel| {
-                let st = gfs.stat(Path::new(&rel));
-                (rel, st)
-            })
+        let files = self.files_of(&gfs, f);
+        let stamp: Vec<Stamp> = files
+            .iter()
+            .map(|(rel, _)| (rel.clone(), gfs.stat(Path::new(rel))))
             .collect();
         if let Some((s, b)) = lock(&self.rendered).get(&fam) {
             if *s == stamp {
                 return Ok(b.clone());
             }
         }
-        let csv = Table::build(f, read_files(&gfs, Path::new(""), f)?).to_csv();
+        let csv = self.build_table(&gfs, f, files)?.to_csv();
         lock(&self.rendered).insert(fam, (stamp, csv.clone()));
         Ok(csv)
     }
@@ -159,7 +306,60 @@ impl TablesOps {
     /// The table of `fam` built afresh (for a commit).
     fn table(&self, fam: &Family) -> Result<Table, FsError> {
         let gfs = OpsFs::new(&*self.inner);
-        Ok(Table::build(fam, read_files(&gfs, Path::new(""), fam)?))
+        let files = self.files_of(&gfs, fam);
+        self.build_table(&gfs, fam, files)
+    }
+
+    /// The files of `fam` a table is built from: the family's own and, with archive rows,
+    /// those of every archive folder at the root whose path is not a loose file, each with
+    /// why its cells are read-only.
+    fn files_of(&self, gfs: &OpsFs<'_>, fam: &Family) -> Vec<(String, Option<String>)> {
+        let mut out: Vec<(String, Option<String>)> = list_files(gfs, Path::new(""), fam)
+            .into_iter()
+            .map(|r| (r, None))
+            .collect();
+        if !self.archive_rows {
+            return out;
+        }
+        let loose: std::collections::HashSet<String> =
+            out.iter().map(|(r, _)| r.to_ascii_lowercase()).collect();
+        let mut names = gfs.names(Path::new("")).unwrap_or_default();
+        names.sort();
+        for n in names {
+            let Some(name) = n.to_str() else { continue };
+            if !crate::view::archive::is_archive_name(name)
+                || gfs.kind(Path::new(name)) != Some(Kind::Dir)
+            {
+                continue;
+            }
+            for rel in list_files(gfs, Path::new(name), fam) {
+                if !loose.contains(&rel.to_ascii_lowercase()) {
+                    let why = format!(
+                        "inside the archive {name} (a plain mount's tables edit loose files only; \
+                         edit it with `tafs mount --merged --into MOD`)"
+                    );
+                    out.push((format!("{name}/{rel}"), Some(why)));
+                }
+            }
+        }
+        out
+    }
+
+    /// The table of `fam` from `files` (from [`Self::files_of`]).
+    fn build_table(
+        &self,
+        gfs: &OpsFs<'_>,
+        fam: &Family,
+        files: Vec<(String, Option<String>)>,
+    ) -> Result<Table, FsError> {
+        let rels = files.iter().map(|(r, _)| r.clone()).collect();
+        let mut t = Table::build(fam, read_listed(gfs, Path::new(""), fam, rels)?);
+        for (rel, why) in &files {
+            if let Some(why) = why {
+                t.lock_file(rel, why);
+            }
+        }
+        Ok(t)
     }
 
     fn status_text(&self) -> Vec<u8> {
@@ -232,12 +432,13 @@ impl TablesOps {
         }
     }
 
-    /// Applies `text` as the new CSV of family `fam`: every changed file written through the
-    /// wrapped file system, or nothing on a refused cell.
+    /// Applies `text` as the new CSV of family `fam`: every changed file replaced, or none
+    /// (a refused cell; a failure while staging or replacing, after which what was replaced
+    /// is put back).
     fn commit_csv(&self, fam: usize, text: &[u8]) -> Result<(), FsError> {
         let _one = lock(&self.commit);
         let f = &FAMILIES[fam];
-        let plan = self.table(f).and_then(|t| Ok(t.plan(text)?));
+        let plan = self.table(f).and_then(|t| Ok(t.changes(text)?));
         let plan = match plan {
             Ok(p) => p,
             Err(e) => {
@@ -246,42 +447,173 @@ impl TablesOps {
                 return Err(FsError::Commit(e.to_string()));
             }
         };
-        let mut done = Vec::new();
-        for (rel, bytes) in &plan {
-            if let Err(e) = self.write_through(rel, bytes) {
-                let msg = format!(
-                    "{}: writing {rel} failed after {} of {} files: {e}",
-                    f.csv,
-                    done.len(),
-                    plan.len()
-                );
-                log::warn!("{DIR_NAME}/{msg}");
-                self.note(msg.clone());
-                return Err(FsError::Commit(msg));
+        if plan.is_empty() {
+            return Ok(());
+        }
+        if let Err(e) = self.replace_all(&plan) {
+            let msg = format!("{}: {e}", f.csv);
+            log::warn!("{DIR_NAME}/{msg}");
+            self.note(msg.clone());
+            return Err(FsError::Commit(msg));
+        }
+        let kept = self.keep_history(&plan);
+        let mut msg = format!("{}: committed {} file(s)", f.csv, plan.len());
+        for c in &plan {
+            msg.push_str(&format!("\n  {}", c.path));
+            for cell in &c.cells {
+                msg.push_str(&format!("\n    {cell}"));
             }
-            done.push(rel.as_str());
         }
-        if !plan.is_empty() {
-            self.note(format!("{}: committed {}", f.csv, done.join(", ")));
-            lock(&self.state).mtime = Some(SystemTime::now());
+        if let Some(e) = kept {
+            msg.push_str(&format!("\n  (history not kept: {e})"));
         }
+        self.note(msg);
+        lock(&self.state).mtime = Some(SystemTime::now());
         Ok(())
     }
 
-    /// Replaces file `rel` of the mount with `bytes`: a temporary file beside it, renamed
-    /// over it.
-    fn write_through(&self, rel: &str, bytes: &[u8]) -> Result<(), FsError> {
-        let ops = &*self.inner;
+    /// Replaces every file of `plan`, all or nothing: the journal (the bytes being replaced)
+    /// first, then each new text staged in a temporary file beside its file, then the
+    /// renames; a failure while staging removes the temporary files, one while renaming puts
+    /// back the files already replaced. The journal goes once the files are consistent.
+    fn replace_all(&self, plan: &[FileChange]) -> Result<(), String> {
+        let journal = self.journal.as_ref();
+        if let Some(j) = journal {
+            j.begin(plan)
+                .map_err(|e| format!("nothing written: writing the journal failed: {e}"))?;
+        }
+        let end = |r: Result<(), String>| {
+            if let Some(j) = journal {
+                if let Err(e) = j.end() {
+                    log::warn!("{DIR_NAME}: removing the journal: {e}");
+                }
+            }
+            r
+        };
+        for (staged, c) in plan.iter().enumerate() {
+            if let Err(e) = self.stage(&c.path, &c.new) {
+                for c in &plan[..staged] {
+                    let _ = self.remove_tmp(&c.path);
+                }
+                return end(Err(format!(
+                    "nothing written: staging {} failed: {e}",
+                    c.path
+                )));
+            }
+        }
+        for (i, c) in plan.iter().enumerate() {
+            if let Err(e) = self.rename_tmp(&c.path) {
+                for c in &plan[i..] {
+                    let _ = self.remove_tmp(&c.path);
+                }
+                let mut unrestored = Vec::new();
+                for c in &plan[..i] {
+                    if let Err(e) = self.write_through(&c.path, &c.old) {
+                        unrestored.push(format!("{} ({e})", c.path));
+                    }
+                }
+                if unrestored.is_empty() {
+                    return end(Err(format!(
+                        "nothing changed: replacing {} failed: {e} (the {i} file(s) replaced before it were put back)",
+                        c.path
+                    )));
+                }
+                // The journal stays: the next mount tries again to put them back.
+                return Err(format!(
+                    "replacing {} failed: {e}; putting back {} failed too (the next mount retries from the journal)",
+                    c.path,
+                    unrestored.join(", ")
+                ));
+            }
+        }
+        end(Ok(()))
+    }
+
+    /// Keeps the replaced version of every file of `plan` in the history of its real file
+    /// (when the mount's files are loose files of a folder); the error of the first that
+    /// failed.
+    fn keep_history(&self, plan: &[FileChange]) -> Option<String> {
+        let j = self.journal.as_ref()?;
+        let files = j.files.as_ref()?;
+        let mut err = None;
+        for c in plan {
+            let abs = files.join(&c.path);
+            if let Err(e) = super::stage::Stage::load(&j.state, &abs).push_history(&c.old) {
+                log::warn!("{}: keeping its history: {e}", abs.display());
+                err.get_or_insert_with(|| format!("{}: {e}", c.path));
+            }
+        }
+        err
+    }
+
+    /// Puts back the files of a save cut short (the journal a crash left), once at start.
+    fn recover(&self) {
+        let Some(j) = self.journal.as_ref() else {
+            return;
+        };
+        let entries = match j.read() {
+            Ok(Some(e)) => e,
+            Ok(None) => return,
+            Err(e) => {
+                self.note(format!("journal of a save cut short unreadable, kept: {e}"));
+                return;
+            }
+        };
+        let mut failed = Vec::new();
+        for (rel, old) in &entries {
+            let _ = self.remove_tmp(rel);
+            let now = OpsFs::new(&*self.inner).read(Path::new(rel), MAX_PENDING as u64);
+            if now.as_deref() == Some(old.as_slice()) {
+                continue;
+            }
+            if let Err(e) = self.write_through(rel, old) {
+                failed.push(format!("{rel} ({e})"));
+            }
+        }
+        if failed.is_empty() {
+            let names: Vec<&str> = entries.iter().map(|(r, _)| r.as_str()).collect();
+            self.note(format!(
+                "a save cut short was undone: {} put back as before it",
+                names.join(", ")
+            ));
+            if let Err(e) = j.end() {
+                log::warn!("{DIR_NAME}: removing the journal: {e}");
+            }
+        } else {
+            self.note(format!(
+                "a save cut short could not be undone, journal kept: {}",
+                failed.join(", ")
+            ));
+        }
+    }
+
+    /// The folder of `rel`'s file (its inode and the inodes to forget), its name and the
+    /// name of its temporary file.
+    fn place(&self, rel: &str) -> Result<(u64, Vec<u64>, OsString, OsString), FsError> {
         let path = Path::new(rel);
         let name = path.file_name().ok_or(FsError::NotFound)?;
         let parent = path.parent().unwrap_or(Path::new(""));
-        let (dir, held) = resolve(ops, parent)?;
+        let (dir, held) = resolve(&*self.inner, parent)?;
+        let mut tmp = OsString::from(".");
+        tmp.push(name);
+        tmp.push(".tafs-tables");
+        Ok((dir, held, name.to_os_string(), tmp))
+    }
+
+    /// Writes `bytes` into the temporary file beside file `rel` of the mount.
+    fn stage(&self, rel: &str, bytes: &[u8]) -> Result<(), FsError> {
+        let ops = &*self.inner;
+        let (dir, held, name, tmp) = self.place(rel)?;
         let result = (|| {
-            let mut tmp = OsString::from(".");
-            tmp.push(name);
-            tmp.push(".tafs-tables");
+            #[cfg(test)]
+            if self
+                .fail
+                .is_some_and(|(stage, n)| stage && rel.ends_with(n))
+            {
+                return Err(FsError::Io(std::io::ErrorKind::StorageFull.into()));
+            }
             let mode = ops
-                .lookup(dir, name)
+                .lookup(dir, &name)
                 .map(|a| {
                     ops.forget(a.ino, 1);
                     u32::from(a.perm)
@@ -312,16 +644,46 @@ impl TablesOps {
             if w.is_ok() {
                 w = r;
             }
-            match w {
-                Ok(()) => ops.rename(dir, &tmp, dir, name, 0),
-                Err(e) => {
-                    let _ = ops.unlink(dir, &tmp);
-                    Err(e)
-                }
+            if w.is_err() {
+                let _ = ops.unlink(dir, &tmp);
             }
+            w
         })();
         forget_all(ops, &held);
         result
+    }
+
+    /// Renames the temporary file of `rel` over it.
+    fn rename_tmp(&self, rel: &str) -> Result<(), FsError> {
+        let (dir, held, name, tmp) = self.place(rel)?;
+        #[cfg(test)]
+        if self
+            .fail
+            .is_some_and(|(stage, n)| !stage && rel.ends_with(n))
+        {
+            forget_all(&*self.inner, &held);
+            return Err(FsError::Io(std::io::ErrorKind::StorageFull.into()));
+        }
+        let r = self.inner.rename(dir, &tmp, dir, &name, 0);
+        forget_all(&*self.inner, &held);
+        r
+    }
+
+    /// Removes the temporary file of `rel`, if there is one.
+    fn remove_tmp(&self, rel: &str) -> Result<(), FsError> {
+        let (dir, held, _, tmp) = self.place(rel)?;
+        let r = self.inner.unlink(dir, &tmp);
+        forget_all(&*self.inner, &held);
+        r
+    }
+
+    /// Replaces file `rel` of the mount with `bytes`: a temporary file beside it, renamed
+    /// over it.
+    fn write_through(&self, rel: &str, bytes: &[u8]) -> Result<(), FsError> {
+        self.stage(rel, bytes)?;
+        self.rename_tmp(rel).inspect_err(|_| {
+            let _ = self.remove_tmp(rel);
+        })
     }
 
     fn read_all(&self, ino: u64) -> Result<Vec<u8>, FsError> {
@@ -548,19 +910,82 @@ fn own(ino: u64) -> bool {
     ino >= BASE
 }
 
-impl FsOps for TablesOps {
+/// A file system grafted into another by [`Graft`]: it answers for its own inodes and
+/// handles (at and above [`BASE`]) and for the names of the other it claims.
+pub trait Grafted: FsOps {
+    /// Whether entry `name` of folder `parent` of the wrapped file system is this one's.
+    fn claims(&self, parent: u64, name: &OsStr) -> bool;
+}
+
+impl Grafted for TablesOps {
+    fn claims(&self, parent: u64, name: &OsStr) -> bool {
+        parent == ROOT && name == DIR_NAME
+    }
+}
+
+/// `inner` with the entries of `extra` grafted in. Every request goes to one of the two by
+/// one rule: an inode or handle at and above [`BASE`], or a name `extra` claims, is
+/// `extra`'s; everything else, and the answers for the whole mount (TTL, caching, statistics,
+/// inode count), is `inner`'s. The routing is written once, here: an [`FsOps`] method added
+/// later needs one line here and nothing in what is grafted.
+pub struct Graft<E> {
+    inner: Arc<dyn FsOps>,
+    extra: E,
+}
+
+impl<E: Grafted> Graft<E> {
+    /// `inner` with `extra` grafted in.
+    pub fn new(inner: Arc<dyn FsOps>, extra: E) -> Graft<E> {
+        Graft { inner, extra }
+    }
+
+    /// Who answers for inode or handle `n`.
+    fn by(&self, n: u64) -> &dyn FsOps {
+        if own(n) {
+            &self.extra
+        } else {
+            &*self.inner
+        }
+    }
+
+    /// Who answers for entry `name` of folder `parent`.
+    fn at(&self, parent: u64, name: &OsStr) -> &dyn FsOps {
+        if own(parent) || self.extra.claims(parent, name) {
+            &self.extra
+        } else {
+            &*self.inner
+        }
+    }
+}
+
+/// How a mount's tables folder is set up.
+#[derive(Debug, Clone, Default)]
+pub struct Setup {
+    /// Where saves are journalled and their history kept (`None`: neither).
+    pub journal: Option<Journal>,
+    /// Read-only rows for the files inside the archive folders at the root
+    /// ([`TablesOps::with_archive_rows`]).
+    pub archive_rows: bool,
+}
+
+/// The tables folder grafted into `inner`: what every mount serves.
+pub fn with_tables(inner: Arc<dyn FsOps>, read_only: bool, setup: Setup) -> Graft<TablesOps> {
+    let tables = TablesOps::new(inner.clone(), read_only)
+        .with_archive_rows(setup.archive_rows)
+        .with_journal(setup.journal);
+    Graft::new(inner, tables)
+}
+
+impl<E: Grafted> FsOps for Graft<E> {
     fn ttl(&self) -> Duration {
         self.inner.ttl()
     }
     fn finish(&self) {
-        self.inner.finish()
+        self.inner.finish();
+        self.extra.finish();
     }
     fn ttl_of(&self, ino: u64) -> Duration {
-        if own(ino) {
-            Duration::ZERO
-        } else {
-            self.inner.ttl_of(ino)
-        }
+        self.by(ino).ttl_of(ino)
     }
     fn cache_dirs(&self) -> bool {
         self.inner.cache_dirs()
@@ -572,18 +997,170 @@ impl FsOps for TablesOps {
         self.inner.kernel_acls()
     }
     fn read_ino(&self, ino: u64, offset: u64, size: u32) -> Result<Vec<u8>, FsError> {
-        if !own(ino) {
-            return self.inner.read_ino(ino, offset, size);
-        }
-        let b = self.read_all(ino)?;
-        Ok(slice(&b, offset, size))
+        self.by(ino).read_ino(ino, offset, size)
     }
     fn backing_file(&self, fh: u64) -> Option<std::io::Result<std::fs::File>> {
-        if own(fh) {
-            None
-        } else {
-            self.inner.backing_file(fh)
-        }
+        self.by(fh).backing_file(fh)
+    }
+    fn lookup(&self, parent: u64, name: &OsStr) -> Result<Attr, FsError> {
+        self.at(parent, name).lookup(parent, name)
+    }
+    fn forget(&self, ino: u64, n: u64) {
+        self.by(ino).forget(ino, n)
+    }
+    fn inodes(&self) -> usize {
+        self.inner.inodes()
+    }
+    fn getattr(&self, ino: u64, fh: Option<u64>) -> Result<Attr, FsError> {
+        self.by(ino).getattr(ino, fh)
+    }
+    fn readlink(&self, ino: u64) -> Result<Vec<u8>, FsError> {
+        self.by(ino).readlink(ino)
+    }
+    fn open(&self, ino: u64, flags: i32) -> Result<Opened, FsError> {
+        self.by(ino).open(ino, flags)
+    }
+    fn read(&self, fh: u64, offset: u64, size: u32) -> Result<Vec<u8>, FsError> {
+        self.by(fh).read(fh, offset, size)
+    }
+    fn release(&self, fh: u64) -> Result<(), FsError> {
+        self.by(fh).release(fh)
+    }
+    fn opendir(&self, ino: u64) -> Result<u64, FsError> {
+        self.by(ino).opendir(ino)
+    }
+    fn readdir(&self, fh: u64, offset: u64) -> Result<Vec<(u64, DirItem)>, FsError> {
+        self.by(fh).readdir(fh, offset)
+    }
+    fn readdirplus(&self, fh: u64, offset: u64) -> Result<Vec<(u64, DirItem)>, FsError> {
+        self.by(fh).readdirplus(fh, offset)
+    }
+    fn releasedir(&self, fh: u64) -> Result<(), FsError> {
+        self.by(fh).releasedir(fh)
+    }
+    fn statfs(&self) -> Result<StatFs, FsError> {
+        self.inner.statfs()
+    }
+    fn access(&self, ino: u64, mask: i32) -> Result<(), FsError> {
+        self.by(ino).access(ino, mask)
+    }
+    fn has_xattrs(&self) -> bool {
+        self.inner.has_xattrs()
+    }
+    fn getxattr(&self, ino: u64, name: &OsStr) -> Result<Vec<u8>, FsError> {
+        self.by(ino).getxattr(ino, name)
+    }
+    fn listxattr(&self, ino: u64) -> Result<Vec<u8>, FsError> {
+        self.by(ino).listxattr(ino)
+    }
+    fn setxattr(&self, ino: u64, name: &OsStr) -> Result<(), FsError> {
+        self.by(ino).setxattr(ino, name)
+    }
+    fn setattr(&self, ino: u64, set: SetAttr, fh: Option<u64>) -> Result<Attr, FsError> {
+        self.by(ino).setattr(ino, set, fh)
+    }
+    fn mknod(
+        &self,
+        parent: u64,
+        name: &OsStr,
+        mode: u32,
+        umask: u32,
+        rdev: u32,
+        uid: u32,
+        gid: u32,
+    ) -> Result<Attr, FsError> {
+        self.at(parent, name)
+            .mknod(parent, name, mode, umask, rdev, uid, gid)
+    }
+    fn mkdir(
+        &self,
+        parent: u64,
+        name: &OsStr,
+        mode: u32,
+        umask: u32,
+        uid: u32,
+        gid: u32,
+    ) -> Result<Attr, FsError> {
+        self.at(parent, name)
+            .mkdir(parent, name, mode, umask, uid, gid)
+    }
+    fn symlink(
+        &self,
+        parent: u64,
+        name: &OsStr,
+        target: &Path,
+        uid: u32,
+        gid: u32,
+    ) -> Result<Attr, FsError> {
+        self.at(parent, name)
+            .symlink(parent, name, target, uid, gid)
+    }
+    fn link(&self, ino: u64, newparent: u64, newname: &OsStr) -> Result<Attr, FsError> {
+        let fs = match own(ino) {
+            true => &self.extra,
+            false => self.at(newparent, newname),
+        };
+        fs.link(ino, newparent, newname)
+    }
+    fn unlink(&self, parent: u64, name: &OsStr) -> Result<(), FsError> {
+        self.at(parent, name).unlink(parent, name)
+    }
+    fn rmdir(&self, parent: u64, name: &OsStr) -> Result<(), FsError> {
+        self.at(parent, name).rmdir(parent, name)
+    }
+    fn rename(
+        &self,
+        parent: u64,
+        name: &OsStr,
+        newparent: u64,
+        newname: &OsStr,
+        flags: u32,
+    ) -> Result<(), FsError> {
+        // the source decides, and so does a target folder of the grafted one
+        let fs = match own(newparent) {
+            true => &self.extra,
+            false => self.at(parent, name),
+        };
+        fs.rename(parent, name, newparent, newname, flags)
+    }
+    fn create(
+        &self,
+        parent: u64,
+        name: &OsStr,
+        mode: u32,
+        umask: u32,
+        flags: i32,
+        uid: u32,
+        gid: u32,
+    ) -> Result<(Attr, Opened), FsError> {
+        self.at(parent, name)
+            .create(parent, name, mode, umask, flags, uid, gid)
+    }
+    fn write(&self, fh: u64, offset: u64, data: &[u8]) -> Result<u32, FsError> {
+        self.by(fh).write(fh, offset, data)
+    }
+    fn flush(&self, fh: u64) -> Result<(), FsError> {
+        self.by(fh).flush(fh)
+    }
+    fn fsync(&self, fh: u64, datasync: bool) -> Result<(), FsError> {
+        self.by(fh).fsync(fh, datasync)
+    }
+}
+
+/// The tables folder's own files, as a file system of their own: [`Graft`] sends it only
+/// the requests of its inodes and handles (at and above [`BASE`]) and of the names it
+/// [`Grafted::claims`]; the mount's global answers (TTL, statistics, caching) are the wrapped
+/// file system's.
+impl FsOps for TablesOps {
+    fn ttl(&self) -> Duration {
+        self.inner.ttl()
+    }
+    fn ttl_of(&self, _ino: u64) -> Duration {
+        Duration::ZERO
+    }
+    fn read_ino(&self, ino: u64, offset: u64, size: u32) -> Result<Vec<u8>, FsError> {
+        let b = self.read_all(ino)?;
+        Ok(slice(&b, offset, size))
     }
     fn lookup(&self, parent: u64, name: &OsStr) -> Result<Attr, FsError> {
         if parent == ROOT && name == DIR_NAME {
@@ -592,43 +1169,28 @@ impl FsOps for TablesOps {
         if parent == DIR_INO {
             return self.lookup_own(name);
         }
-        self.inner.lookup(parent, name)
-    }
-    fn forget(&self, ino: u64, n: u64) {
-        if !own(ino) {
-            self.inner.forget(ino, n)
-        }
+        Err(FsError::NotFound)
     }
     fn inodes(&self) -> usize {
-        self.inner.inodes()
+        0
     }
     fn getattr(&self, ino: u64, fh: Option<u64>) -> Result<Attr, FsError> {
-        if own(ino) {
-            // An open table is as long as the text its handle reads.
-            let snap = fh.and_then(|fh| match lock(&self.state).handles.get(&fh) {
-                Some(Handle::Read(b)) => Some(b.len() as u64),
-                _ => None,
-            });
-            let mut a = self.getattr_own(ino)?;
-            if let Some(n) = snap {
-                a.size = n;
-                a.blocks = n.div_ceil(512);
-            }
-            Ok(a)
-        } else {
-            self.inner.getattr(ino, fh)
+        // An open table is as long as the text its handle reads.
+        let snap = fh.and_then(|fh| match lock(&self.state).handles.get(&fh) {
+            Some(Handle::Read(b)) => Some(b.len() as u64),
+            _ => None,
+        });
+        let mut a = self.getattr_own(ino)?;
+        if let Some(n) = snap {
+            a.size = n;
+            a.blocks = n.div_ceil(512);
         }
+        Ok(a)
     }
-    fn readlink(&self, ino: u64) -> Result<Vec<u8>, FsError> {
-        if own(ino) {
-            return Err(FsError::Invalid("not a symbolic link".into()));
-        }
-        self.inner.readlink(ino)
+    fn readlink(&self, _ino: u64) -> Result<Vec<u8>, FsError> {
+        Err(FsError::Invalid("not a symbolic link".into()))
     }
     fn open(&self, ino: u64, flags: i32) -> Result<Opened, FsError> {
-        if !own(ino) {
-            return self.inner.open(ino, flags);
-        }
         let write = flags & libc::O_ACCMODE != libc::O_RDONLY;
         let trunc = flags & libc::O_TRUNC != 0;
         if ino == DIR_INO {
@@ -684,9 +1246,6 @@ impl FsOps for TablesOps {
         })
     }
     fn read(&self, fh: u64, offset: u64, size: u32) -> Result<Vec<u8>, FsError> {
-        if !own(fh) {
-            return self.inner.read(fh, offset, size);
-        }
         if let Some(fam) = self.writer_fam(fh) {
             self.fill_pending(fam)?;
         }
@@ -707,9 +1266,6 @@ impl FsOps for TablesOps {
         }
     }
     fn release(&self, fh: u64) -> Result<(), FsError> {
-        if !own(fh) {
-            return self.inner.release(fh);
-        }
         let r = self.flush(fh);
         let mut st = lock(&self.state);
         if let Some(Handle::Csv { fam, .. }) = st.handles.remove(&fh) {
@@ -727,72 +1283,39 @@ impl FsOps for TablesOps {
         if ino == DIR_INO {
             return Ok(self.new_handle(Handle::Dir));
         }
-        if own(ino) {
-            return Err(FsError::NotDir);
-        }
-        self.inner.opendir(ino)
+        Err(FsError::NotDir)
     }
     fn readdir(&self, fh: u64, offset: u64) -> Result<Vec<(u64, DirItem)>, FsError> {
-        if own(fh) {
-            self.listing(fh, offset, false)
-        } else {
-            self.inner.readdir(fh, offset)
-        }
+        self.listing(fh, offset, false)
     }
     fn readdirplus(&self, fh: u64, offset: u64) -> Result<Vec<(u64, DirItem)>, FsError> {
-        if own(fh) {
-            self.listing(fh, offset, true)
-        } else {
-            self.inner.readdirplus(fh, offset)
-        }
+        self.listing(fh, offset, true)
     }
     fn releasedir(&self, fh: u64) -> Result<(), FsError> {
-        if own(fh) {
-            lock(&self.state).handles.remove(&fh);
-            Ok(())
-        } else {
-            self.inner.releasedir(fh)
-        }
+        lock(&self.state).handles.remove(&fh);
+        Ok(())
     }
     fn statfs(&self) -> Result<StatFs, FsError> {
         self.inner.statfs()
     }
     fn access(&self, ino: u64, mask: i32) -> Result<(), FsError> {
-        if !own(ino) {
-            return self.inner.access(ino, mask);
-        }
         if mask & libc::W_OK != 0 && (self.read_only || ino == STATUS_INO) {
             return Err(FsError::ReadOnly("the tables folder"));
         }
         Ok(())
     }
-    fn has_xattrs(&self) -> bool {
-        self.inner.has_xattrs()
+    fn getxattr(&self, _ino: u64, _name: &OsStr) -> Result<Vec<u8>, FsError> {
+        Err(FsError::NoAttr)
     }
-    fn getxattr(&self, ino: u64, name: &OsStr) -> Result<Vec<u8>, FsError> {
-        if own(ino) {
-            return Err(FsError::NoAttr);
-        }
-        self.inner.getxattr(ino, name)
+    fn listxattr(&self, _ino: u64) -> Result<Vec<u8>, FsError> {
+        Ok(Vec::new())
     }
-    fn listxattr(&self, ino: u64) -> Result<Vec<u8>, FsError> {
-        if own(ino) {
-            return Ok(Vec::new());
-        }
-        self.inner.listxattr(ino)
+    fn setxattr(&self, _ino: u64, _name: &OsStr) -> Result<(), FsError> {
+        Err(FsError::NotSupported(
+            "extended attributes in the tables folder",
+        ))
     }
-    fn setxattr(&self, ino: u64, name: &OsStr) -> Result<(), FsError> {
-        if own(ino) {
-            return Err(FsError::NotSupported(
-                "extended attributes in the tables folder",
-            ));
-        }
-        self.inner.setxattr(ino, name)
-    }
-    fn setattr(&self, ino: u64, set: SetAttr, fh: Option<u64>) -> Result<Attr, FsError> {
-        if !own(ino) {
-            return self.inner.setattr(ino, set, fh);
-        }
+    fn setattr(&self, ino: u64, set: SetAttr, _fh: Option<u64>) -> Result<Attr, FsError> {
         if let Some(size) = set.size {
             if self.read_only || ino == DIR_INO || ino == STATUS_INO {
                 return Err(FsError::ReadOnly("the tables folder"));
@@ -840,10 +1363,10 @@ impl FsOps for TablesOps {
         parent: u64,
         name: &OsStr,
         mode: u32,
-        umask: u32,
-        rdev: u32,
-        uid: u32,
-        gid: u32,
+        _umask: u32,
+        _rdev: u32,
+        _uid: u32,
+        _gid: u32,
     ) -> Result<Attr, FsError> {
         if parent == DIR_INO {
             if mode & libc::S_IFMT != libc::S_IFREG {
@@ -854,43 +1377,40 @@ impl FsOps for TablesOps {
             let ino = self.new_scratch(name)?;
             return self.getattr_own(ino);
         }
-        self.inner.mknod(parent, name, mode, umask, rdev, uid, gid)
+        Err(FsError::Exists)
     }
     fn mkdir(
         &self,
         parent: u64,
-        name: &OsStr,
-        mode: u32,
-        umask: u32,
-        uid: u32,
-        gid: u32,
+        _name: &OsStr,
+        _mode: u32,
+        _umask: u32,
+        _uid: u32,
+        _gid: u32,
     ) -> Result<Attr, FsError> {
         if parent == DIR_INO {
             return Err(FsError::NotSupported("folders in the tables folder"));
         }
-        if parent == ROOT && name == DIR_NAME {
-            return Err(FsError::Exists);
-        }
-        self.inner.mkdir(parent, name, mode, umask, uid, gid)
+        Err(FsError::Exists)
     }
     fn symlink(
         &self,
         parent: u64,
-        name: &OsStr,
-        target: &Path,
-        uid: u32,
-        gid: u32,
+        _name: &OsStr,
+        _target: &Path,
+        _uid: u32,
+        _gid: u32,
     ) -> Result<Attr, FsError> {
         if parent == DIR_INO {
             return Err(FsError::NotSupported("links in the tables folder"));
         }
-        self.inner.symlink(parent, name, target, uid, gid)
+        Err(FsError::Exists)
     }
-    fn link(&self, ino: u64, newparent: u64, newname: &OsStr) -> Result<Attr, FsError> {
-        if own(ino) || newparent == DIR_INO {
-            return Err(FsError::NotSupported("links in the tables folder"));
+    fn link(&self, _ino: u64, newparent: u64, newname: &OsStr) -> Result<Attr, FsError> {
+        if newparent == ROOT && newname == DIR_NAME {
+            return Err(FsError::Exists);
         }
-        self.inner.link(ino, newparent, newname)
+        Err(FsError::NotSupported("links in the tables folder"))
     }
     fn unlink(&self, parent: u64, name: &OsStr) -> Result<(), FsError> {
         if parent == DIR_INO {
@@ -903,13 +1423,13 @@ impl FsOps for TablesOps {
                 None => Err(FsError::NotFound),
             };
         }
-        self.inner.unlink(parent, name)
+        Err(FsError::IsDir)
     }
     fn rmdir(&self, parent: u64, name: &OsStr) -> Result<(), FsError> {
         if parent == ROOT && name == DIR_NAME {
             return Err(FsError::ReadOnly("the tables folder"));
         }
-        self.inner.rmdir(parent, name)
+        Err(FsError::NotDir)
     }
     fn rename(
         &self,
@@ -917,15 +1437,11 @@ impl FsOps for TablesOps {
         name: &OsStr,
         newparent: u64,
         newname: &OsStr,
-        flags: u32,
+        _flags: u32,
     ) -> Result<(), FsError> {
         match (parent == DIR_INO, newparent == DIR_INO) {
-            (false, false) => {
-                if parent == ROOT && name == DIR_NAME {
-                    return Err(FsError::ReadOnly("the tables folder"));
-                }
-                self.inner.rename(parent, name, newparent, newname, flags)
-            }
+            // the folder itself (the only name of the wrapped root claimed)
+            (false, false) => Err(FsError::ReadOnly("the tables folder")),
             (true, true) => {
                 if self.read_only || newname == STATUS_NAME {
                     return Err(FsError::ReadOnly("a read-only mount's tables"));
@@ -955,16 +1471,14 @@ impl FsOps for TablesOps {
         &self,
         parent: u64,
         name: &OsStr,
-        mode: u32,
-        umask: u32,
+        _mode: u32,
+        _umask: u32,
         flags: i32,
-        uid: u32,
-        gid: u32,
+        _uid: u32,
+        _gid: u32,
     ) -> Result<(Attr, Opened), FsError> {
         if parent != DIR_INO {
-            return self
-                .inner
-                .create(parent, name, mode, umask, flags, uid, gid);
+            return Err(FsError::Exists);
         }
         if let Some(fam) = FAMILIES.iter().position(|f| name == f.csv) {
             let ino = CSV_INO + fam as u64;
@@ -976,9 +1490,6 @@ impl FsOps for TablesOps {
         Ok((self.getattr_own(ino)?, opened))
     }
     fn write(&self, fh: u64, offset: u64, data: &[u8]) -> Result<u32, FsError> {
-        if !own(fh) {
-            return self.inner.write(fh, offset, data);
-        }
         if let Some(fam) = self.writer_fam(fh) {
             self.fill_pending(fam)?;
         }
@@ -1017,9 +1528,6 @@ impl FsOps for TablesOps {
         Ok(data.len() as u32)
     }
     fn flush(&self, fh: u64) -> Result<(), FsError> {
-        if !own(fh) {
-            return self.inner.flush(fh);
-        }
         let job = {
             let mut st = lock(&self.state);
             let st = &mut *st;
@@ -1036,11 +1544,8 @@ impl FsOps for TablesOps {
             None => Ok(()),
         }
     }
-    fn fsync(&self, fh: u64, datasync: bool) -> Result<(), FsError> {
-        if own(fh) {
-            return self.flush(fh);
-        }
-        self.inner.fsync(fh, datasync)
+    fn fsync(&self, fh: u64, _datasync: bool) -> Result<(), FsError> {
+        self.flush(fh)
     }
 }
 
@@ -1100,4 +1605,204 @@ fn slice(b: &[u8], offset: u64, size: u32) -> Vec<u8> {
     let start = usize::try_from(offset).unwrap_or(usize::MAX).min(b.len());
     let end = start.saturating_add(size as usize).min(b.len());
     b[start..end].to_vec()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::fs::core::{Core, MountOptions};
+    use std::sync::Arc;
+
+    const ARMCOM: &[u8] =
+        b"[UNITINFO]\r\n\t{\r\n\tUnitName=ARMCOM;\r\n\tBuildCostEnergy=34125;\r\n\t}\r\n";
+    const CORCOM: &[u8] = b"[UNITINFO]\n{\nUnitName=CORCOM;\nBuildCostEnergy=33000;\n}\n";
+
+    struct Game {
+        game: tempfile::TempDir,
+        state: tempfile::TempDir,
+    }
+
+    fn game() -> Game {
+        let game = tempfile::tempdir().unwrap();
+        let state = tempfile::tempdir().unwrap();
+        std::fs::create_dir_all(game.path().join("units")).unwrap();
+        std::fs::write(game.path().join("units/ARMCOM.FBI"), ARMCOM).unwrap();
+        std::fs::write(game.path().join("units/CORCOM.FBI"), CORCOM).unwrap();
+        Game { game, state }
+    }
+
+    impl Game {
+        fn ops(&self) -> TablesOps {
+            let opts = MountOptions {
+                state_dir: Some(self.state.path().to_path_buf()),
+                ..MountOptions::default()
+            };
+            let core = Arc::new(Core::new(self.game.path(), opts, None).unwrap());
+            let j = Journal::new(
+                self.state.path(),
+                self.game.path(),
+                Some(self.game.path().to_path_buf()),
+            );
+            TablesOps::new(core, false).with_journal(Some(j))
+        }
+        fn read(&self, rel: &str) -> Vec<u8> {
+            std::fs::read(self.game.path().join(rel)).unwrap()
+        }
+        /// Every file of the game folder (hidden ones included) and its bytes.
+        fn files(&self) -> Vec<(PathBuf, Vec<u8>)> {
+            let mut v: Vec<_> = walkdir::WalkDir::new(self.game.path())
+                .into_iter()
+                .flatten()
+                .filter(|e| e.file_type().is_file())
+                .map(|e| (e.path().to_path_buf(), std::fs::read(e.path()).unwrap()))
+                .collect();
+            v.sort();
+            v
+        }
+    }
+
+    /// `units.csv` with both commanders' energy cost raised.
+    fn both_edited(t: &TablesOps) -> Vec<u8> {
+        let fam = FAMILIES.iter().position(|f| f.csv == "units.csv").unwrap();
+        let csv = String::from_utf8(t.render(fam).unwrap()).unwrap();
+        assert!(csv.contains("34125") && csv.contains("33000"), "{csv}");
+        csv.replace("34125", "40000")
+            .replace("33000", "41000")
+            .into_bytes()
+    }
+
+    fn units() -> usize {
+        FAMILIES.iter().position(|f| f.csv == "units.csv").unwrap()
+    }
+
+    #[test]
+    fn a_save_of_two_files_replaces_both_and_keeps_their_history() {
+        let g = game();
+        let t = g.ops();
+        t.commit_csv(units(), &both_edited(&t)).unwrap();
+        assert!(String::from_utf8_lossy(&g.read("units/ARMCOM.FBI")).contains("=40000;"));
+        assert!(String::from_utf8_lossy(&g.read("units/CORCOM.FBI")).contains("=41000;"));
+        let status = String::from_utf8(t.status_text()).unwrap();
+        assert!(
+            status.contains("units.csv: committed 2 file(s)"),
+            "{status}"
+        );
+        assert!(
+            status.contains("[UNITINFO] BuildCostEnergy: \"34125\" -> \"40000\""),
+            "{status}"
+        );
+        for (rel, old) in [("units/ARMCOM.FBI", ARMCOM), ("units/CORCOM.FBI", CORCOM)] {
+            let abs = g.game.path().join(rel);
+            let h =
+                crate::fs::stage::history_of(&crate::fs::stage::history_dir(g.state.path(), &abs));
+            assert_eq!(h.len(), 1, "{rel}");
+            assert_eq!(std::fs::read(&h[0]).unwrap(), old);
+        }
+        // no journal, no temporary file left
+        assert!(!g
+            .state
+            .path()
+            .join("tables")
+            .read_dir()
+            .unwrap()
+            .any(|_| true));
+        assert_eq!(g.files().len(), 2);
+    }
+
+    #[test]
+    fn a_save_failing_while_staging_writes_nothing() {
+        let g = game();
+        let mut t = g.ops();
+        t.fail = Some((true, "CORCOM.FBI"));
+        let before = g.files();
+        let e = t.commit_csv(units(), &both_edited(&t)).unwrap_err();
+        assert!(e.to_string().contains("nothing written"), "{e}");
+        assert_eq!(g.files(), before);
+    }
+
+    #[test]
+    fn a_save_failing_while_renaming_puts_back_what_it_replaced() {
+        let g = game();
+        let mut t = g.ops();
+        // ARMCOM is replaced first, then CORCOM's rename fails
+        t.fail = Some((false, "CORCOM.FBI"));
+        let before = g.files();
+        let e = t.commit_csv(units(), &both_edited(&t)).unwrap_err();
+        assert!(e.to_string().contains("nothing changed"), "{e}");
+        assert_eq!(g.files(), before);
+        assert!(!g
+            .state
+            .path()
+            .join("tables")
+            .read_dir()
+            .unwrap()
+            .any(|_| true));
+    }
+
+    #[test]
+    fn a_save_cut_short_is_undone_at_the_next_start() {
+        let g = game();
+        let t = g.ops();
+        let fam = units();
+        let plan = t
+            .table(&FAMILIES[fam])
+            .unwrap()
+            .changes(&both_edited(&t))
+            .unwrap();
+        assert_eq!(plan.len(), 2);
+        // the save got as far as replacing the first file and staging the second
+        let j = t.journal.clone().unwrap();
+        j.begin(&plan).unwrap();
+        t.write_through(&plan[0].path, &plan[0].new).unwrap();
+        t.stage(&plan[1].path, &plan[1].new).unwrap();
+        drop(t);
+        assert_ne!(g.read("units/ARMCOM.FBI"), ARMCOM);
+        let t = g.ops();
+        assert_eq!(g.read("units/ARMCOM.FBI"), ARMCOM);
+        assert_eq!(g.read("units/CORCOM.FBI"), CORCOM);
+        assert_eq!(g.files().len(), 2, "the staged file is gone");
+        assert!(!j.dir.exists());
+        let status = String::from_utf8(t.status_text()).unwrap();
+        assert!(status.contains("a save cut short was undone"), "{status}");
+        // and saves work again
+        t.commit_csv(fam, &both_edited(&t)).unwrap();
+        assert!(String::from_utf8_lossy(&g.read("units/CORCOM.FBI")).contains("=41000;"));
+    }
+
+    /// The graft sends the folder's name at the root to the tables: nothing of that name is
+    /// made in the game folder; other names pass through.
+    #[test]
+    fn the_folder_name_at_the_root_is_the_tables() {
+        let g = game();
+        let opts = MountOptions::default();
+        let core = Arc::new(Core::new(g.game.path(), opts, None).unwrap());
+        let fs = with_tables(core, false, Setup::default());
+        let name = OsStr::new(DIR_NAME);
+        let flags = libc::O_WRONLY | libc::O_CREAT;
+        let errno = |e: FsError| e.errno();
+        assert_eq!(
+            fs.create(ROOT, name, 0o100644, 0, flags, 0, 0)
+                .map(|_| ())
+                .map_err(errno),
+            Err(libc::EEXIST)
+        );
+        assert_eq!(
+            fs.mkdir(ROOT, name, 0o755, 0, 0, 0)
+                .map(|_| ())
+                .map_err(errno),
+            Err(libc::EEXIST)
+        );
+        assert_eq!(fs.unlink(ROOT, name).map_err(errno), Err(libc::EISDIR));
+        assert_eq!(fs.rmdir(ROOT, name).map_err(errno), Err(libc::EROFS));
+        assert_eq!(
+            fs.rename(ROOT, name, ROOT, OsStr::new("x"), 0)
+                .map_err(errno),
+            Err(libc::EROFS)
+        );
+        assert!(!g.game.path().join(DIR_NAME).exists());
+        assert_eq!(fs.lookup(ROOT, name).unwrap().ino, DIR_INO);
+        let units = fs.lookup(ROOT, OsStr::new("units")).unwrap();
+        assert!(units.ino < BASE);
+        assert_eq!(units.kind, FileKind::Dir);
+    }
 }

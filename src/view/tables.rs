@@ -159,9 +159,19 @@ pub fn read_files(
     game_dir: &Path,
     fam: &Family,
 ) -> Result<Vec<(String, Vec<u8>)>, ViewError> {
+    read_listed(gfs, game_dir, fam, list_files(gfs, game_dir, fam))
+}
+
+/// [`read_files`] of the files `rels` (relative to `game_dir`) of `fam`.
+pub fn read_listed(
+    gfs: &dyn GameFs,
+    game_dir: &Path,
+    fam: &Family,
+    rels: Vec<String>,
+) -> Result<Vec<(String, Vec<u8>)>, ViewError> {
     let mut total = 0u64;
     let mut out = Vec::new();
-    for rel in list_files(gfs, game_dir, fam) {
+    for rel in rels {
         let p = game_dir.join(&rel);
         let Some(b) = gfs.read(&p, MAX_FILE_BYTES) else {
             return Err(ViewError::invalid(
@@ -210,6 +220,42 @@ struct Row {
     section: String,
     values: Vec<String>,
     cells: Vec<Cell>,
+}
+
+/// One file an edited CSV changes.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct FileChange {
+    /// Relative path (as the `path` column).
+    pub path: String,
+    /// Its bytes the table was built from.
+    pub old: Vec<u8>,
+    /// Its new bytes.
+    pub new: Vec<u8>,
+    /// The edited cells of its rows, in CSV order.
+    pub cells: Vec<CellChange>,
+}
+
+/// One edited cell: row (by section), column, value before and after (empty: no key).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct CellChange {
+    /// The row's section.
+    pub section: String,
+    /// The column's header.
+    pub column: String,
+    /// The value before.
+    pub old: String,
+    /// The value after.
+    pub new: String,
+}
+
+impl std::fmt::Display for CellChange {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(
+            f,
+            "[{}] {}: {:?} -> {:?}",
+            self.section, self.column, self.old, self.new
+        )
+    }
 }
 
 /// A family's table built from its files.
@@ -352,6 +398,18 @@ impl Table {
         }
     }
 
+    /// Makes every cell of the rows of file `rel` read-only, for reason `why`.
+    pub fn lock_file(&mut self, rel: &str, why: &str) {
+        let Some(fi) = self.files.iter().position(|(r, _)| r == rel) else {
+            return;
+        };
+        for r in self.rows.iter_mut().filter(|r| r.file == fi) {
+            for c in &mut r.cells {
+                *c = Cell::ReadOnly(why.to_string());
+            }
+        }
+    }
+
     /// Number of rows.
     pub fn len(&self) -> usize {
         self.rows.len()
@@ -387,6 +445,15 @@ impl Table {
     /// The new bytes of every file an edited CSV changes (relative path, bytes), or the first
     /// error naming its CSV row and column; empty when nothing was edited.
     pub fn plan(&self, edited: &[u8]) -> Result<Vec<(String, Vec<u8>)>, ViewError> {
+        Ok(self
+            .changes(edited)?
+            .into_iter()
+            .map(|c| (c.path, c.new))
+            .collect())
+    }
+
+    /// [`Table::plan`] with, for every changed file, its bytes before and the cells edited.
+    pub fn changes(&self, edited: &[u8]) -> Result<Vec<FileChange>, ViewError> {
         let file = self.csv;
         let mut rd = csv::ReaderBuilder::new()
             .flexible(true)
@@ -448,6 +515,7 @@ impl Table {
         }
         let mut used = vec![false; self.rows.len()];
         let mut edits: HashMap<usize, Vec<Edit>> = HashMap::new();
+        let mut cells: HashMap<usize, Vec<CellChange>> = HashMap::new();
         for rec in records {
             let rec = rec.map_err(|e| ViewError::invalid(file, e.to_string()))?;
             // A CRLF record starts, for the csv crate, at the `\n` of the line before.
@@ -514,6 +582,12 @@ impl Table {
                     }
                 };
                 edits.entry(row.file).or_default().push(edit);
+                cells.entry(row.file).or_default().push(CellChange {
+                    section: row.section.clone(),
+                    column: col.name.clone(),
+                    old: old.clone(),
+                    new: cell.to_string(),
+                });
             }
         }
         if let Some(ri) = used.iter().position(|u| !u) {
@@ -535,7 +609,12 @@ impl Table {
                 .apply(&edits[&fi])
                 .map_err(|e| ViewError::invalid(rel.clone(), e.to_string()))?;
             if new != doc.bytes() {
-                out.push((rel.clone(), new));
+                out.push(FileChange {
+                    path: rel.clone(),
+                    old: doc.bytes().to_vec(),
+                    new,
+                    cells: cells.remove(&fi).unwrap_or_default(),
+                });
             }
         }
         Ok(out)

@@ -1063,6 +1063,12 @@ impl OverlayCore {
         cfg: &MountConfig,
     ) -> Result<Mounted, FsError> {
         let (tx, rx) = mpsc::channel();
+        let (mod_path, loose) = match &target {
+            Target::Folder(p) => (p, true),
+            Target::Archive(p) => (p, false),
+        };
+        let journal =
+            crate::fs::tables::Journal::of_mount(opts.state_dir.as_deref(), mod_path, loose)?;
         let core = Arc::new(OverlayCore::new(
             game_dir,
             target,
@@ -1070,7 +1076,11 @@ impl OverlayCore {
             priority,
             Some(tx),
         )?);
-        crate::fs::fuse::mount_ops(core, false, rx, None, mountpoint, cfg)
+        let tables = crate::fs::tables::Setup {
+            journal,
+            archive_rows: false,
+        };
+        crate::fs::fuse::mount_ops(core, false, tables, rx, None, mountpoint, cfg)
     }
 }
 
