@@ -221,10 +221,10 @@ fn copied_and_moved_sequence_folders_are_one_sequence_each() {
         ["../../x", ".hidden", "ARMLLT", "ARMLLTb", "ARMRL", "ARMRL2"]
     );
     // (rsync sent every file, metadata.json too, which builds the same binary and stays as
-    // written; the renamed folder's sequence.csv may keep the row rsync sent, with the old
-    // folder's name and index, depending on when the commit ran: SEMANTICS, "Known
-    // limitations")
-    e.shows_the_binary_but("after the rsync", &["metadata.json", "sequence.csv"]);
+    // written; the renamed folder's sequence.csv shows the binary's row whichever commit
+    // came first: writeback_core.rs,
+    // `a_copied_sequence_csv_shows_the_binarys_row_whichever_commit_comes_first`)
+    e.shows_the_binary_but("after the rsync", &["metadata.json"]);
 }
 
 #[test]
