@@ -735,6 +735,12 @@ pub(in crate::fs) fn replace_binary(
         }
         return Err(with_errno(e));
     }
+    if let (None, Some((uid, gid))) = (&old, s.meta.owner) {
+        // a new asset's first binary belongs to whoever made the asset
+        if let Err(e) = crate::fs::sys::chown_at(dir, name, Some(uid), Some(gid)) {
+            log::warn!("{}: giving it to {uid}:{gid}: {e}", rel.display());
+        }
+    }
     let now = Ident::of(&crate::fs::sys::lstat_at(dir, name)?);
     if old.is_some() {
         s.note_replaced(&now);
