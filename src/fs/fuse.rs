@@ -937,7 +937,8 @@ pub(in crate::fs) fn mount_ops(
     mountpoint: &Path,
     cfg: &MountConfig,
 ) -> Result<Mounted, FsError> {
-    let core: Arc<dyn FsOps> = Arc::new(super::tables::TablesOps::new(core, read_only));
+    let core: Arc<dyn FsOps> =
+        Arc::new(super::tables::TablesOps::new(core, read_only).shared(cfg.allow_other));
     let mut options = vec![
         MountOption::FSName(cfg.fsname.clone()),
         MountOption::Subtype("tafs".into()),
