@@ -701,7 +701,9 @@ fn rm_r(core: &Core, path: &str) {
 /// `sequence.csv` then shows the binary's row, as `tafs gaf dump` writes it.
 #[test]
 fn a_copied_sequence_csv_shows_the_binarys_row_whichever_commit_comes_first() {
-    for sequence_csv_first in [false, true] {
+    // (without the copy's metadata.json: a commit made the one rsync sent outdated before
+    // the folder arrived, so neither it nor the binary knows the old name any more)
+    for (sequence_csv_first, with_metadata) in [(false, true), (true, true), (false, false)] {
         let f = fixture();
         let asset = "anims/fx.gaf";
         let bin = f.game.path().join(asset);
@@ -715,13 +717,15 @@ fn a_copied_sequence_csv_shows_the_binarys_row_whichever_commit_comes_first() {
         // rsync deletes the old folder first (commits), sends metadata.json (listing the old
         // folder), then the new folder
         rm_r(&f.core, &format!("{asset}/{last}"));
-        replace_via_temp(
-            &f.core,
-            &format!("{asset}/metadata.json"),
-            ".metadata.json.tmp1",
-            &meta,
-        )
-        .unwrap();
+        if with_metadata {
+            replace_via_temp(
+                &f.core,
+                &format!("{asset}/metadata.json"),
+                ".metadata.json.tmp1",
+                &meta,
+            )
+            .unwrap();
+        }
         for d in ["renamed".to_string()]
             .into_iter()
             .chain(dirs.iter().map(|d| format!("renamed/{d}")))
@@ -749,7 +753,7 @@ fn a_copied_sequence_csv_shows_the_binarys_row_whichever_commit_comes_first() {
         assert_eq!(
             names(&parse(&bin)),
             want,
-            "sequence.csv first: {sequence_csv_first}"
+            "sequence.csv first: {sequence_csv_first}, metadata.json: {with_metadata}"
         );
         // the row the dump of the binary has: the folder's name, the sequence's index
         let v = tafs::view::open(
@@ -763,11 +767,14 @@ fn a_copied_sequence_csv_shows_the_binarys_row_whichever_commit_comes_first() {
         assert_eq!(
             String::from_utf8_lossy(&shown),
             String::from_utf8_lossy(&dumped),
-            "sequence.csv first: {sequence_csv_first}"
+            "sequence.csv first: {sequence_csv_first}, metadata.json: {with_metadata}"
         );
         // and once the folder is listed (no longer being filled) too
         let _ = folder_files(&f.core, asset, "renamed");
         let shown = read(&f.core, &format!("{asset}/renamed/sequence.csv"));
-        assert_eq!(shown, dumped, "sequence.csv first: {sequence_csv_first}");
+        assert_eq!(
+            shown, dumped,
+            "sequence.csv first: {sequence_csv_first}, metadata.json: {with_metadata}"
+        );
     }
 }

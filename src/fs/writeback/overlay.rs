@@ -216,11 +216,26 @@ pub(in crate::fs) fn record_flattenings(stage: &Stage, meta_json: &[u8]) {
     let Ok(meta) = serde_json::from_slice::<serde_json::Value>(meta_json) else {
         return;
     };
+    let mut all = renderings(stage);
+    // and the names of its sequences (folder and name), see `earlier_name`
+    let mut any = false;
+    for seq in meta["sequences"].as_array().into_iter().flatten() {
+        let raw = seq["name_raw_hex"]
+            .as_str()
+            .and_then(|h| hex::decode(h).ok())
+            .map(|b| b.split(|&c| c == 0).next().unwrap_or_default().to_vec());
+        let dir = seq["dir"].as_str().map(|d| d.as_bytes().to_vec());
+        for name in raw.into_iter().chain(dir) {
+            remember(&mut all, SEQUENCE_NAMES, u64::from(crc32fast::hash(&name)));
+            any = true;
+        }
+    }
     let Some(frames) = meta["frames"].as_object() else {
+        if any {
+            save_renderings(stage, all);
+        }
         return;
     };
-    let mut all = renderings(stage);
-    let mut any = false;
     for (key, x) in frames {
         let fp = x["flat_fnv"]
             .as_str()
@@ -233,6 +248,20 @@ pub(in crate::fs) fn record_flattenings(stage: &Stage, meta_json: &[u8]) {
     if any {
         save_renderings(stage, all);
     }
+}
+
+/// The key under which [`record_flattenings`] keeps the CRC-32 of the sequence names of
+/// versions a commit replaced.
+const SEQUENCE_NAMES: &str = "sequence names";
+
+/// Whether `name` is (by its CRC-32) the name or folder of a sequence of a version of the
+/// asset a commit replaced while it was staged.
+fn earlier_name(stage: &Stage, name: &[u8]) -> bool {
+    let crc = u64::from(crc32fast::hash(name));
+    renderings(stage)
+        .get(SEQUENCE_NAMES)
+        .and_then(|v| v.as_array())
+        .is_some_and(|a| a.iter().any(|v| v.as_u64() == Some(crc)))
 }
 
 /// Adds checksum `crc` to the list of `file` (at most [`RENDERINGS_KEEP`], oldest first out).
@@ -395,6 +424,10 @@ impl Overlay<'_> {
 }
 
 impl FileSet for Overlay<'_> {
+    fn earlier_name(&self, name: &[u8]) -> bool {
+        self.kind == AssetKind::Gaf && earlier_name(self.stage, name)
+    }
+
     fn read(&self, path: &str) -> Result<Option<Vec<u8>>, ViewError> {
         if !builds(path) {
             return Ok(None);
