@@ -7,7 +7,9 @@
 //! outdated and record the result in the status.
 
 use super::archive::{finish_archive_stage, removed_entries};
-use super::overlay::{builds, record_flattenings, record_renderings, release_filled, Overlay};
+use super::overlay::{
+    builds, record_flattenings, record_renderings, record_sequence_names, release_filled, Overlay,
+};
 use super::{error_file, join};
 use crate::fs::budget::Leased;
 use crate::fs::core::assets::Given;
@@ -342,6 +344,9 @@ impl Core {
                     Some((m, t)) if kind == AssetKind::Tnt => record_renderings(s, m, *t),
                     Some((m, _)) => record_flattenings(s, m),
                     None => {}
+                }
+                if let Some(g) = old_view.as_ref().and_then(|v| v.gaf_model()) {
+                    record_sequence_names(s, g);
                 }
                 // deletions the new binary applied are no longer needed
                 let layout = Layout::new(&*view);

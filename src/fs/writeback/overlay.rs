@@ -216,26 +216,11 @@ pub(in crate::fs) fn record_flattenings(stage: &Stage, meta_json: &[u8]) {
     let Ok(meta) = serde_json::from_slice::<serde_json::Value>(meta_json) else {
         return;
     };
-    let mut all = renderings(stage);
-    // and the names of its sequences (folder and name), see `earlier_name`
-    let mut any = false;
-    for seq in meta["sequences"].as_array().into_iter().flatten() {
-        let raw = seq["name_raw_hex"]
-            .as_str()
-            .and_then(|h| hex::decode(h).ok())
-            .map(|b| b.split(|&c| c == 0).next().unwrap_or_default().to_vec());
-        let dir = seq["dir"].as_str().map(|d| d.as_bytes().to_vec());
-        for name in raw.into_iter().chain(dir) {
-            remember(&mut all, SEQUENCE_NAMES, u64::from(crc32fast::hash(&name)));
-            any = true;
-        }
-    }
     let Some(frames) = meta["frames"].as_object() else {
-        if any {
-            save_renderings(stage, all);
-        }
         return;
     };
+    let mut all = renderings(stage);
+    let mut any = false;
     for (key, x) in frames {
         let fp = x["flat_fnv"]
             .as_str()
@@ -250,7 +235,21 @@ pub(in crate::fs) fn record_flattenings(stage: &Stage, meta_json: &[u8]) {
     }
 }
 
-/// The key under which [`record_flattenings`] keeps the CRC-32 of the sequence names of
+/// Records the names of the sequences of `gaf` (a version being replaced), see
+/// [`earlier_name`].
+pub(in crate::fs) fn record_sequence_names(stage: &Stage, gaf: &crate::formats::gaf::Gaf) {
+    let mut all = renderings(stage);
+    for seq in &gaf.sequences {
+        remember(
+            &mut all,
+            SEQUENCE_NAMES,
+            u64::from(crc32fast::hash(seq.name_bytes())),
+        );
+    }
+    save_renderings(stage, all);
+}
+
+/// The key under which [`record_sequence_names`] keeps the CRC-32 of the sequence names of
 /// versions a commit replaced.
 const SEQUENCE_NAMES: &str = "sequence names";
 
