@@ -204,7 +204,7 @@ pub(in crate::fs) fn record_renderings(stage: &Stage, meta_json: &[u8], tilemap_
         tilemap_crc,
     ]) {
         if let Some(crc) = crc {
-            remember(&mut all, file, crc);
+            remember(&mut all, file, crc, RENDERINGS_KEEP);
         }
     }
     save_renderings(stage, all);
@@ -226,7 +226,7 @@ pub(in crate::fs) fn record_flattenings(stage: &Stage, meta_json: &[u8]) {
             .as_str()
             .and_then(|h| u64::from_str_radix(h, 16).ok());
         if let Some(fp) = fp {
-            remember(&mut all, &format!("{key}.png"), fp);
+            remember(&mut all, &format!("{key}.png"), fp, RENDERINGS_KEEP);
             any = true;
         }
     }
@@ -239,15 +239,19 @@ pub(in crate::fs) fn record_flattenings(stage: &Stage, meta_json: &[u8]) {
 /// [`earlier_name`].
 pub(in crate::fs) fn record_sequence_names(stage: &Stage, gaf: &crate::formats::gaf::Gaf) {
     let mut all = renderings(stage);
+    let mut any = false;
     for seq in &gaf.sequences {
-        remember(
-            &mut all,
-            SEQUENCE_NAMES,
-            u64::from(crc32fast::hash(seq.name_bytes())),
-        );
+        let crc = u64::from(crc32fast::hash(seq.name_bytes()));
+        any |= remember(&mut all, SEQUENCE_NAMES, crc, NAMES_KEEP);
     }
-    save_renderings(stage, all);
+    // (written only when a name is new: a frame edit's commit writes nothing more)
+    if any {
+        save_renderings(stage, all);
+    }
 }
+
+/// Sequence names kept (a GAF has at most a few hundred sequences).
+const NAMES_KEEP: usize = 4096;
 
 /// The key under which [`record_sequence_names`] keeps the CRC-32 of the sequence names of
 /// versions a commit replaced.
@@ -263,18 +267,27 @@ fn earlier_name(stage: &Stage, name: &[u8]) -> bool {
         .is_some_and(|a| a.iter().any(|v| v.as_u64() == Some(crc)))
 }
 
-/// Adds checksum `crc` to the list of `file` (at most [`RENDERINGS_KEEP`], oldest first out).
-fn remember(all: &mut serde_json::Map<String, serde_json::Value>, file: &str, crc: u64) {
+/// Adds checksum `crc` to the list of `file` (at most `keep`, oldest first out); whether it
+/// was not there yet.
+fn remember(
+    all: &mut serde_json::Map<String, serde_json::Value>,
+    file: &str,
+    crc: u64,
+    keep: usize,
+) -> bool {
     let list = all
         .entry(file.to_string())
         .or_insert_with(|| serde_json::Value::Array(Vec::new()));
-    if let Some(a) = list.as_array_mut() {
-        if !a.iter().any(|v| v.as_u64() == Some(crc)) {
-            a.push(crc.into());
-        }
-        let extra = a.len().saturating_sub(RENDERINGS_KEEP);
-        a.drain(..extra);
+    let Some(a) = list.as_array_mut() else {
+        return false;
+    };
+    let new = !a.iter().any(|v| v.as_u64() == Some(crc));
+    if new {
+        a.push(crc.into());
     }
+    let extra = a.len().saturating_sub(keep);
+    a.drain(..extra);
+    new
 }
 
 fn save_renderings(stage: &Stage, all: serde_json::Map<String, serde_json::Value>) {
