@@ -176,3 +176,65 @@ fn writes_into_a_model_through_a_mod_are_refused_and_copy_nothing_into_it() {
     };
     assert!(copied.is_empty(), "copied into the mod: {copied:?}");
 }
+
+/// The names of a model's folder and of its `textures/` when there is one.
+const LIST: &str = "ls -A . && if [ -d textures ]; then ls -A textures; fi";
+
+/// Stats every name listed in a model's folder and its `textures/` and reads every file.
+const READ_ALL: &str =
+    "for f in $(ls -A .) $([ -d textures ] && ls -A textures | sed 's|^|textures/|'); \
+     do stat \"$f\" >/dev/null && if [ -f \"$f\" ]; then cat \"$f\" >/dev/null; fi; done";
+
+/// Staged files under a model's renderings (left in the state folder by a mount before
+/// writes there were refused) are never served: a name with no generated counterpart is not
+/// listed either, so every name `ls` shows can be `stat`ed and opened, and what is read is
+/// the rendering.
+#[test]
+fn staged_leftovers_under_renderings_are_neither_listed_nor_served() {
+    if !fuse_available() {
+        println!("skipped: no FUSE");
+        return;
+    }
+    let t = tempfile::tempdir().unwrap();
+    let g = t.path().join("game");
+    game(&g);
+    let state = t.path().join("state");
+    let mnt = t.path().join("mnt");
+    let args = ["--ttl", "0", "--state-dir", state.to_str().unwrap()];
+    let folder = mnt.join("objects3d/demo.3do");
+    let (preview, listing) = {
+        let _m = mount(&g, &mnt, &args);
+        // a save of pieces.csv as it is: the model gets a staging folder
+        let pieces = std::fs::read(folder.join("pieces.csv")).unwrap();
+        std::fs::write(folder.join("pieces.csv"), &pieces).unwrap();
+        (
+            std::fs::read(folder.join("preview.png")).unwrap(),
+            sh(&format!("cd '{}' && {LIST}", folder.display())),
+        )
+    };
+    // what an old mount left: a preview and a texture that it staged, a texture name the
+    // model does not have
+    let staged = files_under(&state)
+        .into_iter()
+        .find(|p| p.ends_with("/files/pieces.csv"))
+        .expect("pieces.csv staged");
+    let files = state.join(staged.strip_suffix("pieces.csv").unwrap());
+    std::fs::create_dir_all(files.join("textures")).unwrap();
+    std::fs::write(files.join("preview.png"), b"left over").unwrap();
+    std::fs::write(files.join("textures/leftover.png"), b"left over").unwrap();
+    let _m = mount(&g, &mnt, &args);
+    // every name listed stats and opens; the left-over texture is not listed
+    let out = sh(&format!(
+        "cd '{}' && {LIST} && {READ_ALL}",
+        folder.display()
+    ));
+    assert_eq!(out, listing, "the listing changed");
+    assert!(!out.contains("leftover"), "{out}");
+    assert_eq!(std::fs::read(folder.join("preview.png")).unwrap(), preview);
+    assert_eq!(
+        std::fs::metadata(folder.join("textures/leftover.png"))
+            .unwrap_err()
+            .raw_os_error(),
+        Some(libc::ENOENT)
+    );
+}

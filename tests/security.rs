@@ -687,3 +687,116 @@ fn an_open_state_folder_is_made_private_and_another_users_is_refused() {
     );
     assert!(!is_mounted(&mnt));
 }
+
+/// A dump of the sample GAF in `dir/dump` that anyone may read.
+fn readable_dump(dir: &Path) -> PathBuf {
+    let gaf = dir.join("sample.gaf");
+    std::fs::write(
+        &gaf,
+        tafs::formats::gaf::write(&tafs::sample::animated_gaf()).unwrap(),
+    )
+    .unwrap();
+    let dump = dir.join("dump");
+    let o = Command::new(TAFS)
+        .args([
+            "gaf",
+            "dump",
+            gaf.to_str().unwrap(),
+            "-t",
+            dump.to_str().unwrap(),
+        ])
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    Command::new("chmod")
+        .args(["-R", "a+rX", dump.to_str().unwrap()])
+        .status()
+        .unwrap();
+    dump
+}
+
+/// On a root daemon, `mkdir NAME.gaf` by another user in a folder of theirs makes an asset
+/// of theirs: the folder is theirs and takes their writes, the binary its first commit
+/// writes is theirs, and an asset made but not yet written keeps its owner across a
+/// remount (recorded in the state folder), so it can still be filled and becomes theirs.
+#[test]
+fn a_new_asset_belongs_to_the_user_who_made_it() {
+    if !fuse_available() || !second_user() {
+        return;
+    }
+    use std::os::unix::fs::MetadataExt;
+    let (t, game, mnt, xdg) = setup();
+    let shared = game.join("shared");
+    std::fs::create_dir(&shared).unwrap();
+    let uid = evil_uid();
+    std::os::unix::fs::chown(&shared, Some(uid), None).unwrap();
+    let dump = readable_dump(t.path());
+    let m = mnt.display();
+    {
+        let _m = mount_shared(&game, &mnt, &xdg, &[]);
+        let (ok, out) = evil_sh(&format!(
+            "umask 022 && mkdir '{m}/shared/new.gaf' && cp -r '{d}'/. '{m}/shared/new.gaf/' && \
+             mkdir '{m}/shared/later.gaf'",
+            d = dump.display()
+        ));
+        assert!(
+            ok,
+            "the second user's copy into their new asset failed: {out}"
+        );
+        let bin = std::fs::metadata(shared.join("new.gaf")).expect("the binary was written");
+        assert_eq!(
+            (bin.uid(), bin.mode() & 0o022),
+            (uid, 0),
+            "binary {:o}",
+            bin.mode()
+        );
+        let shown = std::fs::metadata(mnt.join("shared/new.gaf")).unwrap();
+        assert_eq!(shown.uid(), uid);
+        assert_eq!(
+            std::fs::metadata(mnt.join("shared/later.gaf"))
+                .unwrap()
+                .uid(),
+            uid
+        );
+        umount(&mnt, &xdg);
+    }
+    let asset_json = walk(&game.parent().unwrap().join("state"))
+        .into_iter()
+        .filter(|p| p.ends_with("asset.json"))
+        .map(|p| std::fs::read_to_string(p).unwrap())
+        .find(|j| j.contains("later.gaf"))
+        .expect("later.gaf's record");
+    let record: serde_json::Value = serde_json::from_str(&asset_json).unwrap();
+    assert_eq!(record["owner"][0], uid, "{asset_json}");
+    let _m = mount_shared(&game, &mnt, &xdg, &[]);
+    assert_eq!(
+        std::fs::metadata(mnt.join("shared/later.gaf"))
+            .unwrap()
+            .uid(),
+        uid
+    );
+    let (ok, out) = evil_sh(&format!(
+        "cp -r '{d}'/. '{m}/shared/later.gaf/'",
+        d = dump.display()
+    ));
+    assert!(ok, "the second user's copy after a remount failed: {out}");
+    let bin = std::fs::metadata(shared.join("later.gaf")).expect("the binary was written");
+    assert_eq!(bin.uid(), uid);
+    umount(&mnt, &xdg);
+}
+
+/// Every path under `dir`.
+fn walk(dir: &Path) -> Vec<PathBuf> {
+    let mut out = Vec::new();
+    let mut stack = vec![dir.to_path_buf()];
+    while let Some(d) = stack.pop() {
+        for e in std::fs::read_dir(&d).into_iter().flatten().flatten() {
+            let p = e.path();
+            if p.is_dir() {
+                stack.push(p.clone());
+            }
+            out.push(p);
+        }
+    }
+    out
+}

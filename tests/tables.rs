@@ -245,7 +245,7 @@ fn tables_folder_over_the_core() {
     std::fs::create_dir(g.join("units")).unwrap();
     std::fs::write(g.join("units/ARMCOM.FBI"), FIXTURE_FBI).unwrap();
     let core = Core::new(g, MountOptions::default(), None).unwrap();
-    let ops = with_tables(Arc::new(core), false, Default::default());
+    let ops = with_tables(Arc::new(core), false, Default::default(), false);
     let dir = ops.lookup(1, OsStr::new(DIR_NAME)).unwrap().ino;
     let csv = ops.lookup(dir, OsStr::new("units.csv")).unwrap();
     let h = ops.open(csv.ino, libc::O_RDONLY).unwrap();

@@ -619,3 +619,162 @@ fn writing_inside_a_folder_keeps_the_times_of_the_folders_above_it() {
     assert_eq!(mtime("anims/fx.gaf/turret"), when);
     assert_eq!(mtime("anims/fx.gaf"), when);
 }
+
+/// The files under folder `dir` of `asset` as the core shows them (paths relative to
+/// `dir`), sorted by path (the order rsync sends them in), and its folders.
+fn folder_files(core: &Core, asset: &str, dir: &str) -> (Vec<(String, Vec<u8>)>, Vec<String>) {
+    let (mut files, mut dirs) = (Vec::new(), Vec::new());
+    let mut stack = vec![String::new()];
+    while let Some(sub) = stack.pop() {
+        let at = if sub.is_empty() {
+            dir.to_string()
+        } else {
+            format!("{dir}/{sub}")
+        };
+        let dh = core.opendir(ino(core, &format!("{asset}/{at}"))).unwrap();
+        let items = core.readdir(dh, 0).unwrap();
+        core.releasedir(dh).unwrap();
+        for (_, it) in items {
+            let n = it.name.to_string_lossy().into_owned();
+            if n == "." || n == ".." {
+                continue;
+            }
+            let p = if sub.is_empty() {
+                n
+            } else {
+                format!("{sub}/{n}")
+            };
+            if it.kind == tafs::fs::FileKind::Dir {
+                dirs.push(p.clone());
+                stack.push(p);
+            } else {
+                let b = read(core, &format!("{asset}/{dir}/{p}"));
+                files.push((p, b));
+            }
+        }
+    }
+    files.sort();
+    dirs.sort();
+    (files, dirs)
+}
+
+/// The inode of `path` in `core`, if it is there.
+fn try_ino(core: &Core, path: &str) -> Option<u64> {
+    let mut i = tafs::fs::core::ROOT;
+    for c in path.split('/') {
+        i = core.lookup(i, OsStr::new(c)).ok()?.ino;
+    }
+    Some(i)
+}
+
+/// `rm -r` of folder `path` through the core, deepest first; a name already gone (a removal
+/// that commits can take the rest of a sequence folder with it) is skipped.
+fn rm_r(core: &Core, path: &str) {
+    let Some(d) = try_ino(core, path) else {
+        return;
+    };
+    let dh = core.opendir(d).unwrap();
+    let items = core.readdir(dh, 0).unwrap();
+    core.releasedir(dh).unwrap();
+    for (_, it) in items {
+        let n = it.name.to_string_lossy().into_owned();
+        if n == "." || n == ".." {
+            continue;
+        }
+        if it.kind == tafs::fs::FileKind::Dir {
+            rm_r(core, &format!("{path}/{n}"));
+        } else if let Some(d) = try_ino(core, path) {
+            let _ = core.unlink(d, OsStr::new(&n));
+        }
+    }
+    let (parent, n) = parent_and_name(path);
+    if let Some(p) = try_ino(core, parent) {
+        let _ = core.rmdir(p, OsStr::new(n));
+    }
+    assert!(try_ino(core, path).is_none(), "{path} removed");
+}
+
+/// `rsync -a --delete` of a tree whose last sequence folder was renamed, driven through the
+/// core in the two orders its commits can run in: the folder's `sequence.csv` (the old
+/// folder's row, old name and index) landing after the commit that already built the renamed
+/// sequence (which then builds the same binary again), or before it. Either way the folder's
+/// `sequence.csv` then shows the binary's row, as `tafs gaf dump` writes it.
+#[test]
+fn a_copied_sequence_csv_shows_the_binarys_row_whichever_commit_comes_first() {
+    // (without the copy's metadata.json: a commit made the one rsync sent outdated before
+    // the folder arrived, so neither it nor the binary knows the old name any more)
+    for (sequence_csv_first, with_metadata) in [(false, true), (true, true), (false, false)] {
+        let f = fixture();
+        let asset = "anims/fx.gaf";
+        let bin = f.game.path().join(asset);
+        let names = |g: &tafs::formats::gaf::Gaf| -> Vec<String> {
+            g.sequences.iter().map(|s| s.name_str()).collect()
+        };
+        let before = names(&parse(&bin));
+        let last = before.last().unwrap().clone();
+        let (copied, dirs) = folder_files(&f.core, asset, &last);
+        let meta = read(&f.core, &format!("{asset}/metadata.json"));
+        // rsync deletes the old folder first (commits), sends metadata.json (listing the old
+        // folder), then the new folder
+        rm_r(&f.core, &format!("{asset}/{last}"));
+        if with_metadata {
+            replace_via_temp(
+                &f.core,
+                &format!("{asset}/metadata.json"),
+                ".metadata.json.tmp1",
+                &meta,
+            )
+            .unwrap();
+        }
+        for d in ["renamed".to_string()]
+            .into_iter()
+            .chain(dirs.iter().map(|d| format!("renamed/{d}")))
+        {
+            let (pd, n) = d.rsplit_once('/').map_or(("", d.as_str()), |x| x);
+            let pi = ino(&f.core, format!("{asset}/{pd}").trim_end_matches('/'));
+            f.core.mkdir(pi, OsStr::new(n), 0o755, 0, 0, 0).unwrap();
+        }
+        let mut order: Vec<&(String, Vec<u8>)> = copied.iter().collect();
+        if sequence_csv_first {
+            order.sort_by_key(|(n, _)| n != "sequence.csv");
+        }
+        for (p, b) in order {
+            let n = p.rsplit('/').next().unwrap();
+            replace_via_temp(
+                &f.core,
+                &format!("{asset}/renamed/{p}"),
+                &format!(".{n}.tmp1"),
+                b,
+            )
+            .unwrap();
+        }
+        let mut want = before.clone();
+        *want.last_mut().unwrap() = "renamed".into();
+        assert_eq!(
+            names(&parse(&bin)),
+            want,
+            "sequence.csv first: {sequence_csv_first}, metadata.json: {with_metadata}"
+        );
+        // the row the dump of the binary has: the folder's name, the sequence's index
+        let v = tafs::view::open(
+            tafs::view::AssetKind::Gaf,
+            &std::fs::read(&bin).unwrap(),
+            &tafs::fs::core::view_options_for(f.game.path(), asset),
+        )
+        .unwrap();
+        let dumped = v.render_vec("renamed/sequence.csv").unwrap();
+        let shown = read(&f.core, &format!("{asset}/renamed/sequence.csv"));
+        assert_eq!(
+            String::from_utf8_lossy(&shown),
+            String::from_utf8_lossy(&dumped),
+            "sequence.csv first: {sequence_csv_first}, metadata.json: {with_metadata}"
+        );
+        // and once the folder is listed (no longer being filled) too
+        let _ = folder_files(&f.core, asset, "renamed");
+        let shown = read(&f.core, &format!("{asset}/renamed/sequence.csv"));
+        assert_eq!(
+            shown, dumped,
+            "sequence.csv first: {sequence_csv_first}, metadata.json: {with_metadata}"
+        );
+    }
+}

@@ -221,10 +221,39 @@ fn copied_and_moved_sequence_folders_are_one_sequence_each() {
         ["../../x", ".hidden", "ARMLLT", "ARMLLTb", "ARMRL", "ARMRL2"]
     );
     // (rsync sent every file, metadata.json too, which builds the same binary and stays as
-    // written; the renamed folder's sequence.csv may keep the row rsync sent, with the old
-    // folder's name and index, depending on when the commit ran: SEMANTICS, "Known
-    // limitations")
-    e.shows_the_binary_but("after the rsync", &["metadata.json", "sequence.csv"]);
+    // written; the renamed folder's sequence.csv shows the binary's row whichever commit
+    // came first: writeback_core.rs,
+    // `a_copied_sequence_csv_shows_the_binarys_row_whichever_commit_comes_first`)
+    e.shows_the_binary_but("after the rsync", &["metadata.json"]);
+    // the same with the last sequence's folder: its sequence.csv, sent last, then builds the
+    // binary its frames.csv already committed (the no-change commit must replace it too)
+    sh(&format!(
+        "rsync -a --delete {}/ {}/",
+        a.display(),
+        out.display()
+    ));
+    let meta: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(a.join("metadata.json")).unwrap()).unwrap();
+    let last = meta["sequences"].as_array().unwrap().last().unwrap()["dir"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    sh(&format!("mv '{0}/{last}' {0}/Zlast", out.display()));
+    sh(&format!(
+        "rsync -a --delete {}/ {}/",
+        out.display(),
+        a.display()
+    ));
+    assert_eq!(
+        e.names().last().map(String::as_str),
+        Some("Zlast"),
+        "{:?}",
+        e.names()
+    );
+    e.shows_the_binary_but(
+        "after the rsync of the renamed last folder",
+        &["metadata.json"],
+    );
 }
 
 #[test]

@@ -943,7 +943,12 @@ pub(in crate::fs) fn mount_ops(
     mountpoint: &Path,
     cfg: &MountConfig,
 ) -> Result<Mounted, FsError> {
-    let core: Arc<dyn FsOps> = Arc::new(super::tables::with_tables(core, read_only, tables));
+    let core: Arc<dyn FsOps> = Arc::new(super::tables::with_tables(
+        core,
+        read_only,
+        tables,
+        cfg.allow_other,
+    ));
     let mut options = vec![
         MountOption::FSName(cfg.fsname.clone()),
         MountOption::Subtype("tafs".into()),

@@ -122,6 +122,10 @@ pub struct StageMeta {
     /// The last operation that committed (see [`OPERATION_GAP`]).
     #[serde(default)]
     pub operation: Option<Operation>,
+    /// The user and group who made this asset with `mkdir` (a root daemon's caller): its
+    /// staged folder is theirs, and so is the binary its first commit writes.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub owner: Option<(u32, u32)>,
 }
 
 /// The commits of one operation: saves of one asset, each starting less than the operation

@@ -78,6 +78,9 @@ struct State {
 pub struct TablesOps {
     inner: Arc<dyn FsOps>,
     read_only: bool,
+    /// Other users reach the mount (`-o allow_other`): a table holds only the files every
+    /// user may read ([`OpsFs::public_only`]), whoever asks.
+    shared: bool,
     state: Mutex<State>,
     /// Serialises commits (one reads, plans and writes at a time).
     commit: Mutex<()>,
@@ -223,6 +226,7 @@ impl TablesOps {
         TablesOps {
             inner,
             read_only,
+            shared: false,
             state: Mutex::new(State {
                 next_fh: BASE,
                 next_scratch: SCRATCH_INO,
@@ -251,6 +255,15 @@ impl TablesOps {
         if !self.read_only {
             self.recover();
         }
+        self
+    }
+
+    /// The tables of a mount other users reach (`-o allow_other`): built from the files
+    /// every user may read only, so no user reads through them a value of a file the game
+    /// folder hides from them (a root daemon reads every file), and every user reads the
+    /// same table.
+    pub fn shared(mut self, shared: bool) -> TablesOps {
+        self.shared = shared;
         self
     }
 
@@ -287,7 +300,7 @@ impl TablesOps {
     /// modification time of every file of the family (and their list) stay the same.
     fn render(&self, fam: usize) -> Result<Vec<u8>, FsError> {
         let f = &FAMILIES[fam];
-        let gfs = OpsFs::new(&*self.inner);
+        let gfs = OpsFs::new(&*self.inner, self.shared);
         let files = self.files_of(&gfs, f);
         let stamp: Vec<Stamp> = files
             .iter()
@@ -305,7 +318,7 @@ impl TablesOps {
 
     /// The table of `fam` built afresh (for a commit).
     fn table(&self, fam: &Family) -> Result<Table, FsError> {
-        let gfs = OpsFs::new(&*self.inner);
+        let gfs = OpsFs::new(&*self.inner, self.shared);
         let files = self.files_of(&gfs, fam);
         self.build_table(&gfs, fam, files)
     }
@@ -562,7 +575,8 @@ impl TablesOps {
         let mut failed = Vec::new();
         for (rel, old) in &entries {
             let _ = self.remove_tmp(rel);
-            let now = OpsFs::new(&*self.inner).read(Path::new(rel), MAX_PENDING as u64);
+            let now =
+                OpsFs::new(&*self.inner, self.shared).read(Path::new(rel), MAX_PENDING as u64);
             if now.as_deref() == Some(old.as_slice()) {
                 continue;
             }
@@ -790,6 +804,9 @@ fn forget_all(ops: &dyn FsOps, held: &[u64]) {
 /// and its size and time one `readdirplus` of its folder.
 struct OpsFs<'a> {
     ops: &'a dyn FsOps,
+    /// Only what every user may read: folders others may list and enter (from the root
+    /// down), files others may read; anything else is as if missing.
+    public_only: bool,
     listings: Mutex<HashMap<(PathBuf, bool), Listing>>,
 }
 
@@ -800,18 +817,40 @@ type Listed = (OsString, Kind, Option<(u64, SystemTime)>);
 type Listing = Option<Vec<Listed>>;
 
 impl<'a> OpsFs<'a> {
-    fn new(ops: &'a dyn FsOps) -> OpsFs<'a> {
+    fn new(ops: &'a dyn FsOps, public_only: bool) -> OpsFs<'a> {
         OpsFs {
             ops,
+            public_only,
             listings: Mutex::new(HashMap::new()),
         }
     }
 
     fn with<T>(&self, p: &Path, f: impl FnOnce(u64) -> Option<T>) -> Option<T> {
         let (ino, held) = resolve(self.ops, p).ok()?;
-        let r = f(ino);
+        let public = !self.public_only || self.public(&held);
+        let r = public.then(|| f(ino)).flatten();
         forget_all(self.ops, &held);
         r
+    }
+
+    /// Whether every user may reach the path of inodes `held` (looked up from the root): the root
+    /// and every folder on the way listable and enterable by others (`r-x`), the last one
+    /// readable by them (a folder `r-x`, a file `r`).
+    fn public(&self, held: &[u64]) -> bool {
+        let mut inos = vec![ROOT];
+        inos.extend_from_slice(held);
+        let last = inos.len() - 1;
+        inos.iter().enumerate().all(|(i, &ino)| {
+            let Ok(a) = self.ops.getattr(ino, None) else {
+                return false;
+            };
+            let need = match a.kind {
+                FileKind::Dir => 0o005,
+                _ if i == last => 0o004,
+                _ => return false,
+            };
+            a.perm & need == need
+        })
     }
 
     /// The entries of folder `dir` (`plus`: with sizes and times), kept for the next call.
@@ -824,6 +863,8 @@ impl<'a> OpsFs<'a> {
             let fh = self.ops.opendir(ino).ok()?;
             let mut out = Vec::new();
             let mut off = 0;
+            // (with attributes when only what every user may read is taken)
+            let plus = plus || self.public_only;
             let ok = loop {
                 let page = if plus {
                     self.ops.readdirplus(fh, off)
@@ -847,6 +888,12 @@ impl<'a> OpsFs<'a> {
                                 FileKind::File => Kind::File,
                                 _ => Kind::Other,
                             };
+                            let need = if k == Kind::Dir { 0o005 } else { 0o004 };
+                            if self.public_only
+                                && !d.attr.as_ref().is_some_and(|a| a.perm & need == need)
+                            {
+                                continue;
+                            }
                             out.push((d.name, k, d.attr.map(|a| (a.size, a.mtime))));
                         }
                     }
@@ -968,11 +1015,18 @@ pub struct Setup {
     pub archive_rows: bool,
 }
 
-/// The tables folder grafted into `inner`: what every mount serves.
-pub fn with_tables(inner: Arc<dyn FsOps>, read_only: bool, setup: Setup) -> Graft<TablesOps> {
+/// The tables folder grafted into `inner`: what every mount serves (`shared`: other users
+/// reach it, see [`TablesOps::shared`]).
+pub fn with_tables(
+    inner: Arc<dyn FsOps>,
+    read_only: bool,
+    setup: Setup,
+    shared: bool,
+) -> Graft<TablesOps> {
     let tables = TablesOps::new(inner.clone(), read_only)
         .with_archive_rows(setup.archive_rows)
-        .with_journal(setup.journal);
+        .with_journal(setup.journal)
+        .shared(shared);
     Graft::new(inner, tables)
 }
 
@@ -1776,7 +1830,7 @@ mod tests {
         let g = game();
         let opts = MountOptions::default();
         let core = Arc::new(Core::new(g.game.path(), opts, None).unwrap());
-        let fs = with_tables(core, false, Setup::default());
+        let fs = with_tables(core, false, Setup::default(), false);
         let name = OsStr::new(DIR_NAME);
         let flags = libc::O_WRONLY | libc::O_CREAT;
         let errno = |e: FsError| e.errno();

@@ -350,6 +350,14 @@ pub trait FileSet {
     fn replaced_rendering(&self, _key: &str, _fingerprint: u64) -> bool {
         false
     }
+
+    /// Whether `name` is a sequence's name (or folder) in an earlier version of the asset
+    /// (a mount's commit replaced it while edits were staged): a `sequence.csv` holding it is a
+    /// copy of a folder since removed (`rsync --delete` removes the old folder of a renamed
+    /// one before it sends the new one). `false` unless a file set knows.
+    fn earlier_name(&self, _name: &[u8]) -> bool {
+        false
+    }
 }
 
 /// A real directory as a [`FileSet`].

@@ -314,7 +314,7 @@ pub struct Core {
     inval: Option<Mutex<Sender<Inval>>>,
     /// How far the invalidation thread has got (see [`Core::inval_barrier`]).
     pub(in crate::fs) inval_progress: Arc<InvalProgress>,
-    root_owner: bool,
+    pub(in crate::fs) root_owner: bool,
     /// The game folder, opened once: every pass-through request is resolved beneath it.
     root_fd: std::os::fd::OwnedFd,
     /// Kept child counts of asset folders ([`dircount`]).

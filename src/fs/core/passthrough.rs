@@ -333,7 +333,7 @@ impl Core {
         gid: u32,
     ) -> Result<Attr, FsError> {
         let rel = self.writable_dir(parent)?;
-        if let Some(a) = self.new_asset(parent, name, mode, umask)? {
+        if let Some(a) = self.new_asset(parent, name, mode, umask, uid, gid)? {
             return Ok(a);
         }
         let dir = self.dir_fd(&rel)?;

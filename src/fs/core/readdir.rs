@@ -254,7 +254,14 @@ impl Core {
                     .is_some_and(|s| s.has_files())
                     .then(|| self.mutating());
                 crate::fs::writeback::listed(g.as_ref(), dir);
-                merged_children(g.as_ref(), Some(layout), dir).unwrap_or_default()
+                let mut kids = merged_children(g.as_ref(), Some(layout), dir).unwrap_or_default();
+                // a staged name no build reads with no generated counterpart (left by an
+                // older mount) is not listed: open and stat never serve it either
+                kids.retain(|(n, d)| {
+                    let p = join(dir, n);
+                    layout.is_dir(&p).is_some() || Self::accepts_at(&rel, &p, !d)
+                });
+                kids
             }
             Err(_) => Vec::new(),
         };

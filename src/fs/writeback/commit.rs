@@ -8,7 +8,8 @@
 
 use super::archive::{finish_archive_stage, removed_entries};
 use super::overlay::{
-    builds, record_cob_renderings, record_flattenings, record_renderings, release_filled, Overlay,
+    builds, record_cob_renderings, record_flattenings, record_renderings, record_sequence_names,
+    release_filled, Overlay,
 };
 use super::{error_file, join};
 use crate::fs::budget::Leased;
@@ -298,10 +299,25 @@ impl Core {
         };
         let Some(new) = new else {
             // copies of earlier renderings arriving now stay as written (no build reads them):
-            // a second rsync of the tree they came from must find them as it left them
+            // a second rsync of the tree they came from must find them as it left them; a
+            // [`regenerated`] file is replaced all the same, so what it shows never depends on
+            // whether the commit that changed the binary ran before or after it arrived
+            let mut replaced = Vec::new();
+            if let Outdated::Check { kind, view, .. } = &outdated {
+                let out = regenerated_outdated(*kind, s, &**view);
+                let (refreshed, out) = refresh_or_drop(s, &**view, out);
+                drop_outdated(rel, s, &out);
+                refresh_outdated(rel, s, &refreshed);
+                replaced = out;
+                replaced.extend(refreshed.into_iter().map(|(p, _)| p));
+            }
             self.settle_stage(rel, s);
             s.meta.status = s.clean_status(what, self.opts.operation_gap);
             s.save()?;
+            drop(g);
+            // the binary is the same, so are the inodes: the kernel's pages of the staged
+            // bytes (written through the very inode now showing the generated file) go
+            self.invalidate_files(rel, &replaced);
             return Ok(());
         };
         let mut old_view = None;
@@ -334,6 +350,9 @@ impl Core {
                     Some((m, _)) => record_flattenings(s, m),
                     None => {}
                 }
+                if let Some(g) = old_view.as_ref().and_then(|v| v.gaf_model()) {
+                    record_sequence_names(s, g);
+                }
                 // deletions the new binary applied are no longer needed
                 let layout = Layout::new(&*view);
                 s.meta.whiteouts.retain(|w| layout.is_dir(w).is_some());
@@ -345,19 +364,8 @@ impl Core {
                 let (out, rebuilt) =
                     outdated_after(&self.opts.packer, kind, s, &*view, bytes, &opts, stable);
                 t_check = rebuilt.then(|| t.elapsed());
-                // a folder being filled shows its staged files only: a dropped one would
-                // vanish from it (a `cp -r` of a sequence folder losing its `sequence.csv`
-                // until the folder is listed), so it takes the new binary's bytes instead
-                let (refresh, out): (Vec<String>, Vec<String>) = out.into_iter().partition(|p| {
-                    let dir = p.rsplit_once('/').map_or("", |(d, _)| d);
-                    super::overlay::filling(Some(s), dir)
-                });
-                for p in refresh {
-                    match view.render_vec(&p) {
-                        Ok(b) => refreshed.push((p, b)),
-                        Err(e) => log::debug!("{p}: not rendered ({e}); dropped"),
-                    }
-                }
+                let (r, out) = refresh_or_drop(s, &*view, out);
+                refreshed = r;
                 out
             }
         };
@@ -458,6 +466,30 @@ impl Core {
         // the new binary gets a new generation; the staged files stay on top of it
         let _ = self.resolve_given(rel, given);
         Ok(())
+    }
+
+    /// Invalidates the kernel's caches of files `vpaths` of asset `rel` (the inodes it was
+    /// given for them, when it was given any).
+    fn invalidate_files(&self, rel: &Path, vpaths: &[String]) {
+        if vpaths.is_empty() {
+            return;
+        }
+        let Some(root) = lock(&self.slot(rel).state).root else {
+            return;
+        };
+        let inos: Vec<u64> = {
+            let t = self.table();
+            vpaths
+                .iter()
+                .filter_map(|p| {
+                    p.split('/')
+                        .try_fold(root, |at, name| t.child_of(at, std::ffi::OsStr::new(name)))
+                })
+                .collect()
+        };
+        for ino in inos {
+            self.send(crate::fs::Inval::Inode { ino });
+        }
     }
 
     /// [`Core::commit_moved`] with nothing moved.
@@ -713,6 +745,12 @@ pub(in crate::fs) fn replace_binary(
         }
         return Err(with_errno(e));
     }
+    if let (None, Some((uid, gid))) = (&old, s.meta.owner) {
+        // a new asset's first binary belongs to whoever made the asset
+        if let Err(e) = crate::fs::sys::chown_at(dir, name, Some(uid), Some(gid)) {
+            log::warn!("{}: giving it to {uid}:{gid}: {e}", rel.display());
+        }
+    }
     let now = Ident::of(&crate::fs::sys::lstat_at(dir, name)?);
     if old.is_some() {
         s.note_replaced(&now);
@@ -804,6 +842,62 @@ fn refresh_outdated(rel: &Path, s: &Stage, files: &[(String, Vec<u8>)]) {
             names.join(", ")
         );
     }
+}
+
+/// Outdated staged files `out` split into those refreshed in place with the binary's bytes
+/// (`view`) and those dropped: a folder being filled shows its staged files only, so a dropped
+/// one would vanish from it (a `cp -r` of a sequence folder losing its `sequence.csv` until
+/// the folder is listed); it takes the binary's bytes instead.
+fn refresh_or_drop(
+    s: &Stage,
+    view: &dyn View,
+    out: Vec<String>,
+) -> (Vec<(String, Vec<u8>)>, Vec<String>) {
+    let (refresh, out): (Vec<String>, Vec<String>) = out.into_iter().partition(|p| {
+        let dir = p.rsplit_once('/').map_or("", |(d, _)| d);
+        super::overlay::filling(Some(s), dir)
+    });
+    let mut refreshed = Vec::new();
+    for p in refresh {
+        match view.render_vec(&p) {
+            Ok(b) => refreshed.push((p, b)),
+            Err(e) => log::debug!("{p}: not rendered ({e}); dropped"),
+        }
+    }
+    (refreshed, out)
+}
+
+/// Staged [`regenerated`] files of a commit that left the binary as it was (`view`, the
+/// binary decoded) whose bytes are not the binary's: a `sequence.csv` copied with its folder
+/// arriving after the commit that already built that folder's sequence (rsync sends it last,
+/// after the folder's `frames.csv` committed the renamed sequence) builds the same binary, and
+/// would otherwise keep the name and index it was copied with.
+fn regenerated_outdated(kind: AssetKind, s: &Stage, view: &dyn View) -> Vec<String> {
+    if kind != AssetKind::Gaf || !s.has_files() {
+        return Vec::new();
+    }
+    let layout = Layout::new(view);
+    let Ok(rd) = fs::read_dir(s.path("")) else {
+        return Vec::new();
+    };
+    let mut out = Vec::new();
+    for e in rd.flatten() {
+        let Ok(dir) = e.file_name().into_string() else {
+            continue;
+        };
+        let p = join(&dir, "sequence.csv");
+        if !regenerated(kind, &p) || layout.is_dir(&p) != Some(false) {
+            continue;
+        }
+        let Ok(staged) = fs::read(s.path(&p)) else {
+            continue;
+        };
+        if view.render_vec(&p).ok().is_some_and(|g| g != staged) {
+            out.push(p);
+        }
+    }
+    out.sort();
+    out
 }
 
 /// Staged layout files that must be dropped after committing `bytes` (decoded as `view`)

@@ -192,7 +192,11 @@ impl Core {
         let asset = self.slot(rel);
         let g = lock(&asset.stage);
         if let Some(s) = g.as_ref() {
-            if let Some(m) = s.lstat(vpath) {
+            // (a staged file no build reads, left by an older mount, is never served)
+            if let Some(m) = s
+                .lstat(vpath)
+                .filter(|m| Self::accepts_at(rel, vpath, !m.is_dir()))
+            {
                 return if m.is_dir() { Loc::Dir } else { Loc::Staged(m) };
             }
             if s.hidden(vpath) {

@@ -675,12 +675,15 @@ impl Core {
     }
 
     /// `mkdir NAME.gaf` in a real folder: a new asset, staged only.
+    #[allow(clippy::too_many_arguments)]
     pub(in crate::fs) fn new_asset(
         &self,
         parent: u64,
         name: &OsStr,
         mode: u32,
         umask: u32,
+        uid: u32,
+        gid: u32,
     ) -> Result<Option<Attr>, FsError> {
         if !self.writeback() {
             return Ok(None);
@@ -710,6 +713,12 @@ impl Core {
             fs::DirBuilder::new()
                 .mode(mode & 0o7777 & !umask)
                 .create(&s.files)?;
+            // the caller's, as a folder they made beside it would be (a root daemon's
+            // other users), and so is the binary it becomes (`replace_binary`)
+            self.chown_new(&s.files, uid, gid)?;
+            if self.root_owner && (uid != 0 || gid != 0) {
+                s.meta.owner = Some((uid, gid));
+            }
             // nothing generated shows while a copy fills it (see `FILLING`)
             fs::write(s.files.join(FILLING), b"")?;
             s.meta.status = "new asset: waiting for files".into();

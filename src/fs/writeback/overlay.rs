@@ -204,7 +204,7 @@ pub(in crate::fs) fn record_renderings(stage: &Stage, meta_json: &[u8], tilemap_
         tilemap_crc,
     ]) {
         if let Some(crc) = crc {
-            remember(&mut all, file, crc);
+            remember(&mut all, file, crc, RENDERINGS_KEEP);
         }
     }
     save_renderings(stage, all);
@@ -226,7 +226,7 @@ pub(in crate::fs) fn record_flattenings(stage: &Stage, meta_json: &[u8]) {
             .as_str()
             .and_then(|h| u64::from_str_radix(h, 16).ok());
         if let Some(fp) = fp {
-            remember(&mut all, &format!("{key}.png"), fp);
+            remember(&mut all, &format!("{key}.png"), fp, RENDERINGS_KEEP);
             any = true;
         }
     }
@@ -242,23 +242,64 @@ pub(in crate::fs) fn record_flattenings(stage: &Stage, meta_json: &[u8]) {
 pub(in crate::fs) fn record_cob_renderings(stage: &Stage, old: &dyn crate::view::View) {
     let mut all = renderings(stage);
     for (key, fp) in crate::view::cob::replaced_fingerprints(&|p| old.render_vec(p).ok()) {
-        remember(&mut all, &key, fp);
+        remember(&mut all, &key, fp, RENDERINGS_KEEP);
     }
     save_renderings(stage, all);
 }
 
-/// Adds checksum `crc` to the list of `file` (at most [`RENDERINGS_KEEP`], oldest first out).
-fn remember(all: &mut serde_json::Map<String, serde_json::Value>, file: &str, crc: u64) {
+/// Records the names of the sequences of `gaf` (a version being replaced), see
+/// [`earlier_name`].
+pub(in crate::fs) fn record_sequence_names(stage: &Stage, gaf: &crate::formats::gaf::Gaf) {
+    let mut all = renderings(stage);
+    let mut any = false;
+    for seq in &gaf.sequences {
+        let crc = u64::from(crc32fast::hash(seq.name_bytes()));
+        any |= remember(&mut all, SEQUENCE_NAMES, crc, NAMES_KEEP);
+    }
+    // (written only when a name is new: a frame edit's commit writes nothing more)
+    if any {
+        save_renderings(stage, all);
+    }
+}
+
+/// Sequence names kept (a GAF has at most a few hundred sequences).
+const NAMES_KEEP: usize = 4096;
+
+/// The key under which [`record_sequence_names`] keeps the CRC-32 of the sequence names of
+/// versions a commit replaced.
+const SEQUENCE_NAMES: &str = "sequence names";
+
+/// Whether `name` is (by its CRC-32) the name or folder of a sequence of a version of the
+/// asset a commit replaced while it was staged.
+fn earlier_name(stage: &Stage, name: &[u8]) -> bool {
+    let crc = u64::from(crc32fast::hash(name));
+    renderings(stage)
+        .get(SEQUENCE_NAMES)
+        .and_then(|v| v.as_array())
+        .is_some_and(|a| a.iter().any(|v| v.as_u64() == Some(crc)))
+}
+
+/// Adds checksum `crc` to the list of `file` (at most `keep`, oldest first out); whether it
+/// was not there yet.
+fn remember(
+    all: &mut serde_json::Map<String, serde_json::Value>,
+    file: &str,
+    crc: u64,
+    keep: usize,
+) -> bool {
     let list = all
         .entry(file.to_string())
         .or_insert_with(|| serde_json::Value::Array(Vec::new()));
-    if let Some(a) = list.as_array_mut() {
-        if !a.iter().any(|v| v.as_u64() == Some(crc)) {
-            a.push(crc.into());
-        }
-        let extra = a.len().saturating_sub(RENDERINGS_KEEP);
-        a.drain(..extra);
+    let Some(a) = list.as_array_mut() else {
+        return false;
+    };
+    let new = !a.iter().any(|v| v.as_u64() == Some(crc));
+    if new {
+        a.push(crc.into());
     }
+    let extra = a.len().saturating_sub(keep);
+    a.drain(..extra);
+    new
 }
 
 fn save_renderings(stage: &Stage, all: serde_json::Map<String, serde_json::Value>) {
@@ -407,6 +448,10 @@ impl Overlay<'_> {
 }
 
 impl FileSet for Overlay<'_> {
+    fn earlier_name(&self, name: &[u8]) -> bool {
+        self.kind == AssetKind::Gaf && earlier_name(self.stage, name)
+    }
+
     fn read(&self, path: &str) -> Result<Option<Vec<u8>>, ViewError> {
         if !builds(path) {
             return Ok(None);

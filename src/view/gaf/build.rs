@@ -443,9 +443,14 @@ pub(super) fn build_sequence(
             });
         if !folder_named || dumped || names_folder(csv_name, dir) {
             name = csv_name.to_vec();
-        } else if !trimmed_same && !names_a_sequence(csv_name, meta, opts) {
+        } else if !trimmed_same
+            && !names_a_sequence(csv_name, meta, opts)
+            && !files.earlier_name(csv_name)
+        {
             // a new name (an edit of sequence.csv, not a copied folder's or a renamed one's
-            // old name): refused rather than quietly ignored
+            // old name, nor an earlier version's, whose folder may be gone from the base and
+            // metadata.json by now: rsync deletes the old folder first): refused rather than
+            // quietly ignored
             return Err(csv_err(
                 &format!("{dir}/sequence.csv"),
                 2,
