@@ -21,10 +21,11 @@
 //! asked for ([`Core::expand`]).
 
 use super::inode::NodeKind;
-use super::{is_asset_name, is_not_found, lock, view_options_for, Core, Inval};
+use super::{is_asset_name, is_not_found, view_options_for, Core, Inval};
 use crate::fs::budget::{self, Budget, Lease, Leased, Refused};
 use crate::fs::cache::ByteCache;
 use crate::fs::layout::Layout;
+use crate::fs::shared::lock;
 use crate::fs::stage::{Ident, Stage};
 use crate::fs::FsError;
 use crate::view::archive::{ArchiveView, FileSource};
@@ -105,7 +106,7 @@ impl Outcome {
 pub(in crate::fs) struct AssetCache<K: Hash + Eq + Clone> {
     views: Mutex<LruCache<K, Arc<dyn View>>>,
     bytes: ByteCache<(K, String)>,
-    /// The fingerprints ([`crate::fs::writeback::fingerprint`]) of files rendered, kept
+    /// The fingerprints ([`crate::fs::shared::fingerprint`]) of files rendered, kept
     /// beyond their bytes (a commit compares the new version's files with the old's); only
     /// where commits happen ([`AssetCache::with_fingerprints`]).
     fingerprints: Option<Mutex<LruCache<(K, String), u64>>>,
@@ -251,7 +252,7 @@ impl<K: Hash + Eq + Clone> AssetCache<K> {
         if let Some(v) = rendered {
             v.keep_rendering(vpath, &b);
             if let Some(fps) = &self.fingerprints {
-                let fp = crate::fs::writeback::fingerprint(&b);
+                let fp = crate::fs::shared::fingerprint(&b);
                 lock(fps).put((k.clone(), vpath.to_string()), fp);
             }
         }
@@ -270,7 +271,7 @@ impl<K: Hash + Eq + Clone> AssetCache<K> {
         recorded.or_else(|| {
             self.bytes
                 .get(&key)
-                .map(|b| crate::fs::writeback::fingerprint(&b))
+                .map(|b| crate::fs::shared::fingerprint(&b))
         })
     }
 
@@ -730,7 +731,7 @@ impl Core {
         let (rel, gen, layout, meta) = self.root_asset(root)?;
         if !matches!(
             self.locate(&rel, &layout, vpath),
-            crate::fs::writeback::Loc::Dir
+            crate::fs::shared::Loc::Dir
         ) {
             return Err(FsError::Stale);
         }

@@ -6,11 +6,12 @@
 use super::assets::Outcome;
 use super::handles::Handle;
 use super::inode::{NodeKind, DETACHED};
-use super::{is_asset_name, lock, time, Core, MountOptions};
+use super::{is_asset_name, Core, MountOptions};
 use crate::fs::layout::Layout;
-use crate::fs::sys::SetTime;
+use crate::fs::shared::{lock, time};
 use crate::fs::writeback::merged_children;
 use crate::fs::FsError;
+use crate::sys::SetTime;
 use std::fs::{self, Metadata};
 use std::os::fd::AsFd;
 use std::os::unix::fs::MetadataExt;
@@ -277,7 +278,7 @@ impl Core {
             let mut a = self.gen_attr(ino, meta, false, size, 0);
             a.mtime = self.kept_mtime(rel, meta, vpath, false, || {
                 let b = self.render(rel, gen, layout, vpath).ok()?;
-                Some(crate::fs::writeback::fingerprint(&b))
+                Some(crate::fs::shared::fingerprint(&b))
             });
             self.with_member_shown(&mut a, rel, meta, vpath, false);
             a
@@ -328,7 +329,7 @@ impl Core {
                 let mut a = self.gen_attr(ino, meta, true, 4096.max(n * 32), subdirs);
                 a.mtime = self.kept_mtime(rel, meta, vpath, true, || {
                     let names = layout.children(vpath)?;
-                    Some(crate::fs::writeback::folder_fingerprint(&names))
+                    Some(crate::fs::shared::folder_fingerprint(&names))
                 });
                 self.with_member_shown(&mut a, rel, meta, vpath, true);
                 a

@@ -16,9 +16,9 @@
 //! node (its first name is its path; the others are kept beside it), so the kernel has one
 //! inode with the real link count. Removing or renaming one name leaves the others.
 
-use super::{is_not_found, lock, Core, FileKind, Resolved, ROOT};
+use super::{is_not_found, Core, FileKind, Resolved, ROOT};
 use crate::fs::layout::Layout;
-use crate::fs::writeback::{self, Loc};
+use crate::fs::shared::{join, lock, Loc, STATUS_NAME};
 use crate::fs::FsError;
 use std::collections::{HashMap, HashSet};
 use std::ffi::{OsStr, OsString};
@@ -651,7 +651,7 @@ impl Core {
                 if kind != FileKind::Dir {
                     return Err(FsError::NotDir);
                 }
-                if parent == ROOT && name == writeback::STATUS_NAME && self.writeback() {
+                if parent == ROOT && name == STATUS_NAME && self.writeback() {
                     return self.status_node(ROOT, ROOT);
                 }
                 let rel = self.rel_path(parent)?.join(name);
@@ -755,10 +755,10 @@ impl Core {
         meta: &Metadata,
     ) -> Result<Attr, FsError> {
         let name = name.to_str().ok_or(FsError::NotFound)?;
-        if dir.is_empty() && name == writeback::STATUS_NAME && self.opts.state_dir.is_some() {
+        if dir.is_empty() && name == STATUS_NAME && self.opts.state_dir.is_some() {
             return self.status_node(parent, root);
         }
-        let vpath = writeback::join(dir, name);
+        let vpath = join(dir, name);
         let (is_dir, staged) = match self.locate(rel, layout, &vpath) {
             Loc::None => return Err(FsError::NotFound),
             Loc::Dir => (true, None),

@@ -40,9 +40,10 @@ pub use readdir::DirItem;
 pub(in crate::fs) use assets::{AssetKey, Resolved};
 
 use super::ops::FsOps;
-use super::sys;
 use super::FsError;
 use crate::formats::hpi::HpiLimits;
+use crate::fs::shared::lock;
+use crate::sys;
 use crate::view::{self, AssetKind, SharedBytes, View, ViewError, ViewOptions};
 use assets::{Asset, AssetCache};
 use handles::Handle;
@@ -54,8 +55,8 @@ use std::fs;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::mpsc::Sender;
-use std::sync::{Arc, Mutex, MutexGuard, RwLock};
-use std::time::{Duration, SystemTime, UNIX_EPOCH};
+use std::sync::{Arc, Mutex, RwLock};
+use std::time::{Duration, SystemTime};
 
 /// The root inode (the game folder).
 pub const ROOT: u64 = 1;
@@ -264,19 +265,6 @@ impl InvalProgress {
     pub(in crate::fs) fn done(&self, n: u64) {
         *lock(&self.done) += n;
         self.cond.notify_all();
-    }
-}
-
-pub(in crate::fs) fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
-    m.lock().unwrap_or_else(|p| p.into_inner())
-}
-
-pub(in crate::fs) fn time(sec: i64, nsec: i64) -> SystemTime {
-    let nsec = nsec.clamp(0, 999_999_999) as u32;
-    if sec >= 0 {
-        UNIX_EPOCH + Duration::new(sec as u64, nsec)
-    } else {
-        UNIX_EPOCH - Duration::from_secs(sec.unsigned_abs()) + Duration::new(0, nsec)
     }
 }
 
@@ -829,15 +817,6 @@ impl FsOps for Core {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn negative_times_convert() {
-        assert_eq!(
-            time(-1, 500_000_000),
-            UNIX_EPOCH - Duration::from_millis(500)
-        );
-        assert_eq!(time(2, 0), UNIX_EPOCH + Duration::from_secs(2));
-    }
 
     /// A palette of which colour 1 is `c`.
     fn pal(c: [u8; 3]) -> Vec<u8> {

@@ -10,10 +10,11 @@
 
 use super::handles::Handle;
 use super::inode::{Node, NodeKind};
-use super::{is_asset_name, lock, Core, Inval, Resolved};
+use super::{is_asset_name, Core, Inval, Resolved};
 use super::{Attr, FileKind, Opened, SetAttr};
-use crate::fs::sys::{self, SetTime};
+use crate::fs::shared::lock;
 use crate::fs::FsError;
+use crate::sys::{self, SetTime};
 use std::ffi::{OsStr, OsString};
 use std::fs::{self, File, OpenOptions};
 use std::io;

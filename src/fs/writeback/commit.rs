@@ -7,13 +7,14 @@
 //! outdated and record the result in the status.
 
 use super::archive::{finish_archive_stage, removed_entries};
+use super::error_file;
 use super::overlay::{builds, record_flattenings, record_renderings, release_filled, Overlay};
-use super::{error_file, join};
 use crate::fs::budget::Leased;
 use crate::fs::core::assets::Given;
 use crate::fs::core::view_options_for;
-use crate::fs::core::{is_archive_path, lock, Core};
+use crate::fs::core::{is_archive_path, Core};
 use crate::fs::layout::Layout;
+use crate::fs::shared::{join, lock};
 use crate::fs::stage::{Ident, Stage, Version, Written};
 use crate::fs::FsError;
 use crate::view::archive::{ArchiveView, FileSource};
@@ -615,7 +616,7 @@ fn same_as_file(base: &Base, bytes: &[u8]) -> bool {
     let Base::Decoded(_, f, m) = base else {
         return false;
     };
-    m.len() == bytes.len() as u64 && crate::fs::sys::file_holds(f, bytes).unwrap_or(false)
+    m.len() == bytes.len() as u64 && crate::sys::file_holds(f, bytes).unwrap_or(false)
 }
 
 /// A new binary a commit replaces the old one with.
@@ -707,7 +708,7 @@ pub(in crate::fs) fn replace_binary(
         }
         return Err(with_errno(e));
     }
-    let now = Ident::of(&crate::fs::sys::lstat_at(dir, name)?);
+    let now = Ident::of(&crate::sys::lstat_at(dir, name)?);
     if old.is_some() {
         s.note_replaced(&now);
     }

@@ -13,7 +13,8 @@
 //! [`MountOptions::archive_commit_delay`]: crate::fs::MountOptions::archive_commit_delay
 
 use super::archive::part_of;
-use crate::fs::core::{is_archive_path, lock, Core};
+use crate::fs::core::{is_archive_path, Core};
+use crate::fs::shared::lock;
 use crate::fs::stage::Stage;
 use crate::fs::FsError;
 use std::collections::HashMap;

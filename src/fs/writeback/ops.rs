@@ -3,11 +3,12 @@
 //! (a new asset) and `rmdir` of an asset directory.
 
 use super::archive::{is_archive_stage, part_of};
+use super::merged_children;
 use super::overlay::FILLING;
-use super::{join, merged_children, Loc};
 use crate::fs::core::handles::Handle;
 use crate::fs::core::inode::NodeKind;
-use crate::fs::core::{is_archive_path, lock, Attr, Core, Inval, Opened, Resolved, SetAttr};
+use crate::fs::core::{is_archive_path, Attr, Core, Inval, Opened, Resolved, SetAttr};
+use crate::fs::shared::{join, lock, Loc};
 use crate::fs::FsError;
 use crate::view::AssetKind;
 use std::ffi::OsStr;
@@ -742,7 +743,7 @@ impl Core {
                 let m = f.metadata()?;
                 s.push_history_file(&f, Some((&abs, &m)))?;
                 let (dir, name) = self.parent_fd(&rel)?;
-                crate::fs::sys::unlink_at(std::os::fd::AsFd::as_fd(&dir), &name, false)?;
+                crate::sys::unlink_at(std::os::fd::AsFd::as_fd(&dir), &name, false)?;
                 log::info!("{}: deleted (kept in the history)", rel.display());
             }
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}

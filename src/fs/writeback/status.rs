@@ -4,16 +4,14 @@
 
 use crate::fs::core::assets::Asset;
 use crate::fs::core::inode::NodeKind;
-use crate::fs::core::{lock, Attr, Core, ROOT};
+use crate::fs::core::{Attr, Core, ROOT};
+use crate::fs::shared::{lock, STATUS_NAME};
 use crate::fs::FsError;
 use std::ffi::OsStr;
 use std::fs;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::SystemTime;
-
-/// Name of the hidden status file.
-pub(in crate::fs) const STATUS_NAME: &str = ".tafs-status";
 
 impl Core {
     /// The status text of asset `rel`.
