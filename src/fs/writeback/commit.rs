@@ -15,7 +15,7 @@ use crate::fs::core::view_options_for;
 use crate::fs::core::{is_archive_path, Core};
 use crate::fs::layout::Layout;
 use crate::fs::shared::{join, lock};
-use crate::fs::stage::{Ident, Stage, Version, Written};
+use crate::fs::stage::{Ident, Stage, Status, Version, Written};
 use crate::fs::FsError;
 use crate::view::archive::{ArchiveView, FileSource};
 use crate::view::{
@@ -213,10 +213,10 @@ impl Core {
         };
         if moved_outside {
             s.meta.conflict = true;
-            s.meta.status = format!(
-                "conflict: the {what} changed outside the mount after {trigger} was staged; \
-                 delete the staged files to take the new {what}"
-            );
+            s.meta.status = Status::Conflict(format!(
+                "the {what} changed outside the mount after {trigger} was staged; delete the \
+                 staged files to take the new {what}"
+            ));
             let _ = s.save();
             log::warn!("{}: {}", rel.display(), s.meta.status);
             return Err(FsError::Stale);
@@ -259,14 +259,14 @@ impl Core {
             ),
             Built::Same => (None, Outdated::Known(Vec::new()), Vec::new()),
             Built::Pending(why) => {
-                s.meta.status = format!("pending: {why}");
+                s.meta.status = Status::Pending(why);
                 s.note_save(self.opts.operation_gap);
                 let _ = s.save();
                 log::info!("{}: {}", rel.display(), s.meta.status);
                 return Ok(());
             }
             Built::Refused { file, message } => {
-                s.meta.status = format!("error: {message}");
+                s.meta.status = Status::Error(message.clone());
                 let _ = s.save();
                 log::warn!("{}: commit refused: {message}", rel.display());
                 if file.as_deref().map_or(true, |f| names_the_save(f, trigger)) {
@@ -276,7 +276,7 @@ impl Core {
             }
             Built::Aborted(e) => return Err(e),
             Built::Failed(e) => {
-                s.meta.status = format!("error: {e}");
+                s.meta.status = Status::Error(e.to_string());
                 let _ = s.save();
                 log::warn!("{}: commit refused: {e}", rel.display());
                 return Err(e);
@@ -379,7 +379,7 @@ impl Core {
         let written = match replaced {
             Ok(w) => w,
             Err(e) => {
-                s.meta.status = format!("error: writing the {what}: {e}");
+                s.meta.status = Status::Error(format!("writing the {what}: {e}"));
                 let _ = s.save();
                 log::warn!("{}: {}", rel.display(), s.meta.status);
                 return Err(e);
@@ -438,11 +438,11 @@ impl Core {
             "history + replace {}",
             ms(rest.saturating_sub(t_check.unwrap_or_default()))
         ));
-        s.meta.status = format!(
-            "committed {size} bytes after saving {trigger} ({} ms: {})",
+        s.meta.status = Status::Committed(format!(
+            "{size} bytes after saving {trigger} ({} ms: {})",
             ms(t0.elapsed()),
             steps.join(", ")
-        );
+        ));
         s.note_commit();
         s.save()?;
         log::info!("{}: {}", rel.display(), s.meta.status);

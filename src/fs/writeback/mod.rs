@@ -35,7 +35,7 @@ use crate::fs::core::inode::NodeKind;
 use crate::fs::core::{Core, Resolved};
 use crate::fs::layout::Layout;
 use crate::fs::shared::{fingerprint, folder_fingerprint, lock, time, Loc, STATUS_NAME};
-use crate::fs::stage::{Ident, Stage, StagedIndex};
+use crate::fs::stage::{Ident, Stage, StagedIndex, Status};
 use crate::fs::FsError;
 use crate::sys::{self, SetTime};
 use crate::view::{AssetKind, ViewError};
@@ -126,7 +126,8 @@ impl Core {
             stage.meta.dirty.clear();
             stage.meta.conflict = false;
             stage.meta.new_asset = false;
-            stage.meta.status = "committed (an interrupted commit was completed at start)".into();
+            stage.meta.status =
+                Status::Committed("(an interrupted commit was completed at start)".into());
             log::info!("{}: {}", rel.display(), stage.meta.status);
             let _ = stage.save();
             return;
@@ -149,9 +150,9 @@ impl Core {
             }
         } else if !stage.meta.conflict {
             stage.meta.conflict = true;
-            stage.meta.status = format!(
-                "conflict: the binary changed outside the mount while these were staged: {}; \
-                 commits are refused (ESTALE) until they are deleted (copy them elsewhere first)",
+            stage.meta.status = Status::Conflict(format!(
+                "the binary changed outside the mount while these were staged: {}; commits are \
+                 refused (ESTALE) until they are deleted (copy them elsewhere first)",
                 stage
                     .meta
                     .dirty
@@ -159,7 +160,7 @@ impl Core {
                     .cloned()
                     .collect::<Vec<_>>()
                     .join(", ")
-            );
+            ));
             log::warn!("{}: {}", rel.display(), stage.meta.status);
             let _ = stage.save();
         }

@@ -9,6 +9,7 @@ use crate::fs::core::handles::Handle;
 use crate::fs::core::inode::NodeKind;
 use crate::fs::core::{is_archive_path, Attr, Core, Inval, Opened, Resolved, SetAttr};
 use crate::fs::shared::{join, lock, Loc};
+use crate::fs::stage::Status;
 use crate::fs::FsError;
 use crate::view::AssetKind;
 use std::ffi::OsStr;
@@ -195,10 +196,10 @@ impl Core {
             return;
         }
         s.meta.dirty.remove(&vpath);
-        s.meta.status = format!(
-            "error: writing {vpath} failed ({e}); it shows what it showed before the write; \
-             save it again once the state folder has room"
-        );
+        s.meta.status = Status::Error(format!(
+            "writing {vpath} failed ({e}); it shows what it showed before the write; save it \
+             again once the state folder has room"
+        ));
         log::warn!("{}: {}", rel.display(), s.meta.status);
         let _ = s.save();
         // under the stage lock, with the staged file (`stands_at`)
@@ -266,11 +267,11 @@ impl Core {
         let Some(s) = g.as_mut().filter(|s| s.meta.removing) else {
             return Ok(());
         };
-        s.meta.status = format!(
-            "error: {vpath} was saved but metadata.json is deleted (the asset is marked for \
-             removal), so nothing is applied; write metadata.json again to commit, or `rmdir` \
-             the asset directory to delete the binary"
-        );
+        s.meta.status = Status::Error(format!(
+            "{vpath} was saved but metadata.json is deleted (the asset is marked for removal), \
+             so nothing is applied; write metadata.json again to commit, or `rmdir` the asset \
+             directory to delete the binary"
+        ));
         let _ = s.save();
         log::warn!("{}: {}", rel.display(), s.meta.status);
         Err(FsError::Commit(format!(
@@ -401,9 +402,11 @@ impl Core {
             }
             if vpath == "metadata.json" && !is_archive_stage(s) {
                 s.meta.removing = true;
-                s.meta.status = "removing: metadata.json was deleted; nothing commits until it \
-                                 is written again, `rmdir` of the asset directory deletes the binary"
-                    .into();
+                s.meta.status = Status::Removing(
+                    "metadata.json was deleted; nothing commits until it is written again, \
+                     `rmdir` of the asset directory deletes the binary"
+                        .into(),
+                );
             }
             // under the stage lock, with the staged file (`stands_at`)
             self.table_mut().detach_child(parent, OsStr::new(name));
@@ -713,7 +716,7 @@ impl Core {
                 .create(&s.files)?;
             // nothing generated shows while a copy fills it (see `FILLING`)
             fs::write(s.files.join(FILLING), b"")?;
-            s.meta.status = "new asset: waiting for files".into();
+            s.meta.status = Status::NewAsset("waiting for files".into());
             s.save()?;
         }
         self.lookup_node(parent, name).map(Some)
