@@ -1,7 +1,9 @@
 //! What every room of the file system shares, importing no room back: the poison-tolerant
 //! lock, times from stat fields, fingerprints of generated files and folders, paths in a view,
-//! the status file's name and where a path of an asset directory is ([`Loc`]).
+//! the status file's name, where a path of an asset directory is ([`Loc`]) and what a
+//! creation asks for ([`NewNode`]).
 
+use std::ffi::OsStr;
 use std::fs::Metadata;
 use std::sync::{Mutex, MutexGuard};
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
@@ -44,6 +46,18 @@ pub(in crate::fs) fn join(dir: &str, name: &str) -> String {
     } else {
         format!("{dir}/{name}")
     }
+}
+
+/// What a `mknod`, `mkdir` or `create` asks for: the folder and name of the new node, its
+/// mode with the caller's umask, and its owner.
+#[derive(Clone, Copy)]
+pub(in crate::fs) struct NewNode<'a> {
+    pub(in crate::fs) parent: u64,
+    pub(in crate::fs) name: &'a OsStr,
+    pub(in crate::fs) mode: u32,
+    pub(in crate::fs) umask: u32,
+    pub(in crate::fs) uid: u32,
+    pub(in crate::fs) gid: u32,
 }
 
 /// Name of the hidden status file.

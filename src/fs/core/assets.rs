@@ -325,6 +325,32 @@ pub(in crate::fs) struct Asset {
     pub(in crate::fs) times: Mutex<crate::fs::writeback::Times>,
 }
 
+/// One asset at one generation, as a request inside its directory sees it: its path, the
+/// generation, the layout of its view and the binary's metadata.
+#[derive(Clone, Copy)]
+pub(in crate::fs) struct AssetAt<'a> {
+    pub(in crate::fs) rel: &'a Path,
+    pub(in crate::fs) gen: u64,
+    pub(in crate::fs) layout: &'a Layout,
+    pub(in crate::fs) meta: &'a Metadata,
+}
+
+impl<'a> AssetAt<'a> {
+    pub(in crate::fs) fn of(
+        rel: &'a Path,
+        gen: u64,
+        layout: &'a Layout,
+        meta: &'a Metadata,
+    ) -> AssetAt<'a> {
+        AssetAt {
+            rel,
+            gen,
+            layout,
+            meta,
+        }
+    }
+}
+
 /// What a path of the game folder is shown as.
 pub(in crate::fs) enum Resolved {
     Asset {

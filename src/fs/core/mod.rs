@@ -37,12 +37,12 @@ pub use attr::{Attr, FileKind, SetAttr};
 pub use handles::Opened;
 pub use readdir::DirItem;
 
-pub(in crate::fs) use assets::{AssetKey, Resolved};
+pub(in crate::fs) use assets::{AssetAt, AssetKey, Resolved};
 
 use super::ops::FsOps;
 use super::FsError;
 use crate::formats::hpi::HpiLimits;
-use crate::fs::shared::lock;
+use crate::fs::shared::{lock, NewNode};
 use crate::sys;
 use crate::view::{self, AssetKind, SharedBytes, View, ViewError, ViewOptions};
 use assets::{Asset, AssetCache};
@@ -541,7 +541,6 @@ impl Core {
 /// Each operation, sent to the room that does it: inside asset directories with write-back
 /// on, to `fs::writeback`; elsewhere to pass-through, handles, listings or
 /// attributes. Replies that give the kernel an entry count a lookup (`Core::entry`).
-#[allow(clippy::too_many_arguments)]
 impl FsOps for Core {
     fn ttl(&self) -> Duration {
         if self.watching() {
@@ -687,13 +686,21 @@ impl FsOps for Core {
         gid: u32,
     ) -> Result<Attr, FsError> {
         self.refuse_unless_accepted(parent, name)?;
+        let n = NewNode {
+            parent,
+            name,
+            mode,
+            umask,
+            uid,
+            gid,
+        };
         let a = if self.wb_node(parent) {
             let m = self.mutating();
-            let a = self.wb_mknod(parent, name, mode, umask, uid, gid)?;
+            let a = self.wb_mknod(n)?;
             m.created(parent, name, false);
             a
         } else {
-            self.real_mknod(parent, name, mode, umask, rdev, uid, gid)?
+            self.real_mknod(n, rdev)?
         };
         self.entry(a)
     }
@@ -708,13 +715,21 @@ impl FsOps for Core {
         gid: u32,
     ) -> Result<Attr, FsError> {
         self.refuse_unless_accepted(parent, name)?;
+        let n = NewNode {
+            parent,
+            name,
+            mode,
+            umask,
+            uid,
+            gid,
+        };
         let a = if self.wb_node(parent) {
             let m = self.mutating();
-            let a = self.wb_mkdir(parent, name, mode, umask, uid, gid)?;
+            let a = self.wb_mkdir(n)?;
             m.created(parent, name, true);
             a
         } else {
-            self.real_mkdir(parent, name, mode, umask, uid, gid)?
+            self.real_mkdir(n)?
         };
         self.entry(a)
     }
@@ -785,13 +800,21 @@ impl FsOps for Core {
         gid: u32,
     ) -> Result<(Attr, Opened), FsError> {
         self.refuse_unless_accepted(parent, name)?;
+        let n = NewNode {
+            parent,
+            name,
+            mode,
+            umask,
+            uid,
+            gid,
+        };
         let (a, o) = if self.wb_node(parent) {
             let m = self.mutating();
-            let r = self.wb_create(parent, name, mode, umask, flags, uid, gid)?;
+            let r = self.wb_create(n, flags)?;
             m.created(parent, name, false);
             r
         } else {
-            self.real_create(parent, name, mode, umask, flags, uid, gid)?
+            self.real_create(n, flags)?
         };
         Ok((self.entry(a)?, o))
     }
