@@ -12,7 +12,8 @@
 //! * [`fuse`]: the thin [`fuser::Filesystem`] adapter, the invalidation thread and mounting.
 //! * [`FsError`]: every error of the layer, mapped to an errno in one place ([`FsError::errno`]).
 //!
-//! The contract (what each operation does where) is `SEMANTICS.md` at the top of the crate.
+//! The contract (what each operation does where) is `SEMANTICS.md` at the top of the crate;
+//! the locks, their order and what may be done while holding each are in `src/fs/LOCKING.md`.
 
 mod budget;
 pub use budget::return_big_buffers;

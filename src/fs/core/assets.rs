@@ -381,15 +381,20 @@ pub(in crate::fs) fn member_options(
 }
 
 impl Core {
-    /// The asset of `rel`, made on first use.
+    /// The asset of `rel`, made on first use. Its staging area's record is read before the
+    /// map is locked (no disk I/O under `Core::assets`, see `fs/LOCKING.md`); when another
+    /// thread made the asset meanwhile, that one is kept and this reading dropped.
     pub(in crate::fs) fn slot(&self, rel: &Path) -> Arc<Asset> {
+        if let Some(a) = lock(&self.assets).get(rel) {
+            return a.clone();
+        }
+        let stage = self.opts.state_dir.as_ref().map(|sd| {
+            let abs = std::path::absolute(self.abs(rel)).unwrap_or_else(|_| self.abs(rel));
+            Stage::load(sd, &abs)
+        });
         lock(&self.assets)
             .entry(rel.to_path_buf())
             .or_insert_with(|| {
-                let stage = self.opts.state_dir.as_ref().map(|sd| {
-                    let abs = std::path::absolute(self.abs(rel)).unwrap_or_else(|_| self.abs(rel));
-                    Stage::load(sd, &abs)
-                });
                 let times =
                     crate::fs::writeback::Times::new(stage.as_ref().map(|s| s.dir.as_path()));
                 Arc::new(Asset {
