@@ -125,7 +125,7 @@ struct TempAt {
 impl Drop for TempAt {
     fn drop(&mut self) {
         if !self.committed {
-            let _ = crate::fs::sys::unlink_at(self.dir.as_fd(), &self.tmp, false);
+            let _ = crate::sys::unlink_at(self.dir.as_fd(), &self.tmp, false);
         }
     }
 }
@@ -170,10 +170,10 @@ impl Prepared {
             Temp::At(mut t) => {
                 let dir = t.dir.as_fd();
                 let flags = if new { libc::RENAME_NOREPLACE } else { 0 };
-                crate::fs::sys::rename_at(dir, &t.tmp, dir, &t.name, flags)?;
+                crate::sys::rename_at(dir, &t.tmp, dir, &t.name, flags)?;
                 t.committed = true;
                 // the folder, reopened from its descriptor (an `O_PATH` one cannot be synced)
-                if let Ok(d) = crate::fs::sys::open_at(dir, OsStr::new("."), libc::O_RDONLY, 0) {
+                if let Ok(d) = crate::sys::open_at(dir, OsStr::new("."), libc::O_RDONLY, 0) {
                     let _ = d.sync_all();
                 }
             }
@@ -226,7 +226,7 @@ pub fn prepare_seekable_at<E: From<io::Error>>(
             nanos
         ));
         let flags = libc::O_RDWR | libc::O_CREAT | libc::O_EXCL;
-        match crate::fs::sys::open_at(dir, &tmp, flags, 0o666) {
+        match crate::sys::open_at(dir, &tmp, flags, 0o666) {
             Ok(file) => {
                 created = Some((tmp, file));
                 break;
@@ -279,13 +279,13 @@ pub fn write_at(
 /// [`remove_leftovers`] of entry `name` of folder `dir` (a descriptor).
 pub fn remove_leftovers_at(dir: BorrowedFd<'_>, name: &OsStr) -> usize {
     let prefix = temp_prefix(Path::new(name));
-    let Ok(rd) = crate::fs::sys::read_dir_at(dir, OsStr::new(".")) else {
+    let Ok(rd) = crate::sys::read_dir_at(dir, OsStr::new(".")) else {
         return 0;
     };
     rd.flatten()
         .filter(|e| e.file_name().to_string_lossy().starts_with(&prefix))
         .filter(|e| e.file_type().is_ok_and(|t| t.is_file()))
-        .filter(|e| crate::fs::sys::unlink_at(dir, &e.file_name(), false).is_ok())
+        .filter(|e| crate::sys::unlink_at(dir, &e.file_name(), false).is_ok())
         .count()
 }
 
@@ -400,7 +400,7 @@ mod tests {
         )
         .unwrap();
         let like = std::fs::metadata(game.join("anims/x.gaf")).unwrap();
-        let dir = crate::fs::sys::open_dir_path(&game.join("anims")).unwrap();
+        let dir = crate::sys::open_dir_path(&game.join("anims")).unwrap();
         // the folder's path is swapped for a symlink to another folder after it was opened
         std::fs::rename(game.join("anims"), game.join("moved")).unwrap();
         symlink(&elsewhere, game.join("anims")).unwrap();

@@ -6,6 +6,7 @@
 //! * [`fs`]: the FUSE filesystem serving views of a game folder.
 //! * [`game`]: what belongs to a game folder (palette chain, feature definitions, start positions).
 //! * [`atomic`]: atomic replacement of a file (the CLI's outputs, the mount's commits).
+//! * `sys`: the few system calls std does not offer (used by [`atomic`] and [`fs`]).
 //! * [`cli`]: the command-line glue.
 //!
 //! ```
@@ -30,4 +31,5 @@ pub mod formats;
 pub mod fs;
 pub mod game;
 pub mod sample;
+pub(crate) mod sys;
 pub mod view;

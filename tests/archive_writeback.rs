@@ -16,7 +16,7 @@ use std::process::Command;
 use tafs::formats::hpi;
 use writeback_common::{edit_png, sample_bytes};
 
-use common::{tafs, tafs_ok as ok};
+use common::{differing, tafs, tafs_ok as ok};
 
 /// A write-back mount with TTL 0, state directory `state` and the options `extra`; every
 /// save is an operation of its own (each commit keeps a version, so `tafs restore` puts back
@@ -150,30 +150,6 @@ fn dump_member(archive: &Path, member: &str, to: &Path) {
         ("gaf", "dump")
     };
     ok(&[tool, verb, m.to_str().unwrap(), "-t", to.to_str().unwrap()]);
-}
-
-/// Files that differ between two folders (relative paths).
-fn differing(a: &Path, b: &Path) -> Vec<String> {
-    let out = Command::new("diff")
-        .arg("-rq")
-        .arg(a)
-        .arg(b)
-        .output()
-        .unwrap();
-    let text = String::from_utf8_lossy(&out.stdout).into_owned();
-    let mut v: Vec<String> = text
-        .lines()
-        .map(|l| {
-            let p = l.split(' ').nth(1).unwrap_or(l);
-            let p = p.trim_end_matches(':');
-            p.strip_prefix(a.to_str().unwrap())
-                .unwrap_or(p)
-                .trim_start_matches('/')
-                .to_string()
-        })
-        .collect();
-    v.sort();
-    v
 }
 
 /// One edit of member `member` of `archive`: `f` edits through the mount; afterwards the

@@ -2,24 +2,16 @@
 //! (`scripts/gen-docs` rewrites them), the bash completion loads in bash, and the pages
 //! render with man(1).
 
+mod common;
+
+use common::tafs_ok_bytes as tafs;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
-const TAFS: &str = env!("CARGO_BIN_EXE_tafs");
 const FIX: &str = "run scripts/gen-docs and commit docs/completions and docs/man";
 
 fn docs() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("docs")
-}
-
-fn tafs(args: &[&str]) -> Vec<u8> {
-    let out = Command::new(TAFS).args(args).output().unwrap();
-    assert!(
-        out.status.success(),
-        "tafs {args:?}: {}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    out.stdout
 }
 
 #[test]

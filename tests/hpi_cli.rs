@@ -3,17 +3,10 @@
 
 mod common;
 
+use common::{hand_v1, tafs};
 use std::collections::BTreeMap;
 use std::path::Path;
-use std::process::{Command, Output};
 use tafs::formats::hpi::{self, HpiLimits, Node, WriteOptions};
-
-fn tafs(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_tafs"))
-        .args(args)
-        .output()
-        .unwrap()
-}
 
 fn ok(args: &[&str]) -> (String, String) {
     let o = tafs(args);
@@ -175,35 +168,6 @@ fn corpus_archives_extract() {
     assert_eq!(tnt, std::fs::read(c.join("game/maps/example.tnt")).unwrap());
 }
 
-/// A v1 archive assembled by hand (key 0): root with one raw file named `name`.
-fn hand_v1(name: &[u8], content: &[u8]) -> Vec<u8> {
-    let name_at = 0x14 + 8 + 9;
-    let rec_at = name_at + name.len() + 1;
-    let dir_end = rec_at + 9;
-    let mut d = Vec::new();
-    d.extend_from_slice(b"HAPI");
-    for v in [
-        0x0001_0000u32,
-        dir_end as u32,
-        0,
-        0x14,
-        1,
-        0x1C,
-        name_at as u32,
-        rec_at as u32,
-    ] {
-        d.extend_from_slice(&v.to_le_bytes());
-    }
-    d.push(0);
-    d.extend_from_slice(name);
-    d.push(0);
-    d.extend_from_slice(&(dir_end as u32).to_le_bytes());
-    d.extend_from_slice(&(content.len() as u32).to_le_bytes());
-    d.push(0);
-    d.extend_from_slice(content);
-    d
-}
-
 #[test]
 fn hostile_names_never_leave_the_target() {
     let t = tempfile::tempdir().unwrap();
@@ -213,7 +177,7 @@ fn hostile_names_never_leave_the_target() {
         .enumerate()
     {
         let arc = t.path().join(format!("bad{i}.hpi"));
-        std::fs::write(&arc, hand_v1(bad, b"pwned")).unwrap();
+        std::fs::write(&arc, hand_v1(bad, b"pwned", b"")).unwrap();
         let o = tafs(&["hpi", "extract", p(&arc), "-t", p(&target)]);
         assert!(!o.status.success(), "{bad:?}");
         assert!(
@@ -225,7 +189,7 @@ fn hostile_names_never_leave_the_target() {
     assert!(!t.path().join("escape").exists());
     // Allowed but odd bytes are sanitised per component; nothing outside `target`.
     let arc = t.path().join("odd.hpi");
-    std::fs::write(&arc, hand_v1(b"a:b*?\x01.txt", b"odd")).unwrap();
+    std::fs::write(&arc, hand_v1(b"a:b*?\x01.txt", b"odd", b"")).unwrap();
     let (_, err) = ok(&["hpi", "extract", p(&arc), "-t", p(&target)]);
     assert!(err.contains("written as a_b___.txt"), "{err}");
     assert_eq!(std::fs::read(target.join("a_b___.txt")).unwrap(), b"odd");

@@ -3,7 +3,7 @@
 
 mod common;
 
-use common::noise;
+use common::{hand_v1, noise};
 use flate2::read::ZlibDecoder;
 use std::io::Read;
 use tafs::formats::hpi::{
@@ -233,39 +233,9 @@ fn v2_zlib_and_raw() {
     check_variant(Version::V2, Method::None, 0);
 }
 
-/// A v1 archive assembled by hand: key 0, root with one raw (flag 0) file "a.txt".
-fn hand_v1(name: &[u8], content: &[u8]) -> Vec<u8> {
-    let name_at = 0x14 + 8 + 9;
-    let rec_at = name_at + name.len() + 1;
-    let dir_end = rec_at + 9;
-    let mut d = Vec::new();
-    d.extend_from_slice(b"HAPI");
-    for v in [
-        0x0001_0000u32,
-        dir_end as u32,
-        0,
-        0x14,
-        1,
-        0x1C,
-        name_at as u32,
-        rec_at as u32,
-    ] {
-        d.extend_from_slice(&v.to_le_bytes());
-    }
-    d.push(0); // flag: file
-    d.extend_from_slice(name);
-    d.push(0);
-    d.extend_from_slice(&(dir_end as u32).to_le_bytes());
-    d.extend_from_slice(&(content.len() as u32).to_le_bytes());
-    d.push(0); // stored raw
-    d.extend_from_slice(content);
-    d.extend_from_slice(b"trailer!");
-    d
-}
-
 #[test]
 fn hand_made_v1_raw_member() {
-    let d = hand_v1(b"a.txt", b"0123456789");
+    let d = hand_v1(b"a.txt", b"0123456789", b"trailer!");
     let a = hpi::parse(&d, &HpiLimits::default()).unwrap();
     assert_eq!(a.entries.len(), 1);
     assert_eq!(a.entries[0].name, b"a.txt");
@@ -281,7 +251,7 @@ fn hand_made_v1_raw_member() {
 #[test]
 fn unsafe_names_are_errors() {
     for bad in [&b".."[..], b".", b"a/b", b"..\\x", b""] {
-        let d = hand_v1(bad, b"x");
+        let d = hand_v1(bad, b"x", b"trailer!");
         match hpi::parse(&d, &HpiLimits::default()) {
             Err(HpiError::Malformed {
                 structure, offset, ..
@@ -307,7 +277,7 @@ fn unsafe_names_are_errors() {
 #[test]
 fn directory_loops_are_errors() {
     // v1: the root's only entry is a folder whose node is the root itself.
-    let mut d = hand_v1(b"loop", b"");
+    let mut d = hand_v1(b"loop", b"", b"trailer!");
     d[0x1C + 4..0x1C + 8].copy_from_slice(&0x14u32.to_le_bytes());
     d[0x1C + 8] = 1;
     let e = hpi::parse(&d, &HpiLimits::default()).unwrap_err();

@@ -5,17 +5,10 @@
 mod common;
 mod tnt_support;
 
-use common::children_max_rss_mib;
+use common::{children_max_rss_mib, tafs};
 use std::path::Path;
-use std::process::{Command, Output};
+use std::process::Output;
 use std::time::Instant;
-
-fn tafs(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_tafs"))
-        .args(args)
-        .output()
-        .unwrap()
-}
 
 fn s(p: &Path) -> &str {
     p.to_str().unwrap()

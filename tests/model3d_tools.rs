@@ -7,12 +7,9 @@
 
 mod common;
 
+use common::tafs;
 use std::path::Path;
 use std::process::Command;
-
-fn tafs(args: &[&str]) -> std::process::Output {
-    common::tafs(args)
-}
 
 /// Dumps `model` into `dir`, replaces its model.obj by assimp's re-export of it and builds
 /// it over `model`: the rebuilt bytes, or the error.

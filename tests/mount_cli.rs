@@ -4,20 +4,13 @@
 mod common;
 mod mount_common;
 
+use common::tafs;
 use mount_common::{fuse_available, is_mounted, put, sh, UnmountGuard};
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
 const TAFS: &str = env!("CARGO_BIN_EXE_tafs");
-
-fn tafs(args: &[&str]) -> std::process::Output {
-    Command::new(TAFS)
-        .args(args)
-        .stdin(Stdio::null())
-        .output()
-        .unwrap()
-}
 
 fn wait_for(what: &str, mut f: impl FnMut() -> bool) {
     let t = Instant::now();

@@ -3,61 +3,23 @@
 
 mod mount_common;
 
-use mount_common::{fake_opener, fuse_available, put, replace, sh, FakeView, UnmountGuard};
-use std::path::{Path, PathBuf};
+use mount_common::{fake_opener, fuse_available, put, replace, sh, FakeView, Mnt};
+use std::path::Path;
 use std::time::Duration;
-use tafs::fs::fuse::{mount, MountConfig};
 use tafs::fs::MountOptions;
 
 const TTL: Duration = Duration::from_millis(1000);
 
-struct Mnt {
-    game: tempfile::TempDir,
-    mnt: PathBuf,
-    bg: Option<fuser::BackgroundSession>,
-    ops: std::sync::Weak<dyn tafs::fs::FsOps>,
-    _guard: UnmountGuard,
-    _dir: tempfile::TempDir,
-}
-
-impl Mnt {
-    fn new(game: tempfile::TempDir, opts: MountOptions) -> Mnt {
-        let dir = tempfile::tempdir().unwrap();
-        let mnt = dir.path().join("mnt");
-        std::fs::create_dir(&mnt).unwrap();
-        let guard = UnmountGuard(mnt.clone());
-        let opts = MountOptions {
+/// Serves `game` with the fake view and a TTL of [`TTL`].
+fn serve(game: tempfile::TempDir, opts: MountOptions) -> Mnt {
+    Mnt::serve(
+        game,
+        MountOptions {
             opener: fake_opener(),
             ttl: TTL,
             ..opts
-        };
-        let m = mount(game.path(), &mnt, opts, &MountConfig::default()).unwrap();
-        let ops = m.ops.clone();
-        let bg = m.session.spawn().unwrap();
-        Mnt {
-            game,
-            mnt,
-            bg: Some(bg),
-            ops,
-            _guard: guard,
-            _dir: dir,
-        }
-    }
-    /// Inodes the served core holds.
-    fn inodes(&self) -> usize {
-        self.ops.upgrade().expect("served while mounted").inodes()
-    }
-    fn game(&self) -> &Path {
-        self.game.path()
-    }
-}
-
-impl Drop for Mnt {
-    fn drop(&mut self) {
-        if let Some(bg) = self.bg.take() {
-            let _ = bg.umount_and_join();
-        }
-    }
+        },
+    )
 }
 
 fn fake_game() -> tempfile::TempDir {
@@ -94,7 +56,7 @@ fn real_tools_see_exactly_the_dump() {
     if !fuse_available() {
         return;
     }
-    let m = Mnt::new(fake_game(), MountOptions::default());
+    let m = serve(fake_game(), MountOptions::default());
     let mnt = m.mnt.display().to_string();
     let dump = tempfile::tempdir().unwrap();
     dump_all(m.game(), dump.path());
@@ -196,7 +158,7 @@ fn asset_directories_are_read_only() {
     if !fuse_available() {
         return;
     }
-    let m = Mnt::new(fake_game(), MountOptions::default());
+    let m = serve(fake_game(), MountOptions::default());
     let a = m.mnt.join("anims/fire.gaf");
     for (what, r) in [
         ("create", std::fs::write(a.join("new.png"), b"x")),
@@ -239,7 +201,7 @@ fn pass_through_of_a_tdf() {
     if !fuse_available() {
         return;
     }
-    let m = Mnt::new(fake_game(), MountOptions::default());
+    let m = serve(fake_game(), MountOptions::default());
     let mnt = m.mnt.display().to_string();
     let g = m.game().display().to_string();
     sh(&format!(
@@ -311,7 +273,7 @@ fn replaced_and_deleted_binaries_show_through() {
     if !fuse_available() {
         return;
     }
-    let m = Mnt::new(fake_game(), MountOptions::default());
+    let m = serve(fake_game(), MountOptions::default());
     let bin = m.game().join("anims/fire.gaf");
     let png = m.mnt.join("anims/fire.gaf/fire/0.png");
     assert_eq!(std::fs::read(&png).unwrap(), vec![b'A'; 3000]);
@@ -350,7 +312,7 @@ fn parallel_readers_while_a_binary_is_replaced() {
             n / 3 + 1
         )
     };
-    let m = Mnt::new(fake_game(), MountOptions::default());
+    let m = serve(fake_game(), MountOptions::default());
     let bin = m.game().join("anims/fire.gaf");
     replace(&bin, version('a', 1000));
     let stop = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
@@ -425,7 +387,7 @@ fn inodes_the_kernel_forgets_leave_the_table() {
     for i in 0..300 {
         put(&game.path().join(format!("many/d{}/f{i}.txt", i % 10)), "x");
     }
-    let m = Mnt::new(game, MountOptions::default());
+    let m = serve(game, MountOptions::default());
     let found = sh(&format!("find {} | wc -l", m.mnt.display()));
     assert!(found.trim().parse::<usize>().unwrap() > 300, "{found}");
     let seen = m.inodes();

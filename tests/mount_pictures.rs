@@ -7,12 +7,10 @@
 mod common;
 mod mount_common;
 
-use common::py;
+use common::{py, tafs_ok_bytes as tafs};
 use mount_common::{fuse_available, sh, Mount};
 use std::path::{Path, PathBuf};
 use std::process::Command;
-
-const TAFS: &str = env!("CARGO_BIN_EXE_tafs");
 
 struct Env {
     dir: tempfile::TempDir,
@@ -51,16 +49,6 @@ fn mount(e: &Env) -> Mount {
         &e.mnt,
         &["--ttl", "0", "--state-dir", state.to_str().unwrap()],
     )
-}
-
-fn tafs(args: &[&str]) -> std::process::Output {
-    let o = Command::new(TAFS).args(args).output().unwrap();
-    assert!(
-        o.status.success(),
-        "tafs {args:?}: {}",
-        String::from_utf8_lossy(&o.stderr)
-    );
-    o
 }
 
 /// Files under `dir`, relative, sorted.
@@ -156,7 +144,7 @@ fn pictures_palettes_and_models_are_directories_of_the_dump() {
         "palette",
         e.game.join("anims/demo.gaf").to_str().unwrap(),
     ]);
-    assert_eq!(gpl, o.stdout);
+    assert_eq!(gpl, o);
     assert!(gpl.starts_with(b"GIMP Palette\nName: palettes/PALETTE.PAL\n"));
     // Pillow reads what the mount shows
     let got = py(&format!(

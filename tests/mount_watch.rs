@@ -6,62 +6,28 @@
 
 mod mount_common;
 
-use mount_common::{fake_opener, fuse_available, mount, put, replace, UnmountGuard};
-use std::path::{Path, PathBuf};
+use mount_common::{fake_opener, fuse_available, mount, put, replace, Mnt};
+use std::path::Path;
 use std::time::{Duration, Instant};
-use tafs::fs::fuse::{mount as fuse_mount, MountConfig};
 use tafs::fs::MountOptions;
 
 /// What SEMANTICS.md promises for a direct change with the watch on ("within milliseconds");
 /// the bound leaves room for a loaded machine.
 const DELAY: Duration = Duration::from_secs(2);
 
-struct Mnt {
-    game: tempfile::TempDir,
-    mnt: PathBuf,
-    bg: Option<fuser::BackgroundSession>,
-    _guard: UnmountGuard,
-    _dir: tempfile::TempDir,
-}
-
-impl Mnt {
-    /// A mount of a small fake game folder; `watch` as `--no-watch` leaves it; names and
-    /// attributes cached for an hour when not watched.
-    fn new(watch: bool) -> Mnt {
-        let game = tempfile::tempdir().unwrap();
-        put(&game.path().join("notes.txt"), "one");
-        put(&game.path().join("anims/fx.gaf"), "FAKE\nf/0.txt=first\n");
-        let dir = tempfile::tempdir().unwrap();
-        let mnt = dir.path().join("mnt");
-        std::fs::create_dir(&mnt).unwrap();
-        let guard = UnmountGuard(mnt.clone());
-        let opts = MountOptions {
-            opener: fake_opener(),
-            ttl: Duration::from_secs(3600),
-            watch,
-            ..MountOptions::default()
-        };
-        let m = fuse_mount(game.path(), &mnt, opts, &MountConfig::default()).unwrap();
-        let bg = m.session.spawn().unwrap();
-        Mnt {
-            game,
-            mnt,
-            bg: Some(bg),
-            _guard: guard,
-            _dir: dir,
-        }
-    }
-    fn game(&self) -> &Path {
-        self.game.path()
-    }
-}
-
-impl Drop for Mnt {
-    fn drop(&mut self) {
-        if let Some(bg) = self.bg.take() {
-            let _ = bg.umount_and_join();
-        }
-    }
+/// A mount of a small fake game folder; `watch` as `--no-watch` leaves it; names and
+/// attributes cached for an hour when not watched.
+fn served(watch: bool) -> Mnt {
+    let game = tempfile::tempdir().unwrap();
+    put(&game.path().join("notes.txt"), "one");
+    put(&game.path().join("anims/fx.gaf"), "FAKE\nf/0.txt=first\n");
+    let opts = MountOptions {
+        opener: fake_opener(),
+        ttl: Duration::from_secs(3600),
+        watch,
+        ..MountOptions::default()
+    };
+    Mnt::serve(game, opts)
 }
 
 fn names(dir: &Path) -> Vec<String> {
@@ -103,7 +69,7 @@ fn direct_changes_show_while_the_kernel_caches() {
     if !fuse_available() {
         return;
     }
-    let m = Mnt::new(true);
+    let m = served(true);
     warm(&m);
     // a second look is served by the kernel; the content is unchanged
     warm(&m);
@@ -185,7 +151,7 @@ fn without_the_watch_the_kernel_cache_hides_direct_changes() {
     if !fuse_available() {
         return;
     }
-    let m = Mnt::new(false);
+    let m = served(false);
     warm(&m);
     std::fs::write(m.game().join("notes.txt"), "twenty-two").unwrap();
     put(&m.game().join("added.txt"), "x");

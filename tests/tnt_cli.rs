@@ -1,17 +1,12 @@
 //! `tafs tnt …` end to end on the release binary's interface.
 
+mod common;
 mod tnt_support;
 
+use common::tafs;
 use std::path::Path;
-use std::process::{Command, Output};
+use std::process::Output;
 use tnt_support::{corpus_map, name, Fixture};
-
-fn tafs(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_tafs"))
-        .args(args)
-        .output()
-        .expect("run tafs")
-}
 
 fn ok(args: &[&str]) -> Output {
     let o = tafs(args);

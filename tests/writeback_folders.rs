@@ -6,24 +6,15 @@
 //! tar, unzip, git clone or rsync exits 0 and builds the binary `tafs gaf build` gives.
 //! After each commit the asset directory must show exactly `tafs gaf dump` of the new binary.
 
+mod common;
 mod mount_common;
 mod writeback_common;
 
+use common::tafs_ok as tafs;
 use mount_common::{fuse_available, sh, GameMount};
 use std::path::Path;
 use std::process::Command;
 use writeback_common::{edit_png, parse, sample_bytes};
-
-const TAFS: &str = env!("CARGO_BIN_EXE_tafs");
-
-fn tafs(args: &[&str]) {
-    let o = Command::new(TAFS).args(args).output().unwrap();
-    assert!(
-        o.status.success(),
-        "tafs {args:?}: {}",
-        String::from_utf8_lossy(&o.stderr)
-    );
-}
 
 /// A writable mount of a game folder holding a GAF at `anims/multi.gaf`.
 type Env = GameMount;

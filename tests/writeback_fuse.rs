@@ -3,9 +3,11 @@
 //! with composite frames and on a corpus GAF when present. After each save `tafs gaf dump`
 //! of the binary must show exactly the edit.
 
+mod common;
 mod mount_common;
 mod writeback_common;
 
+use common::differing;
 use mount_common::{fuse_available, sh, Mount, UnmountGuard};
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
@@ -71,29 +73,6 @@ fn dump(bin: &Path, to: &Path) {
         .output()
         .unwrap();
     assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
-}
-
-/// Files that differ between two dump folders (relative paths).
-fn differing(a: &Path, b: &Path) -> Vec<String> {
-    let out = Command::new("diff")
-        .args(["-rq"])
-        .arg(a)
-        .arg(b)
-        .output()
-        .unwrap();
-    let text = String::from_utf8_lossy(&out.stdout).into_owned();
-    let mut v: Vec<String> = text
-        .lines()
-        .map(|l| {
-            let p = l.split(' ').nth(1).unwrap_or(l);
-            p.strip_prefix(a.to_str().unwrap())
-                .unwrap_or(p)
-                .trim_start_matches('/')
-                .to_string()
-        })
-        .collect();
-    v.sort();
-    v
 }
 
 fn first_seq(dump_dir: &Path) -> String {

@@ -3,7 +3,8 @@
 use super::{demo, runfile, CliError};
 use crate::fs::fuse::{mount, mount_merged, MountConfig};
 use crate::fs::merged::Target;
-use crate::fs::{sys, MountOptions};
+use crate::fs::MountOptions;
+use crate::sys;
 use std::io::{Read, Write};
 use std::os::fd::AsFd;
 use std::path::{Path, PathBuf};

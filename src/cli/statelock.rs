@@ -78,7 +78,7 @@ fn private(state: &Path) -> Result<(), String> {
     use std::os::unix::fs::{MetadataExt, PermissionsExt};
     let m =
         std::fs::metadata(state).map_err(|e| format!("state folder {}: {e}", state.display()))?;
-    let me = crate::fs::sys::euid();
+    let me = crate::sys::euid();
     if m.uid() != me {
         return Err(format!(
             "state folder {}: belongs to uid {}, not to uid {me} the mount runs as (its \

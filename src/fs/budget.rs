@@ -4,8 +4,8 @@
 //! alone needs more than the whole budget is refused at once; one that needs room held by
 //! other views waits for them to be evicted or finish (at most [`WAIT`]).
 
-use super::core::lock;
 use crate::formats::{gaf, pcx, Limits};
+use crate::fs::shared::lock;
 use crate::view::{AssetKind, Entry, View, ViewError};
 use std::io::Write;
 use std::sync::{Arc, Condvar, Mutex};

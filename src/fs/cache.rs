@@ -2,7 +2,7 @@
 //! missing item once: concurrent requests for the same item wait for one maker
 //! ([`ByteCache::get_or_make`], single-flight).
 
-use super::core::lock;
+use crate::fs::shared::lock;
 use lru::LruCache;
 use std::collections::HashMap;
 use std::hash::Hash;

@@ -3,12 +3,12 @@
 //! the core, and replies or maps the error to an errno ([`FsError::errno`]).
 //! Also: mounting, and the thread that sends kernel cache invalidations.
 
-use super::core::lock;
 use super::core::{Attr, Core, FileKind, Inval, InvalProgress, MountOptions, SetAttr};
 use super::merged::MergedCore;
 use super::ops::FsOps;
-use super::sys::SetTime;
 use super::FsError;
+use crate::fs::shared::lock;
+use crate::sys::SetTime;
 use crate::view::merged::Priority;
 use fuser::{
     AccessFlags, BackingId, Config, CopyFileRangeFlags, Errno, FileAttr, FileHandle, FileType,

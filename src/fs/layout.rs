@@ -2,7 +2,7 @@
 //! which paths are folders, each folder's children in view order, file sizes once known,
 //! and (for archives) the GAF/TNT members not expanded yet.
 
-use super::core::lock;
+use crate::fs::shared::lock;
 use crate::view::{self, EntryKind, View};
 use std::collections::HashMap;
 use std::sync::{Mutex, RwLock};
@@ -189,15 +189,6 @@ impl Layout {
             sizes: Mutex::new(HashMap::new()),
             pending: Mutex::new(Default::default()),
         }
-    }
-}
-
-/// `dir/name` in a view (`name` in the top folder when `dir` is empty).
-pub(super) fn join(dir: &str, name: &str) -> String {
-    if dir.is_empty() {
-        name.to_string()
-    } else {
-        format!("{dir}/{name}")
     }
 }
 

@@ -7,10 +7,13 @@
 //! * `cache`: the byte-bounded LRU with single-flight making, under the asset cache.
 //! * `layout`: the shape of an exploded view (folders, children, sizes, archive members
 //!   not expanded yet), shared by the core and the merged game view ([`merged`]).
+//! * `shared`: what every room shares and imports (the poison-tolerant lock, fingerprints,
+//!   paths in a view, [`shared::Loc`]); it imports no room back.
 //! * [`fuse`]: the thin [`fuser::Filesystem`] adapter, the invalidation thread and mounting.
 //! * [`FsError`]: every error of the layer, mapped to an errno in one place ([`FsError::errno`]).
 //!
-//! The contract (what each operation does where) is `SEMANTICS.md` at the top of the crate.
+//! The contract (what each operation does where) is `SEMANTICS.md` at the top of the crate;
+//! the locks, their order and what may be done while holding each are in `src/fs/LOCKING.md`.
 
 mod budget;
 pub use budget::return_big_buffers;
@@ -21,8 +24,8 @@ pub mod fuse;
 mod layout;
 pub mod merged;
 pub mod ops;
+mod shared;
 pub mod stage;
-pub(crate) mod sys;
 pub mod tables;
 mod watch;
 mod writeback;
@@ -30,7 +33,7 @@ mod writeback;
 pub use self::core::{Attr, Core, DirItem, FileKind, Inval, MountOptions, Opened, Opener, SetAttr};
 pub use self::merged::MergedCore;
 pub use self::ops::FsOps;
-pub use self::sys::{SetTime, StatFs};
+pub use crate::sys::{SetTime, StatFs};
 
 use std::io;
 

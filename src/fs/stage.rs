@@ -112,8 +112,8 @@ pub struct StageMeta {
     pub removing: bool,
     /// The binary changed outside the mount while files were dirty.
     pub conflict: bool,
-    /// Last outcome: "", "pending: …", "error: …", "conflict: …", "committed …".
-    pub status: String,
+    /// Last outcome (stored as its one line of text).
+    pub status: Status,
     /// The binary a commit is replacing the current one with (recorded before the rename,
     /// cleared after): if the process dies in between, the next start recognises the new
     /// binary as its own commit instead of a change made outside.
@@ -126,6 +126,102 @@ pub struct StageMeta {
     /// staged folder is theirs, and so is the binary its first commit writes.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub owner: Option<(u32, u32)>,
+}
+
+/// The last outcome of an asset's staging area, shown in its `.tafs-status`. Stored in
+/// `asset.json` as the one line it is shown as (`"error: …"`, `"committed …"`, …), so the
+/// state folders written before it was an enum load unchanged: the text is parsed by its
+/// prefix once, when loaded, never tested again.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(from = "String", into = "String")]
+pub enum Status {
+    /// Nothing happened yet.
+    #[default]
+    None,
+    /// A save is waiting for the files it needs (`pending: …`).
+    Pending(String),
+    /// Saves wait for the quiet delay of deferred commits (shown as is).
+    Deferred(String),
+    /// The last commit or save failed (`error: …`).
+    Error(String),
+    /// The binary changed outside the mount while files were staged (`conflict: …`).
+    Conflict(String),
+    /// `metadata.json` was deleted (`removing: …`).
+    Removing(String),
+    /// A directory made with `mkdir` waits for its files (`new asset: …`).
+    NewAsset(String),
+    /// A save changed nothing (`clean: …`).
+    Clean(String),
+    /// The binary was rebuilt (`committed` or `committed …`).
+    Committed(String),
+}
+
+/// A [`Status`] variant made from its message.
+type StatusOf = fn(String) -> Status;
+
+impl Status {
+    /// The prefixes of the line, each with its variant (the message is what follows).
+    const PREFIXES: [(&'static str, StatusOf); 6] = [
+        ("pending: ", Status::Pending),
+        ("error: ", Status::Error),
+        ("conflict: ", Status::Conflict),
+        ("removing: ", Status::Removing),
+        ("new asset: ", Status::NewAsset),
+        ("clean: ", Status::Clean),
+    ];
+
+    /// True for a failed commit or save.
+    pub fn is_error(&self) -> bool {
+        matches!(self, Status::Error(_))
+    }
+
+    /// True when nothing was recorded.
+    pub fn is_none(&self) -> bool {
+        matches!(self, Status::None)
+    }
+}
+
+impl From<String> for Status {
+    fn from(line: String) -> Status {
+        if line.is_empty() {
+            return Status::None;
+        }
+        if line == "committed" {
+            return Status::Committed(String::new());
+        }
+        if let Some(m) = line.strip_prefix("committed ") {
+            return Status::Committed(m.to_string());
+        }
+        for (prefix, make) in Status::PREFIXES {
+            if let Some(m) = line.strip_prefix(prefix) {
+                return make(m.to_string());
+            }
+        }
+        Status::Deferred(line)
+    }
+}
+
+impl From<Status> for String {
+    fn from(s: Status) -> String {
+        s.to_string()
+    }
+}
+
+impl std::fmt::Display for Status {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Status::None => Ok(()),
+            Status::Pending(m) => write!(f, "pending: {m}"),
+            Status::Deferred(m) => f.write_str(m),
+            Status::Error(m) => write!(f, "error: {m}"),
+            Status::Conflict(m) => write!(f, "conflict: {m}"),
+            Status::Removing(m) => write!(f, "removing: {m}"),
+            Status::NewAsset(m) => write!(f, "new asset: {m}"),
+            Status::Clean(m) => write!(f, "clean: {m}"),
+            Status::Committed(m) if m.is_empty() => f.write_str("committed"),
+            Status::Committed(m) => write!(f, "committed {m}"),
+        }
+    }
 }
 
 /// The commits of one operation: saves of one asset, each starting less than the operation
@@ -657,7 +753,7 @@ impl Stage {
 
     /// Records a commit's outcome (the status set for it) in the operation.
     pub fn note_commit(&mut self) {
-        let line = self.meta.status.clone();
+        let line = self.meta.status.to_string();
         if let Some(o) = self.meta.operation.as_mut() {
             o.last_ms = now_ms();
             o.commits.push(line);
@@ -680,12 +776,12 @@ impl Stage {
     /// The status of a save that changed nothing in the `what` (binary, archive): said so,
     /// unless it ends an operation whose earlier saves did commit (`gap` as in
     /// [`Self::note_save`]).
-    pub fn clean_status(&mut self, what: &str, gap: std::time::Duration) -> String {
+    pub fn clean_status(&mut self, what: &str, gap: std::time::Duration) -> Status {
         self.note_save(gap);
-        match &self.meta.operation {
+        Status::Clean(match &self.meta.operation {
             Some(o) if !o.commits.is_empty() => format!(
-                "clean: the last operation made {} commit{} of the {what} (below); its last \
-                 save added nothing to them",
+                "the last operation made {} commit{} of the {what} (below); its last save \
+                 added nothing to them",
                 o.commits.len() + o.more,
                 if o.commits.len() + o.more == 1 {
                     ""
@@ -693,8 +789,8 @@ impl Stage {
                     "s"
                 }
             ),
-            _ => format!("clean: the last save changed nothing in the {what}"),
-        }
+            _ => format!("the last save changed nothing in the {what}"),
+        })
     }
 
     /// Keeps `bytes` (the binary before a change or a deletion) in the history, keeping the
@@ -973,6 +1069,77 @@ impl StagedIndex {
 mod tests {
     use super::*;
 
+    /// An `asset.json` written while the status was a plain line (every kind of line the
+    /// mount writes) loads with its status and the rest of its record, and is saved back
+    /// with the same line.
+    #[test]
+    fn asset_json_of_earlier_versions_loads_with_its_status() {
+        let d = tempfile::tempdir().unwrap();
+        let bin = Path::new("/g/anims/fire.gaf");
+        let dir = d.path().join("assets").join(key_of(bin));
+        std::fs::create_dir_all(&dir).unwrap();
+        let cases = [
+            (
+                "error: writing the binary: No space left on device (os error 28)",
+                Status::Error("writing the binary: No space left on device (os error 28)".into()),
+            ),
+            (
+                "committed 1234 bytes after saving fire/0.png (12 ms: build 3 ms)",
+                Status::Committed("1234 bytes after saving fire/0.png (12 ms: build 3 ms)".into()),
+            ),
+            ("committed", Status::Committed(String::new())),
+            (
+                "pending: fire/frames.csv: row 2: missing",
+                Status::Pending("fire/frames.csv: row 2: missing".into()),
+            ),
+            (
+                "conflict: the binary changed outside the mount",
+                Status::Conflict("the binary changed outside the mount".into()),
+            ),
+            (
+                "removing: metadata.json was deleted",
+                Status::Removing("metadata.json was deleted".into()),
+            ),
+            (
+                "new asset: waiting for files",
+                Status::NewAsset("waiting for files".into()),
+            ),
+            (
+                "clean: the last save changed nothing in the binary",
+                Status::Clean("the last save changed nothing in the binary".into()),
+            ),
+            (
+                "fire/0.png and the saves with it commit once no save came for 500 ms",
+                Status::Deferred(
+                    "fire/0.png and the saves with it commit once no save came for 500 ms".into(),
+                ),
+            ),
+            ("", Status::None),
+        ];
+        for (line, want) in cases {
+            let json = format!(
+                r#"{{"binary":"/g/anims/fire.gaf","base":{{"size":7,"mtime":[1,2],"ctime":[3,4],"ino":5,"dev":6}},"dirty":["fire/0.png"],"whiteouts":[],"new_asset":false,"removing":false,"conflict":false,"status":{},"committing":null,"operation":{{"last_ms":1,"wrote":null,"wrote_ident":null,"commits":[{}],"more":0}}}}"#,
+                serde_json::to_string(line).unwrap(),
+                serde_json::to_string(line).unwrap()
+            );
+            std::fs::write(dir.join("asset.json"), json).unwrap();
+            let s = Stage::load(d.path(), bin);
+            assert_eq!(s.meta.status, want, "{line}");
+            assert_eq!(s.meta.status.to_string(), line);
+            assert_eq!(
+                s.meta.base.as_ref().map(|b| b.size),
+                Some(7),
+                "{line}: the record loaded"
+            );
+            assert!(s.meta.dirty.contains("fire/0.png"));
+            assert_eq!(s.meta.operation.as_ref().unwrap().commits, [line]);
+            s.save().unwrap();
+            let back: serde_json::Value =
+                serde_json::from_slice(&std::fs::read(dir.join("asset.json")).unwrap()).unwrap();
+            assert_eq!(back["status"], line);
+        }
+    }
+
     #[test]
     fn a_staging_area_seen_without_files_is_not_looked_at_until_they_are_created() {
         let d = tempfile::tempdir().unwrap();
@@ -1004,7 +1171,7 @@ mod tests {
         made.save().unwrap();
         assert!(ix.outdated(), "a new record");
         let mut edited = Stage::load(d.path(), Path::new("/g/a/x.gaf"));
-        edited.meta.status = "committed".into();
+        edited.meta.status = Status::Committed(String::new());
         edited.save_durable().unwrap();
         // another game folder's record is not this one's
         Stage::load(d.path(), Path::new("/other/y.gaf"))
@@ -1104,7 +1271,7 @@ mod tests {
             s.keep_replaced(&bin, Version::Bytes(&cur), &m, Written::of(&new), gap)
                 .unwrap();
             std::fs::rename(d.path().join("new"), &bin).unwrap();
-            s.meta.status = format!("committed {i}");
+            s.meta.status = Status::Committed(i.to_string());
             s.note_commit();
             cur = new;
         }
@@ -1115,7 +1282,10 @@ mod tests {
         assert_eq!(std::fs::metadata(&h[0]).unwrap().nlink(), 1);
         let o = s.meta.operation.clone().unwrap();
         assert_eq!(o.commits.len(), 5);
-        assert!(s.clean_status("binary", gap).contains("made 5 commits"));
+        assert!(s
+            .clean_status("binary", gap)
+            .to_string()
+            .contains("made 5 commits"));
         // an operation over (no gap): the next commit keeps the binary again, as a copy
         // when the binary has another link
         std::fs::hard_link(&bin, d.path().join("other")).unwrap();
@@ -1129,6 +1299,7 @@ mod tests {
         assert_eq!(std::fs::metadata(&h[1]).unwrap().nlink(), 1, "copied");
         assert!(s
             .clean_status("binary", zero)
+            .to_string()
             .starts_with("clean: the last save"));
     }
 

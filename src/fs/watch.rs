@@ -17,6 +17,7 @@
 
 use super::core::{Core, Inval, ROOT};
 use super::FsError;
+use crate::fs::shared::lock;
 use inotify::{EventMask, Inotify, WatchDescriptor, WatchMask};
 use std::collections::{HashMap, HashSet};
 use std::ffi::OsString;
@@ -109,14 +110,11 @@ pub struct Watch {
 pub fn mode_line(w: Option<&Watch>, no_watch: &str, ttl: Duration) -> String {
     match w {
         Some(w) if w.authoritative() => {
-            let n = super::core::lock(&w.state).dirs.len();
+            let n = lock(&w.state).dirs.len();
             format!("change detection: inotify watch ({n} folders; the kernel caches for 24 h, direct changes show within milliseconds)")
         }
         Some(w) => {
-            let why = super::core::lock(&w.state)
-                .failed
-                .clone()
-                .unwrap_or_default();
+            let why = lock(&w.state).failed.clone().unwrap_or_default();
             format!(
                 "change detection: polling, TTL {} s ({why})",
                 ttl.as_secs_f64()
@@ -127,10 +125,6 @@ pub fn mode_line(w: Option<&Watch>, no_watch: &str, ttl: Duration) -> String {
             ttl.as_secs_f64()
         ),
     }
-}
-
-fn lock(m: &Mutex<State>) -> std::sync::MutexGuard<'_, State> {
-    super::core::lock(m)
 }
 
 thread_local! {
@@ -749,12 +743,12 @@ impl Core {
 
     /// True while a commit of asset `rel` holds its staging area.
     fn committing(&self, rel: &Path) -> bool {
-        let slot = super::core::lock(&self.assets).get(rel).cloned();
+        let slot = lock(&self.assets).get(rel).cloned();
         slot.is_some_and(|a| matches!(a.stage.try_lock(), Err(std::sync::TryLockError::WouldBlock)))
     }
 
     fn has_asset(&self, rel: &Path) -> bool {
-        super::core::lock(&self.assets).contains_key(rel)
+        lock(&self.assets).contains_key(rel)
     }
 
     /// Resolves asset `rel` again after a change; a binary that is gone has its last
@@ -777,10 +771,10 @@ impl Core {
     /// Invalidates the generation last shown of asset `rel` (its binary is gone or is not
     /// an asset any more).
     fn forget_asset(&self, rel: &Path) {
-        let slot = super::core::lock(&self.assets).get(rel).cloned();
+        let slot = lock(&self.assets).get(rel).cloned();
         let Some(asset) = slot else { return };
         let (gen, root) = {
-            let mut st = super::core::lock(&asset.state);
+            let mut st = lock(&asset.state);
             if st.ident.is_none() {
                 return;
             }
@@ -801,7 +795,7 @@ impl Core {
             }
             self.send(Inval::Inode { ino });
         }
-        let assets: Vec<PathBuf> = super::core::lock(&self.assets).keys().cloned().collect();
+        let assets: Vec<PathBuf> = lock(&self.assets).keys().cloned().collect();
         for rel in assets {
             self.recheck_asset(&rel);
         }

@@ -1,4 +1,5 @@
-//! Shared test helpers: where the corpus is, and whether it is present.
+//! Shared test helpers: where the corpus is, and whether it is present; running the built
+//! `tafs`; hand-made fixtures several test files use; comparing folders.
 #![allow(dead_code)]
 
 use std::path::{Path, PathBuf};
@@ -54,13 +55,74 @@ pub fn tafs(args: &[&str]) -> std::process::Output {
 
 /// Runs `tafs ARGS`, asserts it succeeded and returns its standard output.
 pub fn tafs_ok(args: &[&str]) -> String {
+    String::from_utf8_lossy(&tafs_ok_bytes(args)).into_owned()
+}
+
+/// Runs `tafs ARGS`, asserts it succeeded and returns its standard output as bytes.
+pub fn tafs_ok_bytes(args: &[&str]) -> Vec<u8> {
     let o = tafs(args);
     assert!(
         o.status.success(),
         "tafs {args:?}: {}",
         String::from_utf8_lossy(&o.stderr)
     );
-    String::from_utf8_lossy(&o.stdout).into_owned()
+    o.stdout
+}
+
+/// Files that differ between two folders, as `diff -rq` reports them (paths relative to `a`,
+/// sorted).
+pub fn differing(a: &Path, b: &Path) -> Vec<String> {
+    let out = std::process::Command::new("diff")
+        .arg("-rq")
+        .arg(a)
+        .arg(b)
+        .output()
+        .unwrap();
+    let text = String::from_utf8_lossy(&out.stdout).into_owned();
+    let mut v: Vec<String> = text
+        .lines()
+        .map(|l| {
+            let p = l.split(' ').nth(1).unwrap_or(l);
+            let p = p.trim_end_matches(':');
+            p.strip_prefix(a.to_str().unwrap())
+                .unwrap_or(p)
+                .trim_start_matches('/')
+                .to_string()
+        })
+        .collect();
+    v.sort();
+    v
+}
+
+/// A v1 HPI archive assembled by hand (key 0): a root with one raw (flag 0) file named `name`
+/// holding `content`, followed by `trailer`.
+pub fn hand_v1(name: &[u8], content: &[u8], trailer: &[u8]) -> Vec<u8> {
+    let name_at = 0x14 + 8 + 9;
+    let rec_at = name_at + name.len() + 1;
+    let dir_end = rec_at + 9;
+    let mut d = Vec::new();
+    d.extend_from_slice(b"HAPI");
+    for v in [
+        0x0001_0000u32,
+        dir_end as u32,
+        0,
+        0x14,
+        1,
+        0x1C,
+        name_at as u32,
+        rec_at as u32,
+    ] {
+        d.extend_from_slice(&v.to_le_bytes());
+    }
+    d.push(0); // flag: file
+    d.extend_from_slice(name);
+    d.push(0);
+    d.extend_from_slice(&(dir_end as u32).to_le_bytes());
+    d.extend_from_slice(&(content.len() as u32).to_le_bytes());
+    d.push(0); // stored raw
+    d.extend_from_slice(content);
+    d.extend_from_slice(trailer);
+    d
 }
 
 /// Runs `python3 -c SCRIPT` (the independent checkers: Pillow, csv, trimesh …), asserts it

@@ -140,6 +140,59 @@ impl Drop for UnmountGuard {
     }
 }
 
+/// A FUSE mount of `game` served in this process (`tafs::fs::fuse::mount` on a background
+/// session), unmounted on drop.
+pub struct Mnt {
+    pub game: tempfile::TempDir,
+    pub mnt: PathBuf,
+    bg: Option<fuser::BackgroundSession>,
+    ops: std::sync::Weak<dyn tafs::fs::FsOps>,
+    _guard: UnmountGuard,
+    _dir: tempfile::TempDir,
+}
+
+impl Mnt {
+    /// Mounts `game` with `opts` as given on a fresh mount point.
+    pub fn serve(game: tempfile::TempDir, opts: tafs::fs::MountOptions) -> Mnt {
+        let dir = tempfile::tempdir().unwrap();
+        let mnt = dir.path().join("mnt");
+        std::fs::create_dir(&mnt).unwrap();
+        let guard = UnmountGuard(mnt.clone());
+        let m = tafs::fs::fuse::mount(
+            game.path(),
+            &mnt,
+            opts,
+            &tafs::fs::fuse::MountConfig::default(),
+        )
+        .unwrap();
+        let ops = m.ops.clone();
+        let bg = m.session.spawn().unwrap();
+        Mnt {
+            game,
+            mnt,
+            bg: Some(bg),
+            ops,
+            _guard: guard,
+            _dir: dir,
+        }
+    }
+    /// Inodes the served core holds.
+    pub fn inodes(&self) -> usize {
+        self.ops.upgrade().expect("served while mounted").inodes()
+    }
+    pub fn game(&self) -> &Path {
+        self.game.path()
+    }
+}
+
+impl Drop for Mnt {
+    fn drop(&mut self) {
+        if let Some(bg) = self.bg.take() {
+            let _ = bg.umount_and_join();
+        }
+    }
+}
+
 /// Runs a shell command, returns stdout; panics with stderr on failure.
 pub fn sh(cmd: &str) -> String {
     let out = std::process::Command::new("sh")

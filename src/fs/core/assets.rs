@@ -21,10 +21,11 @@
 //! asked for ([`Core::expand`]).
 
 use super::inode::NodeKind;
-use super::{is_asset_name, is_not_found, lock, view_options_for, Core, Inval};
+use super::{is_asset_name, is_not_found, view_options_for, Core, Inval};
 use crate::fs::budget::{self, Budget, Lease, Leased, Refused};
 use crate::fs::cache::ByteCache;
 use crate::fs::layout::Layout;
+use crate::fs::shared::lock;
 use crate::fs::stage::{Ident, Stage};
 use crate::fs::FsError;
 use crate::view::archive::{ArchiveView, FileSource};
@@ -105,7 +106,7 @@ impl Outcome {
 pub(in crate::fs) struct AssetCache<K: Hash + Eq + Clone> {
     views: Mutex<LruCache<K, Arc<dyn View>>>,
     bytes: ByteCache<(K, String)>,
-    /// The fingerprints ([`crate::fs::writeback::fingerprint`]) of files rendered, kept
+    /// The fingerprints ([`crate::fs::shared::fingerprint`]) of files rendered, kept
     /// beyond their bytes (a commit compares the new version's files with the old's); only
     /// where commits happen ([`AssetCache::with_fingerprints`]).
     fingerprints: Option<Mutex<LruCache<(K, String), u64>>>,
@@ -251,7 +252,7 @@ impl<K: Hash + Eq + Clone> AssetCache<K> {
         if let Some(v) = rendered {
             v.keep_rendering(vpath, &b);
             if let Some(fps) = &self.fingerprints {
-                let fp = crate::fs::writeback::fingerprint(&b);
+                let fp = crate::fs::shared::fingerprint(&b);
                 lock(fps).put((k.clone(), vpath.to_string()), fp);
             }
         }
@@ -270,7 +271,7 @@ impl<K: Hash + Eq + Clone> AssetCache<K> {
         recorded.or_else(|| {
             self.bytes
                 .get(&key)
-                .map(|b| crate::fs::writeback::fingerprint(&b))
+                .map(|b| crate::fs::shared::fingerprint(&b))
         })
     }
 
@@ -324,6 +325,32 @@ pub(in crate::fs) struct Asset {
     pub(in crate::fs) times: Mutex<crate::fs::writeback::Times>,
 }
 
+/// One asset at one generation, as a request inside its directory sees it: its path, the
+/// generation, the layout of its view and the binary's metadata.
+#[derive(Clone, Copy)]
+pub(in crate::fs) struct AssetAt<'a> {
+    pub(in crate::fs) rel: &'a Path,
+    pub(in crate::fs) gen: u64,
+    pub(in crate::fs) layout: &'a Layout,
+    pub(in crate::fs) meta: &'a Metadata,
+}
+
+impl<'a> AssetAt<'a> {
+    pub(in crate::fs) fn of(
+        rel: &'a Path,
+        gen: u64,
+        layout: &'a Layout,
+        meta: &'a Metadata,
+    ) -> AssetAt<'a> {
+        AssetAt {
+            rel,
+            gen,
+            layout,
+            meta,
+        }
+    }
+}
+
 /// What a path of the game folder is shown as.
 pub(in crate::fs) enum Resolved {
     Asset {
@@ -354,15 +381,20 @@ pub(in crate::fs) fn member_options(
 }
 
 impl Core {
-    /// The asset of `rel`, made on first use.
+    /// The asset of `rel`, made on first use. Its staging area's record is read before the
+    /// map is locked (no disk I/O under `Core::assets`, see `fs/LOCKING.md`); when another
+    /// thread made the asset meanwhile, that one is kept and this reading dropped.
     pub(in crate::fs) fn slot(&self, rel: &Path) -> Arc<Asset> {
+        if let Some(a) = lock(&self.assets).get(rel) {
+            return a.clone();
+        }
+        let stage = self.opts.state_dir.as_ref().map(|sd| {
+            let abs = std::path::absolute(self.abs(rel)).unwrap_or_else(|_| self.abs(rel));
+            Stage::load(sd, &abs)
+        });
         lock(&self.assets)
             .entry(rel.to_path_buf())
             .or_insert_with(|| {
-                let stage = self.opts.state_dir.as_ref().map(|sd| {
-                    let abs = std::path::absolute(self.abs(rel)).unwrap_or_else(|_| self.abs(rel));
-                    Stage::load(sd, &abs)
-                });
                 let times =
                     crate::fs::writeback::Times::new(stage.as_ref().map(|s| s.dir.as_path()));
                 Arc::new(Asset {
@@ -730,7 +762,7 @@ impl Core {
         let (rel, gen, layout, meta) = self.root_asset(root)?;
         if !matches!(
             self.locate(&rel, &layout, vpath),
-            crate::fs::writeback::Loc::Dir
+            crate::fs::shared::Loc::Dir
         ) {
             return Err(FsError::Stale);
         }

@@ -6,11 +6,12 @@
 use super::assets::Outcome;
 use super::handles::Handle;
 use super::inode::{NodeKind, DETACHED};
-use super::{is_asset_name, lock, time, Core, MountOptions};
+use super::{is_asset_name, AssetAt, Core, MountOptions};
 use crate::fs::layout::Layout;
-use crate::fs::sys::SetTime;
+use crate::fs::shared::{lock, time};
 use crate::fs::writeback::merged_children;
 use crate::fs::FsError;
+use crate::sys::SetTime;
 use std::fs::{self, Metadata};
 use std::os::fd::AsFd;
 use std::os::unix::fs::MetadataExt;
@@ -259,17 +260,19 @@ impl Core {
     }
 
     /// Attributes of a view node (or asset root when `vpath` is empty).
-    #[allow(clippy::too_many_arguments)]
     pub(in crate::fs) fn view_attr(
         &self,
         ino: u64,
-        rel: &Path,
-        gen: u64,
-        layout: &Layout,
-        meta: &Metadata,
+        at: AssetAt,
         vpath: &str,
         dir: bool,
     ) -> Result<Attr, FsError> {
+        let AssetAt {
+            rel,
+            gen,
+            layout,
+            meta,
+        } = at;
         let mut a = if dir {
             self.asset_dir_attr(ino, rel, gen, layout, meta, vpath)
         } else {
@@ -277,7 +280,7 @@ impl Core {
             let mut a = self.gen_attr(ino, meta, false, size, 0);
             a.mtime = self.kept_mtime(rel, meta, vpath, false, || {
                 let b = self.render(rel, gen, layout, vpath).ok()?;
-                Some(crate::fs::writeback::fingerprint(&b))
+                Some(crate::fs::shared::fingerprint(&b))
             });
             self.with_member_shown(&mut a, rel, meta, vpath, false);
             a
@@ -328,7 +331,7 @@ impl Core {
                 let mut a = self.gen_attr(ino, meta, true, 4096.max(n * 32), subdirs);
                 a.mtime = self.kept_mtime(rel, meta, vpath, true, || {
                     let names = layout.children(vpath)?;
-                    Some(crate::fs::writeback::folder_fingerprint(&names))
+                    Some(crate::fs::shared::folder_fingerprint(&names))
                 });
                 self.with_member_shown(&mut a, rel, meta, vpath, true);
                 a
@@ -397,13 +400,13 @@ impl Core {
             }
             NodeKind::AssetRoot => {
                 let (rel, gen, layout, meta) = self.root_asset(ino)?;
-                self.view_attr(ino, &rel, gen, &layout, &meta, "", true)
+                self.view_attr(ino, AssetAt::of(&rel, gen, &layout, &meta), "", true)
             }
             NodeKind::Status { root } => self.status_attr(ino, root),
             NodeKind::ViewDir { root, vpath } => {
                 // folders follow the asset across generations
                 let (rel, gen, layout, meta) = self.folder(root, &vpath)?;
-                self.view_attr(ino, &rel, gen, &layout, &meta, &vpath, true)
+                self.view_attr(ino, AssetAt::of(&rel, gen, &layout, &meta), &vpath, true)
             }
             NodeKind::ViewFile { root, gen, vpath } => {
                 if node.parent == DETACHED {
@@ -428,7 +431,7 @@ impl Core {
                 }
                 match self.current(root, gen) {
                     Ok((rel, layout, meta)) => {
-                        self.view_attr(ino, &rel, gen, &layout, &meta, &vpath, false)
+                        self.view_attr(ino, AssetAt::of(&rel, gen, &layout, &meta), &vpath, false)
                     }
                     // the binary changed meanwhile: what an open descriptor still reads
                     Err(FsError::Stale) => self.open_file_attr(ino),

@@ -11,7 +11,7 @@
 //! request does not list the folder again. Names are a set, so a create that opened an
 //! existing file changes nothing.
 
-use super::lock;
+use crate::fs::shared::lock;
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Mutex;

@@ -4,8 +4,9 @@
 use super::inode::{NodeKind, DETACHED};
 use super::AssetKey;
 use super::Attr;
-use super::{is_archive_path, is_asset_name, lock, Core, Inval};
+use super::{is_archive_path, is_asset_name, Core, Inval};
 use crate::fs::layout::Layout;
+use crate::fs::shared::lock;
 use crate::fs::FsError;
 use crate::view::View;
 use std::fs::{File, OpenOptions};
@@ -243,7 +244,7 @@ impl Core {
                             bytes.ready.get_or_init(|| b).clone()
                         }
                     };
-                    Some(crate::fs::writeback::fingerprint(&b))
+                    Some(crate::fs::shared::fingerprint(&b))
                 });
                 self.with_member_shown(&mut attr, &rel, &meta, &vpath, false);
                 if !Self::accepts_at(&rel, &vpath, true) {

@@ -16,9 +16,8 @@
 //! node (its first name is its path; the others are kept beside it), so the kernel has one
 //! inode with the real link count. Removing or renaming one name leaves the others.
 
-use super::{is_not_found, lock, Core, FileKind, Resolved, ROOT};
-use crate::fs::layout::Layout;
-use crate::fs::writeback::{self, Loc};
+use super::{is_not_found, AssetAt, Core, FileKind, Resolved, ROOT};
+use crate::fs::shared::{join, lock, Loc, STATUS_NAME};
 use crate::fs::FsError;
 use std::collections::{HashMap, HashSet};
 use std::ffi::{OsStr, OsString};
@@ -651,7 +650,7 @@ impl Core {
                 if kind != FileKind::Dir {
                     return Err(FsError::NotDir);
                 }
-                if parent == ROOT && name == writeback::STATUS_NAME && self.writeback() {
+                if parent == ROOT && name == STATUS_NAME && self.writeback() {
                     return self.status_node(ROOT, ROOT);
                 }
                 let rel = self.rel_path(parent)?.join(name);
@@ -660,12 +659,24 @@ impl Core {
             NodeKind::Status { .. } | NodeKind::ViewFile { .. } => Err(FsError::NotDir),
             NodeKind::AssetRoot => {
                 let (rel, gen, layout, meta) = self.root_asset(parent)?;
-                self.lookup_view(parent, parent, gen, "", name, &rel, &layout, &meta)
+                self.lookup_view(
+                    parent,
+                    parent,
+                    "",
+                    name,
+                    AssetAt::of(&rel, gen, &layout, &meta),
+                )
             }
             NodeKind::ViewDir { root, vpath } => {
                 // folders follow the asset across generations (their files do not)
                 let (rel, gen, layout, meta) = self.folder(root, &vpath)?;
-                self.lookup_view(parent, root, gen, &vpath, name, &rel, &layout, &meta)
+                self.lookup_view(
+                    parent,
+                    root,
+                    &vpath,
+                    name,
+                    AssetAt::of(&rel, gen, &layout, &meta),
+                )
             }
         }
     }
@@ -687,7 +698,7 @@ impl Core {
                     None,
                 );
                 lock(&self.slot(rel).state).root = Some(ino);
-                self.view_attr(ino, rel, gen, &layout, &meta, "", true)
+                self.view_attr(ino, AssetAt::of(rel, gen, &layout, &meta), "", true)
             }
             Ok(Resolved::Plain(meta)) => {
                 let ino = self.real_node(parent, name, &meta, false);
@@ -742,23 +753,22 @@ impl Core {
             .is_some_and(|m| (m.dev(), m.ino()) == id && !m.is_dir())
     }
 
-    #[allow(clippy::too_many_arguments)]
     fn lookup_view(
         &self,
         parent: u64,
         root: u64,
-        gen: u64,
         dir: &str,
         name: &OsStr,
-        rel: &Path,
-        layout: &Layout,
-        meta: &Metadata,
+        at: AssetAt,
     ) -> Result<Attr, FsError> {
+        let AssetAt {
+            rel, gen, layout, ..
+        } = at;
         let name = name.to_str().ok_or(FsError::NotFound)?;
-        if dir.is_empty() && name == writeback::STATUS_NAME && self.opts.state_dir.is_some() {
+        if dir.is_empty() && name == STATUS_NAME && self.opts.state_dir.is_some() {
             return self.status_node(parent, root);
         }
-        let vpath = writeback::join(dir, name);
+        let vpath = join(dir, name);
         let (is_dir, staged) = match self.locate(rel, layout, &vpath) {
             Loc::None => return Err(FsError::NotFound),
             Loc::Dir => (true, None),
@@ -777,7 +787,7 @@ impl Core {
         if let Some(m) = staged {
             return Ok(self.staged_attr(ino, &m, 0));
         }
-        self.view_attr(ino, rel, gen, layout, meta, &vpath, is_dir)
+        self.view_attr(ino, at, &vpath, is_dir)
     }
 }
 

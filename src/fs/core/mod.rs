@@ -37,12 +37,13 @@ pub use attr::{Attr, FileKind, SetAttr};
 pub use handles::Opened;
 pub use readdir::DirItem;
 
-pub(in crate::fs) use assets::{AssetKey, Resolved};
+pub(in crate::fs) use assets::{AssetAt, AssetKey, Resolved};
 
 use super::ops::FsOps;
-use super::sys;
 use super::FsError;
 use crate::formats::hpi::HpiLimits;
+use crate::fs::shared::{lock, NewNode};
+use crate::sys;
 use crate::view::{self, AssetKind, SharedBytes, View, ViewError, ViewOptions};
 use assets::{Asset, AssetCache};
 use handles::Handle;
@@ -54,8 +55,8 @@ use std::fs;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::mpsc::Sender;
-use std::sync::{Arc, Mutex, MutexGuard, RwLock};
-use std::time::{Duration, SystemTime, UNIX_EPOCH};
+use std::sync::{Arc, Mutex, RwLock};
+use std::time::{Duration, SystemTime};
 
 /// The root inode (the game folder).
 pub const ROOT: u64 = 1;
@@ -264,19 +265,6 @@ impl InvalProgress {
     pub(in crate::fs) fn done(&self, n: u64) {
         *lock(&self.done) += n;
         self.cond.notify_all();
-    }
-}
-
-pub(in crate::fs) fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
-    m.lock().unwrap_or_else(|p| p.into_inner())
-}
-
-pub(in crate::fs) fn time(sec: i64, nsec: i64) -> SystemTime {
-    let nsec = nsec.clamp(0, 999_999_999) as u32;
-    if sec >= 0 {
-        UNIX_EPOCH + Duration::new(sec as u64, nsec)
-    } else {
-        UNIX_EPOCH - Duration::from_secs(sec.unsigned_abs()) + Duration::new(0, nsec)
     }
 }
 
@@ -553,7 +541,6 @@ impl Core {
 /// Each operation, sent to the room that does it: inside asset directories with write-back
 /// on, to `fs::writeback`; elsewhere to pass-through, handles, listings or
 /// attributes. Replies that give the kernel an entry count a lookup (`Core::entry`).
-#[allow(clippy::too_many_arguments)]
 impl FsOps for Core {
     fn ttl(&self) -> Duration {
         if self.watching() {
@@ -699,13 +686,21 @@ impl FsOps for Core {
         gid: u32,
     ) -> Result<Attr, FsError> {
         self.refuse_unless_accepted(parent, name)?;
+        let n = NewNode {
+            parent,
+            name,
+            mode,
+            umask,
+            uid,
+            gid,
+        };
         let a = if self.wb_node(parent) {
             let m = self.mutating();
-            let a = self.wb_mknod(parent, name, mode, umask, uid, gid)?;
+            let a = self.wb_mknod(n)?;
             m.created(parent, name, false);
             a
         } else {
-            self.real_mknod(parent, name, mode, umask, rdev, uid, gid)?
+            self.real_mknod(n, rdev)?
         };
         self.entry(a)
     }
@@ -720,13 +715,21 @@ impl FsOps for Core {
         gid: u32,
     ) -> Result<Attr, FsError> {
         self.refuse_unless_accepted(parent, name)?;
+        let n = NewNode {
+            parent,
+            name,
+            mode,
+            umask,
+            uid,
+            gid,
+        };
         let a = if self.wb_node(parent) {
             let m = self.mutating();
-            let a = self.wb_mkdir(parent, name, mode, umask, uid, gid)?;
+            let a = self.wb_mkdir(n)?;
             m.created(parent, name, true);
             a
         } else {
-            self.real_mkdir(parent, name, mode, umask, uid, gid)?
+            self.real_mkdir(n)?
         };
         self.entry(a)
     }
@@ -797,13 +800,21 @@ impl FsOps for Core {
         gid: u32,
     ) -> Result<(Attr, Opened), FsError> {
         self.refuse_unless_accepted(parent, name)?;
+        let n = NewNode {
+            parent,
+            name,
+            mode,
+            umask,
+            uid,
+            gid,
+        };
         let (a, o) = if self.wb_node(parent) {
             let m = self.mutating();
-            let r = self.wb_create(parent, name, mode, umask, flags, uid, gid)?;
+            let r = self.wb_create(n, flags)?;
             m.created(parent, name, false);
             r
         } else {
-            self.real_create(parent, name, mode, umask, flags, uid, gid)?
+            self.real_create(n, flags)?
         };
         Ok((self.entry(a)?, o))
     }
@@ -829,15 +840,6 @@ impl FsOps for Core {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn negative_times_convert() {
-        assert_eq!(
-            time(-1, 500_000_000),
-            UNIX_EPOCH - Duration::from_millis(500)
-        );
-        assert_eq!(time(2, 0), UNIX_EPOCH + Duration::from_secs(2));
-    }
 
     /// A palette of which colour 1 is `c`.
     fn pal(c: [u8; 3]) -> Vec<u8> {

@@ -10,10 +10,11 @@
 
 use super::handles::Handle;
 use super::inode::{Node, NodeKind};
-use super::{is_asset_name, lock, Core, Inval, Resolved};
+use super::{is_asset_name, Core, Inval, Resolved};
 use super::{Attr, FileKind, Opened, SetAttr};
-use crate::fs::sys::{self, SetTime};
+use crate::fs::shared::{lock, NewNode};
 use crate::fs::FsError;
+use crate::sys::{self, SetTime};
 use std::ffi::{OsStr, OsString};
 use std::fs::{self, File, OpenOptions};
 use std::io;
@@ -304,17 +305,15 @@ impl Core {
     }
 
     /// Creates a device node, fifo, socket or empty regular file.
-    #[allow(clippy::too_many_arguments)]
-    pub(in crate::fs) fn real_mknod(
-        &self,
-        parent: u64,
-        name: &OsStr,
-        mode: u32,
-        umask: u32,
-        rdev: u32,
-        uid: u32,
-        gid: u32,
-    ) -> Result<Attr, FsError> {
+    pub(in crate::fs) fn real_mknod(&self, n: NewNode, rdev: u32) -> Result<Attr, FsError> {
+        let NewNode {
+            parent,
+            name,
+            mode,
+            umask,
+            uid,
+            gid,
+        } = n;
         let dir = self.dir_fd(&self.writable_dir(parent)?)?;
         let perm = mode & 0o7777 & !umask;
         sys::mknod_at(dir.as_fd(), name, (mode & libc::S_IFMT) | perm, rdev)?;
@@ -323,15 +322,15 @@ impl Core {
     }
 
     /// Creates a directory.
-    pub(in crate::fs) fn real_mkdir(
-        &self,
-        parent: u64,
-        name: &OsStr,
-        mode: u32,
-        umask: u32,
-        uid: u32,
-        gid: u32,
-    ) -> Result<Attr, FsError> {
+    pub(in crate::fs) fn real_mkdir(&self, n: NewNode) -> Result<Attr, FsError> {
+        let NewNode {
+            parent,
+            name,
+            mode,
+            umask,
+            uid,
+            gid,
+        } = n;
         let rel = self.writable_dir(parent)?;
         if let Some(a) = self.new_asset(parent, name, mode, umask, uid, gid)? {
             return Ok(a);
@@ -434,17 +433,19 @@ impl Core {
     }
 
     /// Creates and opens a regular file.
-    #[allow(clippy::too_many_arguments)]
     pub(in crate::fs) fn real_create(
         &self,
-        parent: u64,
-        name: &OsStr,
-        mode: u32,
-        umask: u32,
+        n: NewNode,
         flags: i32,
-        uid: u32,
-        gid: u32,
     ) -> Result<(Attr, Opened), FsError> {
+        let NewNode {
+            parent,
+            name,
+            mode,
+            umask,
+            uid,
+            gid,
+        } = n;
         let dir = self.dir_fd(&self.writable_dir(parent)?)?;
         let mut oflags = Self::open_flags(flags) | libc::O_CREAT;
         if flags & libc::O_EXCL != 0 {

@@ -4,10 +4,11 @@
 
 use super::assets::Resolved;
 use super::inode::{NodeKind, DETACHED};
-use super::{is_asset_name, lock, Core};
+use super::{is_asset_name, Core};
 use super::{Attr, FileKind};
 use crate::fs::layout::Layout;
-use crate::fs::writeback::{join, merged_children};
+use crate::fs::shared::{join, lock};
+use crate::fs::writeback::merged_children;
 use crate::fs::{fan_out, FsError};
 use std::ffi::{OsStr, OsString};
 use std::path::Path;

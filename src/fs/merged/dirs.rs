@@ -2,7 +2,8 @@
 //! [`OverlayCore`](super::OverlayCore)): the listing each `opendir` took, paged by `readdir`
 //! and `readdirplus` until `releasedir`.
 
-use crate::fs::core::{lock, DirItem};
+use crate::fs::core::DirItem;
+use crate::fs::shared::lock;
 use crate::fs::FsError;
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};

@@ -26,14 +26,14 @@ pub use scan::{scan_excluding, scan_once, ArchiveSource, Snapshot, Source};
 
 use crate::formats::hpi::{self, FileInfo};
 use crate::fs::core::assets::{AssetCache, Outcome};
-use crate::fs::core::lock;
 use crate::fs::core::Inval;
 use crate::fs::core::{view_options_for, Attr, MountOptions};
 use crate::fs::layout::Layout;
+use crate::fs::shared::lock;
 use crate::fs::stage::Ident;
-use crate::fs::sys;
 use crate::fs::watch::Watch;
 use crate::fs::FsError;
+use crate::sys;
 use crate::view::merged::Priority;
 use crate::view::{self, AssetKind, SharedBytes, View, ViewError};
 use scan::scan;

@@ -5,13 +5,12 @@ use super::{Content, Decoded, MergedCore, NodeId, Snapshot, ROOT_INO};
 use crate::fs::caller::no_more_than;
 use crate::fs::core::{owner_of, Attr, DirItem, FileKind};
 use crate::fs::layout::Layout;
+use crate::fs::shared::join;
 use crate::fs::FsError;
 use crate::view::AssetKind;
 use std::fs::{self, Metadata};
 use std::os::unix::fs::MetadataExt;
 use std::sync::Arc;
-
-use crate::fs::layout::join;
 
 impl MergedCore {
     /// Attributes of an entry (read-only) with the times of `m`, its source.

@@ -44,7 +44,7 @@ impl MergedCore {
                 }
                 let snap = self.snapshot();
                 let (layout, _) = self.current_layout(&snap, key, *ver)?;
-                let vp = crate::fs::layout::join(vpath, name);
+                let vp = crate::fs::shared::join(vpath, name);
                 let d = layout.is_dir(&vp).ok_or(FsError::NotFound)?;
                 let id = NodeId::Asset {
                     key: key.clone(),
@@ -261,7 +261,7 @@ impl FsOps for MergedCore {
     }
 
     fn statfs(&self) -> Result<StatFs, FsError> {
-        Ok(crate::fs::sys::statvfs(&self.game_dir)?)
+        Ok(crate::sys::statvfs(&self.game_dir)?)
     }
 
     fn access(&self, ino: u64, mask: i32) -> Result<(), FsError> {

@@ -16,9 +16,10 @@
 //! invalidations to them. The contract is `SEMANTICS.md`, "Merged game view".
 
 use super::MergedCore;
-use crate::fs::core::{lock, Attr, Core, DirItem, FileKind, Inval, MountOptions, ROOT};
+use crate::fs::core::{Attr, Core, DirItem, FileKind, Inval, MountOptions, ROOT};
 use crate::fs::fuse::{MountConfig, Mounted};
 use crate::fs::ops::FsOps;
+use crate::fs::shared::{join, lock};
 use crate::fs::FsError;
 use crate::view::archive::FileSource;
 use crate::view::merged::Priority;
@@ -118,7 +119,7 @@ pub fn prepare_target(path: &Path) -> Result<Target, FsError> {
 /// the one above it, with no symlink followed, so one put in its place meanwhile stops the
 /// walk (`ELOOP`) instead of leading elsewhere. Returns a descriptor of it.
 fn make_dirs(abs: &Path) -> Result<std::os::fd::OwnedFd, FsError> {
-    use crate::fs::sys;
+    use crate::sys;
     let mut existing = abs.to_path_buf();
     let mut missing: Vec<OsString> = Vec::new();
     while std::fs::symlink_metadata(&existing).is_err() {
@@ -319,15 +320,6 @@ impl Drop for TopIno<'_> {
         if self.held {
             self.core.top.forget(self.ino, 1);
         }
-    }
-}
-
-/// The path of `rel` in `dir` ("" is `dir`).
-pub(super) fn join(dir: &str, name: &str) -> String {
-    if dir.is_empty() {
-        name.to_string()
-    } else {
-        format!("{dir}/{name}")
     }
 }
 
@@ -839,7 +831,7 @@ impl OverlayCore {
         match crate::fs::caller::current() {
             Some(c) => (c.uid, c.gid),
             // SAFETY: plain getters without arguments.
-            None => (crate::fs::sys::euid(), unsafe { libc::getegid() }),
+            None => (crate::sys::euid(), unsafe { libc::getegid() }),
         }
     }
 
@@ -1111,7 +1103,7 @@ mod tests {
         assert!(matches!(t, Target::Folder(_)));
         assert!(d.path().join("a/c/folder").is_dir());
         // an entry that appeared meanwhile is kept, and no temporary file is left
-        let dir = crate::fs::sys::open_dir_path(&d.path().join("a/b/mods")).unwrap();
+        let dir = crate::sys::open_dir_path(&d.path().join("a/b/mods")).unwrap();
         std::fs::write(d.path().join("a/b/mods/y.ufo"), b"theirs").unwrap();
         let e = create_new_at(dir.as_fd(), OsStr::new("y.ufo"), b"ours").unwrap_err();
         assert_eq!(e.raw_os_error(), Some(libc::EEXIST));
@@ -1126,8 +1118,8 @@ mod tests {
         assert_eq!(names.len(), 2, "{names:?}");
         // a symlink where a folder is to be entered is not followed
         std::os::unix::fs::symlink(d.path().join("a/c"), d.path().join("a/link")).unwrap();
-        let top = crate::fs::sys::open_dir_path(&d.path().join("a")).unwrap();
-        let e = crate::fs::sys::open_dir_beneath(top.as_fd(), Path::new("link")).unwrap_err();
+        let top = crate::sys::open_dir_path(&d.path().join("a")).unwrap();
+        let e = crate::sys::open_dir_beneath(top.as_fd(), Path::new("link")).unwrap_err();
         assert_eq!(e.raw_os_error(), Some(libc::ELOOP));
     }
 }

@@ -2,15 +2,14 @@
 //! from TARGET (the top) and the stock view, reads from the layer serving a node, writes
 //! forwarded to the top after a copy-up, removals of stock-only content refused.
 
-use super::overlay::{
-    gone, join, Handle, Key, OverlayCore, Slot, TopIno, UNode, DIFF_INO, STATUS_INO,
-};
+use super::overlay::{gone, Handle, Key, OverlayCore, Slot, TopIno, UNode, DIFF_INO, STATUS_INO};
 use super::{other_xattr, SOURCES_XATTR, SOURCE_XATTR};
 use crate::fs::caller::no_more_than;
 use crate::fs::core::{
-    is_asset_name, is_not_found, lock, Attr, DirItem, FileKind, Opened, SetAttr, ROOT,
+    is_asset_name, is_not_found, Attr, DirItem, FileKind, Opened, SetAttr, ROOT,
 };
 use crate::fs::ops::FsOps;
+use crate::fs::shared::{join, lock, STATUS_NAME};
 use crate::fs::{FsError, StatFs};
 use std::collections::HashSet;
 use std::ffi::OsStr;
@@ -18,8 +17,6 @@ use std::path::Path;
 use std::sync::atomic::Ordering;
 use std::sync::Arc;
 use std::time::Duration;
-
-const STATUS_NAME: &str = ".tafs-status";
 
 impl OverlayCore {
     /// `a` as the union shows node `ino`: its inode, and for stock content the owner's

@@ -2,9 +2,10 @@
 //! overrides, what it adds, refused operations, then the top's write-back status) and
 //! `.tafs-diff` (every file of TARGET compared with what it shadows; `tafs diff`).
 
-use super::overlay::{join, OverlayCore, Target};
+use super::overlay::{OverlayCore, Target};
 use crate::formats::hpi::{self, EntryKind, FileInfo};
 use crate::fs::core::ROOT;
+use crate::fs::shared::join;
 use crate::view::archive::{FileSource, SameAs};
 use std::path::Path;
 
@@ -99,7 +100,7 @@ impl OverlayCore {
     fn same_as(&self, m: &ModFiles, f: &ModFile, theirs: &[u8]) -> Result<bool, String> {
         match (&f.at, &self.target, &m.archive) {
             (At::Loose, Target::Folder(dir), _) => super::open_game_file(dir, Path::new(&f.path))
-                .and_then(|file| crate::fs::sys::file_holds(&file, theirs))
+                .and_then(|file| crate::sys::file_holds(&file, theirs))
                 .map_err(|e| e.to_string()),
             (At::Member(info), _, Some((src, a))) => {
                 if u64::from(info.size) != theirs.len() as u64 {

@@ -5,19 +5,21 @@
 use super::commit::Built;
 use super::edit::Edit;
 use super::member_times::Shown;
+use super::merged_children;
+use super::ops::Move;
 use super::overlay::Overlay;
-use super::{join, merged_children, Loc};
 use crate::formats::hpi;
 use crate::fs::core::assets::member_options;
 use crate::fs::core::handles::Handle;
 use crate::fs::core::inode::DETACHED;
-use crate::fs::core::{is_archive_path, lock, time, Core, Inval};
+use crate::fs::core::{is_archive_path, AssetAt, Core, Inval};
 use crate::fs::layout::Layout;
+use crate::fs::shared::{join, lock, time, Loc};
 use crate::fs::stage::Stage;
 use crate::fs::stage::StageMeta;
 use crate::fs::stage::Written;
-use crate::fs::sys::{self, SetTime};
 use crate::fs::FsError;
+use crate::sys::{self, SetTime};
 use crate::view::archive::{ArchiveView, FileSource};
 use crate::view::{AssetKind, RebuildBase, SharedBytes, ViewError};
 use rayon::prelude::*;
@@ -697,20 +699,21 @@ impl Core {
     /// members): the entry and everything under it move in the archive, committed at once.
     /// Uncommitted edits of the archive are committed first; if some stay uncommitted
     /// (pending, invalid), `EBUSY`. An existing destination: `EEXIST`.
-    #[allow(clippy::too_many_arguments)]
-    pub(in crate::fs) fn archive_rename(
-        &self,
-        parent: u64,
-        name: &str,
-        newparent: u64,
-        newname: &str,
-        rel: &Path,
-        layout: &Layout,
-        meta: &Metadata,
-        gen: u64,
-        src: &str,
-        dst: &str,
-    ) -> Result<(), FsError> {
+    pub(in crate::fs) fn archive_rename(&self, mv: Move, at: AssetAt) -> Result<(), FsError> {
+        let Move {
+            parent,
+            name,
+            newparent,
+            newname,
+            src,
+            dst,
+        } = mv;
+        let AssetAt {
+            rel,
+            gen,
+            layout,
+            meta,
+        } = at;
         if part_of(dst).is_some() || dst == src || dst.starts_with(&format!("{src}/")) {
             return Err(FsError::CrossDevice("into a member or into itself"));
         }

@@ -7,23 +7,25 @@
 //! outdated and record the result in the status.
 
 use super::archive::{finish_archive_stage, removed_entries};
+use super::error_file;
 use super::overlay::{
     builds, record_cob_renderings, record_flattenings, record_renderings, record_sequence_names,
     release_filled, Overlay,
 };
-use super::{error_file, join};
 use crate::fs::budget::Leased;
 use crate::fs::core::assets::Given;
 use crate::fs::core::view_options_for;
-use crate::fs::core::{is_archive_path, lock, Core};
+use crate::fs::core::{is_archive_path, Core};
 use crate::fs::layout::Layout;
-use crate::fs::stage::{Ident, Stage, Version, Written};
+use crate::fs::shared::{join, lock};
+use crate::fs::stage::{Ident, Stage, Status, Version, Written};
 use crate::fs::FsError;
 use crate::view::archive::{ArchiveView, FileSource};
 use crate::view::{
     AssetKind, EntryKind, FileSet, RebuildBase, SharedBytes, View, ViewError, ViewOptions,
 };
 use std::fs::{self, Metadata};
+use std::ops::ControlFlow;
 use std::path::Path;
 use std::sync::Arc;
 use std::time::Duration;
@@ -170,35 +172,8 @@ impl Core {
         if s.meta.removing {
             return Ok(());
         }
-        // opened beneath the game folder, never through a symlink swapped in; a loose
-        // binary is read (bounded by the limits of its format), an archive only opened
-        let read_cur = || -> std::io::Result<(Cur, fs::Metadata)> {
-            use std::io::Read;
-            let mut f = self.open_rel(rel, libc::O_RDONLY | libc::O_CLOEXEC, 0)?;
-            let m = f.metadata()?;
-            if archive {
-                return Ok((Cur::File(f), m));
-            }
-            // the mount holds this very binary decoded (same identity): its bytes are not read
-            if matches!(kind, Some(AssetKind::Gaf | AssetKind::Tnt)) {
-                if let Some(v) = self.held_view(rel, &Ident::of(&m)) {
-                    return Ok((Cur::Held(v, f), m));
-                }
-            }
-            if m.len() > self.opts.max_asset_bytes {
-                // (EFBIG; the commit's status says why)
-                log::warn!(
-                    "{}: binary over {} bytes",
-                    rel.display(),
-                    self.opts.max_asset_bytes
-                );
-                return Err(std::io::Error::from_raw_os_error(libc::EFBIG));
-            }
-            let mut b = Vec::with_capacity(m.len() as usize);
-            f.read_to_end(&mut b)?;
-            Ok((Cur::Bytes(b), m))
-        };
-        let cur = match read_cur() {
+        // phase 1: the binary as it is now
+        let cur = match self.read_current(rel, archive, kind) {
             Ok(x) => Some(x),
             // an archive is never new
             Err(e) if e.kind() == std::io::ErrorKind::NotFound && archive => {
@@ -207,22 +182,18 @@ impl Core {
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => None,
             Err(e) => return Err(e.into()),
         };
-        let moved_outside = match (&cur, &s.meta.base) {
-            (Some((_, m)), Some(b)) => Ident::of(m) != *b,
-            (Some(_), None) => true,
-            (None, Some(_)) => true,
-            (None, None) => !s.meta.new_asset,
-        };
-        if moved_outside {
+        // phase 2: refused when the binary changed outside the mount
+        if moved_outside(cur.as_ref().map(|(_, m)| m), s) {
             s.meta.conflict = true;
-            s.meta.status = format!(
-                "conflict: the {what} changed outside the mount after {trigger} was staged; \
-                 delete the staged files to take the new {what}"
-            );
+            s.meta.status = Status::Conflict(format!(
+                "the {what} changed outside the mount after {trigger} was staged; delete the \
+                 staged files to take the new {what}"
+            ));
             let _ = s.save();
             log::warn!("{}: {}", rel.display(), s.meta.status);
             return Err(FsError::Stale);
         }
+        // phase 3: the build
         let t0 = std::time::Instant::now();
         let base = match cur {
             None => Base::None,
@@ -238,51 +209,14 @@ impl Core {
             (_, Some(kind)) => self.build_loose(rel, kind, s, base.loose(), trigger),
             (_, None) => return Ok(()),
         };
-        let mut unchanged = None;
-        let (new, outdated, phases) = match built {
-            Built::Bytes {
-                bytes,
-                unchanged: same,
-                outdated,
-                phases,
-            } => {
-                unchanged = same;
-                (Some(New::Bytes(bytes)), outdated, phases)
-            }
-            Built::File {
-                file,
-                written,
-                outdated,
-                phases,
-            } => (
-                Some(New::File(file, written)),
-                Outdated::Known(outdated),
-                phases,
-            ),
-            Built::Same => (None, Outdated::Known(Vec::new()), Vec::new()),
-            Built::Pending(why) => {
-                s.meta.status = format!("pending: {why}");
-                s.note_save(self.opts.operation_gap);
-                let _ = s.save();
-                log::info!("{}: {}", rel.display(), s.meta.status);
-                return Ok(());
-            }
-            Built::Refused { file, message } => {
-                s.meta.status = format!("error: {message}");
-                let _ = s.save();
-                log::warn!("{}: commit refused: {message}", rel.display());
-                if file.as_deref().map_or(true, |f| names_the_save(f, trigger)) {
-                    return Err(FsError::Commit(format!("{}: {message}", rel.display())));
-                }
-                return Ok(());
-            }
-            Built::Aborted(e) => return Err(e),
-            Built::Failed(e) => {
-                s.meta.status = format!("error: {e}");
-                let _ = s.save();
-                log::warn!("{}: commit refused: {e}", rel.display());
-                return Err(e);
-            }
+        let ToWrite {
+            new,
+            unchanged,
+            outdated,
+            phases,
+        } = match self.to_write(rel, s, built, trigger) {
+            ControlFlow::Continue(w) => w,
+            ControlFlow::Break(ended) => return ended,
         };
         let t_built = t0.elapsed();
         if let Outdated::Check { view, .. } = &outdated {
@@ -320,55 +254,15 @@ impl Core {
             self.invalidate_files(rel, &replaced);
             return Ok(());
         };
-        let mut old_view = None;
-        // the new binary's view, handed to the cache as the new generation's
-        let mut new_view = None;
-        // the second build of `outdated_staged`, when it ran
-        let mut t_check = None;
-        // outdated files of folders still being filled, with the new binary's bytes
-        let mut refreshed: Vec<(String, Vec<u8>)> = Vec::new();
-        let outdated = match outdated {
-            Outdated::Known(v) => v,
-            Outdated::Check {
-                kind,
-                view,
-                need,
-                opts,
-                old_meta,
-                old,
-                stable,
-            } => {
-                old_view = old;
-                new_view = Some((view.clone(), need));
-                let view: Arc<dyn View> = view;
-                if let (AssetKind::Cob, Some(v)) = (kind, &old_view) {
-                    record_cob_renderings(s, &**v);
-                }
-                match &old_meta {
-                    _ if kind == AssetKind::Cob => {}
-                    Some((m, t)) if kind == AssetKind::Tnt => record_renderings(s, m, *t),
-                    Some((m, _)) => record_flattenings(s, m),
-                    None => {}
-                }
-                if let Some(g) = old_view.as_ref().and_then(|v| v.gaf_model()) {
-                    record_sequence_names(s, g);
-                }
-                // deletions the new binary applied are no longer needed
-                let layout = Layout::new(&*view);
-                s.meta.whiteouts.retain(|w| layout.is_dir(w).is_some());
-                let bytes = match &new {
-                    New::Bytes(b) => &b[..],
-                    New::File(..) => &[],
-                };
-                let t = std::time::Instant::now();
-                let (out, rebuilt) =
-                    outdated_after(&self.opts.packer, kind, s, &*view, bytes, &opts, stable);
-                t_check = rebuilt.then(|| t.elapsed());
-                let (r, out) = refresh_or_drop(s, &*view, out);
-                refreshed = r;
-                out
-            }
-        };
+        // phase 4: the staged files the new binary makes outdated
+        let Checked {
+            outdated,
+            refreshed,
+            old_view,
+            new_view,
+            t_check,
+        } = self.check_outdated(s, &new, outdated);
+        // phase 5: the new binary replaces the old one, which goes to the history
         let old = base.version().zip(base.meta());
         let size = new.size();
         // the binary's folder, opened beneath the game folder with no symlink followed: the
@@ -392,37 +286,14 @@ impl Core {
         let written = match replaced {
             Ok(w) => w,
             Err(e) => {
-                s.meta.status = format!("error: writing the {what}: {e}");
+                s.meta.status = Status::Error(format!("writing the {what}: {e}"));
                 let _ = s.save();
                 log::warn!("{}: {}", rel.display(), s.meta.status);
                 return Err(e);
             }
         };
-        // the version replaced is kept for the times only (`committed_times`): no longer
-        // counted in the budget of decoded views, as a decode made for that is not; the new
-        // one is leased in its place when there is room without waiting (else it is decoded
-        // again, as a look-up would)
-        if let Some(v) = &old_view {
-            v.unlease();
-        }
-        let new_view = new_view.and_then(|(v, need)| {
-            let lease = self.cache.try_admit(need).ok()?;
-            v.set_lease(lease);
-            Some(v as Arc<dyn View>)
-        });
-        // the binary as written and decoded, while it is the file the commit left (not read
-        // or decoded again)
-        let given = match (written, s.meta.base.clone()) {
-            ((w, Some(bytes)), Some(ident)) => Some(Given {
-                // the bytes only when there is no view to hand over (then no view shares
-                // them either: taken without a copy)
-                bytes: new_view.is_none().then(|| Vec::from(bytes)),
-                view: new_view,
-                written: w,
-                ident,
-            }),
-            _ => None,
-        };
+        // phase 6: the new generation, the staging area and the status follow
+        let given = self.hand_over(old_view.as_ref(), new_view, written, s.meta.base.clone());
         if archive {
             // what the members showed goes along to the version written
             if let (Some(from), Some(to)) = (base.meta().map(Ident::of), &s.meta.base) {
@@ -438,24 +309,7 @@ impl Core {
         if let Some(by) = s.meta.base.clone() {
             self.committed_times(rel, old_view, base.meta(), by);
         }
-        let ms = |d: Duration| d.as_millis();
-        let mut steps: Vec<String> = phases
-            .iter()
-            .map(|(name, d)| format!("{name} {}", ms(*d)))
-            .collect();
-        if let Some(d) = t_check {
-            steps.push(format!("check {}", ms(d)));
-        }
-        let rest = t0.elapsed().saturating_sub(t_built);
-        steps.push(format!(
-            "history + replace {}",
-            ms(rest.saturating_sub(t_check.unwrap_or_default()))
-        ));
-        s.meta.status = format!(
-            "committed {size} bytes after saving {trigger} ({} ms: {})",
-            ms(t0.elapsed()),
-            steps.join(", ")
-        );
+        s.meta.status = committed(size, trigger, &phases, t_check, t0, t_built);
         s.note_commit();
         s.save()?;
         log::info!("{}: {}", rel.display(), s.meta.status);
@@ -495,6 +349,196 @@ impl Core {
     /// [`Core::commit_moved`] with nothing moved.
     pub(in crate::fs) fn commit(&self, rel: &Path, trigger: &str) -> Result<(), FsError> {
         self.commit_moved(rel, trigger, None)
+    }
+
+    /// The binary `rel` as a commit starts from it, opened beneath the game folder (never
+    /// through a symlink swapped in): a loose binary read (bounded by the limits of its
+    /// format) or held decoded, an archive only opened.
+    fn read_current(
+        &self,
+        rel: &Path,
+        archive: bool,
+        kind: Option<AssetKind>,
+    ) -> std::io::Result<(Cur, fs::Metadata)> {
+        use std::io::Read;
+        let mut f = self.open_rel(rel, libc::O_RDONLY | libc::O_CLOEXEC, 0)?;
+        let m = f.metadata()?;
+        if archive {
+            return Ok((Cur::File(f), m));
+        }
+        // the mount holds this very binary decoded (same identity): its bytes are not read
+        if matches!(kind, Some(AssetKind::Gaf | AssetKind::Tnt)) {
+            if let Some(v) = self.held_view(rel, &Ident::of(&m)) {
+                return Ok((Cur::Held(v, f), m));
+            }
+        }
+        if m.len() > self.opts.max_asset_bytes {
+            // (EFBIG; the commit's status says why)
+            log::warn!(
+                "{}: binary over {} bytes",
+                rel.display(),
+                self.opts.max_asset_bytes
+            );
+            return Err(std::io::Error::from_raw_os_error(libc::EFBIG));
+        }
+        let mut b = Vec::with_capacity(m.len() as usize);
+        f.read_to_end(&mut b)?;
+        Ok((Cur::Bytes(b), m))
+    }
+
+    /// What a build leaves to write, or how the commit ends here (`Break`: pending, refused
+    /// or failed, with the status recorded).
+    fn to_write(
+        &self,
+        rel: &Path,
+        s: &mut Stage,
+        built: Built,
+        trigger: &str,
+    ) -> ControlFlow<Result<(), FsError>, ToWrite> {
+        let (new, unchanged, outdated, phases) = match built {
+            Built::Bytes {
+                bytes,
+                unchanged,
+                outdated,
+                phases,
+            } => (Some(New::Bytes(bytes)), unchanged, outdated, phases),
+            Built::File {
+                file,
+                written,
+                outdated,
+                phases,
+            } => (
+                Some(New::File(file, written)),
+                None,
+                Outdated::Known(outdated),
+                phases,
+            ),
+            Built::Same => (None, None, Outdated::Known(Vec::new()), Vec::new()),
+            Built::Pending(why) => {
+                s.meta.status = Status::Pending(why);
+                s.note_save(self.opts.operation_gap);
+                let _ = s.save();
+                log::info!("{}: {}", rel.display(), s.meta.status);
+                return ControlFlow::Break(Ok(()));
+            }
+            Built::Refused { file, message } => {
+                s.meta.status = Status::Error(message.clone());
+                let _ = s.save();
+                log::warn!("{}: commit refused: {message}", rel.display());
+                if file.as_deref().map_or(true, |f| names_the_save(f, trigger)) {
+                    return ControlFlow::Break(Err(FsError::Commit(format!(
+                        "{}: {message}",
+                        rel.display()
+                    ))));
+                }
+                return ControlFlow::Break(Ok(()));
+            }
+            Built::Aborted(e) => return ControlFlow::Break(Err(e)),
+            Built::Failed(e) => {
+                s.meta.status = Status::Error(e.to_string());
+                let _ = s.save();
+                log::warn!("{}: commit refused: {e}", rel.display());
+                return ControlFlow::Break(Err(e));
+            }
+        };
+        ControlFlow::Continue(ToWrite {
+            new,
+            unchanged,
+            outdated,
+            phases,
+        })
+    }
+
+    /// The binary a commit wrote, as written and decoded, for the resolve that follows
+    /// while it is the file the commit left (not read or decoded again). The version replaced
+    /// (`old_view`) is kept for the times only (`committed_times`): no longer counted in the
+    /// budget of decoded views, as a decode made for that is not; the new one is leased in
+    /// its place when there is room without waiting (else it is decoded again, as a look-up
+    /// would).
+    fn hand_over(
+        &self,
+        old_view: Option<&Arc<dyn View>>,
+        new_view: Option<(Arc<Leased>, u64)>,
+        written: (Written, Option<SharedBytes>),
+        base: Option<Ident>,
+    ) -> Option<Given> {
+        if let Some(v) = old_view {
+            v.unlease();
+        }
+        let new_view = new_view.and_then(|(v, need)| {
+            let lease = self.cache.try_admit(need).ok()?;
+            v.set_lease(lease);
+            Some(v as Arc<dyn View>)
+        });
+        match (written, base) {
+            ((w, Some(bytes)), Some(ident)) => Some(Given {
+                // the bytes only when there is no view to hand over (then no view shares
+                // them either: taken without a copy)
+                bytes: new_view.is_none().then(|| Vec::from(bytes)),
+                view: new_view,
+                written: w,
+                ident,
+            }),
+            _ => None,
+        }
+    }
+
+    /// The staged files binary `new` makes outdated: known from the build, or worked out
+    /// from its decoded view (maps, [`outdated_after`]).
+    fn check_outdated(&self, s: &mut Stage, new: &New, outdated: Outdated) -> Checked {
+        let (kind, view, need, opts, old_meta, old, stable) = match outdated {
+            Outdated::Known(v) => {
+                return Checked {
+                    outdated: v,
+                    refreshed: Vec::new(),
+                    old_view: None,
+                    new_view: None,
+                    t_check: None,
+                }
+            }
+            Outdated::Check {
+                kind,
+                view,
+                need,
+                opts,
+                old_meta,
+                old,
+                stable,
+            } => (kind, view, need, opts, old_meta, old, stable),
+        };
+        let new_view = Some((view.clone(), need));
+        let view: Arc<dyn View> = view;
+        if let (AssetKind::Cob, Some(v)) = (kind, &old) {
+            record_cob_renderings(s, &**v);
+        }
+        match &old_meta {
+            _ if kind == AssetKind::Cob => {}
+            Some((m, t)) if kind == AssetKind::Tnt => record_renderings(s, m, *t),
+            Some((m, _)) => record_flattenings(s, m),
+            None => {}
+        }
+        if let Some(g) = old.as_ref().and_then(|v| v.gaf_model()) {
+            record_sequence_names(s, g);
+        }
+        // deletions the new binary applied are no longer needed
+        let layout = Layout::new(&*view);
+        s.meta.whiteouts.retain(|w| layout.is_dir(w).is_some());
+        let bytes = match new {
+            New::Bytes(b) => &b[..],
+            New::File(..) => &[],
+        };
+        let t = std::time::Instant::now();
+        let (out, rebuilt) =
+            outdated_after(&self.opts.packer, kind, s, &*view, bytes, &opts, stable);
+        let t_check = rebuilt.then(|| t.elapsed());
+        let (refreshed, out) = refresh_or_drop(s, &*view, out);
+        Checked {
+            outdated: out,
+            refreshed,
+            old_view: old,
+            new_view,
+            t_check,
+        }
     }
 
     /// After a commit (or one that changed nothing): nothing is uncommitted any more; in an
@@ -641,6 +685,73 @@ fn drop_later<T: Send + 'static>(v: T) {
 
 /// What the binary was read as for a commit: a loose binary's bytes, an archive's open file,
 /// or a loose GAF's open file and the view the mount holds of it.
+/// What a build leaves to write ([`Core::to_write`]).
+struct ToWrite {
+    /// The new binary (`None`: the build gives the binary as it is).
+    new: Option<New>,
+    /// Whether `new` is the binary's bytes again, when the build knows.
+    unchanged: Option<bool>,
+    outdated: Outdated,
+    /// How long each phase of the build took.
+    phases: Vec<(&'static str, Duration)>,
+}
+
+/// The staged files a new binary makes outdated, worked out ([`Core::check_outdated`]).
+struct Checked {
+    /// Staged files to drop.
+    outdated: Vec<String>,
+    /// Outdated files of folders still being filled, with the new binary's bytes.
+    refreshed: Vec<(String, Vec<u8>)>,
+    /// The version being replaced, decoded.
+    old_view: Option<Arc<dyn View>>,
+    /// The new binary's view (handed to the cache as the new generation's) and the bytes
+    /// its lease needs.
+    new_view: Option<(Arc<Leased>, u64)>,
+    /// How long the second build of [`outdated_staged`] took, when it ran.
+    t_check: Option<Duration>,
+}
+
+/// Whether the binary (`cur`: its metadata now, if it is there) is not the one the staged
+/// files are based on.
+fn moved_outside(cur: Option<&fs::Metadata>, s: &Stage) -> bool {
+    match (cur, &s.meta.base) {
+        (Some(m), Some(b)) => Ident::of(m) != *b,
+        (Some(_), None) => true,
+        (None, Some(_)) => true,
+        (None, None) => !s.meta.new_asset,
+    }
+}
+
+/// The status of a commit that wrote `size` bytes after saving `trigger`, with the time of
+/// each phase (`t0`: the build's start; `t_built`: its length).
+fn committed(
+    size: u64,
+    trigger: &str,
+    phases: &[(&'static str, Duration)],
+    t_check: Option<Duration>,
+    t0: std::time::Instant,
+    t_built: Duration,
+) -> Status {
+    let ms = |d: Duration| d.as_millis();
+    let mut steps: Vec<String> = phases
+        .iter()
+        .map(|(name, d)| format!("{name} {}", ms(*d)))
+        .collect();
+    if let Some(d) = t_check {
+        steps.push(format!("check {}", ms(d)));
+    }
+    let rest = t0.elapsed().saturating_sub(t_built);
+    steps.push(format!(
+        "history + replace {}",
+        ms(rest.saturating_sub(t_check.unwrap_or_default()))
+    ));
+    Status::Committed(format!(
+        "{size} bytes after saving {trigger} ({} ms: {})",
+        ms(t0.elapsed()),
+        steps.join(", ")
+    ))
+}
+
 enum Cur {
     Bytes(Vec<u8>),
     File(fs::File),
@@ -653,7 +764,7 @@ fn same_as_file(base: &Base, bytes: &[u8]) -> bool {
     let Base::Decoded(_, f, m) = base else {
         return false;
     };
-    m.len() == bytes.len() as u64 && crate::fs::sys::file_holds(f, bytes).unwrap_or(false)
+    m.len() == bytes.len() as u64 && crate::sys::file_holds(f, bytes).unwrap_or(false)
 }
 
 /// A new binary a commit replaces the old one with.
@@ -747,11 +858,11 @@ pub(in crate::fs) fn replace_binary(
     }
     if let (None, Some((uid, gid))) = (&old, s.meta.owner) {
         // a new asset's first binary belongs to whoever made the asset
-        if let Err(e) = crate::fs::sys::chown_at(dir, name, Some(uid), Some(gid)) {
+        if let Err(e) = crate::sys::chown_at(dir, name, Some(uid), Some(gid)) {
             log::warn!("{}: giving it to {uid}:{gid}: {e}", rel.display());
         }
     }
-    let now = Ident::of(&crate::fs::sys::lstat_at(dir, name)?);
+    let now = Ident::of(&crate::sys::lstat_at(dir, name)?);
     if old.is_some() {
         s.note_replaced(&now);
     }

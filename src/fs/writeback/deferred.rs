@@ -13,8 +13,9 @@
 //! [`MountOptions::archive_commit_delay`]: crate::fs::MountOptions::archive_commit_delay
 
 use super::archive::part_of;
-use crate::fs::core::{is_archive_path, lock, Core};
-use crate::fs::stage::Stage;
+use crate::fs::core::{is_archive_path, Core};
+use crate::fs::shared::lock;
+use crate::fs::stage::{Stage, Status};
 use crate::fs::FsError;
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
@@ -131,10 +132,10 @@ impl Core {
         let asset = self.slot(rel);
         let mut g = lock(&asset.stage);
         if let Some(s) = g.as_mut() {
-            s.meta.status = format!(
+            s.meta.status = Status::Deferred(format!(
                 "{trigger} and the saves with it commit once no save came for {} ms",
                 delay.as_millis()
-            );
+            ));
             let _ = s.save();
         }
         Ok(())

@@ -12,7 +12,8 @@
 //! then fall back to the archive's).
 
 use super::archive::part_of;
-use crate::fs::core::{is_archive_path, lock, Attr, Core};
+use crate::fs::core::{is_archive_path, Attr, Core};
+use crate::fs::shared::lock;
 use crate::fs::stage::Ident;
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
@@ -54,7 +55,7 @@ impl Shown {
 
     /// Its mtime.
     pub(in crate::fs) fn mtime(&self) -> std::time::SystemTime {
-        crate::fs::core::time(self.s, i64::from(self.n))
+        crate::fs::shared::time(self.s, i64::from(self.n))
     }
 }
 

@@ -28,16 +28,16 @@ mod times;
 
 pub(in crate::fs) use deferred::Deferred;
 pub(in crate::fs) use overlay::{listed, merged_children};
-pub(in crate::fs) use status::STATUS_NAME;
-pub(in crate::fs) use times::{fingerprint, folder_fingerprint, Times};
+pub(in crate::fs) use times::Times;
 
 use crate::fs::core::assets::{Asset, Outcome};
 use crate::fs::core::inode::NodeKind;
-use crate::fs::core::{lock, time, Core, Resolved};
+use crate::fs::core::{Core, Resolved};
 use crate::fs::layout::Layout;
-use crate::fs::stage::{Ident, Stage, StagedIndex};
-use crate::fs::sys::{self, SetTime};
+use crate::fs::shared::{fingerprint, folder_fingerprint, lock, time, Loc, STATUS_NAME};
+use crate::fs::stage::{Ident, Stage, StagedIndex, Status};
 use crate::fs::FsError;
+use crate::sys::{self, SetTime};
 use crate::view::{AssetKind, ViewError};
 use std::ffi::{OsStr, OsString};
 use std::fs::{self, Metadata};
@@ -45,16 +45,6 @@ use std::os::unix::fs::{DirBuilderExt, MetadataExt, PermissionsExt};
 use std::path::{Path, PathBuf};
 use std::sync::atomic::Ordering;
 use std::sync::Arc;
-
-/// Where a path of an asset directory is, staged state on top of the generated view.
-pub(in crate::fs) enum Loc {
-    None,
-    Dir,
-    Staged(Metadata),
-    Gen,
-}
-
-pub(in crate::fs) use crate::fs::layout::join;
 
 /// The file named by a view error, if any.
 pub(in crate::fs) fn error_file(e: &ViewError) -> Option<&str> {
@@ -136,7 +126,8 @@ impl Core {
             stage.meta.dirty.clear();
             stage.meta.conflict = false;
             stage.meta.new_asset = false;
-            stage.meta.status = "committed (an interrupted commit was completed at start)".into();
+            stage.meta.status =
+                Status::Committed("(an interrupted commit was completed at start)".into());
             log::info!("{}: {}", rel.display(), stage.meta.status);
             let _ = stage.save();
             return;
@@ -159,9 +150,9 @@ impl Core {
             }
         } else if !stage.meta.conflict {
             stage.meta.conflict = true;
-            stage.meta.status = format!(
-                "conflict: the binary changed outside the mount while these were staged: {}; \
-                 commits are refused (ESTALE) until they are deleted (copy them elsewhere first)",
+            stage.meta.status = Status::Conflict(format!(
+                "the binary changed outside the mount while these were staged: {}; commits are \
+                 refused (ESTALE) until they are deleted (copy them elsewhere first)",
                 stage
                     .meta
                     .dirty
@@ -169,7 +160,7 @@ impl Core {
                     .cloned()
                     .collect::<Vec<_>>()
                     .join(", ")
-            );
+            ));
             log::warn!("{}: {}", rel.display(), stage.meta.status);
             let _ = stage.save();
         }

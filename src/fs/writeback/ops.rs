@@ -3,11 +3,13 @@
 //! (a new asset) and `rmdir` of an asset directory.
 
 use super::archive::{is_archive_stage, part_of};
+use super::merged_children;
 use super::overlay::FILLING;
-use super::{join, merged_children, Loc};
 use crate::fs::core::handles::Handle;
 use crate::fs::core::inode::NodeKind;
-use crate::fs::core::{is_archive_path, lock, Attr, Core, Inval, Opened, Resolved, SetAttr};
+use crate::fs::core::{is_archive_path, AssetAt, Attr, Core, Inval, Opened, Resolved, SetAttr};
+use crate::fs::shared::{join, lock, Loc, NewNode};
+use crate::fs::stage::Status;
 use crate::fs::FsError;
 use crate::view::AssetKind;
 use std::ffi::OsStr;
@@ -16,39 +18,45 @@ use std::os::unix::fs::{DirBuilderExt, OpenOptionsExt};
 use std::path::Path;
 use std::sync::atomic::AtomicBool;
 
+/// A `rename` inside asset directories: `name` in `parent` to `newname` in `newparent`, and
+/// the view paths `src` and `dst` they stand for.
+#[derive(Clone, Copy)]
+pub(in crate::fs) struct Move<'a> {
+    pub(in crate::fs) parent: u64,
+    pub(in crate::fs) name: &'a str,
+    pub(in crate::fs) newparent: u64,
+    pub(in crate::fs) newname: &'a str,
+    pub(in crate::fs) src: &'a str,
+    pub(in crate::fs) dst: &'a str,
+}
+
 impl Core {
     /// `mknod` in an asset folder: regular files only, created as by `create`.
-    pub(in crate::fs) fn wb_mknod(
-        &self,
-        parent: u64,
-        name: &OsStr,
-        mode: u32,
-        umask: u32,
-        uid: u32,
-        gid: u32,
-    ) -> Result<Attr, FsError> {
-        if mode & libc::S_IFMT != libc::S_IFREG {
+    pub(in crate::fs) fn wb_mknod(&self, n: NewNode) -> Result<Attr, FsError> {
+        if n.mode & libc::S_IFMT != libc::S_IFREG {
             return Err(FsError::NotSupported(
                 "only regular files in asset directories",
             ));
         }
-        let (attr, o) = self.wb_create(parent, name, mode, umask, libc::O_EXCL, uid, gid)?;
+        let (attr, o) = self.wb_create(n, libc::O_EXCL)?;
         self.release_handle(o.fh)?;
         Ok(attr)
     }
 
     /// `create` in an asset folder.
-    #[allow(clippy::too_many_arguments)]
     pub(in crate::fs) fn wb_create(
         &self,
-        parent: u64,
-        name: &OsStr,
-        mode: u32,
-        umask: u32,
+        n: NewNode,
         flags: i32,
-        uid: u32,
-        gid: u32,
     ) -> Result<(Attr, Opened), FsError> {
+        let NewNode {
+            parent,
+            name,
+            mode,
+            umask,
+            uid,
+            gid,
+        } = n;
         self.check_writable()?;
         let (root, rel, gen, layout, meta, dir) = self.in_asset(parent)?.ok_or(FsError::NotDir)?;
         let name = Self::name_str(name)?;
@@ -194,10 +202,10 @@ impl Core {
             return;
         }
         s.meta.dirty.remove(&vpath);
-        s.meta.status = format!(
-            "error: writing {vpath} failed ({e}); it shows what it showed before the write; \
-             save it again once the state folder has room"
-        );
+        s.meta.status = Status::Error(format!(
+            "writing {vpath} failed ({e}); it shows what it showed before the write; save it \
+             again once the state folder has room"
+        ));
         log::warn!("{}: {}", rel.display(), s.meta.status);
         let _ = s.save();
         // under the stage lock, with the staged file (`stands_at`)
@@ -265,11 +273,11 @@ impl Core {
         let Some(s) = g.as_mut().filter(|s| s.meta.removing) else {
             return Ok(());
         };
-        s.meta.status = format!(
-            "error: {vpath} was saved but metadata.json is deleted (the asset is marked for \
-             removal), so nothing is applied; write metadata.json again to commit, or `rmdir` \
-             the asset directory to delete the binary"
-        );
+        s.meta.status = Status::Error(format!(
+            "{vpath} was saved but metadata.json is deleted (the asset is marked for removal), \
+             so nothing is applied; write metadata.json again to commit, or `rmdir` the asset \
+             directory to delete the binary"
+        ));
         let _ = s.save();
         log::warn!("{}: {}", rel.display(), s.meta.status);
         Err(FsError::Commit(format!(
@@ -333,15 +341,15 @@ impl Core {
     }
 
     /// `mkdir` in an asset folder.
-    pub(in crate::fs) fn wb_mkdir(
-        &self,
-        parent: u64,
-        name: &OsStr,
-        mode: u32,
-        umask: u32,
-        uid: u32,
-        gid: u32,
-    ) -> Result<Attr, FsError> {
+    pub(in crate::fs) fn wb_mkdir(&self, n: NewNode) -> Result<Attr, FsError> {
+        let NewNode {
+            parent,
+            name,
+            mode,
+            umask,
+            uid,
+            gid,
+        } = n;
         self.check_writable()?;
         let (root, rel, gen, layout, meta, dir) = self.in_asset(parent)?.ok_or(FsError::NotDir)?;
         let name = Self::name_str(name)?;
@@ -400,9 +408,11 @@ impl Core {
             }
             if vpath == "metadata.json" && !is_archive_stage(s) {
                 s.meta.removing = true;
-                s.meta.status = "removing: metadata.json was deleted; nothing commits until it \
-                                 is written again, `rmdir` of the asset directory deletes the binary"
-                    .into();
+                s.meta.status = Status::Removing(
+                    "metadata.json was deleted; nothing commits until it is written again, \
+                     `rmdir` of the asset directory deletes the binary"
+                        .into(),
+                );
             }
             // under the stage lock, with the staged file (`stands_at`)
             self.table_mut().detach_child(parent, OsStr::new(name));
@@ -503,19 +513,21 @@ impl Core {
         let newname = Self::name_str(newname)?;
         let src = join(&sdir, name);
         let dst = join(&ddir, newname);
+        let mv = Move {
+            parent,
+            name,
+            newparent,
+            newname,
+            src: &src,
+            dst: &dst,
+        };
         match self.locate(&rel, &layout, &src) {
             Loc::None => return Err(FsError::NotFound),
             Loc::Dir if is_archive_path(&rel) && part_of(&src).is_none() => {
                 // a folder or a member of an archive: moved in the archive
-                return self.archive_rename(
-                    parent, name, newparent, newname, &rel, &layout, &meta, gen, &src, &dst,
-                );
+                return self.archive_rename(mv, AssetAt::of(&rel, gen, &layout, &meta));
             }
-            Loc::Dir => {
-                return self.rename_dir(
-                    parent, name, newparent, newname, &rel, &layout, &meta, gen, &src, &dst,
-                )
-            }
+            Loc::Dir => return self.rename_dir(mv, AssetAt::of(&rel, gen, &layout, &meta)),
             _ => {}
         }
         match self.locate(&rel, &layout, &dst) {
@@ -573,20 +585,21 @@ impl Core {
     /// asset commits (a renamed sequence folder renames the sequence). The destination must
     /// not exist (`EEXIST`; `ENOTEMPTY` for a non-empty folder), nor be inside the source
     /// (`EINVAL`).
-    #[allow(clippy::too_many_arguments)]
-    fn rename_dir(
-        &self,
-        parent: u64,
-        name: &str,
-        newparent: u64,
-        newname: &str,
-        rel: &Path,
-        layout: &crate::fs::layout::Layout,
-        meta: &fs::Metadata,
-        gen: u64,
-        src: &str,
-        dst: &str,
-    ) -> Result<(), FsError> {
+    fn rename_dir(&self, mv: Move, at: AssetAt) -> Result<(), FsError> {
+        let Move {
+            parent,
+            name,
+            newparent,
+            newname,
+            src,
+            dst,
+        } = mv;
+        let AssetAt {
+            rel,
+            gen,
+            layout,
+            meta,
+        } = at;
         if dst == src {
             return Ok(());
         }
@@ -721,7 +734,7 @@ impl Core {
             }
             // nothing generated shows while a copy fills it (see `FILLING`)
             fs::write(s.files.join(FILLING), b"")?;
-            s.meta.status = "new asset: waiting for files".into();
+            s.meta.status = Status::NewAsset("waiting for files".into());
             s.save()?;
         }
         self.lookup_node(parent, name).map(Some)
@@ -751,7 +764,7 @@ impl Core {
                 let m = f.metadata()?;
                 s.push_history_file(&f, Some((&abs, &m)))?;
                 let (dir, name) = self.parent_fd(&rel)?;
-                crate::fs::sys::unlink_at(std::os::fd::AsFd::as_fd(&dir), &name, false)?;
+                crate::sys::unlink_at(std::os::fd::AsFd::as_fd(&dir), &name, false)?;
                 log::info!("{}: deleted (kept in the history)", rel.display());
             }
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}

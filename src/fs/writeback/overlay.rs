@@ -1,8 +1,8 @@
 //! The staged files on top of the generated view: the children of a folder of an asset
 //! directory, and the file set a commit builds from ([`Overlay`]).
 
-use super::join;
 use crate::fs::layout::Layout;
+use crate::fs::shared::join;
 use crate::fs::stage::{is_layout_name, Stage, StagedKind, StagedTree};
 use crate::view::{AssetKind, FileSet, View, ViewError};
 use std::fs;
@@ -23,17 +23,14 @@ fn unmark(path: &std::path::Path) {
     let times = fs::metadata(path).ok().map(|m| {
         use std::os::unix::fs::MetadataExt;
         (
-            crate::fs::core::time(m.atime(), m.atime_nsec()),
-            crate::fs::core::time(m.mtime(), m.mtime_nsec()),
+            crate::fs::shared::time(m.atime(), m.atime_nsec()),
+            crate::fs::shared::time(m.mtime(), m.mtime_nsec()),
         )
     });
     if fs::remove_file(&marker).is_ok() {
         if let Some((a, m)) = times {
-            let _ = crate::fs::sys::set_times(
-                path,
-                crate::fs::sys::SetTime::At(a),
-                crate::fs::sys::SetTime::At(m),
-            );
+            let _ =
+                crate::sys::set_times(path, crate::sys::SetTime::At(a), crate::sys::SetTime::At(m));
         }
     }
 }

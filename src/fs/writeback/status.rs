@@ -4,16 +4,14 @@
 
 use crate::fs::core::assets::Asset;
 use crate::fs::core::inode::NodeKind;
-use crate::fs::core::{lock, Attr, Core, ROOT};
+use crate::fs::core::{Attr, Core, ROOT};
+use crate::fs::shared::{lock, STATUS_NAME};
 use crate::fs::FsError;
 use std::ffi::OsStr;
 use std::fs;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::SystemTime;
-
-/// Name of the hidden status file.
-pub(in crate::fs) const STATUS_NAME: &str = ".tafs-status";
 
 impl Core {
     /// The status text of asset `rel`.
@@ -34,7 +32,7 @@ impl Core {
             "conflict"
         } else if s.meta.removing {
             "removing"
-        } else if s.meta.status.starts_with("error") {
+        } else if s.meta.status.is_error() {
             "error"
         } else if !s.meta.dirty.is_empty() && self.deferred_for(rel) {
             "staged"
@@ -44,13 +42,13 @@ impl Core {
             "clean"
         };
         let mut t = format!("{}: {state}\n", rel.display());
-        if !s.meta.status.is_empty() {
+        if !s.meta.status.is_none() {
             t.push_str(&format!("  {}\n", s.meta.status));
         }
         // every commit of the last operation, unless it is the one line above
         if let Some(o) = &s.meta.operation {
             let n = o.commits.len() + o.more;
-            let alone = n == 1 && o.commits.first() == Some(&s.meta.status);
+            let alone = n == 1 && o.commits.first() == Some(&s.meta.status.to_string());
             if n > 0 && !alone {
                 t.push_str(&format!(
                     "  last operation: {n} commit{} (one version in the history):\n",

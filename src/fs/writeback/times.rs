@@ -11,8 +11,9 @@
 //! version after next is compared with the record only.
 
 use super::member_times::MemberTimes;
-use crate::fs::core::{lock, time, Core};
+use crate::fs::core::Core;
 use crate::fs::layout::Layout;
+use crate::fs::shared::{fingerprint, folder_fingerprint, lock, time};
 use crate::fs::stage::Ident;
 use crate::view::View;
 use std::collections::HashMap;
@@ -120,21 +121,6 @@ impl Drop for Times {
 pub(in crate::fs) fn read_record<T: serde::de::DeserializeOwned>(file: Option<&Path>) -> Option<T> {
     let b = std::fs::read(file?).ok()?;
     serde_json::from_slice(&b).ok()
-}
-
-/// The fingerprint of a generated file's bytes.
-pub(in crate::fs) fn fingerprint(bytes: &[u8]) -> u64 {
-    ((bytes.len() as u64) << 32) | u64::from(crc32fast::hash(bytes))
-}
-
-/// The fingerprint of a generated folder: its names (and which are folders), in order.
-pub(in crate::fs) fn folder_fingerprint(kids: &[(String, bool)]) -> u64 {
-    let mut h = crc32fast::Hasher::new();
-    for (n, d) in kids {
-        h.update(n.as_bytes());
-        h.update(if *d { b"/\0" } else { b"\0" });
-    }
-    ((kids.len() as u64) << 32) | u64::from(h.finalize())
 }
 
 fn parts(t: SystemTime) -> (i64, u32) {
@@ -330,18 +316,5 @@ mod tests {
             let (s2, n2) = parts(t);
             assert_eq!(time(s2, i64::from(n2)), t, "{s}.{n}");
         }
-    }
-
-    #[test]
-    fn fingerprints_tell_folders_and_bytes_apart() {
-        assert_ne!(fingerprint(b"ab"), fingerprint(b"ba"));
-        assert_ne!(
-            folder_fingerprint(&[("a".into(), true)]),
-            folder_fingerprint(&[("a".into(), false)])
-        );
-        assert_eq!(
-            folder_fingerprint(&[("a".into(), false), ("b".into(), false)]),
-            folder_fingerprint(&[("a".into(), false), ("b".into(), false)])
-        );
     }
 }

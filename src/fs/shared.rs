@@ -1,0 +1,99 @@
+//! What every room of the file system shares, importing no room back: the poison-tolerant
+//! lock, times from stat fields, fingerprints of generated files and folders, paths in a view,
+//! the status file's name, where a path of an asset directory is ([`Loc`]) and what a
+//! creation asks for ([`NewNode`]).
+
+use std::ffi::OsStr;
+use std::fs::Metadata;
+use std::sync::{Mutex, MutexGuard};
+use std::time::{Duration, SystemTime, UNIX_EPOCH};
+
+/// Locks `m`, taking the value over from a thread that panicked while holding it (the
+/// state each lock guards stays consistent between statements).
+pub(in crate::fs) fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
+    m.lock().unwrap_or_else(|p| p.into_inner())
+}
+
+/// The instant `sec` seconds and `nsec` nanoseconds from the epoch (`nsec` clamped).
+pub(in crate::fs) fn time(sec: i64, nsec: i64) -> SystemTime {
+    let nsec = nsec.clamp(0, 999_999_999) as u32;
+    if sec >= 0 {
+        UNIX_EPOCH + Duration::new(sec as u64, nsec)
+    } else {
+        UNIX_EPOCH - Duration::from_secs(sec.unsigned_abs()) + Duration::new(0, nsec)
+    }
+}
+
+/// The fingerprint of a generated file's bytes.
+pub(in crate::fs) fn fingerprint(bytes: &[u8]) -> u64 {
+    ((bytes.len() as u64) << 32) | u64::from(crc32fast::hash(bytes))
+}
+
+/// The fingerprint of a generated folder: its names (and which are folders), in order.
+pub(in crate::fs) fn folder_fingerprint(kids: &[(String, bool)]) -> u64 {
+    let mut h = crc32fast::Hasher::new();
+    for (n, d) in kids {
+        h.update(n.as_bytes());
+        h.update(if *d { b"/\0" } else { b"\0" });
+    }
+    ((kids.len() as u64) << 32) | u64::from(h.finalize())
+}
+
+/// `dir/name` in a view (`name` in the top folder when `dir` is empty).
+pub(in crate::fs) fn join(dir: &str, name: &str) -> String {
+    if dir.is_empty() {
+        name.to_string()
+    } else {
+        format!("{dir}/{name}")
+    }
+}
+
+/// What a `mknod`, `mkdir` or `create` asks for: the folder and name of the new node, its
+/// mode with the caller's umask, and its owner.
+#[derive(Clone, Copy)]
+pub(in crate::fs) struct NewNode<'a> {
+    pub(in crate::fs) parent: u64,
+    pub(in crate::fs) name: &'a OsStr,
+    pub(in crate::fs) mode: u32,
+    pub(in crate::fs) umask: u32,
+    pub(in crate::fs) uid: u32,
+    pub(in crate::fs) gid: u32,
+}
+
+/// Name of the hidden status file.
+pub(in crate::fs) const STATUS_NAME: &str = ".tafs-status";
+
+/// Where a path of an asset directory is, staged state on top of the generated view.
+pub(in crate::fs) enum Loc {
+    None,
+    Dir,
+    Staged(Metadata),
+    Gen,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn negative_times_convert() {
+        assert_eq!(
+            time(-1, 500_000_000),
+            UNIX_EPOCH - Duration::from_millis(500)
+        );
+        assert_eq!(time(2, 0), UNIX_EPOCH + Duration::from_secs(2));
+    }
+
+    #[test]
+    fn fingerprints_tell_folders_and_bytes_apart() {
+        assert_ne!(fingerprint(b"ab"), fingerprint(b"ba"));
+        assert_ne!(
+            folder_fingerprint(&[("a".into(), true)]),
+            folder_fingerprint(&[("a".into(), false)])
+        );
+        assert_eq!(
+            folder_fingerprint(&[("a".into(), false), ("b".into(), false)]),
+            folder_fingerprint(&[("a".into(), false), ("b".into(), false)])
+        );
+    }
+}
