@@ -429,6 +429,16 @@ impl Core {
         rel: &Path,
         binary: Binary,
     ) -> Result<Result<Box<dyn View>, ViewError>, FsError> {
+        self.decode_with(rel, binary, None)
+    }
+
+    /// [`Core::decode`] with the view options when already known.
+    fn decode_with(
+        &self,
+        rel: &Path,
+        binary: Binary,
+        opts: Option<ViewOptions>,
+    ) -> Result<Result<Box<dyn View>, ViewError>, FsError> {
         let name = rel.file_name().and_then(|n| n.to_str()).unwrap_or("");
         let bytes = match binary {
             Binary::Archive(file) => {
@@ -449,7 +459,7 @@ impl Core {
             return Ok(Err(ViewError::invalid(name, "not an asset name")));
         };
         let rel_str = rel.to_string_lossy().replace('\\', "/");
-        let opts = view_options_for(&self.game_dir, &rel_str);
+        let opts = opts.unwrap_or_else(|| view_options_for(&self.game_dir, &rel_str));
         self.index.decodes.fetch_add(1, Ordering::Relaxed);
         self.cache
             .decode_within(&rel_str, kind, &bytes, &opts, |k, b, o| {
@@ -530,15 +540,15 @@ impl Core {
         }
         st.outcome = Outcome::Unknown;
         // the persisted index: the same content under the same options lists as recorded
-        let key = match (&bytes, &given_view) {
+        let (key, opts) = match (&bytes, &given_view) {
             (Some(Binary::Bytes(b)), None) => self.index_key(rel, b),
-            _ => None,
+            _ => (None, None),
         };
         let listed = key.as_ref().and_then(|k| self.indexed_layout(rel, k));
         let decoded = match (bytes, given_view, listed) {
             (_, _, Some(layout)) => Ok(Err(layout)),
             (_, Some(v), None) => Ok(Ok(Ok(v))),
-            (Some(b), None, None) => self.decode(rel, b).map(|r| Ok(r.map(Arc::from))),
+            (Some(b), None, None) => self.decode_with(rel, b, opts).map(|r| Ok(r.map(Arc::from))),
             (None, None, None) => Err(FsError::Stale),
         };
         let result = match decoded {

@@ -65,25 +65,32 @@ impl Persisted {
 }
 
 impl Core {
-    /// The index key of asset `rel` read as `bytes`: `None` for archives (listed member by
-    /// member) and for a binary whose view would not fit in the budget of decoded views (a
-    /// decode decides how it is shown).
-    pub(in crate::fs) fn index_key(&self, rel: &Path, bytes: &[u8]) -> Option<Key> {
-        self.index.file.as_ref()?;
-        if is_archive_path(rel) {
-            return None;
-        }
-        let kind = AssetKind::from_name(rel.file_name()?.to_str()?)?;
+    /// The index key of asset `rel` read as `bytes`, and its view options (for a decode):
+    /// no key for archives (listed member by member) and for a binary whose view would not
+    /// fit in the budget of decoded views (a decode decides how it is shown).
+    pub(in crate::fs) fn index_key(
+        &self,
+        rel: &Path,
+        bytes: &[u8],
+    ) -> (Option<Key>, Option<crate::view::ViewOptions>) {
+        let kind = rel
+            .file_name()
+            .and_then(|n| n.to_str())
+            .and_then(AssetKind::from_name);
+        let Some(kind) = kind.filter(|_| self.index.file.is_some() && !is_archive_path(rel)) else {
+            return (None, None);
+        };
         let rel_str = rel.to_string_lossy().replace('\\', "/");
         let opts = view_options_for(&self.game_dir, &rel_str);
         if !self.cache.fits(kind, bytes, &opts.limits) {
-            return None;
+            return (None, Some(opts));
         }
-        Some(Key {
+        let key = Key {
             size: bytes.len() as u64,
             crc: crc32fast::hash(bytes),
             options: index::options_hash(&opts),
-        })
+        };
+        (Some(key), Some(opts))
     }
 
     /// The layout recorded for `rel` under `key`, if any; a record under another key (the
