@@ -321,4 +321,44 @@ mod tests {
         assert_eq!(l.subdirs("a/x"), 0);
         assert_eq!(l.is_dir("b/1.png"), Some(false));
     }
+
+    #[test]
+    fn a_layout_read_back_from_the_index_lists_alike_and_checks_its_sizes() {
+        use crate::view::Entry;
+        struct V(Vec<Entry>);
+        impl View for V {
+            fn entries(&self) -> &[Entry] {
+                &self.0
+            }
+            fn render(&self, _: &str, _: &mut dyn std::io::Write) -> Result<(), ViewError> {
+                Ok(())
+            }
+        }
+        let v = V(vec![
+            Entry::file("z.json"),
+            Entry::dir("b"),
+            Entry::file("b/2.png"),
+            Entry::dir("b/c"),
+            Entry::file("b/c/x.csv"),
+            Entry::file("b/1.png"),
+            Entry::dir("a"),
+        ]);
+        let l = Layout::new(&v);
+        l.set_size("b/2.png", 20);
+        l.set_size("z.json", 7);
+        let items = l.to_index().unwrap();
+        let back = Layout::from_index(&items);
+        for dir in ["", "a", "b", "b/c"] {
+            assert_eq!(back.children(dir), l.children(dir), "{dir}");
+            assert_eq!(back.subdirs(dir), l.subdirs(dir), "{dir}");
+        }
+        assert_eq!(back.to_index().unwrap(), items);
+        // sizes shown, not verified until rendered
+        assert_eq!(back.size("b/2.png"), Some(20));
+        assert_eq!(back.verified_size("b/2.png"), None);
+        assert_eq!(back.size("b/1.png"), None);
+        back.set_size("b/2.png", 21);
+        assert_eq!(back.verified_size("b/2.png"), Some(21));
+        assert_eq!(l.verified_size("z.json"), Some(7));
+    }
 }

@@ -38,9 +38,14 @@ pub(in crate::fs) struct Persisted {
     pub(in crate::fs) hits: AtomicU64,
     /// Assets decoded.
     pub(in crate::fs) decodes: AtomicU64,
-    /// The checksum of what was last written or read (nothing new: not written again).
+    /// The checksum of what was last written (nothing new: not written again).
     last: Mutex<Option<u32>>,
+    /// When the index was last written, and the work counted then ([`Core::work_done`]).
+    saved: Mutex<Option<(std::time::Instant, u64)>>,
 }
+
+/// The least time between two writes of the index while mounted.
+const SAVE_EVERY: std::time::Duration = std::time::Duration::from_secs(30);
 
 impl Persisted {
     /// The index of game folder `game_dir` in `state` (if any), writable unless `read_only`.
@@ -140,7 +145,12 @@ impl Core {
                 continue;
             };
             let asset = self.slot(&rel);
-            let st = lock(&asset.state);
+            // an asset being decoded now keeps the record it had
+            let st = match asset.state.try_lock() {
+                Ok(st) => st,
+                Err(std::sync::TryLockError::Poisoned(p)) => p.into_inner(),
+                Err(std::sync::TryLockError::WouldBlock) => continue,
+            };
             let items = match &st.outcome {
                 Outcome::Ready(layout) if st.ident.as_ref() == Some(&ident) => layout.to_index(),
                 _ => None,
@@ -166,6 +176,32 @@ impl Core {
             }
             Err(e) => log::warn!("{}: index not written: {e}", file.display()),
         }
+    }
+
+    /// Assets decoded or listed from the index and files rendered so far.
+    fn work_done(&self) -> u64 {
+        let i = &self.index;
+        i.hits.load(Ordering::Relaxed) + i.decodes.load(Ordering::Relaxed) + self.cache.rendered()
+    }
+
+    /// Writes the index while mounted when there is something new and it was last written
+    /// (or the mount began) [`SAVE_EVERY`] ago or more, so a daemon that is killed keeps most
+    /// of what it listed. Never waits: when another thread is writing it, nothing is done.
+    pub(in crate::fs) fn save_index_now_and_then(&self) {
+        if self.index.file.is_none() || !self.index.writable {
+            return;
+        }
+        let Ok(mut saved) = self.index.saved.try_lock() else {
+            return;
+        };
+        let now = std::time::Instant::now();
+        let (at, work) = *saved.get_or_insert((now, 0));
+        let done = self.work_done();
+        if done == work || now.duration_since(at) < SAVE_EVERY {
+            return;
+        }
+        *saved = Some((now, done));
+        self.save_index();
     }
 
     /// One line for the status file: how many assets were listed from the index, decoded,
