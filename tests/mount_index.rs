@@ -149,8 +149,9 @@ fn a_binary_changed_to_the_same_size_and_mtime_is_decoded_again() {
     sizes_agree(&m.mnt, false);
 }
 
-/// The index file with the first recorded size of a file (kind 2) set to `size`, its
-/// checksum made right again: parsed and written by Python from the format's description.
+/// The index file with every recorded size of a file (kind 2) set to `size`, its checksum
+/// made right again: parsed and written by Python from the format's description. Prints the
+/// paths lied about.
 const LIE: &str = r#"
 import struct, sys, zlib
 path, size = sys.argv[1], int(sys.argv[2])
@@ -169,7 +170,7 @@ def text():
     n = take('<H')
     pos += n
     return body[pos - n:pos].decode()
-lied = None
+lied = []
 for _ in range(take('<I')):
     asset = text()
     pos += 8 + 4 + 8
@@ -179,12 +180,12 @@ for _ in range(take('<I')):
         if kind == 2:
             pos += 8
         name = text()
-        if kind == 2 and lied is None:
+        if kind == 2:
             struct.pack_into('<Q', body, at, size)
-            lied = asset + '/' + name
+            lied.append(asset + '/' + name)
 assert pos == len(body), (pos, len(body))
 open(path, 'wb').write(bytes(body) + struct.pack('<I', zlib.crc32(body)))
-print(lied)
+print('\n'.join(lied))
 "#;
 
 #[test]
@@ -195,10 +196,21 @@ fn a_truncated_edited_or_lying_index_never_shows_a_wrong_size() {
     let work = tempfile::tempdir().unwrap();
     let w = work.path();
     game(w);
-    {
+    // the true sizes
+    let truth: std::collections::BTreeMap<String, u64> = {
         let m = mount(w, &[]);
         listing(&m.mnt);
-    }
+        sh(&format!(
+            "cd '{}' && find anims pics -type f -exec wc -c {{}} +",
+            m.mnt.display()
+        ))
+        .lines()
+        .filter_map(|l| l.trim().split_once(' '))
+        .filter(|(_, p)| *p != "total")
+        .map(|(n, p)| (p.to_string(), n.parse().unwrap()))
+        .collect()
+    };
+    assert!(truth.len() > 20, "{truth:?}");
     let idx = index_file(w);
     let good = std::fs::read(&idx).unwrap();
     // truncated: ignored
@@ -229,14 +241,23 @@ fn a_truncated_edited_or_lying_index_never_shows_a_wrong_size() {
         script.display(),
         idx.display()
     ));
-    let lied = lied.trim();
+    let lied: Vec<&str> = lied.lines().collect();
+    assert!(lied.len() > 20, "{lied:?}");
     let m = mount(w, &[]);
     listing(&m.mnt);
     assert_eq!(counters(&m.mnt).0, 2);
-    let f = m.mnt.join(lied);
-    let read = std::fs::read(&f).unwrap();
-    assert!(read.len() > 3, "{lied}: {} bytes", read.len());
-    // the bytes are the binary's, and stat agrees once read
-    assert_eq!(std::fs::metadata(&f).unwrap().len(), read.len() as u64);
+    for p in &lied {
+        let f = m.mnt.join(p);
+        // listed with the size the index gave
+        assert_eq!(std::fs::metadata(&f).unwrap().len(), 3, "{p}");
+        // read whole, and stat agrees once read
+        let read = std::fs::read(&f).unwrap();
+        assert_eq!(Some(&(read.len() as u64)), truth.get(*p), "{p}");
+        assert_eq!(
+            std::fs::metadata(&f).unwrap().len(),
+            read.len() as u64,
+            "{p}"
+        );
+    }
     sizes_agree(&m.mnt, true);
 }

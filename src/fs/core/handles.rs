@@ -237,7 +237,10 @@ impl Core {
                                 rel.display(),
                                 shown.unwrap_or(0)
                             );
+                            // before the open returns: its reads must not stop at the
+                            // old size (an open holds no folder lock, see `inval_barrier`)
                             self.send(Inval::Inode { ino });
+                            self.inval_barrier();
                         }
                         (GenBytes::ready(b), n)
                     }
