@@ -16,6 +16,8 @@ pub(super) struct Layout {
     sizes: Mutex<HashMap<String, u64>>,
     /// Parts not expanded yet.
     pending: Mutex<std::collections::HashSet<String>>,
+    /// Files whose size came from the persisted index and is not rendered yet.
+    unverified: Mutex<std::collections::HashSet<String>>,
 }
 
 #[derive(Default)]
@@ -86,6 +88,7 @@ impl Layout {
             tree: RwLock::new(tree),
             sizes: Mutex::new(sizes),
             pending: Mutex::new(pending),
+            unverified: Mutex::default(),
         }
     }
 
@@ -175,6 +178,85 @@ impl Layout {
     /// Records the size of file `path` once rendered.
     pub(super) fn set_size(&self, path: &str, size: u64) {
         lock(&self.sizes).insert(path.to_string(), size);
+        let mut u = lock(&self.unverified);
+        if !u.is_empty() {
+            u.remove(path);
+        }
+    }
+
+    /// The size of file `path` if known from rendering it (not only from the index).
+    pub(super) fn verified_size(&self, path: &str) -> Option<u64> {
+        let u = lock(&self.unverified);
+        if !u.is_empty() && u.contains(path) {
+            return None;
+        }
+        drop(u);
+        self.size(path)
+    }
+
+    /// The layout a persisted index recorded (`items` in view order), its sizes to be
+    /// checked when rendered ([`Layout::verified_size`]).
+    pub(super) fn from_index(items: &[crate::fs::index::Item]) -> Layout {
+        let entries: Vec<view::Entry> = items
+            .iter()
+            .map(|i| {
+                if i.dir {
+                    view::Entry::dir(i.path.as_str())
+                } else {
+                    view::Entry::file(i.path.as_str())
+                }
+            })
+            .collect();
+        let mut sizes = HashMap::new();
+        let mut tree = Tree::default();
+        tree.add("", &entries, |_| None, &mut sizes);
+        let mut unverified = std::collections::HashSet::new();
+        for i in items {
+            if let (false, Some(s)) = (i.dir, i.size) {
+                sizes.insert(i.path.clone(), s);
+                unverified.insert(i.path.clone());
+            }
+        }
+        Layout {
+            tree: RwLock::new(tree),
+            sizes: Mutex::new(sizes),
+            pending: Mutex::new(Default::default()),
+            unverified: Mutex::new(unverified),
+        }
+    }
+
+    /// What a persisted index keeps of this layout: every path in view order with the
+    /// sizes known; `None` while parts are not expanded (an archive's).
+    pub(super) fn to_index(&self) -> Option<Vec<crate::fs::index::Item>> {
+        if !lock(&self.pending).is_empty() {
+            return None;
+        }
+        let tree = self.tree();
+        let sizes = lock(&self.sizes);
+        let mut out = Vec::new();
+        let mut stack = vec![String::new()];
+        while let Some(dir) = stack.pop() {
+            let kids = tree.children.get(&dir)?;
+            let mut sub = Vec::new();
+            for (name, is_dir) in kids {
+                let path = join(&dir, name);
+                out.push(crate::fs::index::Item {
+                    size: if *is_dir {
+                        None
+                    } else {
+                        sizes.get(&path).copied()
+                    },
+                    dir: *is_dir,
+                    path: path.clone(),
+                });
+                if *is_dir {
+                    sub.push(path);
+                }
+            }
+            // folders in view order
+            stack.extend(sub.into_iter().rev());
+        }
+        Some(out)
     }
 
     /// A view with nothing in it (a new asset before its first commit).
@@ -188,6 +270,7 @@ impl Layout {
             }),
             sizes: Mutex::new(HashMap::new()),
             pending: Mutex::new(Default::default()),
+            unverified: Mutex::default(),
         }
     }
 }
@@ -228,5 +311,45 @@ mod tests {
         assert_eq!(l.subdirs("a"), 1);
         assert_eq!(l.subdirs("a/x"), 0);
         assert_eq!(l.is_dir("b/1.png"), Some(false));
+    }
+
+    #[test]
+    fn a_layout_read_back_from_the_index_lists_alike_and_checks_its_sizes() {
+        use crate::view::Entry;
+        struct V(Vec<Entry>);
+        impl View for V {
+            fn entries(&self) -> &[Entry] {
+                &self.0
+            }
+            fn render(&self, _: &str, _: &mut dyn std::io::Write) -> Result<(), ViewError> {
+                Ok(())
+            }
+        }
+        let v = V(vec![
+            Entry::file("z.json"),
+            Entry::dir("b"),
+            Entry::file("b/2.png"),
+            Entry::dir("b/c"),
+            Entry::file("b/c/x.csv"),
+            Entry::file("b/1.png"),
+            Entry::dir("a"),
+        ]);
+        let l = Layout::new(&v);
+        l.set_size("b/2.png", 20);
+        l.set_size("z.json", 7);
+        let items = l.to_index().unwrap();
+        let back = Layout::from_index(&items);
+        for dir in ["", "a", "b", "b/c"] {
+            assert_eq!(back.children(dir), l.children(dir), "{dir}");
+            assert_eq!(back.subdirs(dir), l.subdirs(dir), "{dir}");
+        }
+        assert_eq!(back.to_index().unwrap(), items);
+        // sizes shown, not verified until rendered
+        assert_eq!(back.size("b/2.png"), Some(20));
+        assert_eq!(back.verified_size("b/2.png"), None);
+        assert_eq!(back.size("b/1.png"), None);
+        back.set_size("b/2.png", 21);
+        assert_eq!(back.verified_size("b/2.png"), Some(21));
+        assert_eq!(l.verified_size("z.json"), Some(7));
     }
 }

@@ -21,6 +21,7 @@ mod cache;
 mod caller;
 pub mod core;
 pub mod fuse;
+mod index;
 mod layout;
 pub mod merged;
 pub mod ops;

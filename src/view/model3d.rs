@@ -57,6 +57,21 @@ impl Textures {
         Textures::default()
     }
 
+    /// A hash of every texture (names, sizes, pixels): equal sets hash alike.
+    pub fn content_hash(&self) -> u64 {
+        let mut all: Vec<(&String, &Texture)> = self.map.iter().collect();
+        all.sort_by(|a, b| a.0.cmp(b.0));
+        let mut h = crc32fast::Hasher::new();
+        for (name, t) in &all {
+            h.update(name.as_bytes());
+            h.update(&[0]);
+            h.update(&t.width.to_le_bytes());
+            h.update(&t.height.to_le_bytes());
+            h.update(&t.indices);
+        }
+        ((all.len() as u64) << 32) | u64::from(h.finalize())
+    }
+
     /// Adds `tex` under `name` unless a texture of that name is already known.
     pub fn insert(&mut self, name: &str, tex: Texture) {
         self.map.entry(name.to_ascii_lowercase()).or_insert(tex);

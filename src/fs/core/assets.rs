@@ -112,6 +112,8 @@ pub(in crate::fs) struct AssetCache<K: Hash + Eq + Clone> {
     fingerprints: Option<Mutex<LruCache<(K, String), u64>>>,
     budget: Arc<Budget>,
     renders: Arc<Budget>,
+    /// Files rendered so far.
+    rendered: std::sync::atomic::AtomicU64,
 }
 
 /// Fingerprints of rendered files kept at most (about 200 bytes each with their keys: 3 MiB).
@@ -128,7 +130,24 @@ impl<K: Hash + Eq + Clone> AssetCache<K> {
             fingerprints: None,
             budget: Budget::new((budget - budget / 2).max(budget::MIN_VIEWS)),
             renders: Budget::new(budget::RENDER_BUDGET),
+            rendered: Default::default(),
         }
+    }
+
+    /// Whether the view of a binary of `kind` read as `bytes` fits in the budget of decoded
+    /// views (from its headers, as a decode estimates it).
+    pub(in crate::fs) fn fits(
+        &self,
+        kind: AssetKind,
+        bytes: &[u8],
+        limits: &crate::formats::Limits,
+    ) -> bool {
+        budget::estimate(kind, bytes, limits) <= self.budget.cap()
+    }
+
+    /// Files rendered so far.
+    pub(in crate::fs) fn rendered(&self) -> u64 {
+        self.rendered.load(Ordering::Relaxed)
     }
 
     /// Records the fingerprint of every file rendered (a mount that commits compares with
@@ -235,6 +254,7 @@ impl<K: Hash + Eq + Clone> AssetCache<K> {
         let b = self.bytes(k, vpath, || {
             let view = view()?;
             rendered = Some(view.clone());
+            self.rendered.fetch_add(1, Ordering::Relaxed);
             // what rendering holds while it runs is leased from the budget of renders
             let _lease = match self.renders.lease(view.render_cost(vpath), || false) {
                 Ok(l) => l,
@@ -441,6 +461,16 @@ impl Core {
         rel: &Path,
         binary: Binary,
     ) -> Result<Result<Box<dyn View>, ViewError>, FsError> {
+        self.decode_with(rel, binary, None)
+    }
+
+    /// [`Core::decode`] with the view options when already known.
+    fn decode_with(
+        &self,
+        rel: &Path,
+        binary: Binary,
+        opts: Option<ViewOptions>,
+    ) -> Result<Result<Box<dyn View>, ViewError>, FsError> {
         let name = rel.file_name().and_then(|n| n.to_str()).unwrap_or("");
         let bytes = match binary {
             Binary::Archive(file) => {
@@ -461,7 +491,8 @@ impl Core {
             return Ok(Err(ViewError::invalid(name, "not an asset name")));
         };
         let rel_str = rel.to_string_lossy().replace('\\', "/");
-        let opts = view_options_for(&self.game_dir, &rel_str);
+        let opts = opts.unwrap_or_else(|| view_options_for(&self.game_dir, &rel_str));
+        self.index.decodes.fetch_add(1, Ordering::Relaxed);
         self.cache
             .decode_within(&rel_str, kind, &bytes, &opts, |k, b, o| {
                 (self.opts.opener)(k, b, o)
@@ -540,10 +571,17 @@ impl Core {
             });
         }
         st.outcome = Outcome::Unknown;
-        let decoded = match (bytes, given_view) {
-            (_, Some(v)) => Ok(Ok(v)),
-            (Some(b), None) => self.decode(rel, b).map(|r| r.map(Arc::from)),
-            (None, None) => Err(FsError::Stale),
+        // the persisted index: the same content under the same options lists as recorded
+        let (key, opts) = match (&bytes, &given_view) {
+            (Some(Binary::Bytes(b)), None) => self.index_key(rel, b),
+            _ => (None, None),
+        };
+        let listed = key.as_ref().and_then(|k| self.indexed_layout(rel, k));
+        let decoded = match (bytes, given_view, listed) {
+            (_, _, Some(layout)) => Ok(Err(layout)),
+            (_, Some(v), None) => Ok(Ok(Ok(v))),
+            (Some(b), None, None) => self.decode_with(rel, b, opts).map(|r| Ok(r.map(Arc::from))),
+            (None, None, None) => Err(FsError::Stale),
         };
         let result = match decoded {
             // no room now: decoded again on the next look-up
@@ -551,9 +589,19 @@ impl Core {
                 st.ident = None;
                 Err(e)
             }
-            Ok(decoded) => Ok(
+            Ok(Err(layout)) => {
+                if let Some(k) = key {
+                    self.note_indexed(rel, &new_ident, k);
+                }
+                log::debug!("{}: listed from the index", rel.display());
+                Ok(Self::from_index(st.gen, layout, meta, &mut st.outcome))
+            }
+            Ok(Ok(decoded)) => Ok(
                 match st.outcome.settle_arc(&rel.display().to_string(), decoded) {
                     Some((layout, view)) => {
+                        if let Some(k) = key {
+                            self.note_indexed(rel, &new_ident, k);
+                        }
                         self.cache
                             .keep_view((rel.to_path_buf(), new_ident.clone()), view);
                         log::debug!("{}: decoded (generation {})", rel.display(), st.gen);

@@ -210,8 +210,9 @@ impl Core {
                     return Err(FsError::ReadOnly("generated files are read-only"));
                 }
                 let (rel, layout, meta) = self.current(root, gen)?;
+                // a size only the persisted index gave is checked by rendering now
                 let pinned = layout
-                    .size(&vpath)
+                    .verified_size(&vpath)
                     .and_then(|size| Some((size, self.pin(&rel, gen, &vpath)?)));
                 let (bytes, size) = match pinned {
                     Some((size, Pin::Cached(b))) => (GenBytes::ready(b), size),
@@ -228,8 +229,20 @@ impl Core {
                         size,
                     ),
                     None => {
+                        let shown = layout.size(&vpath);
                         let b = self.render(&rel, gen, &layout, &vpath)?;
                         let n = b.len() as u64;
+                        if shown.is_some_and(|s| s != n) {
+                            log::warn!(
+                                "{}/{vpath}: {n} bytes, not the {} the index recorded",
+                                rel.display(),
+                                shown.unwrap_or(0)
+                            );
+                            // before the open returns: its reads must not stop at the
+                            // old size (an open holds no folder lock, see `inval_barrier`)
+                            self.send(Inval::Inode { ino });
+                            self.inval_barrier();
+                        }
                         (GenBytes::ready(b), n)
                     }
                 };

@@ -29,6 +29,7 @@ mod dircount;
 pub(in crate::fs) mod handles;
 pub(in crate::fs) mod inode;
 mod passthrough;
+mod persisted;
 pub(in crate::fs) use passthrough::apply_setattr;
 mod readdir;
 
@@ -315,6 +316,8 @@ pub struct Core {
     pub(in crate::fs) staged: Mutex<Option<Arc<crate::fs::stage::StagedIndex>>>,
     /// Archive commits put off while saves keep coming ([`MountOptions::archive_commit_delay`]).
     pub(in crate::fs) deferred: Arc<crate::fs::writeback::Deferred>,
+    /// The persisted index of listings ([`persisted`]).
+    pub(in crate::fs) index: persisted::Persisted,
 }
 
 /// A write-back operation under way, for [`dircount`]: it advanced the epoch when it began
@@ -368,7 +371,10 @@ impl Core {
             (true, None) => (None, "no kernel to invalidate".into()),
             (false, _) => (None, "--no-watch".into()),
         };
+        let index =
+            persisted::Persisted::open(opts.state_dir.as_deref(), &game_dir, opts.read_only);
         Ok(Core {
+            index,
             watch,
             no_watch,
             root_fd,
@@ -553,6 +559,7 @@ impl FsOps for Core {
     fn finish(&self) {
         self.finish_deferred();
         self.settle_times();
+        self.save_index();
     }
 
     /// Status files change without an event: they keep the short TTL.

@@ -354,6 +354,7 @@ impl Core {
     pub(in crate::fs) fn release_dir(&self, fh: u64) -> Result<(), FsError> {
         let d = lock(&self.dirs).remove(&fh).ok_or(FsError::BadHandle(fh))?;
         self.table_mut().closed(d.ino);
+        self.save_index_now_and_then();
         Ok(())
     }
 }

@@ -121,6 +121,7 @@ impl Core {
         }
         t.push_str(&self.change_detection());
         t.push('\n');
+        t.push_str(&self.index_status());
         Ok(t.into_bytes())
     }
 

@@ -1,0 +1,263 @@
+//! The persisted index through real mounts: a remount of an unchanged game folder lists
+//! without decoding or rendering (the root `.tafs-status` counts both), a binary changed while
+//! unmounted (also to the same size and mtime, `touch -r`) is decoded again, and a truncated,
+//! edited or lying index never makes `stat` disagree with `wc -c` for a file that was read.
+//! The lying index is written by a small Python reader/writer of the format (from its
+//! description in `src/fs/index.rs`), independent of the crate's.
+
+mod common;
+mod mount_common;
+mod writeback_common;
+
+use mount_common::{fuse_available, sh, Mount};
+use std::path::{Path, PathBuf};
+
+/// A game folder `WORK/game` with a GAF (`anims/a.gaf`) and a PCX picture.
+fn game(work: &Path) -> PathBuf {
+    let g = work.join("game");
+    mount_common::put(&g.join("anims/a.gaf"), writeback_common::sample_bytes());
+    mount_common::put(&g.join("pics/p.pcx"), tafs::sample::unit_picture_pcx());
+    g
+}
+
+fn mount(work: &Path, extra: &[&str]) -> Mount {
+    let state = work.join("state");
+    let mut args = vec!["--state-dir", state.to_str().unwrap()];
+    args.extend_from_slice(extra);
+    mount_common::mount(&work.join("game"), &work.join("mnt"), &args)
+}
+
+/// `ls -lR` of the mount, names sizes and times (the status file left out).
+fn listing(mnt: &Path) -> String {
+    sh(&format!(
+        "cd '{}' && ls -lR --time-style=+%s . | grep -v tafs-status",
+        mnt.display()
+    ))
+}
+
+/// The counters of the root status file: (listed from the index, decoded, rendered).
+fn counters(mnt: &Path) -> (u64, u64, u64) {
+    let t = std::fs::read_to_string(mnt.join(".tafs-status")).unwrap();
+    let line = t
+        .lines()
+        .find(|l| l.starts_with("index: "))
+        .unwrap_or_else(|| panic!("no index line in {t:?}"));
+    let n: Vec<u64> = line
+        .split(|c: char| !c.is_ascii_digit())
+        .filter(|s| !s.is_empty())
+        .map(|s| s.parse().unwrap())
+        .collect();
+    (n[0], n[1], n[2])
+}
+
+/// Every generated file: `stat` size equals the bytes read (`wc -c`), each read first when
+/// `read_first`.
+fn sizes_agree(mnt: &Path, read_first: bool) {
+    let out = sh(&format!(
+        "cd '{}' && find anims pics -type f | sort | while read f; do \
+         if [ {} = 1 ]; then w=$(wc -c < \"$f\"); s=$(stat -c %s \"$f\"); \
+         else s=$(stat -c %s \"$f\"); w=$(wc -c < \"$f\"); s2=$(stat -c %s \"$f\"); \
+         [ \"$s\" = \"$s2\" ] || echo \"$f changed size: $s then $s2\"; fi; \
+         [ \"$s\" = \"$w\" ] || echo \"$f: stat $s, read $w\"; done",
+        mnt.display(),
+        u8::from(read_first)
+    ));
+    assert_eq!(out, "", "sizes disagree");
+}
+
+fn index_file(work: &Path) -> PathBuf {
+    let dir = work.join("state/index");
+    let files: Vec<PathBuf> = std::fs::read_dir(&dir)
+        .unwrap_or_else(|e| panic!("{}: {e}", dir.display()))
+        .map(|e| e.unwrap().path())
+        .collect();
+    assert_eq!(files.len(), 1, "{files:?}");
+    files[0].clone()
+}
+
+#[test]
+fn a_remount_of_an_unchanged_folder_lists_from_the_index() {
+    if !fuse_available() {
+        return;
+    }
+    let work = tempfile::tempdir().unwrap();
+    let w = work.path();
+    game(w);
+    let first = {
+        let m = mount(w, &[]);
+        let l = listing(&m.mnt);
+        let (hits, decoded, rendered) = counters(&m.mnt);
+        assert_eq!((hits, decoded), (0, 2));
+        assert!(rendered > 10, "{rendered}");
+        l
+    };
+    assert!(index_file(w).exists());
+    let m = mount(w, &[]);
+    assert_eq!(listing(&m.mnt), first);
+    assert_eq!(counters(&m.mnt), (2, 0, 0), "nothing decoded or rendered");
+    // reading decodes and renders, with the sizes listed
+    sizes_agree(&m.mnt, false);
+    let (_, decoded, rendered) = counters(&m.mnt);
+    assert_eq!(decoded, 2);
+    assert!(rendered > 10);
+    drop(m);
+    // the read-only mount uses it too, and leaves it as it was
+    let before = std::fs::read(index_file(w)).unwrap();
+    let m = mount(w, &["--ro"]);
+    let no_write = first.replace("rw-", "r--").replace("rwx", "r-x");
+    assert_eq!(listing(&m.mnt), no_write);
+    drop(m);
+    assert_eq!(std::fs::read(index_file(w)).unwrap(), before);
+}
+
+#[test]
+fn a_binary_changed_to_the_same_size_and_mtime_is_decoded_again() {
+    if !fuse_available() {
+        return;
+    }
+    let work = tempfile::tempdir().unwrap();
+    let w = work.path();
+    let g = game(w);
+    {
+        let m = mount(w, &[]);
+        listing(&m.mnt);
+    }
+    // the sequence `panel` renamed `panex` in place: same size, mtime put back
+    let bin = g.join("anims/a.gaf");
+    sh(&format!("cp -p '{0}' '{0}.ref'", bin.display()));
+    let mut b = std::fs::read(&bin).unwrap();
+    let at = b.windows(6).position(|x| x == b"panel\0").unwrap();
+    b[at + 4] = b'x';
+    std::fs::OpenOptions::new()
+        .write(true)
+        .open(&bin)
+        .and_then(|mut f| std::io::Write::write_all(&mut f, &b))
+        .unwrap();
+    sh(&format!(
+        "touch -r '{0}.ref' '{0}' && rm '{0}.ref'",
+        bin.display()
+    ));
+    let m = mount(w, &[]);
+    let l = listing(&m.mnt);
+    assert!(l.contains("panex") && !l.contains("panel"), "{l}");
+    let (hits, decoded, _) = counters(&m.mnt);
+    assert_eq!(
+        (hits, decoded),
+        (1, 1),
+        "the picture from the index, the GAF decoded"
+    );
+    sizes_agree(&m.mnt, false);
+}
+
+/// The index file with every recorded size of a file (kind 2) set to `size`, its checksum
+/// made right again: parsed and written by Python from the format's description. Prints the
+/// paths lied about.
+const LIE: &str = r#"
+import struct, sys, zlib
+path, size = sys.argv[1], int(sys.argv[2])
+b = open(path, 'rb').read()
+body = bytearray(b[:-4])
+assert struct.unpack('<I', b[-4:])[0] == zlib.crc32(body)
+assert body[:8] == b'TAFSIDX\x01'
+pos = 24
+def take(fmt):
+    global pos
+    v = struct.unpack_from(fmt, body, pos)
+    pos += struct.calcsize(fmt)
+    return v[0]
+def text():
+    global pos
+    n = take('<H')
+    pos += n
+    return body[pos - n:pos].decode()
+lied = []
+for _ in range(take('<I')):
+    asset = text()
+    pos += 8 + 4 + 8
+    for _ in range(take('<I')):
+        kind = take('<B')
+        at = pos
+        if kind == 2:
+            pos += 8
+        name = text()
+        if kind == 2:
+            struct.pack_into('<Q', body, at, size)
+            lied.append(asset + '/' + name)
+assert pos == len(body), (pos, len(body))
+open(path, 'wb').write(bytes(body) + struct.pack('<I', zlib.crc32(body)))
+print('\n'.join(lied))
+"#;
+
+#[test]
+fn a_truncated_edited_or_lying_index_never_shows_a_wrong_size() {
+    if !fuse_available() {
+        return;
+    }
+    let work = tempfile::tempdir().unwrap();
+    let w = work.path();
+    game(w);
+    // the true sizes
+    let truth: std::collections::BTreeMap<String, u64> = {
+        let m = mount(w, &[]);
+        listing(&m.mnt);
+        sh(&format!(
+            "cd '{}' && find anims pics -type f -exec wc -c {{}} +",
+            m.mnt.display()
+        ))
+        .lines()
+        .filter_map(|l| l.trim().split_once(' '))
+        .filter(|(_, p)| *p != "total")
+        .map(|(n, p)| (p.to_string(), n.parse().unwrap()))
+        .collect()
+    };
+    assert!(truth.len() > 20, "{truth:?}");
+    let idx = index_file(w);
+    let good = std::fs::read(&idx).unwrap();
+    // truncated: ignored
+    std::fs::write(&idx, &good[..good.len() / 2]).unwrap();
+    {
+        let m = mount(w, &[]);
+        listing(&m.mnt);
+        assert_eq!(counters(&m.mnt).0, 0);
+        sizes_agree(&m.mnt, false);
+    }
+    // one byte changed (a recorded size), checksum left: ignored
+    let mut edited = good.clone();
+    let n = edited.len();
+    edited[n - 12] ^= 1;
+    std::fs::write(&idx, &edited).unwrap();
+    {
+        let m = mount(w, &[]);
+        listing(&m.mnt);
+        assert_eq!(counters(&m.mnt).0, 0);
+        sizes_agree(&m.mnt, false);
+    }
+    // an intact index that lies about a size: shown until the file is read, right after
+    std::fs::write(&idx, &good).unwrap();
+    let script = w.join("lie.py");
+    std::fs::write(&script, LIE).unwrap();
+    let lied = sh(&format!(
+        "python3 '{}' '{}' 3",
+        script.display(),
+        idx.display()
+    ));
+    let lied: Vec<&str> = lied.lines().collect();
+    assert!(lied.len() > 20, "{lied:?}");
+    let m = mount(w, &[]);
+    listing(&m.mnt);
+    assert_eq!(counters(&m.mnt).0, 2);
+    for p in &lied {
+        let f = m.mnt.join(p);
+        // listed with the size the index gave
+        assert_eq!(std::fs::metadata(&f).unwrap().len(), 3, "{p}");
+        // read whole, and stat agrees once read
+        let read = std::fs::read(&f).unwrap();
+        assert_eq!(Some(&(read.len() as u64)), truth.get(*p), "{p}");
+        assert_eq!(
+            std::fs::metadata(&f).unwrap().len(),
+            read.len() as u64,
+            "{p}"
+        );
+    }
+    sizes_agree(&m.mnt, true);
+}
