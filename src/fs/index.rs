@@ -146,7 +146,7 @@ fn textures_hash(t: &std::sync::Arc<crate::view::model3d::Textures>) -> u64 {
     type Memo = Mutex<Vec<(Arc<Textures>, u64)>>;
     static MEMO: Memo = Mutex::new(Vec::new());
     let memo: &Memo = &MEMO;
-    if let Some(h) = crate::fs::core::lock(memo)
+    if let Some(h) = crate::fs::shared::lock(memo)
         .iter()
         .find(|(k, _)| Arc::ptr_eq(k, t))
         .map(|(_, h)| *h)
@@ -154,7 +154,7 @@ fn textures_hash(t: &std::sync::Arc<crate::view::model3d::Textures>) -> u64 {
         return h;
     }
     let h = t.content_hash();
-    let mut m = crate::fs::core::lock(memo);
+    let mut m = crate::fs::shared::lock(memo);
     if m.len() >= 4 {
         m.remove(0);
     }

@@ -2,7 +2,7 @@
 //! which paths are folders, each folder's children in view order, file sizes once known,
 //! and (for archives) the GAF/TNT members not expanded yet.
 
-use crate::fs::shared::lock;
+use crate::fs::shared::{join, lock};
 use crate::view::{self, EntryKind, View};
 use std::collections::HashMap;
 use std::sync::{Mutex, RwLock};
