@@ -346,6 +346,15 @@ impl Mutating<'_> {
             None => self.counts.end(),
         }
     }
+
+    /// The operation removed `name` (file or folder) from folder `dir`.
+    fn removed(mut self, dir: u64, name: &OsStr) {
+        self.done = true;
+        match name.to_str() {
+            Some(n) => self.counts.end_removed(self.e0, dir, n),
+            None => self.counts.end(),
+        }
+    }
 }
 
 impl Drop for Mutating<'_> {
@@ -752,8 +761,10 @@ impl FsOps for Core {
     fn unlink(&self, parent: u64, name: &OsStr) -> Result<(), FsError> {
         self.refuse_unless_accepted(parent, name)?;
         if self.wb_node(parent) {
-            let _m = self.mutating();
-            return self.wb_unlink(parent, name);
+            let m = self.mutating();
+            self.wb_unlink(parent, name)?;
+            m.removed(parent, name);
+            return Ok(());
         }
         self.real_unlink(parent, name)
     }
@@ -761,8 +772,10 @@ impl FsOps for Core {
     fn rmdir(&self, parent: u64, name: &OsStr) -> Result<(), FsError> {
         self.refuse_unless_accepted(parent, name)?;
         if self.wb_node(parent) {
-            let _m = self.mutating();
-            return self.wb_rmdir(parent, name);
+            let m = self.mutating();
+            self.wb_rmdir(parent, name)?;
+            m.removed(parent, name);
+            return Ok(());
         }
         self.real_rmdir(parent, name)
     }
