@@ -69,3 +69,94 @@ EOF"#,
     ));
     assert_eq!(out.trim(), "ok 2000");
 }
+
+/// A 100,000-member archive (one folder of 100,000 files, packed with `tafs hpi pack`):
+/// `os.listdir` of its folder lists every member once; a second reader going through the
+/// same listing with `telldir`/`seekdir` finds the same names at the same offsets; `ls -lR`
+/// lists them all with their sizes. Each page used to list the folder again (O(n²)).
+#[test]
+fn a_100k_member_archive_lists_every_member_once_with_stable_offsets() {
+    let n = 100_000;
+    let Some(m) = GameMount::new("big.ufo", &[], |dir, bin| {
+        let src = dir.join("src/data");
+        std::fs::create_dir_all(&src).unwrap();
+        for i in 0..n {
+            std::fs::write(src.join(format!("m{i:06}.txt")), format!("member {i}\n")).unwrap();
+        }
+        let out = std::process::Command::new(env!("CARGO_BIN_EXE_tafs"))
+            .args(["hpi", "pack", "--method", "none", "--target"])
+            .arg(bin)
+            .arg(dir.join("src"))
+            .output()
+            .unwrap();
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        std::fs::remove_dir_all(dir.join("src")).unwrap();
+    }) else {
+        return;
+    };
+    let out = sh(&format!(
+        r#"python3 - '{}' {n} <<'EOF'
+import ctypes, os, sys
+d, n = sys.argv[1], int(sys.argv[2])
+want = {{f"m{{i:06d}}.txt" for i in range(n)}}
+listed = os.listdir(d)
+assert len(listed) == n and set(listed) == want, (len(listed), len(set(listed)))
+
+# telldir/seekdir through libc: names at the offsets first seen stay there
+libc = ctypes.CDLL(None, use_errno=True)
+class Dirent(ctypes.Structure):
+    _fields_ = [("d_ino", ctypes.c_uint64), ("d_off", ctypes.c_int64),
+                ("d_reclen", ctypes.c_ushort), ("d_type", ctypes.c_ubyte),
+                ("d_name", ctypes.c_char * 256)]
+libc.opendir.restype = ctypes.c_void_p
+libc.readdir.restype = ctypes.POINTER(Dirent)
+libc.readdir.argtypes = [ctypes.c_void_p]
+libc.telldir.restype = ctypes.c_long
+libc.telldir.argtypes = [ctypes.c_void_p]
+libc.seekdir.argtypes = [ctypes.c_void_p, ctypes.c_long]
+libc.closedir.argtypes = [ctypes.c_void_p]
+h = libc.opendir(d.encode())
+assert h
+marks, names = {{}}, []
+while True:
+    if len(names) % 9973 == 0:
+        marks[len(names)] = libc.telldir(h)
+    e = libc.readdir(h)
+    if not e:
+        break
+    names.append(e.contents.d_name.decode())
+real = [x for x in names if x not in (".", "..")]
+assert len(real) == n and set(real) == want, (len(real), len(set(real)))
+for at, pos in marks.items():
+    libc.seekdir(h, pos)
+    for k in range(5):
+        e = libc.readdir(h)
+        if not e:
+            assert at + k == len(names), (at, k)
+            break
+        assert e.contents.d_name.decode() == names[at + k], (at, k)
+libc.closedir(h)
+print("ok", len(real), len(marks))
+EOF"#,
+        m.asset().join("data").display()
+    ));
+    assert!(out.starts_with("ok 100000"), "{out}");
+    // `ls -lR`: readdirplus pages, every member once with its size
+    let ls = sh(&format!("ls -lR '{}'", m.asset().display()));
+    let members: Vec<&str> = ls.lines().filter(|l| l.ends_with(".txt")).collect();
+    assert_eq!(members.len(), n);
+    let uniq: std::collections::HashSet<&str> = members
+        .iter()
+        .filter_map(|l| l.rsplit(' ').next())
+        .collect();
+    assert_eq!(uniq.len(), n);
+    assert!(
+        ls.lines()
+            .any(|l| l.ends_with(" m099999.txt") && l.contains(" 13 ")),
+        "sizes shown"
+    );
+}

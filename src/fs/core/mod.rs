@@ -36,6 +36,7 @@ pub(in crate::fs) use attr::owner_of;
 pub use attr::{Attr, FileKind, SetAttr};
 pub use handles::Opened;
 pub use readdir::DirItem;
+pub(in crate::fs) use readdir::{PAGE_MAX, PLUS_PAGE_MAX};
 
 pub(in crate::fs) use assets::{AssetKey, Resolved};
 

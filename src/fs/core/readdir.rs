@@ -14,6 +14,15 @@ use std::path::Path;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 
+/// Entries of one `readdir` page at most (a 32 KiB reply, what `getdents` asks for, holds
+/// about 800 plain or 200 `readdirplus` entries; a short page only means the kernel asks for
+/// the next one): the entries after a page are neither copied nor counted as lookups for each
+/// page, so listing a folder page by page costs O(n), not O(n²).
+pub(in crate::fs) const PAGE_MAX: usize = 1 << 10;
+/// [`PAGE_MAX`] for `readdirplus`, whose entries are counted as lookups (and forgotten again
+/// when they do not fit in the reply).
+pub(in crate::fs) const PLUS_PAGE_MAX: usize = 1 << 8;
+
 /// One directory entry.
 #[derive(Debug, Clone)]
 pub struct DirItem {
@@ -65,13 +74,20 @@ impl DirItem {
         out
     }
 
-    /// The entries of `items` from index `offset` on, each with the offset of the entry
-    /// after it.
-    pub(in crate::fs) fn numbered_from(items: &[DirItem], offset: u64) -> Vec<(u64, DirItem)> {
+    /// The entries of `items` from index `offset` on (at most `max`: [`PAGE_MAX`] or
+    /// [`PLUS_PAGE_MAX`]), each with the offset of the entry after it: a page costs what it
+    /// holds, not what the folder holds.
+    pub(in crate::fs) fn numbered_from(
+        items: &[DirItem],
+        offset: u64,
+        max: usize,
+    ) -> Vec<(u64, DirItem)> {
+        let from = usize::try_from(offset).unwrap_or(usize::MAX);
         items
             .iter()
             .enumerate()
-            .skip(offset as usize)
+            .skip(from)
+            .take(max)
             .map(|(i, it)| (i as u64 + 1, it.clone()))
             .collect()
     }
@@ -293,7 +309,7 @@ impl Core {
     ) -> Result<Vec<(u64, DirItem)>, FsError> {
         let d = self.dir_handle_at(fh, offset)?;
         let items = lock(&d.items);
-        Ok(DirItem::numbered_from(&items, offset))
+        Ok(DirItem::numbered_from(&items, offset, PAGE_MAX))
     }
 
     /// Entries from index `offset` on, with attributes (generated files are rendered, in
@@ -331,7 +347,7 @@ impl Core {
             }
             d.with_attrs.store(true, Ordering::Release);
         }
-        let items = DirItem::numbered_from(&lock(&d.items), offset);
+        let items = DirItem::numbered_from(&lock(&d.items), offset, PLUS_PAGE_MAX);
         // every entry but `.` and `..` counts as a lookup (the adapter forgets those that do
         // not fit in the reply)
         let items = items.into_iter().filter(|(_, it)| it.attr.is_some());
