@@ -347,15 +347,26 @@ impl Core {
             }
             d.with_attrs.store(true, Ordering::Release);
         }
-        let items = DirItem::numbered_from(&lock(&d.items), offset, PLUS_PAGE_MAX);
-        // every entry but `.` and `..` counts as a lookup (the adapter forgets those that do
-        // not fit in the reply)
-        let items = items.into_iter().filter(|(_, it)| it.attr.is_some());
-        Ok(DirItem::counted(
-            items,
-            |ino| self.table_mut().remember(ino),
-            |name| self.lookup_node(d.ino, name).and_then(|a| self.entry(a)),
-        ))
+        let mut offset = offset;
+        loop {
+            let items = DirItem::numbered_from(&lock(&d.items), offset, PLUS_PAGE_MAX);
+            let Some(last) = items.last().map(|(next, _)| *next) else {
+                return Ok(Vec::new());
+            };
+            // every entry but `.` and `..` counts as a lookup (the adapter forgets those that
+            // do not fit in the reply)
+            let items = items.into_iter().filter(|(_, it)| it.attr.is_some());
+            let page = DirItem::counted(
+                items,
+                |ino| self.table_mut().remember(ino),
+                |name| self.lookup_node(d.ino, name).and_then(|a| self.entry(a)),
+            );
+            // an empty page ends the listing: one whose entries all failed is skipped
+            if !page.is_empty() {
+                return Ok(page);
+            }
+            offset = last;
+        }
     }
 
     /// Closes a directory handle.
@@ -455,5 +466,36 @@ mod tests {
         assert_eq!(done, Ok(99_990_000), "the codecs' pool starved");
         let listed = lister.join().unwrap().unwrap();
         assert!(listed >= 6, "{listed} entries");
+    }
+
+    /// A folder bigger than a page is served in pages of at most `PAGE_MAX` (`readdir`) and
+    /// `PLUS_PAGE_MAX` (`readdirplus`) entries, each entry once, offsets continuing.
+    #[test]
+    fn a_big_folder_is_served_in_bounded_pages_every_entry_once() {
+        let game = tempfile::tempdir().unwrap();
+        let n = PAGE_MAX * 2 + 7;
+        for i in 0..n {
+            std::fs::write(game.path().join(format!("f{i:05}.txt")), b"x").unwrap();
+        }
+        let core = Core::new(game.path(), MountOptions::default(), None).unwrap();
+        for plus in [false, true] {
+            let fh = core.opendir(ROOT).unwrap();
+            let (mut off, mut names) = (0, Vec::new());
+            loop {
+                let page = if plus {
+                    core.readdirplus(fh, off).unwrap()
+                } else {
+                    core.readdir(fh, off).unwrap()
+                };
+                let Some((last, _)) = page.last() else { break };
+                assert!(page.len() <= if plus { PLUS_PAGE_MAX } else { PAGE_MAX });
+                off = *last;
+                names.extend(page.into_iter().map(|(_, it)| it.name));
+            }
+            core.releasedir(fh).unwrap();
+            let files: Vec<_> = names.iter().filter(|x| *x != "." && *x != "..").collect();
+            let unique: std::collections::HashSet<_> = files.iter().collect();
+            assert_eq!((files.len(), unique.len()), (n, n), "plus: {plus}");
+        }
     }
 }
