@@ -37,7 +37,19 @@ pub struct TafsFs {
     passthrough: AtomicBool,
     /// The open pass-through files: per inode, how the kernel does their I/O.
     io: Mutex<PassIo>,
+    /// Listings read without a directory handle, by folder inode: the handle serving them.
+    streams: Mutex<Streams>,
 }
+
+/// The handles serving listings read without one ([`TafsFs::dir_call`]), least recently used
+/// dropped first (a reader that stops before the end leaves its handle here).
+type Streams = lru::LruCache<u64, u64>;
+
+/// Listings read without a directory handle kept at once.
+const STREAMS: std::num::NonZeroUsize = match std::num::NonZeroUsize::new(16) {
+    Some(n) => n,
+    None => unreachable!(),
+};
 
 /// How the kernel does the I/O of the open pass-through files of each inode: directly on a
 /// backing file, or through the daemon. All opens of one inode are of one kind at a time (the
@@ -57,6 +69,7 @@ impl TafsFs {
             open_less: false,
             passthrough: AtomicBool::new(false),
             io: Mutex::new(PassIo::default()),
+            streams: Mutex::new(Streams::new(STREAMS)),
         }
     }
 
@@ -120,20 +133,55 @@ impl TafsFs {
         Some(id)
     }
 
-    /// Runs `f` with directory handle `fh`; handle 0 (the kernel sends no `opendir`, see
-    /// [`Filesystem::opendir`]) gets a handle of `ino` made for this call only.
+    /// Runs `f` with directory handle `fh`. Handle 0 (the kernel sends no `opendir`, see
+    /// [`Filesystem::opendir`]): the pages of one listing come as successive offsets, so the
+    /// handle made for offset 0 is kept for the pages after it ([`Streams`]) and closed at the
+    /// empty page that ends the listing: a folder is listed once per listing, not per page.
     fn dir_call<T>(
         &self,
         ino: INodeNo,
         fh: FileHandle,
-        f: impl FnOnce(u64) -> Result<T, FsError>,
-    ) -> Result<T, FsError> {
+        offset: u64,
+        f: impl Fn(u64) -> Result<Vec<T>, FsError>,
+    ) -> Result<Vec<T>, FsError> {
         if fh.0 != 0 {
             return f(fh.0);
         }
-        let fh = self.core.opendir(ino.0)?;
-        let r = f(fh);
-        let _ = self.core.releasedir(fh);
+        let kept = (offset > 0)
+            .then(|| lock(&self.streams).get(&ino.0).copied())
+            .flatten();
+        if let Some(h) = kept {
+            match f(h) {
+                // closed meanwhile (another listing of the folder began): listed again
+                Err(FsError::BadHandle(_)) => {}
+                r => return self.stream_page(ino.0, h, r),
+            }
+        }
+        let h = self.core.opendir(ino.0)?;
+        let replaced = lock(&self.streams).push(ino.0, h);
+        if let Some((_, old)) = replaced.filter(|(_, old)| *old != h) {
+            let _ = self.core.releasedir(old);
+        }
+        let r = f(h);
+        self.stream_page(ino.0, h, r)
+    }
+
+    /// A page served from kept handle `h` of `ino`: the handle is closed when the page is
+    /// empty (the end of the listing) or failed.
+    fn stream_page<T>(
+        &self,
+        ino: u64,
+        h: u64,
+        r: Result<Vec<T>, FsError>,
+    ) -> Result<Vec<T>, FsError> {
+        if r.as_ref().map_or(true, Vec::is_empty) {
+            let mut s = lock(&self.streams);
+            if s.peek(&ino) == Some(&h) {
+                s.pop(&ino);
+            }
+            drop(s);
+            let _ = self.core.releasedir(h);
+        }
         r
     }
 
@@ -559,7 +607,7 @@ impl Filesystem for TafsFs {
         offset: u64,
         mut reply: ReplyDirectory,
     ) {
-        match self.dir_call(ino, fh, |fh| self.core.readdir(fh, offset)) {
+        match self.dir_call(ino, fh, offset, |fh| self.core.readdir(fh, offset)) {
             Ok(items) => {
                 for (next, it) in items {
                     if reply.add(INodeNo(it.ino), next, file_type(it.kind), &it.name) {
@@ -580,7 +628,7 @@ impl Filesystem for TafsFs {
         offset: u64,
         mut reply: ReplyDirectoryPlus,
     ) {
-        match self.dir_call(ino, fh, |fh| self.core.readdirplus(fh, offset)) {
+        match self.dir_call(ino, fh, offset, |fh| self.core.readdirplus(fh, offset)) {
             Ok(items) => {
                 let mut items = items.into_iter();
                 for (next, it) in items.by_ref() {

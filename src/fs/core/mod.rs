@@ -37,6 +37,7 @@ pub(in crate::fs) use attr::owner_of;
 pub use attr::{Attr, FileKind, SetAttr};
 pub use handles::Opened;
 pub use readdir::DirItem;
+pub(in crate::fs) use readdir::{PAGE_MAX, PLUS_PAGE_MAX};
 
 pub(in crate::fs) use assets::{AssetAt, AssetKey, Resolved};
 
@@ -334,6 +335,15 @@ impl Mutating<'_> {
         self.done = true;
         match name.to_str() {
             Some(n) => self.counts.end_created(self.e0, dir, n, is_dir),
+            None => self.counts.end(),
+        }
+    }
+
+    /// The operation removed `name` (file or folder) from folder `dir`.
+    fn removed(mut self, dir: u64, name: &OsStr) {
+        self.done = true;
+        match name.to_str() {
+            Some(n) => self.counts.end_removed(self.e0, dir, n),
             None => self.counts.end(),
         }
     }
@@ -762,8 +772,10 @@ impl FsOps for Core {
     fn unlink(&self, parent: u64, name: &OsStr) -> Result<(), FsError> {
         self.refuse_unless_accepted(parent, name)?;
         if self.wb_node(parent) {
-            let _m = self.mutating();
-            return self.wb_unlink(parent, name);
+            let m = self.mutating();
+            self.wb_unlink(parent, name)?;
+            m.removed(parent, name);
+            return Ok(());
         }
         self.real_unlink(parent, name)
     }
@@ -771,8 +783,10 @@ impl FsOps for Core {
     fn rmdir(&self, parent: u64, name: &OsStr) -> Result<(), FsError> {
         self.refuse_unless_accepted(parent, name)?;
         if self.wb_node(parent) {
-            let _m = self.mutating();
-            return self.wb_rmdir(parent, name);
+            let m = self.mutating();
+            self.wb_rmdir(parent, name)?;
+            m.removed(parent, name);
+            return Ok(());
         }
         self.real_rmdir(parent, name)
     }

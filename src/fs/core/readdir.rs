@@ -15,6 +15,15 @@ use std::path::Path;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 
+/// Entries of one `readdir` page at most (a 32 KiB reply, what `getdents` asks for, holds
+/// about 800 plain or 200 `readdirplus` entries; a short page only means the kernel asks for
+/// the next one): the entries after a page are neither copied nor counted as lookups for each
+/// page, so listing a folder page by page costs O(n), not O(n²).
+pub(in crate::fs) const PAGE_MAX: usize = 1 << 10;
+/// [`PAGE_MAX`] for `readdirplus`, whose entries are counted as lookups (and forgotten again
+/// when they do not fit in the reply).
+pub(in crate::fs) const PLUS_PAGE_MAX: usize = 1 << 8;
+
 /// One directory entry.
 #[derive(Debug, Clone)]
 pub struct DirItem {
@@ -66,13 +75,20 @@ impl DirItem {
         out
     }
 
-    /// The entries of `items` from index `offset` on, each with the offset of the entry
-    /// after it.
-    pub(in crate::fs) fn numbered_from(items: &[DirItem], offset: u64) -> Vec<(u64, DirItem)> {
+    /// The entries of `items` from index `offset` on (at most `max`: [`PAGE_MAX`] or
+    /// [`PLUS_PAGE_MAX`]), each with the offset of the entry after it: a page costs what it
+    /// holds, not what the folder holds.
+    pub(in crate::fs) fn numbered_from(
+        items: &[DirItem],
+        offset: u64,
+        max: usize,
+    ) -> Vec<(u64, DirItem)> {
+        let from = usize::try_from(offset).unwrap_or(usize::MAX);
         items
             .iter()
             .enumerate()
-            .skip(offset as usize)
+            .skip(from)
+            .take(max)
             .map(|(i, it)| (i as u64 + 1, it.clone()))
             .collect()
     }
@@ -301,7 +317,7 @@ impl Core {
     ) -> Result<Vec<(u64, DirItem)>, FsError> {
         let d = self.dir_handle_at(fh, offset)?;
         let items = lock(&d.items);
-        Ok(DirItem::numbered_from(&items, offset))
+        Ok(DirItem::numbered_from(&items, offset, PAGE_MAX))
     }
 
     /// Entries from index `offset` on, with attributes (generated files are rendered, in
@@ -339,15 +355,26 @@ impl Core {
             }
             d.with_attrs.store(true, Ordering::Release);
         }
-        let items = DirItem::numbered_from(&lock(&d.items), offset);
-        // every entry but `.` and `..` counts as a lookup (the adapter forgets those that do
-        // not fit in the reply)
-        let items = items.into_iter().filter(|(_, it)| it.attr.is_some());
-        Ok(DirItem::counted(
-            items,
-            |ino| self.table_mut().remember(ino),
-            |name| self.lookup_node(d.ino, name).and_then(|a| self.entry(a)),
-        ))
+        let mut offset = offset;
+        loop {
+            let items = DirItem::numbered_from(&lock(&d.items), offset, PLUS_PAGE_MAX);
+            let Some(last) = items.last().map(|(next, _)| *next) else {
+                return Ok(Vec::new());
+            };
+            // every entry but `.` and `..` counts as a lookup (the adapter forgets those that
+            // do not fit in the reply)
+            let items = items.into_iter().filter(|(_, it)| it.attr.is_some());
+            let page = DirItem::counted(
+                items,
+                |ino| self.table_mut().remember(ino),
+                |name| self.lookup_node(d.ino, name).and_then(|a| self.entry(a)),
+            );
+            // an empty page ends the listing: one whose entries all failed is skipped
+            if !page.is_empty() {
+                return Ok(page);
+            }
+            offset = last;
+        }
     }
 
     /// Closes a directory handle.
@@ -448,5 +475,36 @@ mod tests {
         assert_eq!(done, Ok(99_990_000), "the codecs' pool starved");
         let listed = lister.join().unwrap().unwrap();
         assert!(listed >= 6, "{listed} entries");
+    }
+
+    /// A folder bigger than a page is served in pages of at most `PAGE_MAX` (`readdir`) and
+    /// `PLUS_PAGE_MAX` (`readdirplus`) entries, each entry once, offsets continuing.
+    #[test]
+    fn a_big_folder_is_served_in_bounded_pages_every_entry_once() {
+        let game = tempfile::tempdir().unwrap();
+        let n = PAGE_MAX * 2 + 7;
+        for i in 0..n {
+            std::fs::write(game.path().join(format!("f{i:05}.txt")), b"x").unwrap();
+        }
+        let core = Core::new(game.path(), MountOptions::default(), None).unwrap();
+        for plus in [false, true] {
+            let fh = core.opendir(ROOT).unwrap();
+            let (mut off, mut names) = (0, Vec::new());
+            loop {
+                let page = if plus {
+                    core.readdirplus(fh, off).unwrap()
+                } else {
+                    core.readdir(fh, off).unwrap()
+                };
+                let Some((last, _)) = page.last() else { break };
+                assert!(page.len() <= if plus { PLUS_PAGE_MAX } else { PAGE_MAX });
+                off = *last;
+                names.extend(page.into_iter().map(|(_, it)| it.name));
+            }
+            core.releasedir(fh).unwrap();
+            let files: Vec<_> = names.iter().filter(|x| *x != "." && *x != "..").collect();
+            let unique: std::collections::HashSet<_> = files.iter().collect();
+            assert_eq!((files.len(), unique.len()), (n, n), "plus: {plus}");
+        }
     }
 }

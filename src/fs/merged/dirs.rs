@@ -19,13 +19,19 @@ impl DirHandles {
         fh
     }
 
-    /// The entries of handle `fh` from `offset` on, each with the offset of the next.
-    pub(super) fn page(&self, fh: u64, offset: u64) -> Result<Vec<(u64, DirItem)>, FsError> {
+    /// The entries of handle `fh` from `offset` on (at most `max`, see
+    /// [`DirItem::numbered_from`]), each with the offset of the next.
+    pub(super) fn page(
+        &self,
+        fh: u64,
+        offset: u64,
+        max: usize,
+    ) -> Result<Vec<(u64, DirItem)>, FsError> {
         let items = lock(&self.0)
             .get(&fh)
             .cloned()
             .ok_or(FsError::BadHandle(fh))?;
-        Ok(DirItem::numbered_from(&items, offset))
+        Ok(DirItem::numbered_from(&items, offset, max))
     }
 
     /// The inode of the folder handle `fh` lists (the inode of its `.`).

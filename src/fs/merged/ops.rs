@@ -3,7 +3,7 @@
 //! the kernel's lookup counts (a forgotten inode leaves the map of inodes).
 
 use super::{lock, other_xattr, Content, Handle, MergedCore, NodeId, SOURCES_XATTR, SOURCE_XATTR};
-use crate::fs::core::{Attr, DirItem, Opened};
+use crate::fs::core::{Attr, DirItem, Opened, PAGE_MAX, PLUS_PAGE_MAX};
 use crate::fs::ops::FsOps;
 use crate::fs::stage::Ident;
 use crate::fs::{FsError, StatFs};
@@ -222,11 +222,11 @@ impl FsOps for MergedCore {
     }
 
     fn readdir(&self, fh: u64, offset: u64) -> Result<Vec<(u64, DirItem)>, FsError> {
-        self.dirs.page(fh, offset)
+        self.dirs.page(fh, offset, PAGE_MAX)
     }
 
     fn readdirplus(&self, fh: u64, offset: u64) -> Result<Vec<(u64, DirItem)>, FsError> {
-        let items = self.readdir(fh, offset)?;
+        let items = self.dirs.page(fh, offset, PLUS_PAGE_MAX)?;
         // the folder listed: the inode of its `.` (the kernel holds it while it is open)
         let dir = self.dirs.dir_ino(fh)?;
         let with_attrs = crate::fs::fan_out(&items, |(next, it)| {

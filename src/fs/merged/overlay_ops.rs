@@ -6,7 +6,8 @@ use super::overlay::{gone, Handle, Key, OverlayCore, Slot, TopIno, UNode, DIFF_I
 use super::{other_xattr, SOURCES_XATTR, SOURCE_XATTR};
 use crate::fs::caller::no_more_than;
 use crate::fs::core::{
-    is_asset_name, is_not_found, Attr, DirItem, FileKind, Opened, SetAttr, ROOT,
+    is_asset_name, is_not_found, Attr, DirItem, FileKind, Opened, SetAttr, PAGE_MAX, PLUS_PAGE_MAX,
+    ROOT,
 };
 use crate::fs::ops::FsOps;
 use crate::fs::shared::{join, lock, STATUS_NAME};
@@ -227,13 +228,25 @@ impl OverlayCore {
             return self.top_names(x);
         }
         let fh = self.stock.opendir(x)?;
-        let r = self.stock.readdir(fh, 0);
+        // page by page (a page holds at most `PAGE_MAX` entries)
+        let mut out = Vec::new();
+        let mut off = 0;
+        let r = loop {
+            match self.stock.readdir(fh, off) {
+                Ok(page) if page.is_empty() => break Ok(()),
+                Ok(page) => {
+                    for (next, it) in page {
+                        off = next;
+                        if it.name != "." && it.name != ".." {
+                            out.push(it);
+                        }
+                    }
+                }
+                Err(e) => break Err(e),
+            }
+        };
         let _ = self.stock.releasedir(fh);
-        Ok(r?
-            .into_iter()
-            .map(|(_, it)| it)
-            .filter(|it| it.name != "." && it.name != "..")
-            .collect())
+        r.map(|()| out)
     }
 
     /// The listing of union folder `ino`: the top's entries, then the stock view's that
@@ -583,11 +596,11 @@ impl FsOps for OverlayCore {
     }
 
     fn readdir(&self, fh: u64, offset: u64) -> Result<Vec<(u64, DirItem)>, FsError> {
-        self.dirs.page(fh, offset)
+        self.dirs.page(fh, offset, PAGE_MAX)
     }
 
     fn readdirplus(&self, fh: u64, offset: u64) -> Result<Vec<(u64, DirItem)>, FsError> {
-        let items = self.readdir(fh, offset)?;
+        let items = self.dirs.page(fh, offset, PLUS_PAGE_MAX)?;
         let dir = self.dirs.dir_ino(fh)?;
         let mut out = Vec::with_capacity(items.len());
         for (next, mut it) in items {
