@@ -1,6 +1,7 @@
-//! The malformed-input corpus: GAF, TNT, COB, FNT and 3DO files broken in the ways untrusted files break,
-//! each built from bytes laid out by hand (or from the crate's own sample GAF and demo map,
-//! patched at documented header offsets). Shared by `tests/malformed.rs` and
+//! The malformed-input corpus: GAF, TNT, COB, FNT and 3DO files broken in the ways untrusted
+//! files break, each built from bytes laid out by hand (or from the crate's own sample GAF,
+//! demo map and demo model, patched at documented header offsets). Shared by
+//! `tests/malformed.rs` and
 //! `examples/make_malformed.rs` (`scripts/make-malformed DIR`).
 #![allow(dead_code)]
 
