@@ -4,7 +4,8 @@
 //! material. An unedited round trip builds the identical 3DO (armcom, or the self-made
 //! model, through a real mount; every corpus model with `tafs 3do build`); a piece moved
 //! in Blender changes that piece's offset words only (checked with `tafs 3do describe` and
-//! the independent Python reader `tests/scripts/read3do.py`).
+//! the independent Python reader `tests/scripts/read3do.py`), also in an archive's member
+//! through `mount --merged --into`, where the edited model lands in the mod only.
 
 mod common;
 mod mount_common;
@@ -266,4 +267,58 @@ fn an_unedited_blender_round_trip_of_every_model_builds_the_identical_3do() {
         models.len()
     );
     assert!(failed.is_empty(), "{failed:#?}");
+}
+
+#[test]
+fn blender_in_an_archives_3do_through_merged_into_lands_in_the_mod_only() {
+    use tafs::formats::hpi;
+    if !mount_common::fuse_available() {
+        println!("skipped: no FUSE");
+        return;
+    }
+    let (bytes, leaf, _, _) = model();
+    let t = tempfile::tempdir().unwrap();
+    let game = t.path().join("game");
+    std::fs::create_dir_all(&game).unwrap();
+    let tree = vec![hpi::Node::dir(
+        b"objects3d".to_vec(),
+        vec![hpi::Node::file(b"armcom.3do".to_vec(), bytes.clone())],
+    )];
+    let archive = hpi::write(&tree, &hpi::WriteOptions::v1()).unwrap();
+    std::fs::write(game.join("totala1.hpi"), &archive).unwrap();
+    let state = t.path().join("state");
+    let m = mount_common::mount(
+        &game,
+        &t.path().join("mnt"),
+        &[
+            "--merged",
+            "--into",
+            "mod",
+            "--ttl",
+            "0",
+            "--archive-commit-delay",
+            "0",
+            "--state-dir",
+            state.to_str().unwrap(),
+        ],
+    );
+    let obj = m.mnt.join("objects3d/armcom.3do/model.obj");
+    let work = t.path().join("work");
+    std::fs::create_dir_all(&work).unwrap();
+    blender(
+        &work,
+        &[(obj.clone(), obj.clone(), vec![format!("{leaf},0,0,1")])],
+    );
+    let landed = game.join("mod/objects3d/armcom.3do");
+    let after = std::fs::read(&landed).unwrap_or_else(|e| {
+        let st = sh_status(&m.mnt.join("objects3d/armcom.3do"));
+        panic!("{}: {e}; status: {st}", landed.display())
+    });
+    // Blender's z is the 3DO's y: one game unit up
+    only_offset_moved(&work, &bytes, &after, leaf, [0, U, 0]);
+    assert_eq!(std::fs::read(game.join("totala1.hpi")).unwrap(), archive);
+}
+
+fn sh_status(asset: &Path) -> String {
+    std::fs::read_to_string(asset.join(".tafs-status")).unwrap_or_default()
 }
