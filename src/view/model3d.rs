@@ -421,15 +421,16 @@ pub fn files(
 
 /// The rendered preview.
 pub const PREVIEW: &str = "preview.png";
-/// Side of the preview in pixels.
-pub const PREVIEW_SIZE: u32 = 128;
+/// Side of the preview in pixels (512: what a modder checks shows; a stock model renders in
+/// a few milliseconds more than at 128).
+pub const PREVIEW_SIZE: u32 = 512;
 /// Bytes the preview's rendering holds (RGBA, depth buffer, PNG).
 pub const PREVIEW_BYTES: u64 = (PREVIEW_SIZE as u64) * (PREVIEW_SIZE as u64) * 16;
 /// Pixel tests one preview may spend (bounding boxes of triangles summed): a model with more
 /// drawn area than this is previewed with the faces that fit, so its time is bounded.
 pub const PREVIEW_WORK: u64 = 1 << 26;
 /// Empty border around the model in the preview, in pixels.
-pub const PREVIEW_MARGIN: f64 = 4.0;
+pub const PREVIEW_MARGIN: f64 = 16.0;
 
 /// Screen position of a model-space point (3DO axes, game units) in the game's oblique
 /// view: x to the right, +z up the screen (units face −z, down the screen, towards the
@@ -844,12 +845,14 @@ mod tests {
         };
         // Vertex 0 (screen bottom-left) takes the texture's top-left corner, vertex 1 (bottom
         // right) its top-right, vertex 2 (top right) bottom-right, vertex 3 bottom-left.
+        // (positions on a 128-pixel preview, scaled)
+        let k = PREVIEW_SIZE as usize / 128;
         for (x, y, i) in [(30, 98, 1), (98, 98, 2), (98, 30, 4), (30, 30, 3)] {
-            assert_eq!(at(x, y)[..3], want(i), "({x},{y})");
-            assert_eq!(at(x, y)[3], 255);
+            assert_eq!(at(x * k, y * k)[..3], want(i), "({x},{y})");
+            assert_eq!(at(x * k, y * k)[3], 255);
         }
         assert_eq!(at(1, 1)[3], 0);
-        assert_eq!(at(126, 126)[3], 0);
+        assert_eq!(at(126 * k, 126 * k)[3], 0);
     }
 
     fn view_files(data: &[u8]) -> crate::view::MemFileSet {
