@@ -151,7 +151,7 @@ fn pictures_palettes_and_models_are_directories_of_the_dump() {
         "from PIL import Image\nfor p in ['{m}/unitpics/demo.pcx/image.png', '{m}/objects3d/demo.3do/preview.png', '{m}/palettes/kingdoms.pcx/swatch.png']:\n  im = Image.open(p); print(im.size, im.mode)",
         m = e.mnt.display()
     ));
-    assert_eq!(got, "(64, 64) P\n(128, 128) RGBA\n(256, 256) RGB");
+    assert_eq!(got, "(64, 64) P\n(512, 512) RGBA\n(256, 256) RGB");
     // the model's preview covers pixels (alpha) and leaves the corners empty
     let cover = py(&format!(
         "from PIL import Image\nim = Image.open('{}').getchannel('A')\nprint(sum(1 for a in im.getdata() if a), im.getpixel((0, 0)))",
@@ -159,7 +159,7 @@ fn pictures_palettes_and_models_are_directories_of_the_dump() {
     ));
     let (covered, corner) = cover.split_once(' ').unwrap();
     let covered: usize = covered.parse().unwrap();
-    assert!(covered > 2000 && covered < 128 * 128, "{covered}");
+    assert!(covered > 32000 && covered < 512 * 512, "{covered}");
     assert_eq!(corner, "0");
 }
 

@@ -195,7 +195,7 @@ fn model_describe_and_dump() {
         "from PIL import Image\nfor n in ['preview.png', 'textures/checker.png', 'textures/stripes.png']: print(Image.open('{}/' + n).size)",
         out.display()
     ));
-    assert_eq!(sizes, "(128, 128)\n(32, 32)\n(32, 32)");
+    assert_eq!(sizes, "(512, 512)\n(32, 32)\n(32, 32)");
     assert!(!run(&["3do", "describe", s(&g.join("unitpics/demo.pcx"))])
         .status
         .success());

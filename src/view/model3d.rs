@@ -436,15 +436,16 @@ pub fn files(
 
 /// The rendered preview.
 pub const PREVIEW: &str = "preview.png";
-/// Side of the preview in pixels.
-pub const PREVIEW_SIZE: u32 = 128;
+/// Side of the preview in pixels (512: what a modder checks shows; a stock model renders in
+/// a few milliseconds more than at 128).
+pub const PREVIEW_SIZE: u32 = 512;
 /// Bytes the preview's rendering holds (RGBA, depth buffer, PNG).
 pub const PREVIEW_BYTES: u64 = (PREVIEW_SIZE as u64) * (PREVIEW_SIZE as u64) * 16;
 /// Pixel tests one preview may spend (bounding boxes of triangles summed): a model with more
 /// drawn area than this is previewed with the faces that fit, so its time is bounded.
 pub const PREVIEW_WORK: u64 = 1 << 26;
 /// Empty border around the model in the preview, in pixels.
-pub const PREVIEW_MARGIN: f64 = 4.0;
+pub const PREVIEW_MARGIN: f64 = 16.0;
 
 /// Screen position of a model-space point (3DO axes, game units) in the game's oblique
 /// view: x to the right, +z up the screen (units face −z, down the screen, towards the
@@ -859,12 +860,14 @@ mod tests {
         };
         // Vertex 0 (screen bottom-left) takes the texture's top-left corner, vertex 1 (bottom
         // right) its top-right, vertex 2 (top right) bottom-right, vertex 3 bottom-left.
+        // (positions on a 128-pixel preview, scaled)
+        let k = PREVIEW_SIZE as usize / 128;
         for (x, y, i) in [(30, 98, 1), (98, 98, 2), (98, 30, 4), (30, 30, 3)] {
-            assert_eq!(at(x, y)[..3], want(i), "({x},{y})");
-            assert_eq!(at(x, y)[3], 255);
+            assert_eq!(at(x * k, y * k)[..3], want(i), "({x},{y})");
+            assert_eq!(at(x * k, y * k)[3], 255);
         }
         assert_eq!(at(1, 1)[3], 0);
-        assert_eq!(at(126, 126)[3], 0);
+        assert_eq!(at(126 * k, 126 * k)[3], 0);
     }
 
     fn view_files(data: &[u8]) -> crate::view::MemFileSet {
@@ -925,5 +928,120 @@ mod tests {
             .unwrap_err()
             .to_string();
         assert!(e.contains("material Nowhere"), "{e}");
+    }
+
+    /// The demo model with what editors drop: two vertices of `turret` no face uses and a
+    /// one-point piece `flare` under it.
+    fn with_unused() -> Vec<u8> {
+        let lim = ModelLimits::default();
+        let mut m = o3do::parse(&crate::sample::demo_model_3do(), &lim).unwrap();
+        let t = m.pieces[1].clone();
+        m.pieces[1].vertices.push([0, 6 << 16, 0]);
+        m.pieces[1].vertices.push([1 << 16, 6 << 16, 0]);
+        m.pieces.push(o3do::Piece {
+            name: "flare".into(),
+            parent: Some(1),
+            depth: 2,
+            origin: [0, 2 << 16, -(6 << 16)],
+            vertices: vec![[0, 0, 0]],
+            primitives: Vec::new(),
+            ..t
+        });
+        o3do::write(&m, None).unwrap()
+    }
+
+    /// `obj` with the `v` lines of object `name` passed through `f` (`None` drops one).
+    fn edit_vertices(obj: &str, name: &str, f: impl Fn(usize, &str) -> Option<String>) -> String {
+        let mut inside = false;
+        let mut k = 0;
+        let mut out = String::new();
+        for l in obj.lines() {
+            if let Some(n) = l.strip_prefix("o ") {
+                inside = n == name;
+                k = 0;
+            }
+            if inside && l.starts_with("v ") {
+                let r = f(k, l);
+                k += 1;
+                match r {
+                    Some(r) => out.push_str(&r),
+                    None => continue,
+                }
+            } else {
+                out.push_str(l);
+            }
+            out.push('\n');
+        }
+        out
+    }
+
+    #[test]
+    fn vertices_no_face_uses_are_kept_when_an_editor_drops_them_deleted_when_a_list_lacks_them() {
+        let data = with_unused();
+        let lim = ModelLimits::default();
+        let mut fs = view_files(&data);
+        let obj = String::from_utf8(fs.files[OBJ].clone()).unwrap();
+        // both unused vertices dropped (every listed vertex used): kept, identical bytes
+        let dropped = edit_vertices(&obj, "turret", |k, l| (k < 8).then(|| l.to_string()));
+        fs.files.insert(OBJ.into(), dropped.into_bytes());
+        assert_eq!(build(&fs, Some(&data), None, &lim).unwrap(), data);
+        // one of them left out of a list that still has the other, with a face edited
+        // (an OBJ whose faces are all the model's own gives the model back): deleted
+        let one = edit_vertices(&obj, "turret", |k, l| match k {
+            0 => Some(l.replacen("v -5 8", "v -5 8.5", 1)),
+            9 => None,
+            _ => Some(l.to_string()),
+        });
+        assert!(one.contains("v -5 8.5 "), "{one}");
+        fs.files.insert(OBJ.into(), one.into_bytes());
+        let out = build(&fs, Some(&data), None, &lim).unwrap();
+        let m = o3do::parse(&out, &lim).unwrap();
+        assert_eq!(m.pieces[1].vertices.len(), 9);
+        // two faces of a material listed in another order (Blender groups a piece's faces by
+        // material): identical bytes
+        let f: Vec<&str> = obj.lines().filter(|l| l.starts_with("f ")).collect();
+        let swapped = obj
+            .replacen(f[7], "SWAP", 1)
+            .replacen(f[8], f[7], 1)
+            .replacen("SWAP", f[8], 1);
+        assert_ne!(swapped, obj);
+        fs.files.insert(OBJ.into(), swapped.into_bytes());
+        assert_eq!(build(&fs, Some(&data), None, &lim).unwrap(), data);
+    }
+
+    #[test]
+    fn a_piece_whose_vertices_all_moved_by_one_amount_moves_its_offset() {
+        let data = with_unused();
+        let lim = ModelLimits::default();
+        let mut fs = view_files(&data);
+        let obj = String::from_utf8(fs.files[OBJ].clone()).unwrap();
+        // every vertex of turret 1.5 along x (and z, negated in the OBJ, by 0.25)
+        let moved = edit_vertices(&obj, "turret", |_, l| {
+            let c: Vec<f64> = l[2..].split(' ').map(|s| s.parse().unwrap()).collect();
+            Some(format!("v {} {} {}", c[0] + 1.5, c[1], c[2] - 0.25))
+        });
+        fs.files.insert(OBJ.into(), moved.into_bytes());
+        let out = build(&fs, Some(&data), None, &lim).unwrap();
+        let (a, b) = (
+            o3do::parse(&data, &lim).unwrap(),
+            o3do::parse(&out, &lim).unwrap(),
+        );
+        assert_eq!(b.pieces[1].origin[0] - a.pieces[1].origin[0], 3 << 15);
+        assert_eq!(b.pieces[1].origin[2] - a.pieces[1].origin[2], 1 << 14);
+        assert_eq!(b.pieces[1].vertices, a.pieces[1].vertices);
+        assert_eq!(b.pieces[0].origin, a.pieces[0].origin);
+        // flare (one point, no evidence) follows turret; the OBJ kept its point in place
+        assert_eq!(b.pieces[2].origin, a.pieces[2].origin);
+        assert_eq!(
+            b.world_origin(2)[0] + i64::from(b.pieces[2].vertices[0][0]),
+            0
+        );
+        // less than two steps is an editor's rounding: no move
+        let nudged = edit_vertices(&obj, "turret", |_, l| {
+            let c: Vec<f64> = l[2..].split(' ').map(|s| s.parse().unwrap()).collect();
+            Some(format!("v {:.6} {} {}", c[0] + 0.9 / 65536.0, c[1], c[2]))
+        });
+        fs.files.insert(OBJ.into(), nudged.into_bytes());
+        assert_eq!(build(&fs, Some(&data), None, &lim).unwrap(), data);
     }
 }

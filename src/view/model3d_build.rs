@@ -15,6 +15,10 @@ use std::collections::HashMap;
 struct Elem {
     line: usize,
     material: Option<String>,
+    /// No `usemtl` in the element's object before it, or (a line) none since the last
+    /// face: Blender writes lines without one. The element keeps the material of the
+    /// primitive it replaces.
+    inherited: bool,
     is_line: bool,
     /// 0-based global vertex numbers, as written.
     vertices: Vec<usize>,
@@ -40,6 +44,9 @@ fn parse_obj(text: &str, limits: &ModelLimits) -> Result<(Vec<[f64; 3]>, Vec<Obj
     let mut verts: Vec<[f64; 3]> = Vec::new();
     let mut objects: Vec<Object> = Vec::new();
     let mut material: Option<String> = None;
+    // how many objects had begun when `material` was set, and whether a face came since
+    let mut material_at = 0usize;
+    let mut face_since = false;
     let mut elems_total = 0usize;
     let mut indices_total = 0u64;
     for (n, raw) in text.lines().enumerate() {
@@ -83,7 +90,11 @@ fn parse_obj(text: &str, limits: &ModelLimits) -> Result<(Vec<[f64; 3]>, Vec<Obj
                     elems: Vec::new(),
                 });
             }
-            "usemtl" => material = rest.first().map(|s| s.to_string()),
+            "usemtl" => {
+                material = rest.first().map(|s| s.to_string());
+                material_at = objects.len();
+                face_since = false;
+            }
             "f" | "l" => {
                 let min = if key == "f" { 3 } else { 2 };
                 if rest.len() < min {
@@ -131,6 +142,10 @@ fn parse_obj(text: &str, limits: &ModelLimits) -> Result<(Vec<[f64; 3]>, Vec<Obj
                         }
                     }
                 }
+                // a line's material is the `usemtl` right before it (editors write lines
+                // without one)
+                let inherited = material_at != objects.len() || (key == "l" && face_since);
+                face_since |= key == "f";
                 if objects.is_empty() {
                     objects.push(Object {
                         name: String::new(),
@@ -143,6 +158,7 @@ fn parse_obj(text: &str, limits: &ModelLimits) -> Result<(Vec<[f64; 3]>, Vec<Obj
                     o.elems.push(Elem {
                         line,
                         material: material.clone(),
+                        inherited,
                         is_line: key == "l",
                         vertices: vs,
                     });
@@ -334,53 +350,37 @@ pub fn build(
         }
     }
     let mut model = Model { pieces: Vec::new() };
+    // per piece (in `order`): where it is in model space, and how far the OBJ moved it
+    // from where the base has it
     let mut world: Vec<[i64; 3]> = Vec::new();
+    let mut shifts: Vec<[i64; 3]> = Vec::new();
     for &(i, parent, depth) in &order {
         let r = &rows[i];
-        let w = {
-            let pw = parent.map_or([0; 3], |p| world[p]);
-            [
-                pw[0] + i64::from(r.origin[0]),
-                pw[1] + i64::from(r.origin[1]),
-                pw[2] + i64::from(r.origin[2]),
-            ]
-        };
-        world.push(w);
+        let root = model.pieces.is_empty();
         // the n-th piece of a name is the n-th of the base and the n-th object of the OBJ
         let occ = rows[..i].iter().filter(|q| q.name == r.name).count();
+        let old_index = old.as_ref().and_then(|m| {
+            m.pieces
+                .iter()
+                .enumerate()
+                .filter(|(_, p)| p.name == r.name)
+                .nth(occ)
+                .map(|(k, _)| k)
+        });
         let oldp = old
             .as_ref()
-            .and_then(|m| m.pieces.iter().filter(|p| p.name == r.name).nth(occ));
-        let mut piece = match oldp {
-            Some(p) => Piece {
-                parent,
-                depth,
-                origin: r.origin,
-                ..p.clone()
-            },
-            None => Piece {
-                offset: 0,
-                name: r.name.clone(),
-                parent,
-                depth,
-                selection_primitive: -1,
-                origin: r.origin,
-                vertices: Vec::new(),
-                primitives: Vec::new(),
-                name_offset: 0,
-                unknown: 0,
-                vertex_offset: 0,
-                primitive_offset: 0,
-            },
-        };
-        let Some(ob) = objects
+            .zip(old_index)
+            .and_then(|(m, k)| m.pieces.get(k));
+        let ob = objects
             .iter()
             .filter(|o| o.name == obj_name(&r.name))
-            .nth(occ)
-        else {
-            // not in the OBJ: no faces drawn (editors leave out objects without faces); what
-            // the OBJ cannot show stays
-            let root = model.pieces.is_empty();
+            .nth(occ);
+        let parent_shift = parent.map_or([0; 3], |p| shifts[p]);
+        let parent_world = parent.map_or([0; 3], |p| world[p]);
+        let Some(ob) = ob else {
+            // not in the OBJ: no faces drawn (editors leave out objects without faces);
+            // what the OBJ cannot show stays, and the piece follows its parent
+            let mut piece = new_piece(oldp, r, parent, depth);
             if oldp.is_some() {
                 let keep: Vec<bool> = (0..piece.primitives.len())
                     .map(|k| !super::is_drawn(&piece, root, k))
@@ -394,6 +394,8 @@ pub fn build(
                 piece.vertices.clear();
                 piece.primitives.clear();
             }
+            world.push(add(parent_world, piece.origin.map(i64::from)));
+            shifts.push(parent_shift);
             model.pieces.push(piece);
             continue;
         };
@@ -412,71 +414,239 @@ pub fn build(
         if list.len() > usize::from(u16::MAX) + 1 {
             return Err(obj_err(ob.line, "more than 65,536 vertices in one piece"));
         }
-        // fewer vertices than the piece has, some of which no face uses (points COB
-        // scripts aim from): an editor that drops unused vertices; refused, not lost
-        if let Some(p) = oldp {
-            let root = model.pieces.is_empty();
-            let mut used = vec![false; p.vertices.len()];
-            for (k, q) in p.primitives.iter().enumerate() {
-                if super::is_drawn(p, root, k) {
-                    for &v in &q.indices {
-                        if let Some(u) = used.get_mut(usize::from(v)) {
-                            *u = true;
-                        }
+        let layout = match oldp {
+            Some(p) => vertex_layout(p, root, ob, &list),
+            None => Layout::Fresh,
+        };
+        // model space, 16.16 units, the 3DO's axes (z negated back), not yet rounded
+        let at = |g: usize| {
+            let c = verts[g];
+            [c[0] * FIXED_ONE, c[1] * FIXED_ONE, -c[2] * FIXED_ONE]
+        };
+        // a piece whose vertices the OBJ all moved by one amount has moved: its offset
+        // takes the move (OBJ has no pivots); no evidence (fewer than two vertices to
+        // compare): it follows its parent
+        let shift = match (&layout, old.as_ref().zip(old_index).zip(oldp)) {
+            (Layout::Kept(slots), Some(((m, k), p))) if slots.len() >= 2 => {
+                let wb = m.world_origin(k);
+                let deltas: Vec<[f64; 3]> = list
+                    .iter()
+                    .zip(slots)
+                    .map(|(&g, &s)| {
+                        let a = at(g);
+                        let b = p.vertices.get(s).copied().unwrap_or([0; 3]);
+                        [0, 1, 2].map(|x| a[x] - (wb[x] + i64::from(b[x])) as f64)
+                    })
+                    .collect();
+                uniform(&deltas).unwrap_or([0; 3])
+            }
+            _ => parent_shift,
+        };
+        let mut piece = new_piece(oldp, r, parent, depth);
+        for k in 0..3 {
+            piece.origin[k] = i64::from(r.origin[k])
+                .checked_add(shift[k] - parent_shift[k])
+                .and_then(|v| i32::try_from(v).ok())
+                .ok_or_else(|| csv_err(PIECES, r.line, "x", "the moved offset is out of range"))?;
+        }
+        let w = add(parent_world, piece.origin.map(i64::from));
+        world.push(w);
+        shifts.push(shift);
+        let local_of = |g: usize, base: Option<i32>, k: usize| -> Result<i32, ViewError> {
+            let t = at(g)[k] - w[k] as f64;
+            // within one step of the base's value: the base's (float noise of an editor)
+            if let Some(b) = base.filter(|&b| (t - f64::from(b)).abs() < 1.0) {
+                return Ok(b);
+            }
+            let t = t.round();
+            (t.is_finite() && t >= f64::from(i32::MIN) && t <= f64::from(i32::MAX))
+                .then_some(t as i32)
+                .ok_or_else(|| obj_err(ob.line, format!("vertex {} out of range", g + 1)))
+        };
+        // OBJ vertex number → the piece's vertex index
+        let mut local: HashMap<usize, u16> = HashMap::new();
+        // base vertex index → new index, for primitives the OBJ does not show
+        let mut hidden_map: Option<HashMap<u16, u16>> = None;
+        match &layout {
+            Layout::Kept(slots) => {
+                for (&g, &s) in list.iter().zip(slots) {
+                    let b = piece.vertices.get(s).copied();
+                    let mut out = [0i32; 3];
+                    for (k, o) in out.iter_mut().enumerate() {
+                        *o = local_of(g, b.map(|b| b[k]), k)?;
                     }
+                    if let Some(v) = piece.vertices.get_mut(s) {
+                        *v = out;
+                    }
+                    local.insert(g, s as u16);
                 }
             }
-            let unused = used.iter().filter(|u| !**u).count();
-            if list.len() < p.vertices.len() && unused > 0 {
-                return Err(obj_err(
-                    ob.line,
-                    format!(
-                        "piece {:?} has {} vertices here, the model {} of which {unused} no \
-                         face uses: the editor dropped unused vertices (keep them, or edit \
-                         pieces.csv and the OBJ with a tool that does)",
-                        r.name,
-                        list.len(),
-                        p.vertices.len()
-                    ),
-                ));
+            Layout::Appended(_) | Layout::Fresh => {
+                let kept: &[u16] = match &layout {
+                    Layout::Appended(k) => k,
+                    _ => &[],
+                };
+                let base_vertices = std::mem::take(&mut piece.vertices);
+                for (j, &g) in list.iter().enumerate() {
+                    let mut out = [0i32; 3];
+                    for (k, o) in out.iter_mut().enumerate() {
+                        *o = local_of(g, None, k)?;
+                    }
+                    piece.vertices.push(out);
+                    local.insert(g, j as u16);
+                }
+                let mut map = HashMap::new();
+                for &u in kept {
+                    if let Some(v) = base_vertices.get(usize::from(u)) {
+                        map.insert(u, piece.vertices.len() as u16);
+                        piece.vertices.push(*v);
+                    }
+                }
+                if matches!(layout, Layout::Appended(_)) {
+                    hidden_map = Some(map);
+                }
             }
         }
-        let local: HashMap<usize, u16> = list
-            .iter()
-            .enumerate()
-            .map(|(k, &g)| (g, k as u16))
-            .collect();
-        let mut vertices = Vec::with_capacity(list.len());
-        for &g in &list {
-            let c = verts[g];
-            let v = [c[0], c[1], -c[2]];
-            let mut out = [0i32; 3];
-            for k in 0..3 {
-                let f = fixed(v[k]).map_or(i64::MAX, i64::from);
-                out[k] = i32::try_from(f - w[k])
-                    .map_err(|_| obj_err(ob.line, format!("vertex {} out of range", g + 1)))?;
-            }
-            vertices.push(out);
-        }
-        piece.vertices = vertices;
-        // the OBJ's faces and lines replace the drawn primitives, in order
-        let root = model.pieces.is_empty();
+        // the OBJ's faces and lines replace the drawn primitives: each takes the place of
+        // the base primitive it equals (same corners, same material), the others fill the
+        // remaining places in order; what is left over is added, places left empty removed
         let drawn_at: Vec<bool> = (0..piece.primitives.len())
             .map(|k| super::is_drawn(&piece, root, k))
             .collect();
+        let mut indices_of: Vec<Vec<u16>> = Vec::with_capacity(ob.elems.len());
+        for e in &ob.elems {
+            let mut ix = Vec::with_capacity(e.vertices.len());
+            for g in &e.vertices {
+                let v = local.get(g).ok_or_else(|| {
+                    obj_err(
+                        e.line,
+                        format!("vertex {} belongs to another object", g + 1),
+                    )
+                })?;
+                ix.push(*v);
+            }
+            if !e.is_line {
+                ix.reverse();
+            }
+            indices_of.push(ix);
+        }
+        let mut by_corners: HashMap<&[u16], Vec<usize>> = HashMap::new();
+        for (k, q) in piece.primitives.iter().enumerate().rev() {
+            if drawn_at[k] {
+                by_corners.entry(q.indices.as_slice()).or_default().push(k);
+            }
+        }
+        // faces with a repeated corner, as an editor that merges it writes them
+        let mut by_merged: HashMap<Vec<u16>, Vec<usize>> = HashMap::new();
+        for (k, q) in piece.primitives.iter().enumerate().rev() {
+            if drawn_at[k] && q.indices.len() > 3 {
+                if let Some(m) = merged_corners(&q.indices) {
+                    by_merged.entry(m).or_default().push(k);
+                }
+            }
+        }
+        let mut slot_elem: Vec<Option<usize>> = vec![None; piece.primitives.len()];
+        let mut placed = vec![false; ob.elems.len()];
+        for (ei, e) in ob.elems.iter().enumerate() {
+            if let Some(ks) = by_corners.get_mut(indices_of[ei].as_slice()) {
+                if let Some(pos) = ks.iter().rposition(|&k| {
+                    slot_elem[k].is_none()
+                        && piece.primitives.get(k).is_some_and(|q| same_material(q, e))
+                }) {
+                    let k = ks.remove(pos);
+                    slot_elem[k] = Some(ei);
+                    placed[ei] = true;
+                    continue;
+                }
+            }
+            // matched with its repeated corner merged: the base's corners stay
+            if let Some(ks) = by_merged.get_mut(&least_rotation(&indices_of[ei])) {
+                if let Some(pos) = ks.iter().rposition(|&k| {
+                    slot_elem[k].is_none()
+                        && piece.primitives.get(k).is_some_and(|q| same_material(q, e))
+                }) {
+                    let k = ks.remove(pos);
+                    slot_elem[k] = Some(ei);
+                    placed[ei] = true;
+                    if let Some(q) = piece.primitives.get(k) {
+                        indices_of[ei] = q.indices.clone();
+                    }
+                }
+            }
+        }
+        // a line along an edge of a face: editors fold it into the edge, so one the OBJ
+        // lacks stays
+        let mut face_edges: std::collections::HashSet<(u16, u16)> =
+            std::collections::HashSet::new();
+        for (ei, e) in ob.elems.iter().enumerate() {
+            let ix = &indices_of[ei];
+            if !e.is_line {
+                for k in 0..ix.len() {
+                    let (a, b) = (ix[k], ix[(k + 1) % ix.len()]);
+                    face_edges.insert((a.min(b), a.max(b)));
+                }
+            }
+        }
+        let folded = |q: &Primitive| {
+            q.indices.len() == 2 && {
+                let (a, b) = (q.indices[0], q.indices[1]);
+                face_edges.contains(&(a.min(b), a.max(b)))
+            }
+        };
+        let mut rest = (0..ob.elems.len()).filter(|&ei| !placed[ei]);
         let mut new_prims: Vec<Primitive> = Vec::new();
-        let mut elems = ob.elems.iter();
         for (k, q) in piece.primitives.iter().enumerate() {
             if !drawn_at[k] {
+                let mut q = q.clone();
+                if let Some(map) = hidden_map.as_mut() {
+                    for v in q.indices.iter_mut() {
+                        let n = match map.get(v) {
+                            Some(n) => *n,
+                            None => {
+                                // a vertex a face also uses: a copy of the base's
+                                let b = oldp
+                                    .and_then(|p| p.vertices.get(usize::from(*v)))
+                                    .copied()
+                                    .unwrap_or([0; 3]);
+                                let n = u16::try_from(piece.vertices.len()).map_err(|_| {
+                                    obj_err(ob.line, "more than 65,536 vertices in one piece")
+                                })?;
+                                piece.vertices.push(b);
+                                map.insert(*v, n);
+                                n
+                            }
+                        };
+                        *v = n;
+                    }
+                }
+                new_prims.push(q);
+                continue;
+            }
+            if slot_elem[k].is_none() && folded(q) {
                 new_prims.push(q.clone());
                 continue;
             }
-            if let Some(e) = elems.next() {
-                new_prims.push(primitive_from(e, Some(q), &local, old.as_ref(), textures)?);
+            if let Some(ei) = slot_elem[k].or_else(|| rest.next()) {
+                new_prims.push(primitive_from(
+                    &ob.elems[ei],
+                    indices_of[ei].clone(),
+                    Some(q),
+                    old.as_ref(),
+                    textures,
+                )?);
             }
         }
-        for e in elems {
-            new_prims.push(primitive_from(e, None, &local, old.as_ref(), textures)?);
+        for ei in rest {
+            new_prims.push(primitive_from(
+                &ob.elems[ei],
+                indices_of[ei].clone(),
+                None,
+                old.as_ref(),
+                textures,
+            )?);
+        }
+        if piece.vertices.len() > usize::from(u16::MAX) + 1 {
+            return Err(obj_err(ob.line, "more than 65,536 vertices in one piece"));
         }
         // hidden primitives must still index existing vertices
         for q in &new_prims {
@@ -505,28 +675,162 @@ pub fn build(
     o3do::write(&model, base).map_err(|e| ViewError::invalid("", e.to_string()))
 }
 
-/// The primitive of an OBJ face or line: `like` (the base's primitive at its place) keeps
-/// its words and texture spelling when the material is unchanged.
+/// The corners of a face with each corner that repeats the one before it dropped, as
+/// Blender imports such a face, in [`least_rotation`]; `None` when none repeats.
+fn merged_corners(ix: &[u16]) -> Option<Vec<u16>> {
+    let mut out: Vec<u16> = Vec::with_capacity(ix.len());
+    for &v in ix.iter().rev() {
+        if out.last() != Some(&v) {
+            out.push(v);
+        }
+    }
+    if out.len() > 1 && out.first() == out.last() {
+        out.pop();
+    }
+    out.reverse();
+    (out.len() < ix.len()).then(|| least_rotation(&out))
+}
+
+/// `ix` rotated to start where it is least (Blender may start a merged face at any
+/// corner).
+fn least_rotation(ix: &[u16]) -> Vec<u16> {
+    let n = ix.len();
+    let rot = |r: usize| {
+        ix[r..]
+            .iter()
+            .chain(&ix[..r])
+            .copied()
+            .collect::<Vec<u16>>()
+    };
+    (0..n).map(rot).min().unwrap_or_default()
+}
+
+/// How the vertices an OBJ object lists stand for those of its base piece.
+enum Layout {
+    /// The j-th listed vertex is the base's vertex `slots[j]`; the base's other vertices
+    /// keep their place and value (the layout is the base's).
+    Kept(Vec<usize>),
+    /// The listed vertices, then these base vertices no face or line uses (an editor that
+    /// drops them, where vertices were also added or removed).
+    Appended(Vec<u16>),
+    /// The listed vertices only.
+    Fresh,
+}
+
+/// The rule for vertices an editor may have dropped. An object that lists as many
+/// vertices as the base piece has: one for one. An object all of whose vertices its faces
+/// or lines use (what editors that drop unused vertices write), of a piece with vertices no
+/// drawn primitive uses: those are kept (an editor cannot show them, so cannot delete
+/// them); the listed vertices stand for the used ones in order when the counts agree,
+/// else come first with the kept ones after. Otherwise (an object that lists an unused
+/// vertex, such as the OBJ tafs writes) the list is the piece's vertices: a vertex left
+/// out is deleted.
+fn vertex_layout(p: &Piece, root: bool, ob: &Object, list: &[usize]) -> Layout {
+    if list.len() == p.vertices.len() {
+        return Layout::Kept((0..list.len()).collect());
+    }
+    let mut used = vec![false; p.vertices.len()];
+    for (k, q) in p.primitives.iter().enumerate() {
+        if super::is_drawn(p, root, k) {
+            for &v in &q.indices {
+                if let Some(u) = used.get_mut(usize::from(v)) {
+                    *u = true;
+                }
+            }
+        }
+    }
+    let in_elems: std::collections::HashSet<usize> = ob
+        .elems
+        .iter()
+        .flat_map(|e| e.vertices.iter().copied())
+        .collect();
+    let compact = list.iter().all(|g| in_elems.contains(g));
+    let unused: Vec<u16> = (0..p.vertices.len())
+        .filter(|&k| !used[k])
+        .map(|k| k as u16)
+        .collect();
+    if !compact || unused.is_empty() {
+        return Layout::Fresh;
+    }
+    let used_at: Vec<usize> = (0..p.vertices.len()).filter(|&k| used[k]).collect();
+    if used_at.len() == list.len() {
+        Layout::Kept(used_at)
+    } else {
+        Layout::Appended(unused)
+    }
+}
+
+/// The one amount (16.16 units) every delta is within a step of, when there is one
+/// (per axis; under two steps is no move).
+fn uniform(deltas: &[[f64; 3]]) -> Option<[i64; 3]> {
+    let mut d = [0i64; 3];
+    for (k, dk) in d.iter_mut().enumerate() {
+        let mut xs: Vec<f64> = deltas.iter().map(|v| v[k]).collect();
+        xs.sort_by(f64::total_cmp);
+        let m = *xs.get(xs.len() / 2)?;
+        if !m.is_finite() || m.abs() > f64::from(i32::MAX) {
+            return None;
+        }
+        if xs.iter().any(|x| (x - m).abs() >= 1.0) {
+            return None;
+        }
+        // less than two steps: an editor's rounding (Blender's axis conversion shifts z by
+        // up to a step), not a move
+        *dk = if m.abs() < 2.0 { 0 } else { m.round() as i64 };
+    }
+    Some(d)
+}
+
+fn add(a: [i64; 3], b: [i64; 3]) -> [i64; 3] {
+    [a[0] + b[0], a[1] + b[1], a[2] + b[2]]
+}
+
+/// The piece of row `r`: the base's, at its new place in the tree, or a new one.
+fn new_piece(oldp: Option<&Piece>, r: &Row, parent: Option<usize>, depth: usize) -> Piece {
+    match oldp {
+        Some(p) => Piece {
+            parent,
+            depth,
+            origin: r.origin,
+            ..p.clone()
+        },
+        None => Piece {
+            offset: 0,
+            name: r.name.clone(),
+            parent,
+            depth,
+            selection_primitive: -1,
+            origin: r.origin,
+            vertices: Vec::new(),
+            primitives: Vec::new(),
+            name_offset: 0,
+            unknown: 0,
+            vertex_offset: 0,
+            primitive_offset: 0,
+        },
+    }
+}
+
+/// True when `e` keeps the material of `like` (the same one, or none set in its object).
+fn same_material(like: &Primitive, e: &Elem) -> bool {
+    match (&like.texture, e.material.as_deref()) {
+        _ if e.inherited => true,
+        (Some(t), Some(m)) => texture_material(t).eq_ignore_ascii_case(m),
+        (None, Some(m)) => color_material(like.color) == m,
+        (_, None) => false,
+    }
+}
+
+/// The primitive of an OBJ face or line with corners `indices` (the piece's vertex
+/// indices, in the 3DO's winding): `like` (the base's primitive at its place) keeps its
+/// words and texture spelling when the material is unchanged.
 fn primitive_from(
     e: &Elem,
+    indices: Vec<u16>,
     like: Option<&Primitive>,
-    local: &HashMap<usize, u16>,
     old: Option<&Model>,
     textures: Option<&Textures>,
 ) -> Result<Primitive, ViewError> {
-    let mut indices = Vec::with_capacity(e.vertices.len());
-    for g in &e.vertices {
-        let v = local.get(g).ok_or_else(|| {
-            obj_err(
-                e.line,
-                format!("vertex {} belongs to another object", g + 1),
-            )
-        })?;
-        indices.push(*v);
-    }
-    if !e.is_line {
-        indices.reverse();
-    }
     let mut q = like.cloned().unwrap_or(Primitive {
         offset: 0,
         color: 0,
@@ -540,11 +844,7 @@ fn primitive_from(
     });
     q.indices = indices;
     // one material per texture name ignoring case (as the OBJ is written)
-    let same = like.is_some_and(|l| match (&l.texture, e.material.as_deref()) {
-        (Some(t), Some(m)) => texture_material(t).eq_ignore_ascii_case(m),
-        (None, Some(m)) => color_material(l.color) == m,
-        (_, None) => false,
-    });
+    let same = like.is_some_and(|l| same_material(l, e));
     if same {
         return Ok(q);
     }

@@ -343,6 +343,9 @@ pub(in crate::fs) struct Asset {
     pub(in crate::fs) stage: Mutex<Option<Stage>>,
     /// The mtimes its generated files keep across commits (`fs::writeback::Times`).
     pub(in crate::fs) times: Mutex<crate::fs::writeback::Times>,
+    /// A save put off while another file of the asset was open for writing: the file
+    /// whose close commits when the last such descriptor is released.
+    pub(in crate::fs) put_off: Mutex<Option<u64>>,
 }
 
 /// One asset at one generation, as a request inside its directory sees it: its path, the
@@ -426,6 +429,7 @@ impl Core {
                         root: None,
                     }),
                     stage: Mutex::new(stage),
+                    put_off: Mutex::new(None),
                 })
             })
             .clone()

@@ -475,12 +475,28 @@ impl Core {
                 // a descriptor that only truncated (truncate -s 0) does not commit
                 if written.load(Ordering::Relaxed) {
                     self.staged_written(rel, *ino);
+                    // another file of the asset still being written (Blender writes
+                    // model.mtl while model.obj is open): the build waits for it
+                    let asset = self.slot(rel);
+                    if self.writing_beside(rel, *ino) {
+                        *lock(&asset.put_off) = Some(*ino);
+                        return Ok(());
+                    }
+                    *lock(&asset.put_off) = None;
                     return self.staged_save(rel, *ino, false);
                 }
                 Ok(())
             }
             _ => Ok(()),
         }
+    }
+
+    /// Whether a file of asset `rel` other than `ino` is open for writing.
+    fn writing_beside(&self, rel: &Path, ino: u64) -> bool {
+        lock(&self.handles).values().any(|h| {
+            matches!(&**h, Handle::Staged { writable: true, rel: r, ino: i, .. }
+                if r == rel && *i != ino)
+        })
     }
 
     /// Flushes a file to stable storage.
@@ -524,6 +540,21 @@ impl Core {
             ..
         } = &*h
         {
+            // the last writer of the asset gone: the save put off commits (its errors
+            // go to the status; nothing is left to report them to)
+            let asset = self.slot(rel);
+            let due = {
+                let mut g = lock(&asset.put_off);
+                match *g {
+                    Some(v) if !self.writing_beside(rel, v) => g.take(),
+                    _ => None,
+                }
+            };
+            if let Some(v) = due {
+                if let Err(e) = self.staged_save(rel, v, false) {
+                    log::warn!("{}: {e}", rel.display());
+                }
+            }
             if is_archive_path(rel) {
                 let _m = self.mutating();
                 self.archive_released(rel, *ino);
