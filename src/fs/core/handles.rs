@@ -491,12 +491,25 @@ impl Core {
         }
     }
 
-    /// Whether a file of asset `rel` other than `ino` is open for writing.
+    /// Whether a file of asset `rel` other than `ino` that a build reads is open for
+    /// writing (a file a build ignores, such as git's `.git/index.lock` held open through a
+    /// whole `git clone` into a new asset, puts nothing off).
     fn writing_beside(&self, rel: &Path, ino: u64) -> bool {
-        lock(&self.handles).values().any(|h| {
-            matches!(&**h, Handle::Staged { writable: true, rel: r, ino: i, .. }
-                if r == rel && *i != ino)
-        })
+        let others: Vec<u64> = lock(&self.handles)
+            .values()
+            .filter_map(|h| match &**h {
+                Handle::Staged {
+                    writable: true,
+                    rel: r,
+                    ino: i,
+                    ..
+                } if r == rel && *i != ino => Some(*i),
+                _ => None,
+            })
+            .collect();
+        others
+            .into_iter()
+            .any(|i| self.vpath_of(i).is_some_and(|v| self.commits(rel, &v)))
     }
 
     /// Flushes a file to stable storage.
