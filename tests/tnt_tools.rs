@@ -359,3 +359,25 @@ fn preview_schema_draws_that_schemas_starts() {
     let err = String::from_utf8_lossy(&o.stderr);
     assert!(err.contains("no schema 5 (it has 2)"), "{err}");
 }
+
+/// `tafs tnt lint MAP | head -0`: the findings go to a pipe nobody reads; the command ends
+/// with exit 0 and no panic (a closed pipe is the reader's choice, not an error).
+#[test]
+fn lint_into_a_closed_pipe_ends_quietly() {
+    use std::os::fd::{FromRawFd, OwnedFd};
+    let t = tempfile::tempdir().unwrap();
+    let map = game(t.path());
+    let mut fds = [0; 2];
+    // SAFETY: `pipe` fills two new descriptors that nothing else owns.
+    assert_eq!(unsafe { libc::pipe(fds.as_mut_ptr()) }, 0);
+    let (read, write) = unsafe { (OwnedFd::from_raw_fd(fds[0]), OwnedFd::from_raw_fd(fds[1])) };
+    drop(read);
+    let o = std::process::Command::new(env!("CARGO_BIN_EXE_tafs"))
+        .args(["tnt", "lint", map.to_str().unwrap()])
+        .stdout(std::process::Stdio::from(write))
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(o.status.code(), Some(0), "{err}");
+    assert!(!err.contains("panicked"), "{err}");
+}

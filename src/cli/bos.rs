@@ -144,12 +144,12 @@ fn run_inner(cmd: BosCmd) -> Result<(), CliError> {
                 match bos::lint::lint(&f.to_string_lossy(), &src, &inc, &opts, &Limits::default()) {
                     Ok(found) => {
                         for w in &found {
-                            println!("{w}");
+                            outln!("{w}");
                         }
                         problems += found.len();
                     }
                     Err(e) => {
-                        println!("{e}");
+                        outln!("{e}");
                         problems += 1;
                     }
                 }

@@ -82,7 +82,7 @@ pub fn run(cmd: FntCmd) -> Result<i32, CliError> {
         FntCmd::Info { file } => {
             let f = load(&file)?;
             let (lo, hi) = widths(&f);
-            println!(
+            outln!(
                 "{}: {} px high, {} glyphs, widths {lo}–{hi}",
                 file.display(),
                 f.height,

@@ -1,6 +1,23 @@
 //! Command-line glue: parses arguments and calls the library ([`crate::view`] for dumps and
 //! builds, [`crate::fs`] for mounts); writes every output file through [`crate::atomic`].
 
+/// `print!` that returns a closed pipe as an error (`tafs … | head` ends quietly, exit 0)
+/// instead of panicking.
+macro_rules! outp {
+    ($($arg:tt)*) => {{
+        use std::io::Write as _;
+        write!(std::io::stdout().lock(), $($arg)*)?;
+    }};
+}
+
+/// `println!` that returns a closed pipe as an error; see [`outp`].
+macro_rules! outln {
+    ($($arg:tt)*) => {{
+        use std::io::Write as _;
+        writeln!(std::io::stdout().lock(), $($arg)*)?;
+    }};
+}
+
 mod bos;
 mod cob;
 pub mod demo;

@@ -177,7 +177,7 @@ pub fn which(a: WhichArgs) -> Result<i32, CliError> {
             }
             if let (Some(t), None) = (&top, node) {
                 // only the mod has it
-                println!("{t}");
+                outln!("{t}");
                 return Ok(0);
             }
             let n = node.unwrap_or(crate::view::merged::ROOT_NODE);
@@ -198,7 +198,7 @@ pub fn which(a: WhichArgs) -> Result<i32, CliError> {
         &lines[..lines.len().min(1)]
     };
     for l in shown {
-        println!("{l}");
+        outln!("{l}");
     }
     Ok(0)
 }
@@ -254,7 +254,7 @@ pub fn diff(a: DiffArgs) -> Result<i32, CliError> {
             p.display()
         ))
     })?;
-    print!("{text}");
+    outp!("{text}");
     Ok(0)
 }
 
@@ -295,12 +295,12 @@ pub fn status(a: StatusArgs) -> Result<i32, CliError> {
             p.display()
         ))
     })?;
-    print!("{text}");
+    outp!("{text}");
     // the saves of the balance tables (at the mount root only)
     let tables = a.path.join(crate::fs::tables::DIR_NAME).join("status");
     if let Ok(t) = std::fs::read_to_string(tables) {
         if !t.is_empty() {
-            print!("tables:\n{t}");
+            outp!("tables:\n{t}");
         }
     }
     let bad = text
@@ -363,8 +363,8 @@ pub fn history(a: HistoryArgs) -> Result<i32, CliError> {
         let broken = version_file_broken(&abs, p);
         let original = if i + 1 == v.len() { "\toriginal" } else { "" };
         match broken {
-            None => println!("{}\t{len} bytes\t{}{original}", i + 1, p.display()),
-            Some(e) => println!(
+            None => outln!("{}\t{len} bytes\t{}{original}", i + 1, p.display()),
+            Some(e) => outln!(
                 "{}\t{len} bytes\t{}{original}\tbroken: {e}",
                 i + 1,
                 p.display()
@@ -404,7 +404,7 @@ pub fn restore(a: RestoreArgs) -> Result<i32, CliError> {
     crate::atomic::write_seekable(&abs, cur.as_ref(), |w| {
         std::io::copy(&mut version, w).map(|_| ())
     })?;
-    println!("restored {} from {}", abs.display(), p.display());
+    outln!("restored {} from {}", abs.display(), p.display());
     Ok(0)
 }
 
@@ -631,7 +631,7 @@ fn daemonize(log: Option<&Path>) -> Result<Fork, CliError> {
             let _ = std::fs::File::from(r).read_to_string(&mut report);
             Ok(Fork::Parent(match report.strip_prefix("ok") {
                 Some(_) => {
-                    println!("tafs: mounted (pid {child})");
+                    outln!("tafs: mounted (pid {child})");
                     0
                 }
                 None if report.is_empty() => {

@@ -301,7 +301,7 @@ fn lookup(
             ));
         };
         let c = pal.colors[usize::from(v)];
-        println!("{v} #{:02x}{:02x}{:02x}", c[0], c[1], c[2]);
+        outln!("{v} #{:02x}{:02x}{:02x}", c[0], c[1], c[2]);
         return Ok(0);
     }
     let cell = cell as usize;

@@ -83,7 +83,7 @@ pub fn run_tables(cmd: TablesCmd) -> Result<i32, CliError> {
                     eprintln!("tafs: {rel}: skipped: {why}");
                 }
                 write_bytes(&a.to.join(fam.csv), &t.to_csv())?;
-                println!("{}: {} rows", fam.csv, t.len());
+                outln!("{}: {} rows", fam.csv, t.len());
             }
             Ok(0)
         }
@@ -100,16 +100,16 @@ pub fn run_tables(cmd: TablesCmd) -> Result<i32, CliError> {
             }
             if a.dry_run {
                 for c in &changes {
-                    println!("would change {}", c.path);
+                    outln!("would change {}", c.path);
                 }
             } else {
                 replace_all(&a.game_dir, &changes)?;
                 for c in &changes {
-                    println!("changed {}", c.path);
+                    outln!("changed {}", c.path);
                 }
             }
             if changes.is_empty() {
-                println!("nothing edited");
+                outln!("nothing edited");
             }
             Ok(0)
         }
@@ -183,7 +183,7 @@ pub fn run_tdf(cmd: TdfCmd) -> Result<i32, CliError> {
     match value {
         None => match doc.key(node, k) {
             KeyLookup::One(_) => {
-                println!("{}", doc.value(node, k).unwrap_or_default());
+                outln!("{}", doc.value(node, k).unwrap_or_default());
                 Ok(0)
             }
             KeyLookup::Missing => err(format!("{}: [{sec}] has no {k}", file.display())),

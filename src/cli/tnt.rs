@@ -184,7 +184,7 @@ pub fn run(cmd: TntCmd) -> Result<i32, CliError> {
     match cmd {
         TntCmd::Describe { file } => {
             let (t, len) = load(&file)?;
-            print!("{}", describe(&t, len));
+            outp!("{}", describe(&t, len));
             Ok(0)
         }
         TntCmd::Minimap { file, target } => {
@@ -287,7 +287,7 @@ pub fn run(cmd: TntCmd) -> Result<i32, CliError> {
             let (t, _) = load(&file)?;
             let s = serde_json::to_string_pretty(&features_json(&t))
                 .map_err(|e| CliError::Msg(e.to_string()))?;
-            println!("{s}");
+            outln!("{s}");
             Ok(0)
         }
         TntCmd::Lint {
@@ -611,7 +611,7 @@ fn lint(
             Ok(x) => x,
             Err(e) => {
                 match format {
-                    LintFormat::Text => println!("{}: error: {e}", file.display()),
+                    LintFormat::Text => outln!("{}: error: {e}", file.display()),
                     LintFormat::Sarif => sarif.push((
                         file.display().to_string(),
                         "unreadable-map",
@@ -674,7 +674,7 @@ fn lint(
         for f in findings {
             match format {
                 LintFormat::Text => {
-                    println!("{}: warning[{}]: {}", file.display(), f.rule, f.msg)
+                    outln!("{}: warning[{}]: {}", file.display(), f.rule, f.msg)
                 }
                 LintFormat::Sarif => {
                     sarif.push((file.display().to_string(), f.rule, f.msg, "warning"))
