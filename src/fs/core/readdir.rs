@@ -180,6 +180,10 @@ impl Core {
             NodeKind::ViewDir { root, vpath } => {
                 let (_, gen, layout, _) = self.folder(root, &vpath)?;
                 items.extend(self.list_view(ino, root, gen, &vpath, &layout));
+                // an archive member that found no room to be decoded now
+                if !layout.pending_for(&vpath, false).is_empty() {
+                    return Err(FsError::NoRoom);
+                }
             }
         }
         Ok(items)
