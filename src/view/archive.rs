@@ -159,7 +159,7 @@ pub fn is_archive_name(name: &str) -> bool {
 /// appended (N = 2, 3, …), as `tafs hpi extract` does for exact collisions.
 pub fn shown_paths(a: &Archive) -> Vec<String> {
     let mut out: Vec<String> = Vec::with_capacity(a.entries.len());
-    let mut taken: HashSet<String> = HashSet::new();
+    let mut taken: HashSet<String> = HashSet::with_capacity(a.entries.len());
     for e in &a.entries {
         let base = e
             .parent
@@ -175,11 +175,13 @@ pub fn shown_paths(a: &Archive) -> Vec<String> {
         };
         let mut p = join(&name);
         let mut n = 2;
-        while taken.contains(&p.to_ascii_lowercase()) {
+        let mut key = p.to_ascii_lowercase();
+        while taken.contains(&key) {
             p = join(&format!("{name}~{n}"));
+            key = p.to_ascii_lowercase();
             n += 1;
         }
-        taken.insert(p.to_ascii_lowercase());
+        taken.insert(key);
         out.push(p);
     }
     out
@@ -320,7 +322,7 @@ impl ArchiveView {
             .map_err(|e| ViewError::invalid("archive", e.to_string()))?;
         let paths = shown_paths(&archive);
         let mut shallow = Vec::with_capacity(paths.len());
-        let mut files = HashMap::new();
+        let mut files = HashMap::with_capacity(paths.len());
         let mut parts = HashMap::new();
         for (i, (e, p)) in archive.entries.iter().zip(&paths).enumerate() {
             match &e.kind {

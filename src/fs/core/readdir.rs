@@ -335,9 +335,11 @@ impl Core {
         let d = self.dir_handle_at(fh, offset)?;
         if !d.with_attrs.load(Ordering::Acquire) {
             // the game folder's pending changes are read once for all the entries
-            let _batch = self.watch.as_ref().map(|w| w.batch());
+            let batch = self.watch.as_ref().map(|w| (w, w.batch()));
             let snapshot: Vec<DirItem> = lock(&d.items).clone();
             let attrs: Vec<Option<Attr>> = fan_out(&snapshot, |it| {
+                // (and not once per entry on the threads it fans out to)
+                let _joined = batch.as_ref().map(|(w, b)| w.joined(b));
                 if it.name == "." || it.name == ".." {
                     // the kernel ignores the attributes of these two (fuse_direntplus_link);
                     // computing them costs a listing of the parent per folder (`..` of each
