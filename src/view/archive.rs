@@ -129,6 +129,63 @@ impl Source for FileSource {
     }
 }
 
+/// A [`Source`] read through one window of [`ReadAhead::WINDOW`] bytes: the small reads a
+/// directory parse makes in file order (a v1 archive's chunk table of each member) cost one
+/// `pread` per window instead of one each. Reads of a window or more go straight through.
+struct ReadAhead<'a> {
+    src: &'a dyn Source,
+    /// The window's first offset and bytes.
+    window: std::cell::RefCell<(u64, Vec<u8>)>,
+}
+
+impl<'a> ReadAhead<'a> {
+    const WINDOW: u64 = 256 << 10;
+
+    fn new(src: &'a dyn Source) -> ReadAhead<'a> {
+        ReadAhead {
+            src,
+            window: std::cell::RefCell::new((0, Vec::new())),
+        }
+    }
+}
+
+impl Source for ReadAhead<'_> {
+    fn len(&self) -> u64 {
+        self.src.len()
+    }
+
+    fn read_at(&self, offset: u64, buf: &mut [u8]) -> std::io::Result<()> {
+        let want = buf.len() as u64;
+        if want >= Self::WINDOW {
+            return self.src.read_at(offset, buf);
+        }
+        let mut w = self.window.borrow_mut();
+        let inside = |w: &(u64, Vec<u8>)| offset >= w.0 && offset + want <= w.0 + w.1.len() as u64;
+        if !inside(&w) {
+            let len = Self::WINDOW.min(self.src.len().saturating_sub(offset));
+            if len < want {
+                // past the end: the source's own error
+                return self.src.read_at(offset, buf);
+            }
+            w.1.resize(len as usize, 0);
+            w.0 = offset;
+            let (_, bytes) = &mut *w;
+            if let Err(e) = self.src.read_at(offset, bytes) {
+                w.1.clear();
+                return Err(e);
+            }
+        }
+        let from = (offset - w.0) as usize;
+        match w.1.get(from..from + buf.len()) {
+            Some(b) => {
+                buf.copy_from_slice(b);
+                Ok(())
+            }
+            None => self.src.read_at(offset, buf),
+        }
+    }
+}
+
 /// Where an [`ArchiveView`] reads the archive from.
 enum Backing {
     /// The whole archive in memory.
@@ -318,7 +375,7 @@ impl ArchiveView {
         limits: HpiLimits,
         open_member: MemberOpener,
     ) -> Result<ArchiveView, ViewError> {
-        let archive = hpi::parse_from(backing.source(), &limits)
+        let archive = hpi::parse_from(&ReadAhead::new(backing.source()), &limits)
             .map_err(|e| ViewError::invalid("archive", e.to_string()))?;
         let paths = shown_paths(&archive);
         let mut shallow = Vec::with_capacity(paths.len());
@@ -959,6 +1016,43 @@ mod tests {
         assert!(!v.part_waits("huge.pcx"));
         assert_eq!(v.render_vec("huge.pcx").unwrap(), pcx);
         assert_eq!(v.size_hint("huge.pcx"), Some(pcx.len() as u64));
+    }
+
+    #[test]
+    fn read_ahead_reads_what_the_source_holds() {
+        let data: Vec<u8> = (0..700_000u32).map(|i| (i * 31 % 251) as u8).collect();
+        let ra = ReadAhead::new(&data);
+        assert_eq!(ra.len(), data.len() as u64);
+        // in order, backwards, across a window's end, big, at the very end, past it
+        for (at, n) in [
+            (0u64, 4usize),
+            (10, 100),
+            (5, 3),
+            (262_140, 8),
+            (300_000, 300_000),
+            (699_990, 10),
+            (699_999, 1),
+            (1000, 0),
+        ] {
+            let mut buf = vec![0; n];
+            ra.read_at(at, &mut buf).unwrap();
+            assert_eq!(buf, &data[at as usize..at as usize + n], "{at} {n}");
+        }
+        assert!(ra.read_at(699_995, &mut [0; 10]).is_err());
+        // a parse through it reads the same archive
+        let tree = vec![hpi::Node::dir(
+            b"d".to_vec(),
+            (0..300)
+                .map(|i| hpi::Node::file(format!("m{i}.txt").into_bytes(), vec![i as u8; 100]))
+                .collect(),
+        )];
+        let bytes = hpi::write(&tree, &hpi::WriteOptions::v1()).unwrap();
+        let lim = HpiLimits::default();
+        let direct = hpi::parse(&bytes, &lim).unwrap();
+        assert_eq!(
+            hpi::parse_from(&ReadAhead::new(&bytes), &lim).unwrap(),
+            direct
+        );
     }
 
     fn no_parts() -> MemberOpener {
