@@ -163,31 +163,30 @@ fn files_under(p: &Path, out: &mut Vec<PathBuf>) {
     }
 }
 
-/// Runs `cmd` with stdout ignored: whether it succeeded, its stderr and its own peak
-/// resident memory in KiB (from `wait4`, not the whole test process's children, which
-/// other tests running at once also count in).
-#[allow(clippy::zombie_processes)] // reaped by wait4
-fn run_measured(cmd: &mut std::process::Command) -> (bool, String, u64) {
-    use std::io::Read;
-    let mut child = cmd
-        .stdout(std::process::Stdio::null())
-        .stderr(std::process::Stdio::piped())
-        .spawn()
+/// Runs `args` with stdout ignored: whether it succeeded, its stderr and its peak resident
+/// memory in KiB. Started by a small Python process: a child spawned by the test process
+/// itself (vfork, then exec) counts the test process's own peak in its `ru_maxrss`, and
+/// that grows with the other tests running at once; a child forked by Python counts
+/// Python's (about 10 MiB) at most.
+fn run_measured(args: &[&std::ffi::OsStr]) -> (bool, String, u64) {
+    let o = std::process::Command::new("python3")
+        .arg("-c")
+        .arg(
+            "import resource, subprocess, sys\n\
+             r = subprocess.run(sys.argv[1:], stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)\n\
+             sys.stderr.buffer.write(r.stderr)\n\
+             print(resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss)\n\
+             sys.exit(r.returncode)\n",
+        )
+        .args(args)
+        .output()
         .unwrap();
-    let mut err = String::new();
-    child
-        .stderr
-        .take()
-        .unwrap()
-        .read_to_string(&mut err)
-        .unwrap();
-    let mut status = 0;
-    // SAFETY: wait4 fills the status and the struct it is given, for our own child.
-    let mut u: libc::rusage = unsafe { std::mem::zeroed() };
-    let pid = unsafe { libc::wait4(child.id() as i32, &mut status, 0, &mut u) };
-    assert_eq!(pid, child.id() as i32);
-    let ok = libc::WIFEXITED(status) && libc::WEXITSTATUS(status) == 0;
-    (ok, err, u.ru_maxrss as u64)
+    let kib = String::from_utf8_lossy(&o.stdout).trim().parse().unwrap();
+    (
+        o.status.success(),
+        String::from_utf8_lossy(&o.stderr).into_owned(),
+        kib,
+    )
 }
 
 #[test]
@@ -202,11 +201,12 @@ fn hostile_gafs_are_refused_early_by_the_cli() {
         let p = t.path().join(name);
         std::fs::write(&p, &data).unwrap();
         let start = Instant::now();
-        let (ok, err, kib) = run_measured(
-            std::process::Command::new(env!("CARGO_BIN_EXE_tafs"))
-                .args(["gaf", "list"])
-                .arg(&p),
-        );
+        let (ok, err, kib) = run_measured(&[
+            env!("CARGO_BIN_EXE_tafs").as_ref(),
+            "gaf".as_ref(),
+            "list".as_ref(),
+            p.as_os_str(),
+        ]);
         let took = start.elapsed();
         peak = peak.max(kib);
         assert!(!ok, "{name} ({} bytes) listed", data.len());
