@@ -163,8 +163,35 @@ fn files_under(p: &Path, out: &mut Vec<PathBuf>) {
     }
 }
 
+/// Runs `args` with stdout ignored: whether it succeeded, its stderr and its peak resident
+/// memory in KiB. Started by a small Python process: a child spawned by the test process
+/// itself (vfork, then exec) counts the test process's own peak in its `ru_maxrss`, and
+/// that grows with the other tests running at once; a child forked by Python counts
+/// Python's (about 10 MiB) at most.
+fn run_measured(args: &[&std::ffi::OsStr]) -> (bool, String, u64) {
+    let o = std::process::Command::new("python3")
+        .arg("-c")
+        .arg(
+            "import resource, subprocess, sys\n\
+             r = subprocess.run(sys.argv[1:], stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)\n\
+             sys.stderr.buffer.write(r.stderr)\n\
+             print(resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss)\n\
+             sys.exit(r.returncode)\n",
+        )
+        .args(args)
+        .output()
+        .unwrap();
+    let kib = String::from_utf8_lossy(&o.stdout).trim().parse().unwrap();
+    (
+        o.status.success(),
+        String::from_utf8_lossy(&o.stderr).into_owned(),
+        kib,
+    )
+}
+
 #[test]
 fn hostile_gafs_are_refused_early_by_the_cli() {
+    let mut peak = 0;
     for (name, data) in [
         ("shared.gaf", shared_rle(4096, 64)),
         ("chain.gaf", composite_chain()),
@@ -174,24 +201,22 @@ fn hostile_gafs_are_refused_early_by_the_cli() {
         let p = t.path().join(name);
         std::fs::write(&p, &data).unwrap();
         let start = Instant::now();
-        let o = std::process::Command::new(env!("CARGO_BIN_EXE_tafs"))
-            .args(["gaf", "list"])
-            .arg(&p)
-            .output()
-            .unwrap();
+        let (ok, err, kib) = run_measured(&[
+            env!("CARGO_BIN_EXE_tafs").as_ref(),
+            "gaf".as_ref(),
+            "list".as_ref(),
+            p.as_os_str(),
+        ]);
         let took = start.elapsed();
-        let err = String::from_utf8_lossy(&o.stderr);
-        assert!(!o.status.success(), "{name} ({} bytes) listed", data.len());
+        peak = peak.max(kib);
+        assert!(!ok, "{name} ({} bytes) listed", data.len());
         assert!(
             err.contains("more than"),
             "{name}: refused for its budget: {err}"
         );
         assert!(took.as_secs() < 5, "{name}: refused after {took:?}");
     }
-    // SAFETY: getrusage fills the struct it is given.
-    let mut u: libc::rusage = unsafe { std::mem::zeroed() };
-    unsafe { libc::getrusage(libc::RUSAGE_CHILDREN, &mut u) };
-    let mib = u.ru_maxrss / 1024;
+    let mib = peak / 1024;
     println!("gaf list of the hostile GAFs peaked at {mib} MiB");
     assert!(mib < 100, "gaf list peaked at {mib} MiB");
 }
@@ -320,7 +345,7 @@ fn padded_palettes_are_refused_from_their_size_before_they_are_read() {
     }
     let t = tempfile::tempdir().unwrap();
     let game = t.path().join("game");
-    padded_palettes(&game, 300 << 20);
+    padded_palettes(&game, 1000 << 20);
     let cache_mib = 64u64;
     for (i, merged) in [false, true].into_iter().enumerate() {
         let mnt = t.path().join(format!("mnt{i}"));
@@ -339,7 +364,7 @@ fn padded_palettes_are_refused_from_their_size_before_they_are_read() {
         }
         let hwm = vm_hwm_kib(pid);
         println!(
-            "merged {merged}: daemon VmHWM {} MiB after ls -l of four 300 MiB palettes",
+            "merged {merged}: daemon VmHWM {} MiB after ls -l of four 1000 MiB palettes",
             hwm / 1024
         );
         assert!(
@@ -489,4 +514,169 @@ fn big_pictures_stay_within_the_cache_size_loose_and_in_an_archive() {
             hwm / 1024
         );
     }
+}
+
+/// A 4096×4096 paletted RLE PCX written by hand: every line runs of 16 pixels of
+/// `(x / 16) ^ y + seed` (2 bytes a run: 2.1 MB; 16 MiB of pixels).
+fn striped_pcx(seed: u8) -> Vec<u8> {
+    let side = 4096usize;
+    let mut f = vec![0u8; 128];
+    f[..4].copy_from_slice(&[0x0A, 5, 1, 8]);
+    f[8..10].copy_from_slice(&(side as u16 - 1).to_le_bytes());
+    f[10..12].copy_from_slice(&(side as u16 - 1).to_le_bytes());
+    f[12..14].copy_from_slice(&72u16.to_le_bytes());
+    f[14..16].copy_from_slice(&72u16.to_le_bytes());
+    f[65] = 1;
+    f[66..68].copy_from_slice(&(side as u16).to_le_bytes());
+    f[68..70].copy_from_slice(&1u16.to_le_bytes());
+    for y in 0..side {
+        for run in 0..side / 16 {
+            f.extend_from_slice(&[0xC0 | 16, ((run ^ y) as u8).wrapping_add(seed)]);
+        }
+    }
+    f.push(0x0C);
+    f.extend_from_slice(&tafs::formats::palette::Palette::ta().rgb_bytes());
+    f
+}
+
+/// Reads `p`, trying again while the daemon answers EAGAIN (no room right now), for at
+/// most two minutes.
+fn read_when_room(p: &Path) -> Vec<u8> {
+    let start = Instant::now();
+    loop {
+        match std::fs::read(p) {
+            Ok(b) => return b,
+            Err(e) if e.raw_os_error() == Some(libc::EAGAIN) && start.elapsed().as_secs() < 120 => {
+                std::thread::sleep(std::time::Duration::from_millis(200))
+            }
+            Err(e) => panic!("{p:?}: {e}"),
+        }
+    }
+}
+
+#[test]
+fn big_pictures_inside_an_archives_folder_are_decoded_within_the_cache_size() {
+    if !fuse_available() {
+        return;
+    }
+    use tafs::formats::hpi;
+    let t = tempfile::tempdir().unwrap();
+    let game = t.path().join("game");
+    let refs = t.path().join("ref");
+    std::fs::create_dir_all(&game).unwrap();
+    std::fs::create_dir_all(&refs).unwrap();
+    let mut members = Vec::new();
+    for i in 0..12u8 {
+        let pcx = striped_pcx(i * 7);
+        assert!((2_000_000..2_300_000).contains(&pcx.len()), "{}", pcx.len());
+        std::fs::write(refs.join(format!("p{i:02}.pcx")), &pcx).unwrap();
+        // one folder each: the kernel looks up names of one folder one at a time
+        members.push(hpi::Node::dir(
+            format!("d{i:02}").into_bytes(),
+            vec![hpi::Node::file(format!("p{i:02}.pcx").into_bytes(), pcx)],
+        ));
+    }
+    let hpi = hpi::write(
+        &[hpi::Node::dir(b"pics".to_vec(), members)],
+        &hpi::WriteOptions::v1(),
+    )
+    .unwrap();
+    std::fs::write(game.join("z.hpi"), &hpi).unwrap();
+    // decoded views: 80 MiB, room for one of these pictures (66 MiB) at a time
+    let cache_mib = 160u64;
+    let mnt = t.path().join("mnt");
+    // a thread for each request: every member may be asked for at once
+    let m = mount(
+        &game,
+        &mnt,
+        &["--cache-size", &format!("{cache_mib}M"), "--threads", "16"],
+    );
+    let pid = daemon_pid(&m.mnt);
+    let pics = m.mnt.join("z.hpi/pics");
+    let pngs: Vec<PathBuf> = (0..12)
+        .map(|i| pics.join(format!("d{i:02}/p{i:02}.pcx/image.png")))
+        .collect();
+    // `ls -lR` of the archive's folder and every picture read at once; no room right now
+    // (EAGAIN) is the only failure allowed
+    let start = Instant::now();
+    let read = std::thread::scope(|s| {
+        let ls = s.spawn(|| {
+            std::process::Command::new("ls")
+                .arg("-lR")
+                .arg(m.mnt.join("z.hpi"))
+                .output()
+                .unwrap()
+        });
+        let readers: Vec<_> = pngs
+            .iter()
+            .map(|p| {
+                s.spawn(move || match std::fs::read(p) {
+                    Ok(b) => Some(b.len()),
+                    Err(e) => {
+                        assert_eq!(e.raw_os_error(), Some(libc::EAGAIN), "{p:?}: {e}");
+                        None
+                    }
+                })
+            })
+            .collect();
+        let ls = ls.join().unwrap();
+        let err = String::from_utf8_lossy(&ls.stderr);
+        for line in err.lines() {
+            assert!(line.contains("temporarily unavailable"), "ls -lR: {err}");
+        }
+        readers
+            .into_iter()
+            .filter_map(|h| h.join().unwrap())
+            .count()
+    });
+    let took = start.elapsed();
+    let hwm = vm_hwm_kib(pid);
+    println!(
+        "ls -lR and 12 readers of 4096² PCX members in {took:?} ({read} of 12 read at once, the others \
+         EAGAIN): daemon VmHWM {} MiB",
+        hwm / 1024
+    );
+    assert!(
+        hwm <= (cache_mib + 64) * 1024,
+        "daemon peak RSS {} MiB over --cache-size {cache_mib} MiB + 64 MiB",
+        hwm / 1024
+    );
+    // after the pressure every member is a folder whose picture is the right image
+    // (compared by Pillow with the PCX it was made from)
+    let out = t.path().join("out");
+    std::fs::create_dir_all(&out).unwrap();
+    for (i, p) in pngs.iter().enumerate() {
+        assert!(p.parent().unwrap().is_dir(), "{p:?}");
+        std::fs::write(out.join(format!("p{i:02}.png")), read_when_room(p)).unwrap();
+    }
+    let check = r#"
+import sys
+from PIL import Image
+Image.MAX_IMAGE_PIXELS = None
+ref, out = sys.argv[1], sys.argv[2]
+for i in range(12):
+    a = Image.open(f"{ref}/p{i:02}.pcx")
+    b = Image.open(f"{out}/p{i:02}.png")
+    assert a.size == b.size == (4096, 4096), (i, a.size, b.size)
+    assert a.convert("RGB").tobytes() == b.convert("RGB").tobytes(), i
+print("ok", 12)
+"#;
+    let o = std::process::Command::new("python3")
+        .args(["-c", check])
+        .arg(&refs)
+        .arg(&out)
+        .output()
+        .unwrap();
+    assert!(
+        o.status.success() && String::from_utf8_lossy(&o.stdout).starts_with("ok 12"),
+        "{}{}",
+        String::from_utf8_lossy(&o.stdout),
+        String::from_utf8_lossy(&o.stderr)
+    );
+    let hwm = vm_hwm_kib(pid);
+    assert!(
+        hwm <= (cache_mib + 64) * 1024,
+        "daemon peak RSS {} MiB after reading every picture",
+        hwm / 1024
+    );
 }

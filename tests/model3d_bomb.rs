@@ -157,3 +157,78 @@ fn listing_a_3do_bomb_keeps_the_daemon_within_the_cache_size() {
         hwm / 1024
     );
 }
+
+/// The same models inside a `.ufo`: listed in the archive's own folder and, with
+/// `--merged`, as the game sees them; the daemon stays within `--cache-size` + 64 MiB.
+#[test]
+fn listing_a_3do_bomb_inside_an_archive_keeps_the_daemon_within_the_cache_size() {
+    if !fuse_available() {
+        return;
+    }
+    use tafs::formats::hpi;
+    let t = tempfile::tempdir().unwrap();
+    let game = t.path().join("game");
+    std::fs::create_dir_all(&game).unwrap();
+    let ufo = hpi::write(
+        &[hpi::Node::dir(
+            b"objects3d".to_vec(),
+            vec![
+                hpi::Node::file(b"bomb.3do".to_vec(), bomb()),
+                hpi::Node::file(b"under.3do".to_vec(), shared_bomb(20, 200, 1000)),
+                hpi::Node::file(b"small.3do".to_vec(), shared_bomb(4, 6, 8)),
+            ],
+        )],
+        &hpi::WriteOptions::v1(),
+    )
+    .unwrap();
+    std::fs::write(game.join("z.ufo"), &ufo).unwrap();
+    let cache_mib = 32u64;
+    for (i, merged) in [false, true].into_iter().enumerate() {
+        let mnt = t.path().join(format!("mnt{i}"));
+        let _guard = UnmountGuard(mnt.clone());
+        let cache = format!("{cache_mib}M");
+        let mut args = vec!["--cache-size", cache.as_str()];
+        if merged {
+            args.push("--merged");
+        }
+        let pid = daemon_pid(&game, &mnt, &args);
+        let dir = if merged {
+            mnt.join("objects3d")
+        } else {
+            mnt.join("z.ufo/objects3d")
+        };
+        let start = Instant::now();
+        let ls = std::process::Command::new("ls")
+            .arg("-lR")
+            .arg(&mnt)
+            .output()
+            .unwrap();
+        let took = start.elapsed();
+        assert!(
+            std::fs::read_dir(&dir).is_ok(),
+            "the daemon died: {}",
+            String::from_utf8_lossy(&ls.stdout)
+        );
+        for (name, is_dir) in [
+            ("bomb.3do", false),
+            ("under.3do", false),
+            ("small.3do", true),
+        ] {
+            assert_eq!(dir.join(name).is_dir(), is_dir, "merged {merged}: {name}");
+        }
+        let obj = std::fs::read_to_string(dir.join("small.3do/model.obj")).unwrap();
+        assert_eq!(obj.matches("\no p\n").count(), 4, "{obj}");
+        let hwm = vm_hwm_kib(pid);
+        println!(
+            "merged {merged}: daemon VmHWM {} MiB after ls -lR ({took:?}) of the 3DO bombs in a \
+             {} byte .ufo",
+            hwm / 1024,
+            ufo.len()
+        );
+        assert!(
+            hwm <= (cache_mib + 64) * 1024,
+            "merged {merged}: daemon peak RSS {} MiB over --cache-size {cache_mib} MiB + 64 MiB",
+            hwm / 1024
+        );
+    }
+}

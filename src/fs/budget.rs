@@ -267,6 +267,9 @@ impl View for Leased {
     fn part_entries(&self, path: &str) -> Option<&[Entry]> {
         self.view.part_entries(path)
     }
+    fn part_waits(&self, path: &str) -> bool {
+        self.view.part_waits(path)
+    }
     fn render_cost(&self, path: &str) -> u64 {
         self.view.render_cost(path)
     }

@@ -37,6 +37,7 @@ impl Tree {
         sizes: &mut HashMap<String, u64>,
     ) {
         self.children.entry(prefix.to_string()).or_default();
+        self.is_dir.reserve(entries.len());
         for e in entries {
             let path = if prefix.is_empty() {
                 e.path.clone()
@@ -52,11 +53,15 @@ impl Tree {
             } else if let Some(size) = size_hint(&path) {
                 sizes.insert(path.clone(), size);
             }
-            let (parent, name) = match path.rsplit_once('/') {
-                Some((p, n)) => (p.to_string(), n.to_string()),
-                None => (String::new(), path.clone()),
-            };
-            self.children.entry(parent).or_default().push((name, dir));
+            let (parent, name) = path.rsplit_once('/').unwrap_or(("", &path));
+            // (the parent's key is made only the first time)
+            let kid = (name.to_string(), dir);
+            match self.children.get_mut(parent) {
+                Some(kids) => kids.push(kid),
+                None => {
+                    self.children.insert(parent.to_string(), vec![kid]);
+                }
+            }
         }
     }
 }
@@ -68,6 +73,7 @@ impl Layout {
         let hint = |p: &str| view.size_hint(p);
         let pending = match view.shallow() {
             Some((entries, parts)) => {
+                sizes.reserve(entries.len());
                 tree.add("", entries, |_| None, &mut sizes);
                 // plain members: sizes from the archive's directory
                 for e in entries {

@@ -121,7 +121,7 @@ impl FsError {
             FsError::IsDir => libc::EISDIR,
             FsError::BadHandle(_) => libc::EBADF,
             FsError::Invalid(_) => libc::EINVAL,
-            FsError::NoRoom => libc::EAGAIN,
+            FsError::NoRoom | FsError::View(crate::view::ViewError::NoRoom(_)) => libc::EAGAIN,
             FsError::NotSupported(_) => libc::EOPNOTSUPP,
             FsError::NoAttr => libc::ENODATA,
             FsError::Exists => libc::EEXIST,

@@ -396,6 +396,15 @@ impl Watch {
         }
     }
 
+    /// [`Watch::batch`] for a thread working for a request that began one (the threads a
+    /// listing fans out to): the events were read when it began, so nothing is read here.
+    pub(in crate::fs) fn joined(&self, batch: &Batch) -> Batch {
+        let _ = batch;
+        Batch {
+            was: BATCH.with(|b| b.replace(true)),
+        }
+    }
+
     /// Trusts `meta` (an `lstat` of `rel` taken after [`Watch::trusted`] answered `seq`)
     /// unless an event was read since.
     /// Only a regular file with one link is trusted: a change made through another link

@@ -129,6 +129,63 @@ impl Source for FileSource {
     }
 }
 
+/// A [`Source`] read through one window of [`ReadAhead::WINDOW`] bytes: the small reads a
+/// directory parse makes in file order (a v1 archive's chunk table of each member) cost one
+/// `pread` per window instead of one each. Reads of a window or more go straight through.
+struct ReadAhead<'a> {
+    src: &'a dyn Source,
+    /// The window's first offset and bytes.
+    window: std::cell::RefCell<(u64, Vec<u8>)>,
+}
+
+impl<'a> ReadAhead<'a> {
+    const WINDOW: u64 = 256 << 10;
+
+    fn new(src: &'a dyn Source) -> ReadAhead<'a> {
+        ReadAhead {
+            src,
+            window: std::cell::RefCell::new((0, Vec::new())),
+        }
+    }
+}
+
+impl Source for ReadAhead<'_> {
+    fn len(&self) -> u64 {
+        self.src.len()
+    }
+
+    fn read_at(&self, offset: u64, buf: &mut [u8]) -> std::io::Result<()> {
+        let want = buf.len() as u64;
+        if want >= Self::WINDOW {
+            return self.src.read_at(offset, buf);
+        }
+        let mut w = self.window.borrow_mut();
+        let inside = |w: &(u64, Vec<u8>)| offset >= w.0 && offset + want <= w.0 + w.1.len() as u64;
+        if !inside(&w) {
+            let len = Self::WINDOW.min(self.src.len().saturating_sub(offset));
+            if len < want {
+                // past the end: the source's own error
+                return self.src.read_at(offset, buf);
+            }
+            w.1.resize(len as usize, 0);
+            w.0 = offset;
+            let (_, bytes) = &mut *w;
+            if let Err(e) = self.src.read_at(offset, bytes) {
+                w.1.clear();
+                return Err(e);
+            }
+        }
+        let from = (offset - w.0) as usize;
+        match w.1.get(from..from + buf.len()) {
+            Some(b) => {
+                buf.copy_from_slice(b);
+                Ok(())
+            }
+            None => self.src.read_at(offset, buf),
+        }
+    }
+}
+
 /// Where an [`ArchiveView`] reads the archive from.
 enum Backing {
     /// The whole archive in memory.
@@ -159,7 +216,7 @@ pub fn is_archive_name(name: &str) -> bool {
 /// appended (N = 2, 3, …), as `tafs hpi extract` does for exact collisions.
 pub fn shown_paths(a: &Archive) -> Vec<String> {
     let mut out: Vec<String> = Vec::with_capacity(a.entries.len());
-    let mut taken: HashSet<String> = HashSet::new();
+    let mut taken: HashSet<String> = HashSet::with_capacity(a.entries.len());
     for e in &a.entries {
         let base = e
             .parent
@@ -175,11 +232,13 @@ pub fn shown_paths(a: &Archive) -> Vec<String> {
         };
         let mut p = join(&name);
         let mut n = 2;
-        while taken.contains(&p.to_ascii_lowercase()) {
+        let mut key = p.to_ascii_lowercase();
+        while taken.contains(&key) {
             p = join(&format!("{name}~{n}"));
+            key = p.to_ascii_lowercase();
             n += 1;
         }
-        taken.insert(p.to_ascii_lowercase());
+        taken.insert(key);
         out.push(p);
     }
     out
@@ -200,11 +259,29 @@ pub type MemberOpener = Box<
         + Sync,
 >;
 
-/// Room to keep a decoded part in memory: given its kind and decompressed bytes, the lease
-/// of what its view holds (given back when dropped), or `None` when there is no room now
-/// (the part is then decoded for the request and not kept).
-pub type PartLeaser =
-    Box<dyn Fn(AssetKind, &[u8]) -> Option<Box<dyn std::any::Any + Send + Sync>> + Send + Sync>;
+/// Why a part gets no room to be decoded in.
+#[derive(Debug)]
+pub enum NoRoom {
+    /// It alone needs more than the whole budget: shown as the plain file it is, for good.
+    Never(String),
+    /// Not now (the budget is held by views in use): refused for this request only, tried
+    /// again at the next.
+    Now,
+}
+
+/// Room to decode a part in, asked before it is decoded: given its kind, its decompressed
+/// bytes (the headers say what decoding them holds) and a way to drop a part this archive
+/// keeps (false when none is left), the lease of what the decode and the view hold, given
+/// back when the view is dropped.
+pub type PartLeaser = Box<
+    dyn Fn(
+            AssetKind,
+            &[u8],
+            &mut dyn FnMut() -> bool,
+        ) -> Result<Box<dyn std::any::Any + Send + Sync>, NoRoom>
+        + Send
+        + Sync,
+>;
 
 /// A GAF/TNT member of an archive view.
 #[derive(Default)]
@@ -217,6 +294,9 @@ struct Part {
 }
 
 type KeptPart = (Arc<dyn View>, Option<Box<dyn std::any::Any + Send + Sync>>);
+
+/// A decoded part and a path inside it.
+type Nested<'p> = (Arc<dyn View>, &'p str);
 
 /// The sibling of GAF member `e` (shown at `p`) named like it with `.pcx` (any case): its
 /// shown name and record; the first by name when several match.
@@ -295,11 +375,11 @@ impl ArchiveView {
         limits: HpiLimits,
         open_member: MemberOpener,
     ) -> Result<ArchiveView, ViewError> {
-        let archive = hpi::parse_from(backing.source(), &limits)
+        let archive = hpi::parse_from(&ReadAhead::new(backing.source()), &limits)
             .map_err(|e| ViewError::invalid("archive", e.to_string()))?;
         let paths = shown_paths(&archive);
         let mut shallow = Vec::with_capacity(paths.len());
-        let mut files = HashMap::new();
+        let mut files = HashMap::with_capacity(paths.len());
         let mut parts = HashMap::new();
         for (i, (e, p)) in archive.entries.iter().zip(&paths).enumerate() {
             match &e.kind {
@@ -331,47 +411,57 @@ impl ArchiveView {
         })
     }
 
-    /// Keeps decoded parts only while `leaser` gives room for them: when it gives none, the
-    /// parts this view kept longest ago are dropped (decoded again when needed) until it
-    /// does, else the part is decoded for the request alone. Memory then stays bounded
+    /// Decodes parts only with room from `leaser`, leased before decoding: when it gives
+    /// none, the parts this view kept longest ago are dropped (decoded again when needed)
+    /// until it does; a part that alone needs more than the budget is shown as the plain
+    /// file it is, and one that finds no room now is refused for the request
+    /// ([`ViewError::NoRoom`]) and tried again at the next. Memory then stays bounded
     /// whatever the archive holds.
     pub fn with_leaser(mut self, leaser: PartLeaser) -> ArchiveView {
         self.leaser = Some(leaser);
         self
     }
 
-    /// Bytes of room for a part, dropping kept parts (least recently used first) while
-    /// there is none; `Some(None)` without a leaser.
+    /// Room to decode a part of `kind` from `bytes`, dropping kept parts (least recently
+    /// used first) while there is none; `Ok(None)` without a leaser.
     fn room(
         &self,
         kind: AssetKind,
         bytes: &[u8],
-    ) -> Option<Option<Box<dyn std::any::Any + Send + Sync>>> {
+    ) -> Result<Option<Box<dyn std::any::Any + Send + Sync>>, NoRoom> {
         let Some(leaser) = &self.leaser else {
-            return Some(None);
+            return Ok(None);
         };
-        let mut tries = lock(&self.kept).len() + 1;
-        loop {
-            if let Some(l) = leaser(kind, bytes) {
-                return Some(Some(l));
-            }
-            if tries == 0 {
-                return None;
-            }
-            tries -= 1;
-            let victim = lock(&self.kept).pop_lru()?.0;
-            let Some(part) = self.parts.get(&victim) else {
-                continue;
-            };
-            match part.view.try_lock() {
-                Ok(mut g) => *g = None,
-                Err(TryLockError::Poisoned(p)) => *p.into_inner() = None,
-                // in use this instant: kept, and tried again last
-                Err(TryLockError::WouldBlock) => {
-                    lock(&self.kept).push(victim, ());
+        // each kept part is tried once a call; one in use (locked, or its view held by a
+        // request: dropping it would free nothing) stays kept and is tried last
+        let mut drop_one = || {
+            let n = lock(&self.kept).len();
+            for _ in 0..n {
+                let Some((victim, ())) = lock(&self.kept).pop_lru() else {
+                    return false;
+                };
+                let Some(part) = self.parts.get(&victim) else {
+                    continue;
+                };
+                let held = match part.view.try_lock() {
+                    Ok(mut g) if g.as_ref().is_some_and(|k| Arc::strong_count(&k.0) == 1) => {
+                        g.take()
+                    }
+                    Ok(g) if g.is_none() => continue,
+                    Err(TryLockError::Poisoned(p)) => p.into_inner().take(),
+                    Ok(_) | Err(TryLockError::WouldBlock) => {
+                        lock(&self.kept).push(victim, ());
+                        continue;
+                    }
+                };
+                // (dropped here, after the part's lock: its lease is given back)
+                if held.is_some() {
+                    return true;
                 }
             }
-        }
+            false
+        };
+        leaser(kind, bytes, &mut drop_one).map(Some)
     }
 
     /// The number of parts whose view is kept now.
@@ -516,11 +606,20 @@ impl ArchiveView {
     }
 
     /// The view of part `path`, decoding it when it is not kept (see
-    /// [`ArchiveView::with_leaser`]); `None` when `path` is no part or does not decode.
+    /// [`ArchiveView::with_leaser`]); `None` when `path` is no part, does not decode, or
+    /// finds no room now ([`ArchiveView::try_part`] tells these apart).
     pub fn part(&self, path: &str) -> Option<Arc<dyn View>> {
-        let part = self.parts.get(path)?;
+        self.try_part(path).ok().flatten()
+    }
+
+    /// [`ArchiveView::part`]: `Ok(None)` when `path` is no part or does not decode (the
+    /// plain member file), `Err(ViewError::NoRoom)` when there is no room to decode it now.
+    pub fn try_part(&self, path: &str) -> Result<Option<Arc<dyn View>>, ViewError> {
+        let Some(part) = self.parts.get(path) else {
+            return Ok(None);
+        };
         if matches!(part.entries.get(), Some(None)) {
-            return None;
+            return Ok(None);
         }
         // one decode of a part at a time: others asking for it wait for this one
         let mut g = lock(&part.view);
@@ -528,59 +627,72 @@ impl ArchiveView {
             let v = v.clone();
             drop(g);
             lock(&self.kept).promote(path);
-            return Some(v);
+            return Ok(Some(v));
         }
-        let Some((view, kind, bytes)) = self.decode_part(path) else {
+        let plain = |why: &dyn std::fmt::Display| {
+            log::warn!("{path}: shown as a plain file: {why}");
             let _ = part.entries.set(None);
-            return None;
+            Ok(None)
         };
-        let view: Arc<dyn View> = Arc::from(view);
-        let _ = part.entries.set(Some(view.entries().to_vec()));
-        if let Some(lease) = self.room(kind, &bytes) {
-            *g = Some((view.clone(), lease));
-            drop(g);
-            lock(&self.kept).put(path.to_string(), ());
-        }
-        Some(view)
-    }
-
-    fn decode_part(&self, p: &str) -> Option<(Box<dyn View>, AssetKind, crate::view::SharedBytes)> {
-        let name = p.rsplit('/').next().unwrap_or(p);
-        let kind = AssetKind::from_name(name)?;
-        let bytes = match self.member_bytes(p) {
+        let name = path.rsplit('/').next().unwrap_or(path);
+        let Some(kind) = AssetKind::from_name(name) else {
+            return Ok(None);
+        };
+        let bytes = match self.member_bytes(path) {
             Ok(b) => b,
-            Err(err) => {
-                log::warn!("{p}: shown as a plain file: {err}");
-                return None;
+            Err(err) => return plain(&err),
+        };
+        // leased before decoding, from the headers: the decode never holds more
+        let lease = match self.room(kind, &bytes) {
+            Ok(l) => l,
+            Err(NoRoom::Never(why)) => return plain(&why),
+            Err(NoRoom::Now) => {
+                log::warn!("{path}: no room to decode it now");
+                return Err(ViewError::NoRoom(path.to_string()));
             }
         };
         let beside = (kind == AssetKind::Gaf)
-            .then(|| self.beside_pcx(p))
+            .then(|| self.beside_pcx(path))
             .flatten();
         let beside = beside.as_ref().map(|(n, b)| (n.as_str(), b.as_slice()));
         let bytes = crate::view::SharedBytes::from(bytes);
-        match (self.open_member)(kind, &bytes, p, beside) {
-            Ok(v) => Some((v, kind, bytes)),
-            Err(err) => {
-                log::warn!("{p}: shown as a plain file: {err}");
-                None
-            }
-        }
+        let view: Arc<dyn View> = match (self.open_member)(kind, &bytes, path, beside) {
+            Ok(v) => Arc::from(v),
+            Err(err) => return plain(&err),
+        };
+        let _ = part.entries.set(Some(view.entries().to_vec()));
+        *g = Some((view.clone(), lease));
+        drop(g);
+        lock(&self.kept).put(path.to_string(), ());
+        Ok(Some(view))
+    }
+
+    /// Whether part `path` is still to be decoded: not tried yet, or refused for lack of
+    /// room at the last try (never true once it decoded or showed itself a plain file).
+    pub fn part_waits(&self, path: &str) -> bool {
+        self.parts
+            .get(path)
+            .is_some_and(|p| p.entries.get().is_none())
     }
 
     /// The decoded part holding `path` and the path inside it.
-    fn nested_of<'p>(&self, path: &'p str) -> Option<(Arc<dyn View>, &'p str)> {
-        path.match_indices('/').find_map(|(i, _)| {
-            let prefix = path.get(..i)?;
+    fn nested_of<'p>(&self, path: &'p str) -> Result<Option<Nested<'p>>, ViewError> {
+        for (i, _) in path.match_indices('/') {
+            let (Some(prefix), Some(inner)) = (path.get(..i), path.get(i + 1..)) else {
+                continue;
+            };
             if !self.parts.contains_key(prefix) {
-                return None;
+                continue;
             }
-            Some((self.part(prefix)?, path.get(i + 1..)?))
-        })
+            if let Some(v) = self.try_part(prefix)? {
+                return Ok(Some((v, inner)));
+            }
+        }
+        Ok(None)
     }
 
     /// [`ArchiveView::nested_of`] for a part kept decoded, without waiting or decoding.
-    fn kept_nested_of<'p>(&self, path: &'p str) -> Option<(Arc<dyn View>, &'p str)> {
+    fn kept_nested_of<'p>(&self, path: &'p str) -> Option<Nested<'p>> {
         path.match_indices('/').find_map(|(i, _)| {
             let part = self.parts.get(path.get(..i)?)?;
             let v = part.view.try_lock().ok()?.as_ref()?.0.clone();
@@ -588,10 +700,11 @@ impl ArchiveView {
         })
     }
 
-    /// A plain member: a file member that is no part, or a part that does not decode.
+    /// A plain member: a file member that is no part, or a part that does not decode (one
+    /// refused for lack of room now is not).
     fn plain(&self, path: &str) -> Option<&FileInfo> {
         let f = self.info(path)?;
-        (!self.parts.contains_key(path) || self.part(path).is_none()).then_some(f)
+        (!self.parts.contains_key(path) || matches!(self.try_part(path), Ok(None))).then_some(f)
     }
 }
 
@@ -635,11 +748,15 @@ impl View for ArchiveView {
         part.entries.get()?.as_deref()
     }
 
+    fn part_waits(&self, path: &str) -> bool {
+        ArchiveView::part_waits(self, path)
+    }
+
     fn render(&self, path: &str, out: &mut dyn Write) -> Result<(), ViewError> {
         if self.plain(path).is_some() {
             return self.member_to(path, out);
         }
-        match self.nested_of(path) {
+        match self.nested_of(path)? {
             Some((v, inner)) => v.render(inner, out),
             None => Err(ViewError::NotFound(path.to_string())),
         }
@@ -729,14 +846,18 @@ mod tests {
         let used = Arc::new(AtomicU64::new(0));
         let cap = 2 * gaf.len() as u64;
         let u = used.clone();
-        let leaser: PartLeaser = Box::new(move |_, bytes| {
+        let leaser: PartLeaser = Box::new(move |_, bytes, drop_own| {
             let n = bytes.len() as u64;
-            let now = u.fetch_add(n, Ordering::SeqCst);
-            if now + n > cap {
+            loop {
+                let now = u.fetch_add(n, Ordering::SeqCst);
+                if now + n <= cap {
+                    return Ok(Box::new(Held(u.clone(), n)));
+                }
                 u.fetch_sub(n, Ordering::SeqCst);
-                return None;
+                if !drop_own() {
+                    return Err(NoRoom::Now);
+                }
             }
-            Some(Box::new(Held(u.clone(), n)))
         });
         let v = ArchiveView::new(data, HpiLimits::default(), opener)
             .unwrap()
@@ -785,8 +906,12 @@ mod tests {
                 d.fetch_add(1, Ordering::SeqCst);
                 crate::view::open_shared(kind, b, &crate::view::ViewOptions::default())
             });
-            let leaser: PartLeaser = Box::new(move |_, _| {
-                room.then(|| Box::new(()) as Box<dyn std::any::Any + Send + Sync>)
+            // without room for two, each decode drops the one kept before
+            let leaser: PartLeaser = Box::new(move |_, _, drop_own| {
+                if !room {
+                    while drop_own() {}
+                }
+                Ok(Box::new(()) as Box<dyn std::any::Any + Send + Sync>)
             });
             let v = ArchiveView::new(data.clone(), HpiLimits::default(), opener)
                 .unwrap()
@@ -808,15 +933,126 @@ mod tests {
             let hints: Vec<Option<u64>> = files.iter().map(|f| v.size_hint(f)).collect();
             assert_eq!(decodes.load(Ordering::SeqCst), 2, "hints decode nothing");
             for (f, hint) in files.iter().zip(hints) {
-                // a kept part answers with its own hints (the PCX view knows its sizes)
-                assert_eq!(hint.is_some(), room && f.starts_with("anims/p.pcx"), "{f}");
+                // a kept part answers with its own hints (the PCX view knows its sizes;
+                // decoded last, it is kept in both cases)
+                assert_eq!(hint.is_some(), f.starts_with("anims/p.pcx"), "{f}");
                 let n = v.render_vec(f).unwrap().len() as u64;
                 assert!(hint.is_none_or(|h| h == n), "{f}");
             }
-            // a part that is not kept is decoded for each render
-            let rendered = if room { 2 } else { 2 + files.len() };
+            // a part that is not kept is decoded again to render (once: then it is kept)
+            let rendered = if room { 2 } else { 4 };
             assert_eq!(decodes.load(Ordering::SeqCst), rendered, "room {room}");
         }
+    }
+
+    #[test]
+    fn a_part_without_room_now_is_refused_and_decodes_later_one_too_large_is_plain() {
+        use std::sync::atomic::{AtomicBool, Ordering};
+        let pcx = crate::sample::unit_picture_pcx();
+        let data = hpi::write(
+            &[hpi::Node::file(b"p.pcx".to_vec(), pcx.clone())],
+            &hpi::WriteOptions::v1(),
+        )
+        .unwrap();
+        let opener: MemberOpener = Box::new(|kind, b, _, _| {
+            crate::view::open_shared(kind, b, &crate::view::ViewOptions::default())
+        });
+        let full = Arc::new(AtomicBool::new(true));
+        let f = full.clone();
+        let asked = Arc::new(std::sync::atomic::AtomicUsize::new(0));
+        let d = asked.clone();
+        // no room while `full`
+        let leaser: PartLeaser = Box::new(move |_, _, _| {
+            d.fetch_add(1, Ordering::SeqCst);
+            if f.load(Ordering::SeqCst) {
+                return Err(NoRoom::Now);
+            }
+            Ok(Box::new(()) as Box<dyn std::any::Any + Send + Sync>)
+        });
+        let v = ArchiveView::new(data, HpiLimits::default(), opener)
+            .unwrap()
+            .with_leaser(leaser);
+        assert!(v.part_waits("p.pcx"));
+        assert!(v.part_entries("p.pcx").is_none());
+        assert!(v.part_waits("p.pcx"), "not taken for a plain file");
+        let e = v.render_vec("p.pcx/image.png").unwrap_err();
+        assert!(matches!(e, ViewError::NoRoom(_)), "{e}");
+        assert_eq!(v.size_hint("p.pcx"), None, "not served as the plain member");
+        assert!(v.part("p.pcx").is_none());
+        assert!(matches!(v.try_part("p.pcx"), Err(ViewError::NoRoom(_))));
+        // room again: the same member decodes and renders
+        full.store(false, Ordering::SeqCst);
+        let png = v.render_vec("p.pcx/image.png").unwrap();
+        let direct = crate::view::open_shared(
+            AssetKind::Pcx,
+            &crate::view::SharedBytes::from(pcx.clone()),
+            &crate::view::ViewOptions::default(),
+        )
+        .unwrap()
+        .render_vec("image.png")
+        .unwrap();
+        assert_eq!(png, direct);
+        assert!(!v.part_waits("p.pcx"));
+        assert!(v.part_entries("p.pcx").is_some());
+        assert!(
+            asked.load(Ordering::SeqCst) >= 4,
+            "asked again at each request"
+        );
+
+        // too large for the budget: the plain member, for good
+        let data = hpi::write(
+            &[hpi::Node::file(b"huge.pcx".to_vec(), pcx.clone())],
+            &hpi::WriteOptions::v1(),
+        )
+        .unwrap();
+        let opener: MemberOpener = Box::new(|kind, b, _, _| {
+            crate::view::open_shared(kind, b, &crate::view::ViewOptions::default())
+        });
+        let leaser: PartLeaser = Box::new(|_, _, _| Err(NoRoom::Never("needs 99 MiB".into())));
+        let v = ArchiveView::new(data, HpiLimits::default(), opener)
+            .unwrap()
+            .with_leaser(leaser);
+        assert!(v.part_entries("huge.pcx").is_none());
+        assert!(!v.part_waits("huge.pcx"));
+        assert_eq!(v.render_vec("huge.pcx").unwrap(), pcx);
+        assert_eq!(v.size_hint("huge.pcx"), Some(pcx.len() as u64));
+    }
+
+    #[test]
+    fn read_ahead_reads_what_the_source_holds() {
+        let data: Vec<u8> = (0..700_000u32).map(|i| (i * 31 % 251) as u8).collect();
+        let ra = ReadAhead::new(&data);
+        assert_eq!(ra.len(), data.len() as u64);
+        // in order, backwards, across a window's end, big, at the very end, past it
+        for (at, n) in [
+            (0u64, 4usize),
+            (10, 100),
+            (5, 3),
+            (262_140, 8),
+            (300_000, 300_000),
+            (699_990, 10),
+            (699_999, 1),
+            (1000, 0),
+        ] {
+            let mut buf = vec![0; n];
+            ra.read_at(at, &mut buf).unwrap();
+            assert_eq!(buf, &data[at as usize..at as usize + n], "{at} {n}");
+        }
+        assert!(ra.read_at(699_995, &mut [0; 10]).is_err());
+        // a parse through it reads the same archive
+        let tree = vec![hpi::Node::dir(
+            b"d".to_vec(),
+            (0..300)
+                .map(|i| hpi::Node::file(format!("m{i}.txt").into_bytes(), vec![i as u8; 100]))
+                .collect(),
+        )];
+        let bytes = hpi::write(&tree, &hpi::WriteOptions::v1()).unwrap();
+        let lim = HpiLimits::default();
+        let direct = hpi::parse(&bytes, &lim).unwrap();
+        assert_eq!(
+            hpi::parse_from(&ReadAhead::new(&bytes), &lim).unwrap(),
+            direct
+        );
     }
 
     fn no_parts() -> MemberOpener {

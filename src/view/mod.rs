@@ -124,6 +124,10 @@ pub enum ViewError {
     /// No such file in the view.
     #[error("{0}: no such file in the view")]
     NotFound(String),
+    /// No room in the budget of decoded views to decode the part holding the file now; the
+    /// request may be retried.
+    #[error("{0}: no room to decode it now")]
+    NoRoom(String),
     /// Reading or writing files failed.
     #[error("{path}: {source}")]
     Io {
@@ -179,6 +183,13 @@ pub trait View: Send + Sync {
     fn part_entries(&self, path: &str) -> Option<&[Entry]> {
         let _ = path;
         None
+    }
+
+    /// Whether part `path` is still to be decoded: [`View::part_entries`] gave `None` for
+    /// lack of memory now, not because it is a plain file (it is tried again later).
+    fn part_waits(&self, path: &str) -> bool {
+        let _ = path;
+        false
     }
 
     /// Bytes rendering the file at `path` holds while it runs (beyond the view itself),

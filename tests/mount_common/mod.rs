@@ -437,3 +437,33 @@ pub fn as_second_user(args: &[&str]) -> bool {
     }
     o.status.success()
 }
+
+/// The peak resident memory (`VmHWM`, KiB) so far of the `tafs mount` daemon serving `mnt`
+/// (found by its command line naming the mount point).
+#[allow(dead_code)]
+pub fn daemon_peak_kib(mnt: &Path) -> u64 {
+    let want = mnt.to_str().unwrap().as_bytes();
+    for e in std::fs::read_dir("/proc").unwrap().flatten() {
+        if e.file_name().to_string_lossy().parse::<u32>().is_err() {
+            continue;
+        }
+        let Ok(cmd) = std::fs::read(e.path().join("cmdline")) else {
+            continue;
+        };
+        let args: Vec<&[u8]> = cmd.split(|&b| b == 0).collect();
+        if !(args.contains(&&b"mount"[..]) && args.contains(&want)) {
+            continue;
+        }
+        let Ok(status) = std::fs::read_to_string(e.path().join("status")) else {
+            continue;
+        };
+        if let Some(kib) = status
+            .lines()
+            .find_map(|l| l.strip_prefix("VmHWM:"))
+            .and_then(|v| v.trim().trim_end_matches("kB").trim().parse().ok())
+        {
+            return kib;
+        }
+    }
+    panic!("no daemon serves {}", mnt.display());
+}

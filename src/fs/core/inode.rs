@@ -780,6 +780,10 @@ impl Core {
         }
         let vpath = join(dir, name);
         let (is_dir, staged) = match self.locate(rel, layout, &vpath) {
+            // inside an archive member that found no room to be decoded now
+            Loc::None if !layout.pending_for(&vpath, false).is_empty() => {
+                return Err(FsError::NoRoom)
+            }
             Loc::None => return Err(FsError::NotFound),
             Loc::Dir => (true, None),
             Loc::Staged(m) => (false, Some(m)),

@@ -180,6 +180,10 @@ impl Core {
             NodeKind::ViewDir { root, vpath } => {
                 let (_, gen, layout, _) = self.folder(root, &vpath)?;
                 items.extend(self.list_view(ino, root, gen, &vpath, &layout));
+                // an archive member that found no room to be decoded now
+                if !layout.pending_for(&vpath, false).is_empty() {
+                    return Err(FsError::NoRoom);
+                }
             }
         }
         Ok(items)
@@ -331,9 +335,11 @@ impl Core {
         let d = self.dir_handle_at(fh, offset)?;
         if !d.with_attrs.load(Ordering::Acquire) {
             // the game folder's pending changes are read once for all the entries
-            let _batch = self.watch.as_ref().map(|w| w.batch());
+            let batch = self.watch.as_ref().map(|w| (w, w.batch()));
             let snapshot: Vec<DirItem> = lock(&d.items).clone();
             let attrs: Vec<Option<Attr>> = fan_out(&snapshot, |it| {
+                // (and not once per entry on the threads it fans out to)
+                let _joined = batch.as_ref().map(|(w, b)| w.joined(b));
                 if it.name == "." || it.name == ".." {
                     // the kernel ignores the attributes of these two (fuse_direntplus_link);
                     // computing them costs a listing of the parent per folder (`..` of each

@@ -477,7 +477,8 @@ impl Core {
         let Some(kind) = AssetKind::from_name(name) else {
             return Ok(None);
         };
-        let Some(view) = av.part(part) else {
+        // (no room to decode it now: the save is refused, not taken as unchanged)
+        let Some(view) = av.try_part(part)? else {
             return Ok(None); // shown as the plain member
         };
         let sub = part_stage(s, part);
