@@ -25,8 +25,11 @@ mod index;
 mod layout;
 pub mod merged;
 pub mod ops;
+#[cfg(test)]
+mod rooms;
 mod shared;
 pub mod stage;
+mod staging;
 pub mod tables;
 mod watch;
 mod writeback;

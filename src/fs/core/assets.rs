@@ -342,7 +342,7 @@ pub(in crate::fs) struct Asset {
     /// The write-back staging area (`None` when write-back is off).
     pub(in crate::fs) stage: Mutex<Option<Stage>>,
     /// The mtimes its generated files keep across commits (`fs::writeback::Times`).
-    pub(in crate::fs) times: Mutex<crate::fs::writeback::Times>,
+    pub(in crate::fs) times: Mutex<crate::fs::staging::Times>,
     /// A save put off while another file of the asset was open for writing: the file
     /// whose close commits when the last such descriptor is released.
     pub(in crate::fs) put_off: Mutex<Option<u64>>,
@@ -418,8 +418,7 @@ impl Core {
         lock(&self.assets)
             .entry(rel.to_path_buf())
             .or_insert_with(|| {
-                let times =
-                    crate::fs::writeback::Times::new(stage.as_ref().map(|s| s.dir.as_path()));
+                let times = crate::fs::staging::Times::new(stage.as_ref().map(|s| s.dir.as_path()));
                 Arc::new(Asset {
                     times: Mutex::new(times),
                     state: Mutex::new(AssetState {

@@ -9,7 +9,7 @@ use super::inode::{NodeKind, DETACHED};
 use super::{is_asset_name, AssetAt, Core, MountOptions};
 use crate::fs::layout::Layout;
 use crate::fs::shared::{lock, time};
-use crate::fs::writeback::merged_children;
+use crate::fs::staging::merged_children;
 use crate::fs::FsError;
 use crate::sys::SetTime;
 use std::fs::{self, Metadata};

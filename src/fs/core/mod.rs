@@ -316,7 +316,7 @@ pub struct Core {
     /// What the state folder's staging areas record, kept until this process changes one.
     pub(in crate::fs) staged: Mutex<Option<Arc<crate::fs::stage::StagedIndex>>>,
     /// Archive commits put off while saves keep coming ([`MountOptions::archive_commit_delay`]).
-    pub(in crate::fs) deferred: Arc<crate::fs::writeback::Deferred>,
+    pub(in crate::fs) deferred: Arc<crate::fs::staging::Deferred>,
     /// The persisted index of listings ([`persisted`]).
     pub(in crate::fs) index: persisted::Persisted,
 }

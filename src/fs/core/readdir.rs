@@ -8,7 +8,7 @@ use super::{is_asset_name, Core};
 use super::{Attr, FileKind};
 use crate::fs::layout::Layout;
 use crate::fs::shared::{join, lock};
-use crate::fs::writeback::merged_children;
+use crate::fs::staging::merged_children;
 use crate::fs::{fan_out, FsError};
 use std::ffi::{OsStr, OsString};
 use std::path::Path;
@@ -270,7 +270,7 @@ impl Core {
                     .as_ref()
                     .is_some_and(|s| s.has_files())
                     .then(|| self.mutating());
-                crate::fs::writeback::listed(g.as_ref(), dir);
+                crate::fs::staging::listed(g.as_ref(), dir);
                 let mut kids = merged_children(g.as_ref(), Some(layout), dir).unwrap_or_default();
                 // a staged name no build reads with no generated counterpart (left by an
                 // older mount) is not listed: open and stat never serve it either

@@ -8,10 +8,6 @@
 
 use super::archive::{finish_archive_stage, removed_entries};
 use super::error_file;
-use super::overlay::{
-    builds, record_cob_renderings, record_flattenings, record_renderings, record_sequence_names,
-    release_filled, Overlay,
-};
 use crate::fs::budget::Leased;
 use crate::fs::core::assets::Given;
 use crate::fs::core::view_options_for;
@@ -19,6 +15,10 @@ use crate::fs::core::{is_archive_path, Core};
 use crate::fs::layout::Layout;
 use crate::fs::shared::{join, lock};
 use crate::fs::stage::{Ident, Stage, Status, Version, Written};
+use crate::fs::staging::overlay::{
+    builds, record_cob_renderings, record_flattenings, record_renderings, record_sequence_names,
+    release_filled, Overlay,
+};
 use crate::fs::FsError;
 use crate::view::archive::{ArchiveView, FileSource};
 use crate::view::{
@@ -966,7 +966,7 @@ fn refresh_or_drop(
 ) -> (Vec<(String, Vec<u8>)>, Vec<String>) {
     let (refresh, out): (Vec<String>, Vec<String>) = out.into_iter().partition(|p| {
         let dir = p.rsplit_once('/').map_or("", |(d, _)| d);
-        super::overlay::filling(Some(s), dir)
+        crate::fs::staging::overlay::filling(Some(s), dir)
     });
     let mut refreshed = Vec::new();
     for p in refresh {
@@ -1140,7 +1140,7 @@ fn images_only(kind: AssetKind, s: &Stage, layout: Option<&Layout>) -> bool {
                 && layout.is_dir(p) == Some(false)
                 && layout.is_dir(&layers).is_none()
                 && s.path(&layers).symlink_metadata().is_err()
-                && !super::overlay::filling(Some(s), dir)
+                && !crate::fs::staging::overlay::filling(Some(s), dir)
         }),
         AssetKind::Tnt => {
             s.meta.dirty.iter().all(|p| {
@@ -1148,7 +1148,7 @@ fn images_only(kind: AssetKind, s: &Stage, layout: Option<&Layout>) -> bool {
                     .strip_prefix("tiles/")
                     .and_then(|f| f.strip_suffix(".png"))
                     .is_some_and(numbered)
-                    && !super::overlay::filling(Some(s), "tiles");
+                    && !crate::fs::staging::overlay::filling(Some(s), "tiles");
                 (tile || TAKEN_AS_THEY_ARE.contains(&p.as_str())) && layout.is_dir(p) == Some(false)
             }) && ["metadata.json", "map.png"]
                 .iter()

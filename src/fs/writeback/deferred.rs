@@ -1,56 +1,16 @@
-//! Archive commits put off while saves keep coming (SEMANTICS.md, "Writing inside
-//! archives"). Every commit of an archive rewrites it whole, so the saves of its plain
-//! members (close, rename onto a member), its deletions and the folders made or removed in
-//! it commit together: once no such save came for [`MountOptions::archive_commit_delay`],
-//! and at the latest [`MAX_WAIT`] after the first. An `rsync`, `cp -r` or `tar x` of many
-//! files is then one repack instead of one per file (two for `tar x` over members: it
-//! deletes each file before writing it), and a deletion followed by the same file written
-//! again changes nothing. An `fsync` commits at once; so do a save inside a GAF/TNT member
-//! (its rebuild is checked, and a bad one fails the save), a GAF/TNT binary copied in and a
-//! folder rename, each taking along what was put off. What is put off is committed when the
-//! mount ends ([`Core::finish_deferred`]) or the core is dropped.
-//!
-//! [`MountOptions::archive_commit_delay`]: crate::fs::MountOptions::archive_commit_delay
+//! Archive commits put off while saves keep coming: the committer thread and the operations
+//! on the queue ([`Deferred`], kept by the write-back state, `fs::staging::deferred`).
 
 use super::archive::part_of;
 use crate::fs::core::{is_archive_path, Core};
 use crate::fs::shared::lock;
 use crate::fs::stage::{Stage, Status};
+use crate::fs::staging::deferred::{Deferred, Due};
 use crate::fs::FsError;
-use std::collections::HashMap;
 use std::path::{Path, PathBuf};
-use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::{Arc, Condvar, Mutex, Weak};
+use std::sync::atomic::Ordering;
+use std::sync::{Arc, Weak};
 use std::time::{Duration, Instant};
-
-/// The longest a save waits for its commit while others keep coming.
-pub(in crate::fs) const MAX_WAIT: Duration = Duration::from_secs(5);
-
-/// The archives with commits put off, and the committer's wake-up.
-#[derive(Default)]
-pub(in crate::fs) struct Deferred {
-    due: Mutex<HashMap<PathBuf, Due>>,
-    wake: Condvar,
-    /// A committer runs (else every commit is made at once).
-    running: AtomicBool,
-    /// The core is gone: the committer stops.
-    closed: AtomicBool,
-    /// Held while commits put off are made (the end of the mount waits for them).
-    busy: Mutex<()>,
-}
-
-/// One archive's put-off commit.
-struct Due {
-    first: Instant,
-    last: Instant,
-    trigger: String,
-}
-
-impl Due {
-    fn at(&self, delay: Duration) -> Instant {
-        (self.last + delay).min(self.first + MAX_WAIT)
-    }
-}
 
 impl Core {
     /// Starts the thread that makes the commits put off ([`Deferred`]); without it, every

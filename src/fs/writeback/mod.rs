@@ -5,8 +5,6 @@
 //! * this file: the staging area as the core sees it — where a path of an asset directory
 //!   is (staged, generated, hidden), starting a stage, copying a generated file into it,
 //!   rebasing it when the binary changed;
-//! * `overlay`: the staged files on top of the generated view (listings, the file set a
-//!   commit builds from);
 //! * `ops`: the operations inside asset directories (create, open for writing, setattr,
 //!   mkdir, unlink, rmdir, rename, new and removed assets);
 //! * `commit`: the one commit pipeline of loose binaries and archives;
@@ -22,13 +20,10 @@ mod deferred;
 mod edit;
 mod member_times;
 mod ops;
-mod overlay;
 mod status;
 mod times;
 
-pub(in crate::fs) use deferred::Deferred;
-pub(in crate::fs) use overlay::{listed, merged_children};
-pub(in crate::fs) use times::Times;
+use crate::fs::staging::overlay;
 
 use crate::fs::core::assets::{Asset, Outcome};
 use crate::fs::core::inode::NodeKind;

@@ -3,13 +3,13 @@
 //! (a new asset) and `rmdir` of an asset directory.
 
 use super::archive::{is_archive_stage, part_of};
-use super::merged_children;
-use super::overlay::FILLING;
 use crate::fs::core::handles::Handle;
 use crate::fs::core::inode::NodeKind;
 use crate::fs::core::{is_archive_path, AssetAt, Attr, Core, Inval, Opened, Resolved, SetAttr};
 use crate::fs::shared::{join, lock, Loc, NewNode};
 use crate::fs::stage::Status;
+use crate::fs::staging::merged_children;
+use crate::fs::staging::overlay::FILLING;
 use crate::fs::FsError;
 use crate::view::AssetKind;
 use std::ffi::OsStr;
