@@ -26,7 +26,8 @@ use crate::fs::budget::{self, Budget, Lease, Leased, Refused};
 use crate::fs::cache::ByteCache;
 use crate::fs::layout::Layout;
 use crate::fs::shared::lock;
-use crate::fs::stage::{Ident, Stage};
+use crate::fs::stage::Ident;
+use crate::fs::staging::Staged;
 use crate::fs::FsError;
 use crate::view::archive::{ArchiveView, FileSource};
 use crate::view::{self, AssetKind, SharedBytes, View, ViewError, ViewOptions};
@@ -336,16 +337,10 @@ pub(in crate::fs) struct AssetState {
     pub(in crate::fs) root: Option<u64>,
 }
 
-/// One asset of the core: its decode state and its write-back staging area.
+/// One asset of the core: its decode state (what write-back stages for it is the write-back
+/// component's, [`Core::staging`]).
 pub(in crate::fs) struct Asset {
     pub(in crate::fs) state: Mutex<AssetState>,
-    /// The write-back staging area (`None` when write-back is off).
-    pub(in crate::fs) stage: Mutex<Option<Stage>>,
-    /// The mtimes its generated files keep across commits (`fs::writeback::Times`).
-    pub(in crate::fs) times: Mutex<crate::fs::staging::Times>,
-    /// A save put off while another file of the asset was open for writing: the file
-    /// whose close commits when the last such descriptor is released.
-    pub(in crate::fs) put_off: Mutex<Option<u64>>,
 }
 
 /// One asset at one generation, as a request inside its directory sees it: its path, the
@@ -404,34 +399,30 @@ pub(in crate::fs) fn member_options(
 }
 
 impl Core {
-    /// The asset of `rel`, made on first use. Its staging area's record is read before the
-    /// map is locked (no disk I/O under `Core::assets`, see `fs/LOCKING.md`); when another
-    /// thread made the asset meanwhile, that one is kept and this reading dropped.
+    /// The decode state of asset `rel`, made on first use.
     pub(in crate::fs) fn slot(&self, rel: &Path) -> Arc<Asset> {
-        if let Some(a) = lock(&self.assets).get(rel) {
-            return a.clone();
-        }
-        let stage = self.opts.state_dir.as_ref().map(|sd| {
-            let abs = std::path::absolute(self.abs(rel)).unwrap_or_else(|_| self.abs(rel));
-            Stage::load(sd, &abs)
-        });
         lock(&self.assets)
             .entry(rel.to_path_buf())
             .or_insert_with(|| {
-                let times = crate::fs::staging::Times::new(stage.as_ref().map(|s| s.dir.as_path()));
                 Arc::new(Asset {
-                    times: Mutex::new(times),
                     state: Mutex::new(AssetState {
                         ident: None,
                         gen: 0,
                         outcome: Outcome::Unknown,
                         root: None,
                     }),
-                    stage: Mutex::new(stage),
-                    put_off: Mutex::new(None),
                 })
             })
             .clone()
+    }
+
+    /// What write-back stages for asset `rel`: its staging area's record is read on first
+    /// use, before the component's map is locked (no disk I/O under a map's lock, see
+    /// `fs/LOCKING.md`).
+    pub(in crate::fs) fn staging(&self, rel: &Path) -> Arc<Staged> {
+        self.wb.slot(rel, || {
+            std::path::absolute(self.abs(rel)).unwrap_or_else(|_| self.abs(rel))
+        })
     }
 
     /// The binary `rel`: its bytes, or for an archive its open file (read by range). It is
@@ -531,6 +522,7 @@ impl Core {
         }
         let id = Ident::of(&meta);
         let asset = self.slot(rel);
+        let staged = self.staging(rel);
         let mut st = lock(&asset.state);
         if st.ident.as_ref() == Some(&id) {
             return Ok(match &st.outcome {
@@ -566,7 +558,7 @@ impl Core {
         let new_ident = Ident::of(&meta);
         st.gen = self.next_gen.fetch_add(1, Ordering::Relaxed);
         st.ident = Some(new_ident.clone());
-        if let Some(stage) = lock(&asset.stage).as_mut() {
+        if let Some(stage) = lock(&staged.stage).as_mut() {
             self.rebase(rel, stage, &new_ident, &|| match (&bytes, given_written) {
                 (_, Some(w)) => Ok(w),
                 (Some(b), None) => b.written(),

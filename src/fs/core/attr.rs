@@ -312,9 +312,9 @@ impl Core {
         meta: &Metadata,
         vpath: &str,
     ) -> Attr {
-        let asset = self.slot(rel);
+        let staged = self.staging(rel);
         let ((n, subdirs), staged) = {
-            let g = lock(&asset.stage);
+            let g = lock(&staged.stage);
             // kept between requests while nothing changes (O(1) while a folder is filled)
             let counts = self.dircounts.counts(ino, gen, || {
                 merged_children(g.as_ref(), Some(layout), vpath).unwrap_or_default()
@@ -416,8 +416,8 @@ impl Core {
                 }
                 let rel = self.rel_path(root)?;
                 {
-                    let asset = self.slot(&rel);
-                    let g = lock(&asset.stage);
+                    let staged = self.staging(&rel);
+                    let g = lock(&staged.stage);
                     // under the stage lock, so the staged file is the one this inode names
                     if !self.stands_at(ino, &vpath) {
                         drop(g);

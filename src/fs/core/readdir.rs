@@ -263,8 +263,8 @@ impl Core {
             Ok(rel) => {
                 // parts listed here are decoded (in parallel) to know whether they are folders
                 self.expand(&rel, layout, dir, true);
-                let asset = self.slot(&rel);
-                let g = lock(&asset.stage);
+                let staged = self.staging(&rel);
+                let g = lock(&staged.stage);
                 // a listing may release a folder being filled (only where files are staged)
                 let _m = g
                     .as_ref()
@@ -460,8 +460,8 @@ mod tests {
             dir = core.lookup(dir, OsStr::new(c)).unwrap().ino;
         }
         let fh = core.opendir(dir).unwrap();
-        let asset = core.slot(Path::new("anims/fx.gaf"));
-        let commit = lock(&asset.stage); // a commit in progress
+        let staged = core.staging(Path::new("anims/fx.gaf"));
+        let commit = lock(&staged.stage); // a commit in progress
         let (tx, rx) = mpsc::channel();
         let c2 = core.clone();
         let lister = std::thread::spawn(move || c2.readdirplus(fh, 0).map(|v| v.len()));

@@ -189,7 +189,7 @@ impl MemberTimes {
         }
         self.rec.entries.extend(left);
         // one per file of an `rsync` that commits nothing: written at most once a second
-        // (and by the next commit, and when the asset is dropped)
+        // (and by the next commit, and at the end of the mount: `Writeback::flush_times`)
         self.dirty = true;
         if !self.saved.is_some_and(|t| t.elapsed() < SAVE_GAP) {
             self.save();

@@ -81,7 +81,8 @@ impl Times {
         }
     }
 
-    /// Writes the records if they changed since last written.
+    /// Writes the records if they changed since last written: by a commit of the asset and
+    /// at the end of the mount ([`super::Writeback::flush_times`]); never when dropped.
     pub(in crate::fs) fn flush(&mut self) {
         self.members.flush();
         if !self.dirty {
@@ -105,12 +106,6 @@ impl Times {
                 self.dirty = false;
             }
         }
-    }
-}
-
-impl Drop for Times {
-    fn drop(&mut self) {
-        self.flush();
     }
 }
 

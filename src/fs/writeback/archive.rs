@@ -136,9 +136,9 @@ impl Core {
         if !is_archive_path(rel) || part_of(&join(dir, name)).is_some() {
             return Ok(());
         }
-        let asset = self.slot(rel);
+        let staged = self.staging(rel);
         let kids = {
-            let g = lock(&asset.stage);
+            let g = lock(&staged.stage);
             merged_children(g.as_ref(), Some(layout), dir).unwrap_or_default()
         };
         if kids
@@ -180,9 +180,9 @@ impl Core {
         if self.open_for_writing(rel).contains(&vpath) {
             return;
         }
-        let asset = self.slot(rel);
+        let staged = self.staging(rel);
         let removed = {
-            let g = lock(&asset.stage);
+            let g = lock(&staged.stage);
             let Some(s) = g.as_ref() else {
                 return;
             };
@@ -213,7 +213,7 @@ impl Core {
                 left.push((d, Shown::of(&before)));
             }
             if let Some(of) = &s.meta.base {
-                lock(&asset.times).members.left(of, left);
+                lock(&staged.times).members.left(of, left);
             }
             // detached with the staged file, under the stage lock (`stands_at`)
             let mut t = self.table_mut();
@@ -708,7 +708,7 @@ impl Core {
         let ddir = dst.rsplit_once('/').map_or("", |(d, _)| d);
         self.case_clash(rel, layout, ddir, newname)?;
         let dirty = || {
-            lock(&self.slot(rel).stage)
+            lock(&self.staging(rel).stage)
                 .as_ref()
                 .is_some_and(|s| !s.meta.dirty.is_empty())
         };

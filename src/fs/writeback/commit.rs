@@ -157,9 +157,9 @@ impl Core {
             return Ok(());
         }
         let what = if archive { "archive" } else { "binary" };
-        let asset = self.slot(rel);
+        let staged = self.staging(rel);
         let abs = self.abs(rel);
-        let mut g = lock(&asset.stage);
+        let mut g = lock(&staged.stage);
         let Some(s) = g.as_mut() else {
             return Ok(());
         };
@@ -298,7 +298,7 @@ impl Core {
             // what the members showed goes along to the version written
             if let (Some(from), Some(to)) = (base.meta().map(Ident::of), &s.meta.base) {
                 let removed = removed_entries(s);
-                lock(&asset.times)
+                lock(&staged.times)
                     .members
                     .committed(&from, to, &removed, moved);
             }
@@ -547,7 +547,7 @@ impl Core {
         if is_archive_path(rel) {
             let left = finish_archive_stage(s, &self.open_for_writing(rel));
             if let Some(of) = &s.meta.base {
-                lock(&self.slot(rel).times).members.left(of, left);
+                lock(&self.staging(rel).times).members.left(of, left);
             }
         } else {
             s.meta.dirty.clear();

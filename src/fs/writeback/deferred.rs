@@ -19,7 +19,7 @@ impl Core {
         if core.opts.archive_commit_delay.is_zero() || !core.writeback() {
             return Ok(());
         }
-        let d = core.deferred.clone();
+        let d = core.wb.deferred.clone();
         let weak = Arc::downgrade(core);
         d.running.store(true, Ordering::Release);
         core.defer_left_uncommitted();
@@ -27,7 +27,7 @@ impl Core {
             .name("tafs-commit".into())
             .spawn(move || run(d, weak));
         if started.is_err() {
-            core.deferred.running.store(false, Ordering::Release);
+            core.wb.deferred.running.store(false, Ordering::Release);
         }
         started.map(|_| ())
     }
@@ -60,7 +60,7 @@ impl Core {
             }
         }
         let now = Instant::now();
-        let mut due = lock(&self.deferred.due);
+        let mut due = lock(&self.wb.deferred.due);
         for (rel, trigger) in left {
             due.entry(rel).or_insert(Due {
                 first: now,
@@ -74,12 +74,12 @@ impl Core {
     /// delay when a committer runs, else at once.
     pub(in crate::fs) fn commit_soon(&self, rel: &Path, trigger: &str) -> Result<(), FsError> {
         let delay = self.opts.archive_commit_delay;
-        if delay.is_zero() || !self.deferred.running.load(Ordering::Acquire) {
+        if delay.is_zero() || !self.wb.deferred.running.load(Ordering::Acquire) {
             return self.commit(rel, trigger);
         }
         let now = Instant::now();
         {
-            let mut due = lock(&self.deferred.due);
+            let mut due = lock(&self.wb.deferred.due);
             let d = due.entry(rel.to_path_buf()).or_insert(Due {
                 first: now,
                 last: now,
@@ -88,9 +88,9 @@ impl Core {
             d.last = now;
             d.trigger = trigger.to_string();
         }
-        self.deferred.wake.notify_all();
-        let asset = self.slot(rel);
-        let mut g = lock(&asset.stage);
+        self.wb.deferred.wake.notify_all();
+        let staged = self.staging(rel);
+        let mut g = lock(&staged.stage);
         if let Some(s) = g.as_mut() {
             s.meta.status = Status::Deferred(format!(
                 "{trigger} and the saves with it commit once no save came for {} ms",
@@ -118,22 +118,22 @@ impl Core {
 
     /// Whether a commit of `rel` is put off.
     pub(in crate::fs) fn deferred_for(&self, rel: &Path) -> bool {
-        lock(&self.deferred.due).contains_key(rel)
+        lock(&self.wb.deferred.due).contains_key(rel)
     }
 
     /// Archive `rel` is committed now (an `fsync`): nothing of it is put off any more.
     pub(in crate::fs) fn undefer(&self, rel: &Path) {
-        lock(&self.deferred.due).remove(rel);
+        lock(&self.wb.deferred.due).remove(rel);
     }
 
     /// Makes the commits put off whose time has come (every one with `all`); returns when
     /// the next one is due.
     pub(in crate::fs) fn commit_due(&self, all: bool) -> Option<Instant> {
         let delay = self.opts.archive_commit_delay;
-        let _busy = lock(&self.deferred.busy);
+        let _busy = lock(&self.wb.deferred.busy);
         let now = Instant::now();
         let ready: Vec<(PathBuf, String)> = {
-            let mut due = lock(&self.deferred.due);
+            let mut due = lock(&self.wb.deferred.due);
             let ready: Vec<PathBuf> = due
                 .iter()
                 .filter(|(_, d)| all || d.at(delay) <= now)
@@ -149,7 +149,10 @@ impl Core {
                 log::warn!("{}: commit after {trigger}: {e}", rel.display());
             }
         }
-        lock(&self.deferred.due).values().map(|d| d.at(delay)).min()
+        lock(&self.wb.deferred.due)
+            .values()
+            .map(|d| d.at(delay))
+            .min()
     }
 }
 
@@ -157,18 +160,27 @@ impl Core {
     /// The mount ends: every commit put off is made now and the committer stops (later
     /// saves commit at once).
     pub(in crate::fs) fn finish_deferred(&self) {
-        self.deferred.running.store(false, Ordering::Release);
-        self.deferred.closed.store(true, Ordering::Release);
-        self.deferred.wake.notify_all();
+        self.wb.deferred.running.store(false, Ordering::Release);
+        self.wb.deferred.closed.store(true, Ordering::Release);
+        self.wb.deferred.wake.notify_all();
         // (after a commit the committer is making: `commit_due` waits for it)
         self.commit_due(true);
     }
 }
 
-impl Drop for Core {
-    fn drop(&mut self) {
-        // what was put off is written before the core goes (a core not ended by a mount)
+impl Core {
+    /// The end of write-back: the commits put off are made, with `settle` the times of
+    /// files not looked at since the last commits decided ([`Core::settle_times`]), and
+    /// every record of times written. Once; later calls do nothing.
+    pub(in crate::fs) fn finish_writeback(&self, settle: bool) {
+        if self.wb.finished.swap(true, Ordering::AcqRel) {
+            return;
+        }
         self.finish_deferred();
+        if settle {
+            self.settle_times();
+        }
+        self.wb.flush_times();
     }
 }
 

@@ -26,8 +26,8 @@ impl Core {
         if dir && part_of(&format!("{vpath}/x")).is_some() {
             return None;
         }
-        let asset = self.slot(rel);
-        let mut t = lock(&asset.times);
+        let staged = self.staging(rel);
+        let mut t = lock(&staged.times);
         t.members.get(&Ident::of(archive), vpath, dir)
     }
 

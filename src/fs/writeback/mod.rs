@@ -25,7 +25,7 @@ mod times;
 
 use crate::fs::staging::overlay;
 
-use crate::fs::core::assets::{Asset, Outcome};
+use crate::fs::core::assets::Outcome;
 use crate::fs::core::inode::NodeKind;
 use crate::fs::core::{Core, Resolved};
 use crate::fs::layout::Layout;
@@ -63,9 +63,10 @@ impl Core {
         let name = rel.file_name()?.to_str()?;
         AssetKind::from_name(name)?;
         let asset = self.slot(rel);
+        let staged = self.staging(rel);
         let mut st = lock(&asset.state);
         let meta = {
-            let g = lock(&asset.stage);
+            let g = lock(&staged.stage);
             let s = g.as_ref()?;
             if !s.meta.new_asset {
                 return None;
@@ -175,8 +176,8 @@ impl Core {
             return Loc::Dir;
         }
         self.expand(rel, layout, vpath, false);
-        let asset = self.slot(rel);
-        let g = lock(&asset.stage);
+        let staged = self.staging(rel);
+        let g = lock(&staged.stage);
         if let Some(s) = g.as_ref() {
             // (a staged file no build reads, left by an older mount, is never served)
             if let Some(m) = s
@@ -202,8 +203,8 @@ impl Core {
 
     /// The staged real path of `vpath` if it exists.
     pub(in crate::fs) fn staged_path(&self, rel: &Path, vpath: &str) -> Option<PathBuf> {
-        let asset = self.slot(rel);
-        let g = lock(&asset.stage);
+        let staged = self.staging(rel);
+        let g = lock(&staged.stage);
         let s = g.as_ref()?;
         s.lstat(vpath).map(|_| s.path(vpath))
     }
@@ -229,8 +230,8 @@ impl Core {
         root: Option<impl FnOnce() -> std::time::SystemTime>,
         f: impl FnOnce(&mut Stage) -> Result<T, FsError>,
     ) -> Result<T, FsError> {
-        let asset = self.slot(rel);
-        let mut g = lock(&asset.stage);
+        let staged = self.staging(rel);
+        let mut g = lock(&staged.stage);
         let s = g.as_mut().ok_or(FsError::ReadOnly("write-back is off"))?;
         if s.meta.base.is_none() && !s.meta.new_asset {
             s.meta.base = Some(Ident::of(meta));
@@ -443,12 +444,6 @@ pub(in crate::fs) fn keeping_times<T>(dir: Option<&Path>, f: impl FnOnce() -> T)
         );
     }
     r
-}
-
-impl Asset {
-    pub(in crate::fs) fn stage_active(&self) -> bool {
-        lock(&self.stage).as_ref().is_some_and(|s| s.active())
-    }
 }
 
 /// Gives staged `p` (a copy of a generated file or folder) the owner and group of the binary

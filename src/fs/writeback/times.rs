@@ -7,7 +7,7 @@ use crate::fs::shared::{fingerprint, folder_fingerprint, lock, time};
 use crate::fs::stage::Ident;
 use crate::fs::staging::times::{parts, Before, Prev, TIMES_KEEP};
 use crate::view::View;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::sync::Arc;
 use std::time::SystemTime;
 
@@ -28,10 +28,10 @@ impl Core {
         if !self.writeback() {
             return now;
         }
-        let asset = self.slot(rel);
+        let staged = self.staging(rel);
         let ident = Ident::of(binary);
         {
-            let mut t = lock(&asset.times);
+            let mut t = lock(&staged.times);
             t.load();
             if t.kept.is_empty() && t.prev.is_none() {
                 // nothing committed here: every file shows the binary's time
@@ -43,7 +43,7 @@ impl Core {
         // this one)
         let Some(fp) = fp() else { return now };
         let prev = {
-            let t = lock(&asset.times);
+            let t = lock(&staged.times);
             if let Some(&(h, s, n)) = t.kept.get(vpath) {
                 if h == fp {
                     return time(s, i64::from(n));
@@ -81,7 +81,7 @@ impl Core {
             }
             None => now,
         };
-        let mut t = lock(&asset.times);
+        let mut t = lock(&staged.times);
         let (s, n) = parts(shown);
         t.kept.insert(vpath.to_string(), (fp, s, n));
         t.dirty = true;
@@ -94,16 +94,11 @@ impl Core {
     /// before the unmount (the version the commit replaced, kept in memory only, is gone
     /// then). Archives keep their members' times their own way.
     pub(in crate::fs) fn settle_times(&self) {
-        let assets: Vec<PathBuf> = lock(&self.assets).keys().cloned().collect();
-        for rel in assets {
+        for (rel, staged) in self.wb.all() {
             if crate::fs::core::is_archive_path(&rel) {
                 continue;
             }
-            let pending = {
-                let asset = self.slot(&rel);
-                let t = lock(&asset.times);
-                t.prev.as_ref().map(|p| p.by.clone())
-            };
+            let pending = lock(&staged.times).prev.as_ref().map(|p| p.by.clone());
             let Some(by) = pending else { continue };
             let Ok(crate::fs::core::Resolved::Asset { gen, layout, meta }) = self.resolve(&rel)
             else {
@@ -140,7 +135,7 @@ impl Core {
                     }
                 }
             }
-            lock(&self.slot(&rel).times).flush();
+            lock(&staged.times).flush();
         }
     }
 
@@ -155,8 +150,8 @@ impl Core {
         by: Ident,
     ) {
         use std::os::unix::fs::MetadataExt;
-        let asset = self.slot(rel);
-        let mut t = lock(&asset.times);
+        let staged = self.staging(rel);
+        let mut t = lock(&staged.times);
         t.load();
         t.flush();
         t.prev = match (old, old_meta) {
