@@ -38,7 +38,7 @@ use std::io::Read;
 use std::num::NonZeroUsize;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::Ordering;
-use std::sync::{Arc, Mutex};
+use std::sync::{Arc, Mutex, MutexGuard};
 
 /// An asset's binary as read for decoding.
 enum Binary {
@@ -343,6 +343,43 @@ pub(in crate::fs) struct Asset {
     pub(in crate::fs) state: Mutex<AssetState>,
 }
 
+/// An asset's decode state locked, with the staging area write-back keeps for it reachable
+/// under it ([`AssetLock::stage`]): the pair taken together (a decode rebasing the staged
+/// files, a new asset made), in the order `src/fs/LOCKING.md` gives (state, then stage).
+/// Derefs to the state.
+pub(in crate::fs) struct AssetLock<'a> {
+    state: MutexGuard<'a, AssetState>,
+    staged: &'a Staged,
+}
+
+impl<'a> AssetLock<'a> {
+    /// Locks the decode state of `asset`, whose staged state is `staged`.
+    pub(in crate::fs) fn new(asset: &'a Asset, staged: &'a Staged) -> AssetLock<'a> {
+        AssetLock {
+            state: lock(&asset.state),
+            staged,
+        }
+    }
+
+    /// The staging area, locked while the state is.
+    pub(in crate::fs) fn stage(&self) -> MutexGuard<'a, Option<crate::fs::stage::Stage>> {
+        lock(&self.staged.stage)
+    }
+}
+
+impl std::ops::Deref for AssetLock<'_> {
+    type Target = AssetState;
+    fn deref(&self) -> &AssetState {
+        &self.state
+    }
+}
+
+impl std::ops::DerefMut for AssetLock<'_> {
+    fn deref_mut(&mut self) -> &mut AssetState {
+        &mut self.state
+    }
+}
+
 /// One asset at one generation, as a request inside its directory sees it: its path, the
 /// generation, the layout of its view and the binary's metadata.
 #[derive(Clone, Copy)]
@@ -523,7 +560,7 @@ impl Core {
         let id = Ident::of(&meta);
         let asset = self.slot(rel);
         let staged = self.staging(rel);
-        let mut st = lock(&asset.state);
+        let mut st = AssetLock::new(&asset, &staged);
         if st.ident.as_ref() == Some(&id) {
             return Ok(match &st.outcome {
                 Outcome::Ready(layout) => Resolved::Asset {
@@ -558,7 +595,7 @@ impl Core {
         let new_ident = Ident::of(&meta);
         st.gen = self.next_gen.fetch_add(1, Ordering::Relaxed);
         st.ident = Some(new_ident.clone());
-        if let Some(stage) = lock(&staged.stage).as_mut() {
+        if let Some(stage) = st.stage().as_mut() {
             self.rebase(rel, stage, &new_ident, &|| match (&bytes, given_written) {
                 (_, Some(w)) => Ok(w),
                 (Some(b), None) => b.written(),

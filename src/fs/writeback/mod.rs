@@ -25,7 +25,7 @@ mod times;
 
 use crate::fs::staging::overlay;
 
-use crate::fs::core::assets::Outcome;
+use crate::fs::core::assets::{AssetLock, Outcome};
 use crate::fs::core::inode::NodeKind;
 use crate::fs::core::{Core, Resolved};
 use crate::fs::layout::Layout;
@@ -64,9 +64,9 @@ impl Core {
         AssetKind::from_name(name)?;
         let asset = self.slot(rel);
         let staged = self.staging(rel);
-        let mut st = lock(&asset.state);
+        let mut st = AssetLock::new(&asset, &staged);
         let meta = {
-            let g = lock(&staged.stage);
+            let g = st.stage();
             let s = g.as_ref()?;
             if !s.meta.new_asset {
                 return None;
@@ -84,7 +84,7 @@ impl Core {
             if was_ready {
                 drop(st);
                 self.invalidate_gen(old_gen, root);
-                st = lock(&asset.state);
+                st = AssetLock::new(&asset, &staged);
             }
         }
         match &st.outcome {
