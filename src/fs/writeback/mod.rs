@@ -13,6 +13,9 @@
 //! * `times`: the mtimes generated files keep across commits that did not change them;
 //! * `member_times`: the times and permission bits an archive's members keep across commits;
 //! * `deferred`: archive commits put off while saves keep coming.
+//!
+//! What it keeps (per asset the staging area, the records of times, the save put off; the
+//! queue of put-off commits; the staged overlay) is `fs::staging`'s, which the core owns.
 
 mod archive;
 mod commit;
