@@ -110,3 +110,36 @@ impl Writeback {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Records of times are written when flushed (a commit, the end of the mount), never
+    /// when dropped.
+    #[test]
+    fn times_are_written_when_flushed_not_when_dropped() {
+        let state = tempfile::tempdir().unwrap();
+        let game = tempfile::tempdir().unwrap();
+        let bin = game.path().join("fx.gaf");
+        let record = |wb: &Writeback| {
+            let s = wb.slot(Path::new("fx.gaf"), || bin.clone());
+            let dir = lock(&s.stage).as_ref().unwrap().dir.clone();
+            let mut t = lock(&s.times);
+            t.load();
+            t.kept.insert("seq/0.png".into(), (7, 1, 2));
+            t.dirty = true;
+            dir.join(times::TIMES)
+        };
+        let wb = Writeback::new(Some(state.path()));
+        let file = record(&wb);
+        drop(wb);
+        assert!(!file.exists(), "written by a drop");
+        let wb = Writeback::new(Some(state.path()));
+        let file = record(&wb);
+        wb.flush_times();
+        let kept: HashMap<String, (u64, i64, u32)> =
+            serde_json::from_slice(&std::fs::read(&file).unwrap()).unwrap();
+        assert_eq!(kept["seq/0.png"], (7, 1, 2));
+    }
+}
