@@ -25,7 +25,7 @@ use super::{is_asset_name, is_not_found, view_options_for, Core, Inval};
 use crate::fs::budget::{self, Budget, Lease, Leased, Refused};
 use crate::fs::cache::ByteCache;
 use crate::fs::layout::Layout;
-use crate::fs::shared::lock;
+use crate::fs::shared::{lock, Loc};
 use crate::fs::stage::Ident;
 use crate::fs::staging::Staged;
 use crate::fs::FsError;
@@ -899,6 +899,37 @@ impl Core {
                 opener(kind, data, &opts)
             },
         )
+    }
+
+    /// Where `vpath` of asset `rel` (layout `layout`) is.
+    pub(in crate::fs) fn locate(&self, rel: &Path, layout: &Layout, vpath: &str) -> Loc {
+        if vpath.is_empty() {
+            return Loc::Dir;
+        }
+        self.expand(rel, layout, vpath, false);
+        let staged = self.staging(rel);
+        let g = lock(&staged.stage);
+        if let Some(s) = g.as_ref() {
+            // (a staged file no build reads, left by an older mount, is never served)
+            if let Some(m) = s
+                .lstat(vpath)
+                .filter(|m| Self::accepts_at(rel, vpath, !m.is_dir()))
+            {
+                return if m.is_dir() { Loc::Dir } else { Loc::Staged(m) };
+            }
+            if s.hidden(vpath) {
+                return Loc::None;
+            }
+            let parent = vpath.rsplit_once('/').map_or("", |(d, _)| d);
+            if crate::fs::staging::overlay::filling(Some(s), parent) {
+                return Loc::None;
+            }
+        }
+        match layout.is_dir(vpath) {
+            Some(true) => Loc::Dir,
+            Some(false) => Loc::Gen,
+            None => Loc::None,
+        }
     }
 
     /// Expands the parts of `layout` (asset `rel`) that locating `vpath` needs (and with

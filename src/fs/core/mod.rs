@@ -425,6 +425,11 @@ impl Core {
         }
     }
 
+    /// Whether write-back is on: a state folder, and not mounted read-only.
+    pub(in crate::fs) fn writeback(&self) -> bool {
+        self.opts.state_dir.is_some() && !self.opts.read_only
+    }
+
     /// The options in force.
     pub fn options(&self) -> &MountOptions {
         &self.opts

@@ -136,3 +136,18 @@ pub(in crate::fs) fn parts(t: SystemTime) -> (i64, u32) {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::fs::shared::time;
+
+    #[test]
+    fn times_before_the_epoch_round_trip() {
+        for (s, n) in [(0i64, 0i64), (5, 7), (-1, 0), (-3, 250_000_000)] {
+            let t = time(s, n);
+            let (s2, n2) = parts(t);
+            assert_eq!(time(s2, i64::from(n2)), t, "{s}.{n}");
+        }
+    }
+}

@@ -32,7 +32,7 @@ use crate::fs::core::assets::{AssetLock, Outcome};
 use crate::fs::core::inode::NodeKind;
 use crate::fs::core::{Core, Resolved};
 use crate::fs::layout::Layout;
-use crate::fs::shared::{fingerprint, folder_fingerprint, lock, time, Loc, STATUS_NAME};
+use crate::fs::shared::{fingerprint, folder_fingerprint, lock, time, STATUS_NAME};
 use crate::fs::stage::{Ident, Stage, StagedIndex, Status};
 use crate::fs::FsError;
 use crate::sys::{self, SetTime};
@@ -56,10 +56,6 @@ pub(in crate::fs) fn error_file(e: &ViewError) -> Option<&str> {
 }
 
 impl Core {
-    pub(in crate::fs) fn writeback(&self) -> bool {
-        self.opts.state_dir.is_some() && !self.opts.read_only
-    }
-
     /// A game-folder path with no binary: a new asset if one is staged there.
     pub(in crate::fs) fn resolve_new(&self, rel: &Path) -> Option<Result<Resolved, FsError>> {
         self.opts.state_dir.as_ref()?;
@@ -170,37 +166,6 @@ impl Core {
         match self.resolve(&rel) {
             Ok(Resolved::Asset { gen, .. }) => Some(gen),
             _ => None,
-        }
-    }
-
-    /// Where `vpath` of asset `rel` (layout `layout`) is.
-    pub(in crate::fs) fn locate(&self, rel: &Path, layout: &Layout, vpath: &str) -> Loc {
-        if vpath.is_empty() {
-            return Loc::Dir;
-        }
-        self.expand(rel, layout, vpath, false);
-        let staged = self.staging(rel);
-        let g = lock(&staged.stage);
-        if let Some(s) = g.as_ref() {
-            // (a staged file no build reads, left by an older mount, is never served)
-            if let Some(m) = s
-                .lstat(vpath)
-                .filter(|m| Self::accepts_at(rel, vpath, !m.is_dir()))
-            {
-                return if m.is_dir() { Loc::Dir } else { Loc::Staged(m) };
-            }
-            if s.hidden(vpath) {
-                return Loc::None;
-            }
-            let parent = vpath.rsplit_once('/').map_or("", |(d, _)| d);
-            if overlay::filling(Some(s), parent) {
-                return Loc::None;
-            }
-        }
-        match layout.is_dir(vpath) {
-            Some(true) => Loc::Dir,
-            Some(false) => Loc::Gen,
-            None => Loc::None,
         }
     }
 
