@@ -71,6 +71,23 @@ pub(in crate::fs) enum Loc {
     Gen,
 }
 
+/// The GAF/TNT member (by name) that path `vpath` of an archive directory is inside of, if
+/// any: the components up to the first one named like an asset, when more follow.
+pub(in crate::fs) fn part_of(vpath: &str) -> Option<&str> {
+    let mut start = 0;
+    while let Some(off) = vpath.get(start..).and_then(|r| r.find('/')) {
+        let end = start + off;
+        if vpath
+            .get(start..end)
+            .is_some_and(|c| crate::view::AssetKind::from_name(c).is_some())
+        {
+            return vpath.get(..end);
+        }
+        start = end + 1;
+    }
+    None
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

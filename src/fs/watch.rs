@@ -752,7 +752,7 @@ impl Core {
 
     /// True while a commit of asset `rel` holds its staging area.
     fn committing(&self, rel: &Path) -> bool {
-        let slot = lock(&self.assets).get(rel).cloned();
+        let slot = self.wb.get(rel);
         slot.is_some_and(|a| matches!(a.stage.try_lock(), Err(std::sync::TryLockError::WouldBlock)))
     }
 

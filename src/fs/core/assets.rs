@@ -25,8 +25,9 @@ use super::{is_asset_name, is_not_found, view_options_for, Core, Inval};
 use crate::fs::budget::{self, Budget, Lease, Leased, Refused};
 use crate::fs::cache::ByteCache;
 use crate::fs::layout::Layout;
-use crate::fs::shared::lock;
-use crate::fs::stage::{Ident, Stage};
+use crate::fs::shared::{lock, Loc};
+use crate::fs::stage::Ident;
+use crate::fs::staging::Staged;
 use crate::fs::FsError;
 use crate::view::archive::{ArchiveView, FileSource};
 use crate::view::{self, AssetKind, SharedBytes, View, ViewError, ViewOptions};
@@ -37,7 +38,7 @@ use std::io::Read;
 use std::num::NonZeroUsize;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::Ordering;
-use std::sync::{Arc, Mutex};
+use std::sync::{Arc, Mutex, MutexGuard};
 
 /// An asset's binary as read for decoding.
 enum Binary {
@@ -349,16 +350,47 @@ pub(in crate::fs) struct AssetState {
     pub(in crate::fs) root: Option<u64>,
 }
 
-/// One asset of the core: its decode state and its write-back staging area.
+/// One asset of the core: its decode state (what write-back stages for it is the write-back
+/// component's, [`Core::staging`]).
 pub(in crate::fs) struct Asset {
     pub(in crate::fs) state: Mutex<AssetState>,
-    /// The write-back staging area (`None` when write-back is off).
-    pub(in crate::fs) stage: Mutex<Option<Stage>>,
-    /// The mtimes its generated files keep across commits (`fs::writeback::Times`).
-    pub(in crate::fs) times: Mutex<crate::fs::writeback::Times>,
-    /// A save put off while another file of the asset was open for writing: the file
-    /// whose close commits when the last such descriptor is released.
-    pub(in crate::fs) put_off: Mutex<Option<u64>>,
+}
+
+/// An asset's decode state locked, with the staging area write-back keeps for it reachable
+/// under it ([`AssetLock::stage`]): the pair taken together (a decode rebasing the staged
+/// files, a new asset made), in the order `src/fs/LOCKING.md` gives (state, then stage).
+/// Derefs to the state.
+pub(in crate::fs) struct AssetLock<'a> {
+    state: MutexGuard<'a, AssetState>,
+    staged: &'a Staged,
+}
+
+impl<'a> AssetLock<'a> {
+    /// Locks the decode state of `asset`, whose staged state is `staged`.
+    pub(in crate::fs) fn new(asset: &'a Asset, staged: &'a Staged) -> AssetLock<'a> {
+        AssetLock {
+            state: lock(&asset.state),
+            staged,
+        }
+    }
+
+    /// The staging area, locked while the state is.
+    pub(in crate::fs) fn stage(&self) -> MutexGuard<'a, Option<crate::fs::stage::Stage>> {
+        lock(&self.staged.stage)
+    }
+}
+
+impl std::ops::Deref for AssetLock<'_> {
+    type Target = AssetState;
+    fn deref(&self) -> &AssetState {
+        &self.state
+    }
+}
+
+impl std::ops::DerefMut for AssetLock<'_> {
+    fn deref_mut(&mut self) -> &mut AssetState {
+        &mut self.state
+    }
 }
 
 /// One asset at one generation, as a request inside its directory sees it: its path, the
@@ -417,35 +449,30 @@ pub(in crate::fs) fn member_options(
 }
 
 impl Core {
-    /// The asset of `rel`, made on first use. Its staging area's record is read before the
-    /// map is locked (no disk I/O under `Core::assets`, see `fs/LOCKING.md`); when another
-    /// thread made the asset meanwhile, that one is kept and this reading dropped.
+    /// The decode state of asset `rel`, made on first use.
     pub(in crate::fs) fn slot(&self, rel: &Path) -> Arc<Asset> {
-        if let Some(a) = lock(&self.assets).get(rel) {
-            return a.clone();
-        }
-        let stage = self.opts.state_dir.as_ref().map(|sd| {
-            let abs = std::path::absolute(self.abs(rel)).unwrap_or_else(|_| self.abs(rel));
-            Stage::load(sd, &abs)
-        });
         lock(&self.assets)
             .entry(rel.to_path_buf())
             .or_insert_with(|| {
-                let times =
-                    crate::fs::writeback::Times::new(stage.as_ref().map(|s| s.dir.as_path()));
                 Arc::new(Asset {
-                    times: Mutex::new(times),
                     state: Mutex::new(AssetState {
                         ident: None,
                         gen: 0,
                         outcome: Outcome::Unknown,
                         root: None,
                     }),
-                    stage: Mutex::new(stage),
-                    put_off: Mutex::new(None),
                 })
             })
             .clone()
+    }
+
+    /// What write-back stages for asset `rel`: its staging area's record is read on first
+    /// use, before the component's map is locked (no disk I/O under a map's lock, see
+    /// `fs/LOCKING.md`).
+    pub(in crate::fs) fn staging(&self, rel: &Path) -> Arc<Staged> {
+        self.wb.slot(rel, || {
+            std::path::absolute(self.abs(rel)).unwrap_or_else(|_| self.abs(rel))
+        })
     }
 
     /// The binary `rel`: its bytes, or for an archive its open file (read by range). It is
@@ -545,7 +572,8 @@ impl Core {
         }
         let id = Ident::of(&meta);
         let asset = self.slot(rel);
-        let mut st = lock(&asset.state);
+        let staged = self.staging(rel);
+        let mut st = AssetLock::new(&asset, &staged);
         if st.ident.as_ref() == Some(&id) {
             return Ok(match &st.outcome {
                 Outcome::Ready(layout) => Resolved::Asset {
@@ -580,7 +608,7 @@ impl Core {
         let new_ident = Ident::of(&meta);
         st.gen = self.next_gen.fetch_add(1, Ordering::Relaxed);
         st.ident = Some(new_ident.clone());
-        if let Some(stage) = lock(&asset.stage).as_mut() {
+        if let Some(stage) = st.stage().as_mut() {
             self.rebase(rel, stage, &new_ident, &|| match (&bytes, given_written) {
                 (_, Some(w)) => Ok(w),
                 (Some(b), None) => b.written(),
@@ -891,6 +919,37 @@ impl Core {
                 opener(kind, data, &opts)
             },
         )
+    }
+
+    /// Where `vpath` of asset `rel` (layout `layout`) is.
+    pub(in crate::fs) fn locate(&self, rel: &Path, layout: &Layout, vpath: &str) -> Loc {
+        if vpath.is_empty() {
+            return Loc::Dir;
+        }
+        self.expand(rel, layout, vpath, false);
+        let staged = self.staging(rel);
+        let g = lock(&staged.stage);
+        if let Some(s) = g.as_ref() {
+            // (a staged file no build reads, left by an older mount, is never served)
+            if let Some(m) = s
+                .lstat(vpath)
+                .filter(|m| Self::accepts_at(rel, vpath, !m.is_dir()))
+            {
+                return if m.is_dir() { Loc::Dir } else { Loc::Staged(m) };
+            }
+            if s.hidden(vpath) {
+                return Loc::None;
+            }
+            let parent = vpath.rsplit_once('/').map_or("", |(d, _)| d);
+            if crate::fs::staging::overlay::filling(Some(s), parent) {
+                return Loc::None;
+            }
+        }
+        match layout.is_dir(vpath) {
+            Some(true) => Loc::Dir,
+            Some(false) => Loc::Gen,
+            None => Loc::None,
+        }
     }
 
     /// Expands the parts of `layout` (asset `rel`) that locating `vpath` needs (and with

@@ -8,8 +8,10 @@ use super::handles::Handle;
 use super::inode::{NodeKind, DETACHED};
 use super::{is_asset_name, AssetAt, Core, MountOptions};
 use crate::fs::layout::Layout;
-use crate::fs::shared::{lock, time};
-use crate::fs::writeback::merged_children;
+use crate::fs::shared::{fingerprint, folder_fingerprint, lock, time};
+use crate::fs::stage::Ident;
+use crate::fs::staging::merged_children;
+use crate::fs::staging::times::{parts, Before};
 use crate::fs::FsError;
 use crate::sys::SetTime;
 use std::fs::{self, Metadata};
@@ -312,9 +314,9 @@ impl Core {
         meta: &Metadata,
         vpath: &str,
     ) -> Attr {
-        let asset = self.slot(rel);
+        let staged = self.staging(rel);
         let ((n, subdirs), staged) = {
-            let g = lock(&asset.stage);
+            let g = lock(&staged.stage);
             // kept between requests while nothing changes (O(1) while a folder is filled)
             let counts = self.dircounts.counts(ino, gen, || {
                 merged_children(g.as_ref(), Some(layout), vpath).unwrap_or_default()
@@ -416,8 +418,8 @@ impl Core {
                 }
                 let rel = self.rel_path(root)?;
                 {
-                    let asset = self.slot(&rel);
-                    let g = lock(&asset.stage);
+                    let staged = self.staging(&rel);
+                    let g = lock(&staged.stage);
                     // under the stage lock, so the staged file is the one this inode names
                     if !self.stands_at(ino, &vpath) {
                         drop(g);
@@ -456,5 +458,85 @@ impl Core {
             }
         }
         self.attr_of(ino, None).map(|_| ())
+    }
+}
+
+/// The mtime a generated file shows: the write-back component's records of times, asked by
+/// the read side (`fs::staging::times`).
+impl Core {
+    /// The mtime generated `vpath` of asset `rel` shows, the binary being `binary`: the one
+    /// it showed before the last commit(s) when its fingerprint `fp` did not change, else the
+    /// binary's. `dir`: a folder (compared by its names).
+    pub(in crate::fs) fn kept_mtime(
+        &self,
+        rel: &Path,
+        binary: &std::fs::Metadata,
+        vpath: &str,
+        dir: bool,
+        fp: impl FnOnce() -> Option<u64>,
+    ) -> SystemTime {
+        use std::os::unix::fs::MetadataExt;
+        let now = time(binary.mtime(), binary.mtime_nsec());
+        if !self.writeback() {
+            return now;
+        }
+        let staged = self.staging(rel);
+        let ident = Ident::of(binary);
+        {
+            let mut t = lock(&staged.times);
+            t.load();
+            if t.kept.is_empty() && t.prev.is_none() {
+                // nothing committed here: every file shows the binary's time
+                return now;
+            }
+        }
+        // rendered without the lock held (a render takes the asset's state lock, which a
+        // decode holds while it takes the staging lock, which a commit holds while it takes
+        // this one)
+        let Some(fp) = fp() else { return now };
+        let prev = {
+            let t = lock(&staged.times);
+            if let Some(&(h, s, n)) = t.kept.get(vpath) {
+                if h == fp {
+                    return time(s, i64::from(n));
+                }
+            }
+            // what the replaced version had at this path: a folder's names, or a file to render
+            let before = t.prev.as_ref().filter(|p| p.by == ident).map(|p| {
+                let old = if dir {
+                    Before::Folder(p.layout.children(vpath).map(|k| folder_fingerprint(&k)))
+                } else if p.layout.is_dir(vpath) == Some(false) {
+                    Before::File(p.view.clone(), p.key.clone())
+                } else {
+                    Before::Folder(None)
+                };
+                (old, p.mtime)
+            });
+            (fp, before)
+        };
+        let (fp, before) = prev;
+        let shown = match before {
+            Some((old, mtime)) => {
+                let old_fp = match old {
+                    Before::Folder(f) => f,
+                    // rendered outside the lock: other files of the asset are not held up
+                    Before::File(view, key) => self
+                        .cache
+                        .fingerprint(&key, vpath)
+                        .or_else(|| view.render_vec(vpath).ok().map(|b| fingerprint(&b))),
+                };
+                if old_fp == Some(fp) {
+                    mtime
+                } else {
+                    now
+                }
+            }
+            None => now,
+        };
+        let mut t = lock(&staged.times);
+        let (s, n) = parts(shown);
+        t.kept.insert(vpath.to_string(), (fp, s, n));
+        t.dirty = true;
+        shown
     }
 }

@@ -477,12 +477,12 @@ impl Core {
                     self.staged_written(rel, *ino);
                     // another file of the asset still being written (Blender writes
                     // model.mtl while model.obj is open): the build waits for it
-                    let asset = self.slot(rel);
+                    let staged = self.staging(rel);
                     if self.writing_beside(rel, *ino) {
-                        *lock(&asset.put_off) = Some(*ino);
+                        *lock(&staged.put_off) = Some(*ino);
                         return Ok(());
                     }
-                    *lock(&asset.put_off) = None;
+                    *lock(&staged.put_off) = None;
                     return self.staged_save(rel, *ino, false);
                 }
                 Ok(())
@@ -555,9 +555,9 @@ impl Core {
         {
             // the last writer of the asset gone: the save put off commits (its errors
             // go to the status; nothing is left to report them to)
-            let asset = self.slot(rel);
+            let staged = self.staging(rel);
             let due = {
-                let mut g = lock(&asset.put_off);
+                let mut g = lock(&staged.put_off);
                 match *g {
                     Some(v) if !self.writing_beside(rel, v) => g.take(),
                     _ => None,

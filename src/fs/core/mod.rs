@@ -315,8 +315,9 @@ pub struct Core {
     no_watch: String,
     /// What the state folder's staging areas record, kept until this process changes one.
     pub(in crate::fs) staged: Mutex<Option<Arc<crate::fs::stage::StagedIndex>>>,
-    /// Archive commits put off while saves keep coming ([`MountOptions::archive_commit_delay`]).
-    pub(in crate::fs) deferred: Arc<crate::fs::writeback::Deferred>,
+    /// Write-back's state: what is staged per asset, the archive commits put off
+    /// ([`MountOptions::archive_commit_delay`]).
+    pub(in crate::fs) wb: crate::fs::staging::Writeback,
     /// The persisted index of listings ([`persisted`]).
     pub(in crate::fs) index: persisted::Persisted,
 }
@@ -381,6 +382,7 @@ impl Core {
             (true, None) => (None, "no kernel to invalidate".into()),
             (false, _) => (None, "--no-watch".into()),
         };
+        let state_dir = opts.state_dir.clone();
         let index =
             persisted::Persisted::open(opts.state_dir.as_deref(), &game_dir, opts.read_only);
         Ok(Core {
@@ -410,7 +412,7 @@ impl Core {
             root_owner: sys::euid() == 0,
             dircounts: dircount::DirCounts::default(),
             staged: Mutex::new(None),
-            deferred: Arc::default(),
+            wb: crate::fs::staging::Writeback::new(state_dir.as_deref()),
         })
     }
 
@@ -421,6 +423,11 @@ impl Core {
             e0: self.dircounts.begin(),
             done: false,
         }
+    }
+
+    /// Whether write-back is on: a state folder, and not mounted read-only.
+    pub(in crate::fs) fn writeback(&self) -> bool {
+        self.opts.state_dir.is_some() && !self.opts.read_only
     }
 
     /// The options in force.
@@ -554,6 +561,15 @@ impl Core {
     }
 }
 
+/// A core dropped without [`FsOps::finish`] (one not ended by a mount: tests, tools) still
+/// writes what it accepted: the one place a `Drop` of `src/fs` does disk I/O, and none when
+/// `finish` ran (see `LOCKING.md`). Nothing is locked by the dropping thread.
+impl Drop for Core {
+    fn drop(&mut self) {
+        self.finish_writeback(false);
+    }
+}
+
 /// Each operation, sent to the room that does it: inside asset directories with write-back
 /// on, to `fs::writeback`; elsewhere to pass-through, handles, listings or
 /// attributes. Replies that give the kernel an entry count a lookup (`Core::entry`).
@@ -567,8 +583,7 @@ impl FsOps for Core {
     }
 
     fn finish(&self) {
-        self.finish_deferred();
-        self.settle_times();
+        self.finish_writeback(true);
         self.save_index();
     }
 

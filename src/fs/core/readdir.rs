@@ -8,7 +8,7 @@ use super::{is_asset_name, Core};
 use super::{Attr, FileKind};
 use crate::fs::layout::Layout;
 use crate::fs::shared::{join, lock};
-use crate::fs::writeback::merged_children;
+use crate::fs::staging::merged_children;
 use crate::fs::{fan_out, FsError};
 use std::ffi::{OsStr, OsString};
 use std::path::Path;
@@ -267,14 +267,14 @@ impl Core {
             Ok(rel) => {
                 // parts listed here are decoded (in parallel) to know whether they are folders
                 self.expand(&rel, layout, dir, true);
-                let asset = self.slot(&rel);
-                let g = lock(&asset.stage);
+                let staged = self.staging(&rel);
+                let g = lock(&staged.stage);
                 // a listing may release a folder being filled (only where files are staged)
                 let _m = g
                     .as_ref()
                     .is_some_and(|s| s.has_files())
                     .then(|| self.mutating());
-                crate::fs::writeback::listed(g.as_ref(), dir);
+                crate::fs::staging::listed(g.as_ref(), dir);
                 let mut kids = merged_children(g.as_ref(), Some(layout), dir).unwrap_or_default();
                 // a staged name no build reads with no generated counterpart (left by an
                 // older mount) is not listed: open and stat never serve it either
@@ -466,8 +466,8 @@ mod tests {
             dir = core.lookup(dir, OsStr::new(c)).unwrap().ino;
         }
         let fh = core.opendir(dir).unwrap();
-        let asset = core.slot(Path::new("anims/fx.gaf"));
-        let commit = lock(&asset.stage); // a commit in progress
+        let staged = core.staging(Path::new("anims/fx.gaf"));
+        let commit = lock(&staged.stage); // a commit in progress
         let (tx, rx) = mpsc::channel();
         let c2 = core.clone();
         let lister = std::thread::spawn(move || c2.readdirplus(fh, 0).map(|v| v.len()));

@@ -4,10 +4,7 @@
 
 use super::commit::Built;
 use super::edit::Edit;
-use super::member_times::Shown;
-use super::merged_children;
 use super::ops::Move;
-use super::overlay::Overlay;
 use crate::formats::hpi;
 use crate::fs::core::assets::member_options;
 use crate::fs::core::handles::Handle;
@@ -18,6 +15,9 @@ use crate::fs::shared::{join, lock, time, Loc};
 use crate::fs::stage::Stage;
 use crate::fs::stage::StageMeta;
 use crate::fs::stage::Written;
+use crate::fs::staging::member_times::Shown;
+use crate::fs::staging::merged_children;
+use crate::fs::staging::overlay::Overlay;
 use crate::fs::FsError;
 use crate::sys::{self, SetTime};
 use crate::view::archive::{ArchiveView, FileSource};
@@ -40,22 +40,7 @@ pub(in crate::fs) fn is_archive_stage(s: &Stage) -> bool {
         .is_some_and(crate::view::archive::is_archive_name)
 }
 
-/// The GAF/TNT member (by name) that path `vpath` of an archive directory is inside of, if
-/// any: the components up to the first one named like an asset, when more follow.
-pub(in crate::fs) fn part_of(vpath: &str) -> Option<&str> {
-    let mut start = 0;
-    while let Some(off) = vpath.get(start..).and_then(|r| r.find('/')) {
-        let end = start + off;
-        if vpath
-            .get(start..end)
-            .is_some_and(|c| AssetKind::from_name(c).is_some())
-        {
-            return vpath.get(..end);
-        }
-        start = end + 1;
-    }
-    None
-}
+pub(in crate::fs) use crate::fs::shared::part_of;
 
 /// Whether saving `vpath` of an archive directory commits (and whether it is part of a
 /// commit): inside a GAF/TNT member, its layout files (as in loose asset directories);
@@ -68,7 +53,7 @@ pub(in crate::fs) fn archive_commits(vpath: &str) -> bool {
     if let Some(part) = part_of(vpath) {
         return vpath
             .get(part.len() + 1..)
-            .is_some_and(super::overlay::builds);
+            .is_some_and(crate::fs::staging::overlay::builds);
     }
     if vpath.is_empty() || vpath.split('/').any(|c| c.is_empty() || c.starts_with('.')) {
         return false;
@@ -130,12 +115,12 @@ pub(in crate::fs) enum MembersBuilt {
 
 impl Core {
     /// Whether saving `vpath` of asset `rel` commits: layout files in loose asset
-    /// directories ([`super::overlay::builds`]), [`archive_commits`] in archives.
+    /// directories ([`crate::fs::staging::overlay::builds`]), [`archive_commits`] in archives.
     pub(in crate::fs) fn commits(&self, rel: &Path, vpath: &str) -> bool {
         if is_archive_path(rel) {
             archive_commits(vpath)
         } else {
-            super::overlay::builds(vpath)
+            crate::fs::staging::overlay::builds(vpath)
         }
     }
 
@@ -151,9 +136,9 @@ impl Core {
         if !is_archive_path(rel) || part_of(&join(dir, name)).is_some() {
             return Ok(());
         }
-        let asset = self.slot(rel);
+        let staged = self.staging(rel);
         let kids = {
-            let g = lock(&asset.stage);
+            let g = lock(&staged.stage);
             merged_children(g.as_ref(), Some(layout), dir).unwrap_or_default()
         };
         if kids
@@ -195,9 +180,9 @@ impl Core {
         if self.open_for_writing(rel).contains(&vpath) {
             return;
         }
-        let asset = self.slot(rel);
+        let staged = self.staging(rel);
         let removed = {
-            let g = lock(&asset.stage);
+            let g = lock(&staged.stage);
             let Some(s) = g.as_ref() else {
                 return;
             };
@@ -228,7 +213,7 @@ impl Core {
                 left.push((d, Shown::of(&before)));
             }
             if let Some(of) = &s.meta.base {
-                lock(&asset.times).members.left(of, left);
+                lock(&staged.times).members.left(of, left);
             }
             // detached with the staged file, under the stage lock (`stands_at`)
             let mut t = self.table_mut();
@@ -724,7 +709,7 @@ impl Core {
         let ddir = dst.rsplit_once('/').map_or("", |(d, _)| d);
         self.case_clash(rel, layout, ddir, newname)?;
         let dirty = || {
-            lock(&self.slot(rel).stage)
+            lock(&self.staging(rel).stage)
                 .as_ref()
                 .is_some_and(|s| !s.meta.dirty.is_empty())
         };

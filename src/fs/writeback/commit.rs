@@ -8,10 +8,6 @@
 
 use super::archive::{finish_archive_stage, removed_entries};
 use super::error_file;
-use super::overlay::{
-    builds, record_cob_renderings, record_flattenings, record_renderings, record_sequence_names,
-    release_filled, Overlay,
-};
 use crate::fs::budget::Leased;
 use crate::fs::core::assets::Given;
 use crate::fs::core::view_options_for;
@@ -19,6 +15,10 @@ use crate::fs::core::{is_archive_path, Core};
 use crate::fs::layout::Layout;
 use crate::fs::shared::{join, lock};
 use crate::fs::stage::{Ident, Stage, Status, Version, Written};
+use crate::fs::staging::overlay::{
+    builds, record_cob_renderings, record_flattenings, record_renderings, record_sequence_names,
+    release_filled, Overlay,
+};
 use crate::fs::FsError;
 use crate::view::archive::{ArchiveView, FileSource};
 use crate::view::{
@@ -157,9 +157,8 @@ impl Core {
             return Ok(());
         }
         let what = if archive { "archive" } else { "binary" };
-        let asset = self.slot(rel);
-        let abs = self.abs(rel);
-        let mut g = lock(&asset.stage);
+        let staged = self.staging(rel);
+        let mut g = lock(&staged.stage);
         let Some(s) = g.as_mut() else {
             return Ok(());
         };
@@ -172,38 +171,10 @@ impl Core {
         if s.meta.removing {
             return Ok(());
         }
-        // phase 1: the binary as it is now
-        let cur = match self.read_current(rel, archive, kind) {
-            Ok(x) => Some(x),
-            // an archive is never new
-            Err(e) if e.kind() == std::io::ErrorKind::NotFound && archive => {
-                return Err(FsError::Stale)
-            }
-            Err(e) if e.kind() == std::io::ErrorKind::NotFound => None,
-            Err(e) => return Err(e.into()),
-        };
-        // phase 2: refused when the binary changed outside the mount
-        if moved_outside(cur.as_ref().map(|(_, m)| m), s) {
-            s.meta.conflict = true;
-            s.meta.status = Status::Conflict(format!(
-                "the {what} changed outside the mount after {trigger} was staged; delete the \
-                 staged files to take the new {what}"
-            ));
-            let _ = s.save();
-            log::warn!("{}: {}", rel.display(), s.meta.status);
-            return Err(FsError::Stale);
-        }
+        // phases 1 and 2: the binary as it is now, unless it changed outside the mount
+        let base = self.read_base(rel, archive, kind, s, trigger)?;
         // phase 3: the build
         let t0 = std::time::Instant::now();
-        let base = match cur {
-            None => Base::None,
-            Some((Cur::File(f), m)) => Base::Archive(
-                Box::new(self.archive_view_file(rel, FileSource::new(f)?)?),
-                m,
-            ),
-            Some((Cur::Bytes(b), m)) => Base::Loose(b.into(), m),
-            Some((Cur::Held(v, f), m)) => Base::Decoded(v, f, m),
-        };
         let built = match (&base, kind) {
             (Base::Archive(av, m), _) => self.build_archive(rel, m, s, av, moved),
             (_, Some(kind)) => self.build_loose(rel, kind, s, base.loose(), trigger),
@@ -232,22 +203,7 @@ impl Core {
             n => n,
         };
         let Some(new) = new else {
-            // copies of earlier renderings arriving now stay as written (no build reads them):
-            // a second rsync of the tree they came from must find them as it left them; a
-            // [`regenerated`] file is replaced all the same, so what it shows never depends on
-            // whether the commit that changed the binary ran before or after it arrived
-            let mut replaced = Vec::new();
-            if let Outdated::Check { kind, view, .. } = &outdated {
-                let out = regenerated_outdated(*kind, s, &**view);
-                let (refreshed, out) = refresh_or_drop(s, &**view, out);
-                drop_outdated(rel, s, &out);
-                refresh_outdated(rel, s, &refreshed);
-                replaced = out;
-                replaced.extend(refreshed.into_iter().map(|(p, _)| p));
-            }
-            self.settle_stage(rel, s);
-            s.meta.status = s.clean_status(what, self.opts.operation_gap);
-            s.save()?;
+            let replaced = self.keep_binary(rel, s, &outdated, what)?;
             drop(g);
             // the binary is the same, so are the inodes: the kernel's pages of the staged
             // bytes (written through the very inode now showing the generated file) go
@@ -263,42 +219,15 @@ impl Core {
             t_check,
         } = self.check_outdated(s, &new, outdated);
         // phase 5: the new binary replaces the old one, which goes to the history
-        let old = base.version().zip(base.meta());
         let size = new.size();
-        // the binary's folder, opened beneath the game folder with no symlink followed: the
-        // new binary is written and renamed in that very folder, even if its path is swapped
-        // for a symlink meanwhile
-        let replaced = self
-            .parent_fd(rel)
-            .map_err(FsError::from)
-            .and_then(|(dir, name)| {
-                use std::os::fd::AsFd;
-                replace_binary(
-                    rel,
-                    &abs,
-                    (dir.as_fd(), &name),
-                    s,
-                    old,
-                    new,
-                    self.opts.operation_gap,
-                )
-            });
-        let written = match replaced {
-            Ok(w) => w,
-            Err(e) => {
-                s.meta.status = Status::Error(format!("writing the {what}: {e}"));
-                let _ = s.save();
-                log::warn!("{}: {}", rel.display(), s.meta.status);
-                return Err(e);
-            }
-        };
+        let written = self.write_binary(rel, s, &base, new, what)?;
         // phase 6: the new generation, the staging area and the status follow
         let given = self.hand_over(old_view.as_ref(), new_view, written, s.meta.base.clone());
         if archive {
             // what the members showed goes along to the version written
             if let (Some(from), Some(to)) = (base.meta().map(Ident::of), &s.meta.base) {
                 let removed = removed_entries(s);
-                lock(&asset.times)
+                lock(&staged.times)
                     .members
                     .committed(&from, to, &removed, moved);
             }
@@ -320,6 +249,113 @@ impl Core {
         // the new binary gets a new generation; the staged files stay on top of it
         let _ = self.resolve_given(rel, given);
         Ok(())
+    }
+
+    /// Phases 1 and 2 of a commit of `rel` (an archive or a binary of `kind`): the binary
+    /// as it is now (`Base::None` for a new asset), refused (`Stale`, the stage marked in
+    /// conflict) when it changed outside the mount since `trigger` was staged.
+    fn read_base(
+        &self,
+        rel: &Path,
+        archive: bool,
+        kind: Option<AssetKind>,
+        s: &mut Stage,
+        trigger: &str,
+    ) -> Result<Base, FsError> {
+        let what = if archive { "archive" } else { "binary" };
+        let cur = match self.read_current(rel, archive, kind) {
+            Ok(x) => Some(x),
+            // an archive is never new
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound && archive => {
+                return Err(FsError::Stale)
+            }
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => None,
+            Err(e) => return Err(e.into()),
+        };
+        if moved_outside(cur.as_ref().map(|(_, m)| m), s) {
+            s.meta.conflict = true;
+            s.meta.status = Status::Conflict(format!(
+                "the {what} changed outside the mount after {trigger} was staged; delete the \
+                 staged files to take the new {what}"
+            ));
+            let _ = s.save();
+            log::warn!("{}: {}", rel.display(), s.meta.status);
+            return Err(FsError::Stale);
+        }
+        Ok(match cur {
+            None => Base::None,
+            Some((Cur::File(f), m)) => Base::Archive(
+                Box::new(self.archive_view_file(rel, FileSource::new(f)?)?),
+                m,
+            ),
+            Some((Cur::Bytes(b), m)) => Base::Loose(b.into(), m),
+            Some((Cur::Held(v, f), m)) => Base::Decoded(v, f, m),
+        })
+    }
+
+    /// A commit whose build gives the binary as it is: the staging area settles and says
+    /// clean. Returns the staged files replaced, whose kernel pages go once the stage is
+    /// released.
+    fn keep_binary(
+        &self,
+        rel: &Path,
+        s: &mut Stage,
+        outdated: &Outdated,
+        what: &str,
+    ) -> Result<Vec<String>, FsError> {
+        // copies of earlier renderings arriving now stay as written (no build reads them):
+        // a second rsync of the tree they came from must find them as it left them; a
+        // [`regenerated`] file is replaced all the same, so what it shows never depends on
+        // whether the commit that changed the binary ran before or after it arrived
+        let mut replaced = Vec::new();
+        if let Outdated::Check { kind, view, .. } = outdated {
+            let out = regenerated_outdated(*kind, s, &**view);
+            let (refreshed, out) = refresh_or_drop(s, &**view, out);
+            drop_outdated(rel, s, &out);
+            refresh_outdated(rel, s, &refreshed);
+            replaced = out;
+            replaced.extend(refreshed.into_iter().map(|(p, _)| p));
+        }
+        self.settle_stage(rel, s);
+        s.meta.status = s.clean_status(what, self.opts.operation_gap);
+        s.save()?;
+        Ok(replaced)
+    }
+
+    /// Phase 5 of a commit: `new` replaces the binary of `rel` (`base`), which goes to the
+    /// history; a failure is the stage's status.
+    fn write_binary(
+        &self,
+        rel: &Path,
+        s: &mut Stage,
+        base: &Base,
+        new: New,
+        what: &str,
+    ) -> Result<(Written, Option<SharedBytes>), FsError> {
+        let old = base.version().zip(base.meta());
+        // the binary's folder, opened beneath the game folder with no symlink followed: the
+        // new binary is written and renamed in that very folder, even if its path is swapped
+        // for a symlink meanwhile
+        let replaced = self
+            .parent_fd(rel)
+            .map_err(FsError::from)
+            .and_then(|(dir, name)| {
+                use std::os::fd::AsFd;
+                replace_binary(
+                    rel,
+                    &self.abs(rel),
+                    (dir.as_fd(), &name),
+                    s,
+                    old,
+                    new,
+                    self.opts.operation_gap,
+                )
+            });
+        replaced.inspect_err(|e| {
+            s.meta.status = Status::Error(format!("writing the {what}: {e}"));
+            let _ = s.save();
+            log::warn!("{}: {}", rel.display(), s.meta.status);
+        })
     }
 
     /// Invalidates the kernel's caches of files `vpaths` of asset `rel` (the inodes it was
@@ -547,7 +583,7 @@ impl Core {
         if is_archive_path(rel) {
             let left = finish_archive_stage(s, &self.open_for_writing(rel));
             if let Some(of) = &s.meta.base {
-                lock(&self.slot(rel).times).members.left(of, left);
+                lock(&self.staging(rel).times).members.left(of, left);
             }
         } else {
             s.meta.dirty.clear();
@@ -966,7 +1002,7 @@ fn refresh_or_drop(
 ) -> (Vec<(String, Vec<u8>)>, Vec<String>) {
     let (refresh, out): (Vec<String>, Vec<String>) = out.into_iter().partition(|p| {
         let dir = p.rsplit_once('/').map_or("", |(d, _)| d);
-        super::overlay::filling(Some(s), dir)
+        crate::fs::staging::overlay::filling(Some(s), dir)
     });
     let mut refreshed = Vec::new();
     for p in refresh {
@@ -1140,7 +1176,7 @@ fn images_only(kind: AssetKind, s: &Stage, layout: Option<&Layout>) -> bool {
                 && layout.is_dir(p) == Some(false)
                 && layout.is_dir(&layers).is_none()
                 && s.path(&layers).symlink_metadata().is_err()
-                && !super::overlay::filling(Some(s), dir)
+                && !crate::fs::staging::overlay::filling(Some(s), dir)
         }),
         AssetKind::Tnt => {
             s.meta.dirty.iter().all(|p| {
@@ -1148,7 +1184,7 @@ fn images_only(kind: AssetKind, s: &Stage, layout: Option<&Layout>) -> bool {
                     .strip_prefix("tiles/")
                     .and_then(|f| f.strip_suffix(".png"))
                     .is_some_and(numbered)
-                    && !super::overlay::filling(Some(s), "tiles");
+                    && !crate::fs::staging::overlay::filling(Some(s), "tiles");
                 (tile || TAKEN_AS_THEY_ARE.contains(&p.as_str())) && layout.is_dir(p) == Some(false)
             }) && ["metadata.json", "map.png"]
                 .iter()

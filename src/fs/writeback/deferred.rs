@@ -1,56 +1,16 @@
-//! Archive commits put off while saves keep coming (SEMANTICS.md, "Writing inside
-//! archives"). Every commit of an archive rewrites it whole, so the saves of its plain
-//! members (close, rename onto a member), its deletions and the folders made or removed in
-//! it commit together: once no such save came for [`MountOptions::archive_commit_delay`],
-//! and at the latest [`MAX_WAIT`] after the first. An `rsync`, `cp -r` or `tar x` of many
-//! files is then one repack instead of one per file (two for `tar x` over members: it
-//! deletes each file before writing it), and a deletion followed by the same file written
-//! again changes nothing. An `fsync` commits at once; so do a save inside a GAF/TNT member
-//! (its rebuild is checked, and a bad one fails the save), a GAF/TNT binary copied in and a
-//! folder rename, each taking along what was put off. What is put off is committed when the
-//! mount ends ([`Core::finish_deferred`]) or the core is dropped.
-//!
-//! [`MountOptions::archive_commit_delay`]: crate::fs::MountOptions::archive_commit_delay
+//! Archive commits put off while saves keep coming: the committer thread and the operations
+//! on the queue ([`Deferred`], kept by the write-back state, `fs::staging::deferred`).
 
 use super::archive::part_of;
 use crate::fs::core::{is_archive_path, Core};
 use crate::fs::shared::lock;
 use crate::fs::stage::{Stage, Status};
+use crate::fs::staging::deferred::{Deferred, Due};
 use crate::fs::FsError;
-use std::collections::HashMap;
 use std::path::{Path, PathBuf};
-use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::{Arc, Condvar, Mutex, Weak};
+use std::sync::atomic::Ordering;
+use std::sync::{Arc, Weak};
 use std::time::{Duration, Instant};
-
-/// The longest a save waits for its commit while others keep coming.
-pub(in crate::fs) const MAX_WAIT: Duration = Duration::from_secs(5);
-
-/// The archives with commits put off, and the committer's wake-up.
-#[derive(Default)]
-pub(in crate::fs) struct Deferred {
-    due: Mutex<HashMap<PathBuf, Due>>,
-    wake: Condvar,
-    /// A committer runs (else every commit is made at once).
-    running: AtomicBool,
-    /// The core is gone: the committer stops.
-    closed: AtomicBool,
-    /// Held while commits put off are made (the end of the mount waits for them).
-    busy: Mutex<()>,
-}
-
-/// One archive's put-off commit.
-struct Due {
-    first: Instant,
-    last: Instant,
-    trigger: String,
-}
-
-impl Due {
-    fn at(&self, delay: Duration) -> Instant {
-        (self.last + delay).min(self.first + MAX_WAIT)
-    }
-}
 
 impl Core {
     /// Starts the thread that makes the commits put off ([`Deferred`]); without it, every
@@ -59,7 +19,7 @@ impl Core {
         if core.opts.archive_commit_delay.is_zero() || !core.writeback() {
             return Ok(());
         }
-        let d = core.deferred.clone();
+        let d = core.wb.deferred.clone();
         let weak = Arc::downgrade(core);
         d.running.store(true, Ordering::Release);
         core.defer_left_uncommitted();
@@ -67,7 +27,7 @@ impl Core {
             .name("tafs-commit".into())
             .spawn(move || run(d, weak));
         if started.is_err() {
-            core.deferred.running.store(false, Ordering::Release);
+            core.wb.deferred.running.store(false, Ordering::Release);
         }
         started.map(|_| ())
     }
@@ -100,7 +60,7 @@ impl Core {
             }
         }
         let now = Instant::now();
-        let mut due = lock(&self.deferred.due);
+        let mut due = lock(&self.wb.deferred.due);
         for (rel, trigger) in left {
             due.entry(rel).or_insert(Due {
                 first: now,
@@ -114,12 +74,12 @@ impl Core {
     /// delay when a committer runs, else at once.
     pub(in crate::fs) fn commit_soon(&self, rel: &Path, trigger: &str) -> Result<(), FsError> {
         let delay = self.opts.archive_commit_delay;
-        if delay.is_zero() || !self.deferred.running.load(Ordering::Acquire) {
+        if delay.is_zero() || !self.wb.deferred.running.load(Ordering::Acquire) {
             return self.commit(rel, trigger);
         }
         let now = Instant::now();
         {
-            let mut due = lock(&self.deferred.due);
+            let mut due = lock(&self.wb.deferred.due);
             let d = due.entry(rel.to_path_buf()).or_insert(Due {
                 first: now,
                 last: now,
@@ -128,9 +88,9 @@ impl Core {
             d.last = now;
             d.trigger = trigger.to_string();
         }
-        self.deferred.wake.notify_all();
-        let asset = self.slot(rel);
-        let mut g = lock(&asset.stage);
+        self.wb.deferred.wake.notify_all();
+        let staged = self.staging(rel);
+        let mut g = lock(&staged.stage);
         if let Some(s) = g.as_mut() {
             s.meta.status = Status::Deferred(format!(
                 "{trigger} and the saves with it commit once no save came for {} ms",
@@ -158,22 +118,22 @@ impl Core {
 
     /// Whether a commit of `rel` is put off.
     pub(in crate::fs) fn deferred_for(&self, rel: &Path) -> bool {
-        lock(&self.deferred.due).contains_key(rel)
+        lock(&self.wb.deferred.due).contains_key(rel)
     }
 
     /// Archive `rel` is committed now (an `fsync`): nothing of it is put off any more.
     pub(in crate::fs) fn undefer(&self, rel: &Path) {
-        lock(&self.deferred.due).remove(rel);
+        lock(&self.wb.deferred.due).remove(rel);
     }
 
     /// Makes the commits put off whose time has come (every one with `all`); returns when
     /// the next one is due.
     pub(in crate::fs) fn commit_due(&self, all: bool) -> Option<Instant> {
         let delay = self.opts.archive_commit_delay;
-        let _busy = lock(&self.deferred.busy);
+        let _busy = lock(&self.wb.deferred.busy);
         let now = Instant::now();
         let ready: Vec<(PathBuf, String)> = {
-            let mut due = lock(&self.deferred.due);
+            let mut due = lock(&self.wb.deferred.due);
             let ready: Vec<PathBuf> = due
                 .iter()
                 .filter(|(_, d)| all || d.at(delay) <= now)
@@ -189,7 +149,10 @@ impl Core {
                 log::warn!("{}: commit after {trigger}: {e}", rel.display());
             }
         }
-        lock(&self.deferred.due).values().map(|d| d.at(delay)).min()
+        lock(&self.wb.deferred.due)
+            .values()
+            .map(|d| d.at(delay))
+            .min()
     }
 }
 
@@ -197,18 +160,27 @@ impl Core {
     /// The mount ends: every commit put off is made now and the committer stops (later
     /// saves commit at once).
     pub(in crate::fs) fn finish_deferred(&self) {
-        self.deferred.running.store(false, Ordering::Release);
-        self.deferred.closed.store(true, Ordering::Release);
-        self.deferred.wake.notify_all();
+        self.wb.deferred.running.store(false, Ordering::Release);
+        self.wb.deferred.closed.store(true, Ordering::Release);
+        self.wb.deferred.wake.notify_all();
         // (after a commit the committer is making: `commit_due` waits for it)
         self.commit_due(true);
     }
 }
 
-impl Drop for Core {
-    fn drop(&mut self) {
-        // what was put off is written before the core goes (a core not ended by a mount)
+impl Core {
+    /// The end of write-back: the commits put off are made, with `settle` the times of
+    /// files not looked at since the last commits decided ([`Core::settle_times`]), and
+    /// every record of times written. Once; later calls do nothing.
+    pub(in crate::fs) fn finish_writeback(&self, settle: bool) {
+        if self.wb.finished.swap(true, Ordering::AcqRel) {
+            return;
+        }
         self.finish_deferred();
+        if settle {
+            self.settle_times();
+        }
+        self.wb.flush_times();
     }
 }
 

@@ -5,8 +5,6 @@
 //! * this file: the staging area as the core sees it — where a path of an asset directory
 //!   is (staged, generated, hidden), starting a stage, copying a generated file into it,
 //!   rebasing it when the binary changed;
-//! * `overlay`: the staged files on top of the generated view (listings, the file set a
-//!   commit builds from);
 //! * `ops`: the operations inside asset directories (create, open for writing, setattr,
 //!   mkdir, unlink, rmdir, rename, new and removed assets);
 //! * `commit`: the one commit pipeline of loose binaries and archives;
@@ -15,6 +13,9 @@
 //! * `times`: the mtimes generated files keep across commits that did not change them;
 //! * `member_times`: the times and permission bits an archive's members keep across commits;
 //! * `deferred`: archive commits put off while saves keep coming.
+//!
+//! What it keeps (per asset the staging area, the records of times, the save put off; the
+//! queue of put-off commits; the staged overlay) is `fs::staging`'s, which the core owns.
 
 mod archive;
 mod commit;
@@ -22,19 +23,16 @@ mod deferred;
 mod edit;
 mod member_times;
 mod ops;
-mod overlay;
 mod status;
 mod times;
 
-pub(in crate::fs) use deferred::Deferred;
-pub(in crate::fs) use overlay::{listed, merged_children};
-pub(in crate::fs) use times::Times;
+use crate::fs::staging::overlay;
 
-use crate::fs::core::assets::{Asset, Outcome};
+use crate::fs::core::assets::{AssetLock, Outcome};
 use crate::fs::core::inode::NodeKind;
 use crate::fs::core::{Core, Resolved};
 use crate::fs::layout::Layout;
-use crate::fs::shared::{fingerprint, folder_fingerprint, lock, time, Loc, STATUS_NAME};
+use crate::fs::shared::{fingerprint, folder_fingerprint, lock, time, STATUS_NAME};
 use crate::fs::stage::{Ident, Stage, StagedIndex, Status};
 use crate::fs::FsError;
 use crate::sys::{self, SetTime};
@@ -58,19 +56,16 @@ pub(in crate::fs) fn error_file(e: &ViewError) -> Option<&str> {
 }
 
 impl Core {
-    pub(in crate::fs) fn writeback(&self) -> bool {
-        self.opts.state_dir.is_some() && !self.opts.read_only
-    }
-
     /// A game-folder path with no binary: a new asset if one is staged there.
     pub(in crate::fs) fn resolve_new(&self, rel: &Path) -> Option<Result<Resolved, FsError>> {
         self.opts.state_dir.as_ref()?;
         let name = rel.file_name()?.to_str()?;
         AssetKind::from_name(name)?;
         let asset = self.slot(rel);
-        let mut st = lock(&asset.state);
+        let staged = self.staging(rel);
+        let mut st = AssetLock::new(&asset, &staged);
         let meta = {
-            let g = lock(&asset.stage);
+            let g = st.stage();
             let s = g.as_ref()?;
             if !s.meta.new_asset {
                 return None;
@@ -88,7 +83,7 @@ impl Core {
             if was_ready {
                 drop(st);
                 self.invalidate_gen(old_gen, root);
-                st = lock(&asset.state);
+                st = AssetLock::new(&asset, &staged);
             }
         }
         match &st.outcome {
@@ -174,41 +169,10 @@ impl Core {
         }
     }
 
-    /// Where `vpath` of asset `rel` (layout `layout`) is.
-    pub(in crate::fs) fn locate(&self, rel: &Path, layout: &Layout, vpath: &str) -> Loc {
-        if vpath.is_empty() {
-            return Loc::Dir;
-        }
-        self.expand(rel, layout, vpath, false);
-        let asset = self.slot(rel);
-        let g = lock(&asset.stage);
-        if let Some(s) = g.as_ref() {
-            // (a staged file no build reads, left by an older mount, is never served)
-            if let Some(m) = s
-                .lstat(vpath)
-                .filter(|m| Self::accepts_at(rel, vpath, !m.is_dir()))
-            {
-                return if m.is_dir() { Loc::Dir } else { Loc::Staged(m) };
-            }
-            if s.hidden(vpath) {
-                return Loc::None;
-            }
-            let parent = vpath.rsplit_once('/').map_or("", |(d, _)| d);
-            if overlay::filling(Some(s), parent) {
-                return Loc::None;
-            }
-        }
-        match layout.is_dir(vpath) {
-            Some(true) => Loc::Dir,
-            Some(false) => Loc::Gen,
-            None => Loc::None,
-        }
-    }
-
     /// The staged real path of `vpath` if it exists.
     pub(in crate::fs) fn staged_path(&self, rel: &Path, vpath: &str) -> Option<PathBuf> {
-        let asset = self.slot(rel);
-        let g = lock(&asset.stage);
+        let staged = self.staging(rel);
+        let g = lock(&staged.stage);
         let s = g.as_ref()?;
         s.lstat(vpath).map(|_| s.path(vpath))
     }
@@ -234,8 +198,8 @@ impl Core {
         root: Option<impl FnOnce() -> std::time::SystemTime>,
         f: impl FnOnce(&mut Stage) -> Result<T, FsError>,
     ) -> Result<T, FsError> {
-        let asset = self.slot(rel);
-        let mut g = lock(&asset.stage);
+        let staged = self.staging(rel);
+        let mut g = lock(&staged.stage);
         let s = g.as_mut().ok_or(FsError::ReadOnly("write-back is off"))?;
         if s.meta.base.is_none() && !s.meta.new_asset {
             s.meta.base = Some(Ident::of(meta));
@@ -448,12 +412,6 @@ pub(in crate::fs) fn keeping_times<T>(dir: Option<&Path>, f: impl FnOnce() -> T)
         );
     }
     r
-}
-
-impl Asset {
-    pub(in crate::fs) fn stage_active(&self) -> bool {
-        lock(&self.stage).as_ref().is_some_and(|s| s.active())
-    }
 }
 
 /// Gives staged `p` (a copy of a generated file or folder) the owner and group of the binary

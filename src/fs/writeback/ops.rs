@@ -3,13 +3,13 @@
 //! (a new asset) and `rmdir` of an asset directory.
 
 use super::archive::{is_archive_stage, part_of};
-use super::merged_children;
-use super::overlay::FILLING;
 use crate::fs::core::handles::Handle;
 use crate::fs::core::inode::NodeKind;
 use crate::fs::core::{is_archive_path, AssetAt, Attr, Core, Inval, Opened, Resolved, SetAttr};
 use crate::fs::shared::{join, lock, Loc, NewNode};
 use crate::fs::stage::Status;
+use crate::fs::staging::merged_children;
+use crate::fs::staging::overlay::FILLING;
 use crate::fs::FsError;
 use crate::view::AssetKind;
 use std::ffi::OsStr;
@@ -129,9 +129,9 @@ impl Core {
                 self.send(Inval::Inode { ino });
             }
         }
-        let asset = self.slot(&rel);
+        let staged = self.staging(&rel);
         let file = {
-            let mut g = lock(&asset.stage);
+            let mut g = lock(&staged.stage);
             // Under the stage lock (see `stands_at`): a rename over this name or an unlink
             // since the kernel looked it up answers ESTALE here, never the file now there.
             if !self.stands_at(ino, vpath) {
@@ -184,8 +184,8 @@ impl Core {
         let Some(vpath) = self.vpath_of(ino) else {
             return;
         };
-        let asset = self.slot(rel);
-        let mut g = lock(&asset.stage);
+        let staged = self.staging(rel);
+        let mut g = lock(&staged.stage);
         let Some(s) = g.as_mut() else {
             return;
         };
@@ -222,8 +222,8 @@ impl Core {
         let Some(vpath) = self.vpath_of(ino) else {
             return;
         };
-        let asset = self.slot(rel);
-        let mut g = lock(&asset.stage);
+        let staged = self.staging(rel);
+        let mut g = lock(&staged.stage);
         if let Some(s) = g.as_mut() {
             if self.commits(rel, &vpath) && !s.meta.dirty.contains(&vpath) {
                 Self::mark_dirty(s, &vpath);
@@ -268,8 +268,8 @@ impl Core {
         if is_archive_path(rel) {
             return Ok(());
         }
-        let asset = self.slot(rel);
-        let mut g = lock(&asset.stage);
+        let staged = self.staging(rel);
+        let mut g = lock(&staged.stage);
         let Some(s) = g.as_mut().filter(|s| s.meta.removing) else {
             return Ok(());
         };
@@ -309,7 +309,7 @@ impl Core {
         };
         let rel = self.rel_path(root)?;
         let path = match self.staged_path(&rel, &vpath) {
-            Some(p) if !vpath.is_empty() || self.slot(&rel).stage_active() => p,
+            Some(p) if !vpath.is_empty() || self.staging(&rel).stage_active() => p,
             _ => {
                 let (rel2, gen, layout, meta) = if dir {
                     self.folder(root, &vpath)?
@@ -329,8 +329,8 @@ impl Core {
         };
         crate::fs::core::apply_setattr(&path, &set, false, open)?;
         if set.size.is_some() {
-            let asset = self.slot(&rel);
-            let mut g = lock(&asset.stage);
+            let staged = self.staging(&rel);
+            let mut g = lock(&staged.stage);
             if let Some(s) = g.as_mut() {
                 Self::mark_dirty(s, &vpath);
                 let _ = s.save();
@@ -431,7 +431,8 @@ impl Core {
     /// A conflict clears once no dirty staged file is left.
     pub(in crate::fs) fn after_delete(&self, rel: &Path) {
         let asset = self.slot(rel);
-        let mut g = lock(&asset.stage);
+        let staged = self.staging(rel);
+        let mut g = lock(&staged.stage);
         if let Some(s) = g.as_mut() {
             s.meta
                 .dirty
@@ -465,9 +466,9 @@ impl Core {
             Loc::Dir => {}
             _ => return Err(FsError::NotDir),
         }
-        let asset = self.slot(&rel);
+        let staged = self.staging(&rel);
         let empty = {
-            let g = lock(&asset.stage);
+            let g = lock(&staged.stage);
             merged_children(g.as_ref(), Some(&layout), &vpath)
                 .unwrap_or_default()
                 .is_empty()
@@ -612,8 +613,8 @@ impl Core {
                 self.case_clash(rel, layout, ddir, newname)?;
             }
             Loc::Dir => {
-                let asset = self.slot(rel);
-                let g = lock(&asset.stage);
+                let staged = self.staging(rel);
+                let g = lock(&staged.stage);
                 let empty = merged_children(g.as_ref(), Some(layout), dst)
                     .unwrap_or_default()
                     .is_empty();
@@ -630,8 +631,8 @@ impl Core {
         while let Some(dir) = stack.pop() {
             self.materialize(rel, gen, layout, meta, &dir, true)?;
             let kids = {
-                let asset = self.slot(rel);
-                let g = lock(&asset.stage);
+                let staged = self.staging(rel);
+                let g = lock(&staged.stage);
                 merged_children(g.as_ref(), Some(layout), &dir).unwrap_or_default()
             };
             for (n, d) in kids {
@@ -711,9 +712,9 @@ impl Core {
         if fs::symlink_metadata(self.abs(&rel)).is_ok() {
             return Err(FsError::Exists);
         }
-        let asset = self.slot(&rel);
+        let staged = self.staging(&rel);
         {
-            let mut g = lock(&asset.stage);
+            let mut g = lock(&staged.stage);
             let s = g.as_mut().ok_or(FsError::ReadOnly("write-back is off"))?;
             if s.meta.new_asset {
                 return Err(FsError::Exists);
@@ -748,8 +749,8 @@ impl Core {
             return Ok(false);
         };
         self.check_writable()?;
-        let asset = self.slot(&rel);
-        let mut g = lock(&asset.stage);
+        let staged = self.staging(&rel);
+        let mut g = lock(&staged.stage);
         let s = g.as_mut().ok_or(FsError::ReadOnly("write-back is off"))?;
         let kids = merged_children(Some(s), Some(&layout), "").unwrap_or_default();
         if !kids.is_empty() {

@@ -2,23 +2,21 @@
 //! commit or error, what is uncommitted) and at the mount root (every asset with staged
 //! files in a folder the caller may enter).
 
-use crate::fs::core::assets::Asset;
 use crate::fs::core::inode::NodeKind;
 use crate::fs::core::{Attr, Core, ROOT};
-use crate::fs::shared::{lock, STATUS_NAME};
+use crate::fs::shared::STATUS_NAME;
 use crate::fs::FsError;
 use std::ffi::OsStr;
 use std::fs;
-use std::path::{Path, PathBuf};
-use std::sync::Arc;
+use std::path::Path;
 use std::time::SystemTime;
 
 impl Core {
     /// The status text of asset `rel`.
     /// Never waits: an asset whose staging area is held (a commit in progress) says so.
     pub(in crate::fs) fn asset_status(&self, rel: &Path) -> String {
-        let asset = self.slot(rel);
-        let g = match asset.stage.try_lock() {
+        let staged = self.staging(rel);
+        let g = match staged.stage.try_lock() {
             Ok(g) => g,
             Err(std::sync::TryLockError::Poisoned(p)) => p.into_inner(),
             Err(std::sync::TryLockError::WouldBlock) => {
@@ -82,17 +80,14 @@ impl Core {
             for b in &self.staged_index(sd).binaries {
                 if let Ok(rel) = b.strip_prefix(&game) {
                     if !rel.as_os_str().is_empty() {
-                        self.slot(rel);
+                        self.staging(rel);
                     }
                 }
             }
         }
         // the global lock only to copy the list: staging areas are looked at without it,
         // and one held by a commit is reported busy, not waited for
-        let mut all: Vec<(PathBuf, Arc<Asset>)> = lock(&self.assets)
-            .iter()
-            .map(|(p, a)| (p.clone(), a.clone()))
-            .collect();
+        let mut all = self.wb.all();
         all.sort_by(|a, b| a.0.cmp(&b.0));
         // only the assets in folders the caller may enter (no names or errors of assets in
         // someone's 0700 folder)
