@@ -328,6 +328,16 @@ fn a_merged_remount_lists_from_the_index_and_decodes_a_changed_binary() {
         let (hits, decoded, rendered) = merged_counters(&m.mnt);
         assert_eq!((hits, decoded), (0, 2));
         assert!(rendered > 10, "{rendered}");
+        // `tafs status` tells the rendering: going on, or the last run
+        let out = std::process::Command::new(env!("CARGO_BIN_EXE_tafs"))
+            .arg("status")
+            .arg(&m.mnt)
+            .output()
+            .unwrap();
+        let text = String::from_utf8_lossy(&out.stdout);
+        let run = format!("rendering: idle, last run {rendered} files in ");
+        let busy = format!("rendering: busy, {rendered} files in ");
+        assert!(text.contains(&run) || text.contains(&busy), "{text}");
         l
     };
     let idx: Vec<PathBuf> = std::fs::read_dir(state.join("index"))

@@ -25,6 +25,7 @@ mod index;
 mod layout;
 pub mod merged;
 pub mod ops;
+mod progress;
 mod shared;
 pub mod stage;
 pub mod tables;

@@ -112,8 +112,8 @@ pub(in crate::fs) struct AssetCache<K: Hash + Eq + Clone> {
     fingerprints: Option<Mutex<LruCache<(K, String), u64>>>,
     budget: Arc<Budget>,
     renders: Arc<Budget>,
-    /// Files rendered so far.
-    rendered: std::sync::atomic::AtomicU64,
+    /// Files rendered so far, and the run of rendering going on.
+    progress: crate::fs::progress::Progress,
 }
 
 /// Fingerprints of rendered files kept at most (about 200 bytes each with their keys: 3 MiB).
@@ -130,7 +130,7 @@ impl<K: Hash + Eq + Clone> AssetCache<K> {
             fingerprints: None,
             budget: Budget::new((budget - budget / 2).max(budget::MIN_VIEWS)),
             renders: Budget::new(budget::RENDER_BUDGET),
-            rendered: Default::default(),
+            progress: Default::default(),
         }
     }
 
@@ -147,7 +147,12 @@ impl<K: Hash + Eq + Clone> AssetCache<K> {
 
     /// Files rendered so far.
     pub(in crate::fs) fn rendered(&self) -> u64 {
-        self.rendered.load(Ordering::Relaxed)
+        self.progress.rendered()
+    }
+
+    /// The status line of the rendering going on ([`crate::fs::progress`]).
+    pub(in crate::fs) fn progress_line(&self) -> String {
+        self.progress.status_line()
     }
 
     /// Records the fingerprint of every file rendered (a mount that commits compares with
@@ -254,7 +259,7 @@ impl<K: Hash + Eq + Clone> AssetCache<K> {
         let b = self.bytes(k, vpath, || {
             let view = view()?;
             rendered = Some(view.clone());
-            self.rendered.fetch_add(1, Ordering::Relaxed);
+            self.progress.rendered_one();
             // what rendering holds while it runs is leased from the budget of renders
             let _lease = match self.renders.lease(view.render_cost(vpath), || false) {
                 Ok(l) => l,

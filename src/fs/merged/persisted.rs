@@ -147,7 +147,7 @@ impl MergedCore {
             self.index.hits.load(Ordering::Relaxed),
             self.index.decodes.load(Ordering::Relaxed),
             self.cache.rendered()
-        )
+        ) + &self.cache.progress_line()
     }
 
     /// Writes the index (a writable view with a state folder): the records of the assets
