@@ -41,6 +41,7 @@ impl Progress {
     /// Counts one file rendered; logs the scan every [`LOG_EVERY`]. Never waits.
     pub(in crate::fs) fn rendered_one(&self) {
         let n = self.rendered.fetch_add(1, Ordering::Relaxed) + 1;
+        crate::fs::budget::note_churn();
         let Ok(mut scan) = self.scan.try_lock() else {
             return;
         };
