@@ -261,3 +261,159 @@ fn a_truncated_edited_or_lying_index_never_shows_a_wrong_size() {
     }
     sizes_agree(&m.mnt, true);
 }
+
+/// A game folder `WORK/merged` with a loose GAF and a GAF only an archive holds.
+fn merged_game(work: &Path) -> PathBuf {
+    use tafs::formats::hpi;
+    let g = work.join("merged");
+    mount_common::put(&g.join("anims/a.gaf"), writeback_common::sample_bytes());
+    let tree = vec![hpi::Node::dir(
+        b"anims".to_vec(),
+        vec![hpi::Node::file(
+            b"Pulse.GAF".to_vec(),
+            writeback_common::sample_bytes(),
+        )],
+    )];
+    mount_common::put(
+        &g.join("totala1.hpi"),
+        hpi::write(&tree, &hpi::WriteOptions::v1()).unwrap(),
+    );
+    std::fs::create_dir_all(g.join("mymod")).unwrap();
+    g
+}
+
+/// The counters of the merged view's index in the root status of a `--merged --into`
+/// mount: (listed from the index, decoded, rendered).
+fn merged_counters(mnt: &Path) -> (u64, u64, u64) {
+    let t = std::fs::read_to_string(mnt.join(".tafs-status")).unwrap();
+    let line = t
+        .lines()
+        .find(|l| l.starts_with("merged index: "))
+        .unwrap_or_else(|| panic!("no merged index line in {t:?}"));
+    let n: Vec<u64> = line
+        .split(|c: char| !c.is_ascii_digit())
+        .filter(|s| !s.is_empty())
+        .map(|s| s.parse().unwrap())
+        .collect();
+    (n[0], n[1], n[2])
+}
+
+#[test]
+fn a_merged_remount_lists_from_the_index_and_decodes_a_changed_binary() {
+    if !fuse_available() {
+        return;
+    }
+    let work = tempfile::tempdir().unwrap();
+    let w = work.path();
+    let g = merged_game(w);
+    let state = w.join("state");
+    let log = w.join("ro.log");
+    let into = [
+        "--state-dir",
+        state.to_str().unwrap(),
+        "--merged",
+        "--into",
+        "mymod",
+    ];
+    let merged_listing = |mnt: &Path| {
+        sh(&format!(
+            "cd '{}' && ls -lR --time-style=+%s anims | grep -v tafs-",
+            mnt.display()
+        ))
+    };
+    let first = {
+        let m = mount_common::mount(&g, &w.join("mnt"), &into);
+        let l = merged_listing(&m.mnt);
+        assert!(l.contains("pulse.gaf") || l.contains("Pulse.GAF"), "{l}");
+        let (hits, decoded, rendered) = merged_counters(&m.mnt);
+        assert_eq!((hits, decoded), (0, 2));
+        assert!(rendered > 10, "{rendered}");
+        // `tafs status` tells the rendering: going on, or the last run
+        let out = std::process::Command::new(env!("CARGO_BIN_EXE_tafs"))
+            .arg("status")
+            .arg(&m.mnt)
+            .output()
+            .unwrap();
+        let text = String::from_utf8_lossy(&out.stdout);
+        let run = format!("rendering: idle, last run {rendered} files in ");
+        let busy = format!("rendering: busy, {rendered} files in ");
+        assert!(text.contains(&run) || text.contains(&busy), "{text}");
+        l
+    };
+    let idx: Vec<PathBuf> = std::fs::read_dir(state.join("index"))
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .filter(|p| p.to_string_lossy().ends_with(".merged"))
+        .collect();
+    assert_eq!(idx.len(), 1, "{idx:?}");
+    let written = std::fs::read(&idx[0]).unwrap();
+    {
+        let m = mount_common::mount(&g, &w.join("mnt"), &into);
+        assert_eq!(merged_listing(&m.mnt), first);
+        assert_eq!(
+            merged_counters(&m.mnt),
+            (2, 0, 0),
+            "nothing decoded or rendered"
+        );
+        // read: rendered, with the sizes listed
+        let out = sh(&format!(
+            "cd '{}' && find anims -type f | while read f; do \
+             [ \"$(stat -c %s \"$f\")\" = \"$(wc -c < \"$f\")\" ] || echo \"$f\"; done",
+            m.mnt.display()
+        ));
+        assert_eq!(out, "", "sizes disagree");
+    }
+    // the read-only view reads it (its log counts), and never writes it
+    let before = std::fs::read(&idx[0]).unwrap();
+    assert_eq!(before.len(), written.len());
+    {
+        let ro = [
+            "-v",
+            "--log",
+            log.to_str().unwrap(),
+            "--state-dir",
+            state.to_str().unwrap(),
+            "--merged",
+        ];
+        let m = mount_common::mount(&g, &w.join("mnt"), &ro);
+        let l = merged_listing(&m.mnt);
+        assert_eq!(l, first.replace("rw-", "r--").replace("rwx", "r-x"));
+    }
+    let mut logged = String::new();
+    for _ in 0..100 {
+        logged = std::fs::read_to_string(&log).unwrap_or_default();
+        if logged.contains("merged index: ") {
+            break;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    }
+    assert!(
+        logged.contains("merged index: 2 listed from the index, 0 decoded, 0 rendered"),
+        "{logged}"
+    );
+    assert_eq!(std::fs::read(&idx[0]).unwrap(), before);
+    // the loose GAF changed to the same size and mtime: decoded again; the member is not
+    let bin = g.join("anims/a.gaf");
+    sh(&format!("cp -p '{0}' '{0}.ref'", bin.display()));
+    let mut b = std::fs::read(&bin).unwrap();
+    let at = b.windows(6).position(|x| x == b"panel\0").unwrap();
+    b[at + 4] = b'x';
+    std::fs::OpenOptions::new()
+        .write(true)
+        .open(&bin)
+        .and_then(|mut f| std::io::Write::write_all(&mut f, &b))
+        .unwrap();
+    sh(&format!(
+        "touch -r '{0}.ref' '{0}' && rm '{0}.ref'",
+        bin.display()
+    ));
+    let m = mount_common::mount(&g, &w.join("mnt"), &into);
+    let l = merged_listing(&m.mnt);
+    assert!(l.contains("panex") && l.contains("panel"), "{l}");
+    let (hits, decoded, _) = merged_counters(&m.mnt);
+    assert_eq!(
+        (hits, decoded),
+        (1, 1),
+        "the member from the index, the GAF decoded"
+    );
+}

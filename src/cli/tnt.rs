@@ -733,7 +733,7 @@ fn preview(
             let mut enc = png::Encoder::new(w, p.width as u32, p.height as u32);
             enc.set_color(png::ColorType::Rgb);
             enc.set_depth(png::BitDepth::Eight);
-            enc.set_compression(png::Compression::Fast);
+            crate::view::image::fast_png(&mut enc);
             let mut wr = enc.write_header().map_err(png_err)?;
             wr.write_image_data(&p.rgb).map_err(png_err)?;
             wr.finish().map_err(png_err)

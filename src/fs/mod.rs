@@ -30,6 +30,7 @@ pub mod merged;
 pub mod ops;
 #[cfg(test)]
 mod rooms;
+mod progress;
 mod shared;
 pub mod stage;
 mod staging;

@@ -7,9 +7,17 @@ use std::io::{Cursor, Write};
 /// Largest image decoded from a user file, in bytes of decoded output.
 pub const MAX_DECODED_BYTES: usize = 512 << 20;
 
+/// The one PNG setting of every generated image, shared by `dump` and the mount (so both
+/// write the same bytes): fdeflate's fastest level with the `Up` filter on every row. The
+/// bytes only have to be valid and deterministic; the filter choice per row that the
+/// `Fast` level adds costs more than its few percent of size on a first listing.
+pub fn fast_png<W: Write>(enc: &mut png::Encoder<'_, W>) {
+    enc.set_compression(png::Compression::Fastest);
+}
+
 /// Writes an 8-bit indexed PNG of `indices` (`width × height`, row-major) with `palette` and,
 /// if `transparent` is `Some(i)`, palette slot `i` marked fully transparent (tRNS).
-/// Uses fast deflate: views are generated on the hot path of `ls` and editors.
+/// Encoded with [`fast_png`]: views are generated on the hot path of `ls` and editors.
 pub fn write_indexed_png(
     out: &mut dyn Write,
     width: u32,
@@ -19,7 +27,7 @@ pub fn write_indexed_png(
     transparent: Option<u8>,
 ) -> Result<(), png::EncodingError> {
     let mut enc = indexed_encoder(out, width, height, palette, transparent);
-    enc.set_compression(png::Compression::Fast);
+    crate::view::image::fast_png(&mut enc);
     let mut w = enc.write_header()?;
     w.write_image_data(indices)?;
     w.finish()
@@ -42,7 +50,7 @@ pub fn indexed_encoder<'w>(
         trns[usize::from(t)] = 0;
         enc.set_trns(trns);
     }
-    enc.set_compression(png::Compression::Fast);
+    crate::view::image::fast_png(&mut enc);
     enc
 }
 
@@ -56,7 +64,7 @@ pub fn write_gray_png(
     let mut enc = png::Encoder::new(out, width, height);
     enc.set_color(png::ColorType::Grayscale);
     enc.set_depth(png::BitDepth::Eight);
-    enc.set_compression(png::Compression::Fast);
+    crate::view::image::fast_png(&mut enc);
     let mut w = enc.write_header()?;
     w.write_image_data(gray)?;
     w.finish()

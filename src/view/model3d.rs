@@ -642,7 +642,7 @@ pub fn preview_png(
     let mut enc = png::Encoder::new(&mut out, PREVIEW_SIZE, PREVIEW_SIZE);
     enc.set_color(png::ColorType::Rgba);
     enc.set_depth(png::BitDepth::Eight);
-    enc.set_compression(png::Compression::Fast);
+    crate::view::image::fast_png(&mut enc);
     let res = enc
         .write_header()
         .and_then(|mut w| w.write_image_data(&rgba).and_then(|_| w.finish()));

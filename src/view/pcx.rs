@@ -203,7 +203,7 @@ pub fn write_rgb_png(
     let mut enc = png::Encoder::new(out, width, height);
     enc.set_color(png::ColorType::Rgb);
     enc.set_depth(png::BitDepth::Eight);
-    enc.set_compression(png::Compression::Fast);
+    crate::view::image::fast_png(&mut enc);
     let mut w = enc.write_header()?;
     w.write_image_data(rgb)?;
     w.finish()

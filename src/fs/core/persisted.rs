@@ -213,7 +213,7 @@ impl Core {
             i.hits.load(Ordering::Relaxed),
             i.decodes.load(Ordering::Relaxed),
             self.cache.rendered()
-        )
+        ) + &self.cache.progress_line()
     }
 
     /// What [`Core::resolve_given`] shows for asset `rel` listed from the index.

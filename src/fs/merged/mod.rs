@@ -15,6 +15,7 @@ mod nodes;
 mod ops;
 mod overlay;
 mod overlay_ops;
+mod persisted;
 mod report;
 mod scan;
 
@@ -222,6 +223,9 @@ type AssetKey = (String, u64);
 /// A decoded GAF/TNT: the shape of its view and the view.
 type Decoded = (Arc<Layout>, Arc<dyn View>);
 
+/// A GAF/TNT known: the shape of its view, and the view when decoded.
+type Loaded = (Arc<Layout>, Option<Arc<dyn View>>);
+
 /// Where the bytes of a winning file come from, at one version.
 enum Content {
     Loose {
@@ -296,6 +300,8 @@ pub struct MergedCore {
     watch: Option<(Arc<Watch>, Mutex<Sender<Inval>>)>,
     /// The snapshot the kernel's names were last invalidated against.
     inval_base: Mutex<Option<Arc<Snapshot>>>,
+    /// The persisted index of listings ([`persisted`]).
+    index: persisted::MergedIndex,
 }
 
 /// The root inode.
@@ -344,6 +350,8 @@ impl MergedCore {
             next: ROOT_INO,
         };
         inodes.ino(NodeId::Dir(String::new()));
+        let index =
+            persisted::MergedIndex::open(opts.state_dir.as_deref(), &game_dir, opts.read_only);
         Ok(MergedCore {
             cache: AssetCache::new(opts.max_views, opts.cache_size),
             game_dir,
@@ -367,6 +375,7 @@ impl MergedCore {
             next_fh: AtomicU64::new(1),
             watch: None,
             inval_base: Mutex::new(None),
+            index,
             opts,
         })
     }
@@ -451,6 +460,14 @@ impl MergedCore {
                     name: name.into(),
                 });
             }
+        }
+    }
+
+    /// Sends `m` to the kernel through the invalidation thread (watched views only; a
+    /// polling view's attributes expire after the TTL).
+    fn send_inval(&self, m: Inval) {
+        if let Some((_, tx)) = &self.watch {
+            let _ = lock(tx).send(m);
         }
     }
 
@@ -693,11 +710,12 @@ impl MergedCore {
     }
 
     /// The layout of the GAF/TNT of file node `n` (key `key`) at version `ver`: decoded
-    /// once; afterwards known without the view, which is not decoded again for it when it
-    /// left the cache (listings and attributes need the layout only).
+    /// once, or listed from the persisted index ([`persisted`]); afterwards known without
+    /// the view, which is not decoded again for it when it left the cache (listings and
+    /// attributes need the layout only).
     fn asset_layout(
         &self,
-        snap: &Snapshot,
+        _snap: &Snapshot,
         key: &str,
         ver: u64,
         c: &Content,
@@ -710,7 +728,7 @@ impl MergedCore {
                 Outcome::Unknown => {}
             }
         }
-        Ok(self.asset(snap, key, ver, c)?.map(|(l, _)| l))
+        Ok(self.load_asset(key, ver, c, false)?.map(|(l, _)| l))
     }
 
     /// Decodes the GAF/TNT of file node `n` (key `key`) at version `ver` if not done yet.
@@ -721,6 +739,22 @@ impl MergedCore {
         ver: u64,
         c: &Content,
     ) -> Result<Option<Decoded>, FsError> {
+        Ok(match self.load_asset(key, ver, c, true)? {
+            Some((l, Some(v))) => Some((l, v)),
+            _ => None,
+        })
+    }
+
+    /// The layout of the GAF/TNT `key` at `ver` with its view (decoded if not in memory)
+    /// when `want_view`; without it, a layout the persisted index records for the same
+    /// bytes and options is enough (no view).
+    fn load_asset(
+        &self,
+        key: &str,
+        ver: u64,
+        c: &Content,
+        want_view: bool,
+    ) -> Result<Option<Loaded>, FsError> {
         let name = key.rsplit('/').next().unwrap_or(key);
         let Some(kind) = AssetKind::from_name(name) else {
             return Ok(None);
@@ -735,8 +769,11 @@ impl MergedCore {
         match &*st {
             Outcome::Broken => return Ok(None),
             Outcome::Ready(l) => {
+                if !want_view {
+                    return Ok(Some((l.clone(), None)));
+                }
                 if let Some(v) = self.cache.view(&k) {
-                    return Ok(Some((l.clone(), v)));
+                    return Ok(Some((l.clone(), Some(v))));
                 }
             }
             Outcome::Unknown => {}
@@ -753,29 +790,35 @@ impl MergedCore {
         }
         // the cached bytes, which the view may keep (no copy)
         let bytes = SharedBytes::from_owner(Cached(self.bytes_of(key, ver, c)?));
-        let opened = match c {
-            Content::Loose { rel, .. } => {
-                let opts = view_options_for(&self.game_dir, rel);
-                self.cache
-                    .decode_within(key, kind, &bytes, &opts, |k, b, o| {
-                        (self.opts.opener)(k, b, o)
-                    })?
-            }
-            Content::Member { archive, entry, .. } => {
-                // leased from the budget of decoded views as a loose file is
-                let opts = self.member_options(archive, *entry, kind);
-                self.cache
-                    .decode_within(key, kind, &bytes, &opts, |k, b, o| {
-                        (self.opts.opener)(k, b, o)
-                    })?
-            }
+        let opts = match c {
+            Content::Loose { rel, .. } => view_options_for(&self.game_dir, rel),
+            // leased from the budget of decoded views as a loose file is
+            Content::Member { archive, entry, .. } => self.member_options(archive, *entry, kind),
         };
+        let index_key = match &*st {
+            Outcome::Unknown => self.index_key(kind, &bytes, &opts),
+            _ => None,
+        };
+        if let Some(ik) = index_key.filter(|_| !want_view) {
+            if let Some(layout) = self.indexed_layout(&k, c, ik) {
+                log::debug!("{key}: listed from the index");
+                *st = Outcome::Ready(layout.clone());
+                lock(&self.settled).insert(key.to_string());
+                return Ok(Some((layout, None)));
+            }
+        }
+        let opened = self
+            .cache
+            .decode_within(key, kind, &bytes, &opts, |k, b, o| {
+                (self.opts.opener)(k, b, o)
+            })?;
         let decoded = st.settle(key, opened);
+        self.note_decoded(&k, c, index_key);
         lock(&self.settled).insert(key.to_string());
         if let Some((_, v)) = &decoded {
             self.cache.keep_view(k, v.clone());
         }
-        Ok(decoded)
+        Ok(decoded.map(|(l, v)| (l, Some(v))))
     }
 
     /// The view options of member `entry` of `a`: those the normal mount gives it at

@@ -3,7 +3,7 @@
 //! the kernel's lookup counts (a forgotten inode leaves the map of inodes).
 
 use super::{lock, other_xattr, Content, Handle, MergedCore, NodeId, SOURCES_XATTR, SOURCE_XATTR};
-use crate::fs::core::{Attr, DirItem, Opened, PAGE_MAX, PLUS_PAGE_MAX};
+use crate::fs::core::{Attr, DirItem, Inval, Opened, PAGE_MAX, PLUS_PAGE_MAX};
 use crate::fs::ops::FsOps;
 use crate::fs::stage::Ident;
 use crate::fs::{FsError, StatFs};
@@ -115,7 +115,20 @@ impl MergedCore {
             } => {
                 let (layout, c) = self.current_layout(&snap, key, *ver)?;
                 self.may_reach(&c)?;
+                // a size only the persisted index gave is checked by rendering now
+                let listed = match layout.verified_size(vpath) {
+                    None => layout.size(vpath),
+                    Some(_) => None,
+                };
                 let b = self.render(key, *ver, &layout, vpath, &snap)?;
+                if listed.is_some_and(|s| s != b.len() as u64) {
+                    log::warn!(
+                        "{key}/{vpath}: {} bytes, not the {} the index recorded",
+                        b.len(),
+                        listed.unwrap_or(0)
+                    );
+                    self.send_inval(Inval::Inode { ino });
+                }
                 let a = self.attr(ino, c.meta(), false, b.len() as u64, 1);
                 Handle::Bytes(b, a)
             }
@@ -214,9 +227,15 @@ impl FsOps for MergedCore {
             .ok_or(FsError::BadHandle(fh))
     }
 
+    fn finish(&self) {
+        self.save_index();
+        log::info!("{}", self.index_status().trim_end());
+    }
+
     fn opendir(&self, ino: u64) -> Result<u64, FsError> {
         let id = self.id(ino)?;
         let items = self.list(ino, &id)?;
+        self.save_index_now_and_then();
         let fh = self.next_fh.fetch_add(1, Ordering::Relaxed);
         Ok(self.dirs.open(fh, items))
     }

@@ -409,6 +409,7 @@ impl FsOps for OverlayCore {
 
     fn finish(&self) {
         self.top.finish();
+        self.stock.finish();
     }
 
     fn lookup(&self, parent: u64, name: &OsStr) -> Result<Attr, FsError> {

@@ -163,6 +163,7 @@ impl OverlayCore {
             }
         }
         drop(refused);
+        t.push_str(&self.stock.index_status());
         t.push_str("write-back:\n");
         // a folder TARGET: every asset staged in it; an archive TARGET: that archive's
         // staging area only (not the other assets of the folder holding it)

@@ -51,7 +51,7 @@ pub fn write_rgba_png(
     let mut enc = png::Encoder::new(out, width, height);
     enc.set_color(png::ColorType::Rgba);
     enc.set_depth(png::BitDepth::Eight);
-    enc.set_compression(png::Compression::Fast);
+    crate::view::image::fast_png(&mut enc);
     let mut w = enc.write_header().map_err(e)?;
     w.write_image_data(rgba).map_err(e)?;
     w.finish().map_err(e)
@@ -133,7 +133,7 @@ pub fn write_rgba_apng(out: &mut dyn Write, s: &Sequence, pal: &Palette) -> Resu
     let mut enc = png::Encoder::new(out, w as u32, h as u32);
     enc.set_color(png::ColorType::Rgba);
     enc.set_depth(png::BitDepth::Eight);
-    enc.set_compression(png::Compression::Fast);
+    crate::view::image::fast_png(&mut enc);
     enc.set_animated(s.frames.len() as u32, if s.loops() { 0 } else { 1 })
         .map_err(e)?;
     let mut wr = enc.write_header().map_err(e)?;
