@@ -270,13 +270,14 @@ pub enum NoRoom {
 }
 
 /// Room to decode a part in, asked before it is decoded: given its kind, its decompressed
-/// bytes (the headers say what decoding them holds) and a way to drop a part this archive
-/// keeps (false when none is left), the lease of what the decode and the view hold, given
-/// back when the view is dropped.
+/// bytes (the headers say what decoding them holds), whether it may wait for room held by
+/// views in use, and a way to drop a part this archive keeps (false when none is left), the
+/// lease of what the decode and the view hold, given back when the view is dropped.
 pub type PartLeaser = Box<
     dyn Fn(
             AssetKind,
             &[u8],
+            bool,
             &mut dyn FnMut() -> bool,
         ) -> Result<Box<dyn std::any::Any + Send + Sync>, NoRoom>
         + Send
@@ -428,6 +429,7 @@ impl ArchiveView {
         &self,
         kind: AssetKind,
         bytes: &[u8],
+        wait: bool,
     ) -> Result<Option<Box<dyn std::any::Any + Send + Sync>>, NoRoom> {
         let Some(leaser) = &self.leaser else {
             return Ok(None);
@@ -461,7 +463,7 @@ impl ArchiveView {
             }
             false
         };
-        leaser(kind, bytes, &mut drop_one).map(Some)
+        leaser(kind, bytes, wait, &mut drop_one).map(Some)
     }
 
     /// The number of parts whose view is kept now.
@@ -615,6 +617,16 @@ impl ArchiveView {
     /// [`ArchiveView::part`]: `Ok(None)` when `path` is no part or does not decode (the
     /// plain member file), `Err(ViewError::NoRoom)` when there is no room to decode it now.
     pub fn try_part(&self, path: &str) -> Result<Option<Arc<dyn View>>, ViewError> {
+        self.part_within(path, true)
+    }
+
+    /// [`ArchiveView::try_part`] without waiting for room held by views in use (for a
+    /// caller holding a lock others may need meanwhile: a commit).
+    pub fn part_now(&self, path: &str) -> Result<Option<Arc<dyn View>>, ViewError> {
+        self.part_within(path, false)
+    }
+
+    fn part_within(&self, path: &str, wait: bool) -> Result<Option<Arc<dyn View>>, ViewError> {
         let Some(part) = self.parts.get(path) else {
             return Ok(None);
         };
@@ -643,7 +655,7 @@ impl ArchiveView {
             Err(err) => return plain(&err),
         };
         // leased before decoding, from the headers: the decode never holds more
-        let lease = match self.room(kind, &bytes) {
+        let lease = match self.room(kind, &bytes, wait) {
             Ok(l) => l,
             Err(NoRoom::Never(why)) => return plain(&why),
             Err(NoRoom::Now) => {
@@ -846,7 +858,7 @@ mod tests {
         let used = Arc::new(AtomicU64::new(0));
         let cap = 2 * gaf.len() as u64;
         let u = used.clone();
-        let leaser: PartLeaser = Box::new(move |_, bytes, drop_own| {
+        let leaser: PartLeaser = Box::new(move |_, bytes, _, drop_own| {
             let n = bytes.len() as u64;
             loop {
                 let now = u.fetch_add(n, Ordering::SeqCst);
@@ -907,7 +919,7 @@ mod tests {
                 crate::view::open_shared(kind, b, &crate::view::ViewOptions::default())
             });
             // without room for two, each decode drops the one kept before
-            let leaser: PartLeaser = Box::new(move |_, _, drop_own| {
+            let leaser: PartLeaser = Box::new(move |_, _, _, drop_own| {
                 if !room {
                     while drop_own() {}
                 }
@@ -962,7 +974,7 @@ mod tests {
         let asked = Arc::new(std::sync::atomic::AtomicUsize::new(0));
         let d = asked.clone();
         // no room while `full`
-        let leaser: PartLeaser = Box::new(move |_, _, _| {
+        let leaser: PartLeaser = Box::new(move |_, _, _, _| {
             d.fetch_add(1, Ordering::SeqCst);
             if f.load(Ordering::SeqCst) {
                 return Err(NoRoom::Now);
@@ -1008,7 +1020,7 @@ mod tests {
         let opener: MemberOpener = Box::new(|kind, b, _, _| {
             crate::view::open_shared(kind, b, &crate::view::ViewOptions::default())
         });
-        let leaser: PartLeaser = Box::new(|_, _, _| Err(NoRoom::Never("needs 99 MiB".into())));
+        let leaser: PartLeaser = Box::new(|_, _, _, _| Err(NoRoom::Never("needs 99 MiB".into())));
         let v = ArchiveView::new(data, HpiLimits::default(), opener)
             .unwrap()
             .with_leaser(leaser);

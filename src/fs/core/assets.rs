@@ -893,15 +893,21 @@ impl Core {
     /// Room to decode the GAF/TNT members of an archive view: leased before each decode from
     /// the budget of decoded views like any view (estimated the same way, from the
     /// member's headers), dropping the archive's own kept members first, then the views
-    /// used longest ago, then waiting (see [`Budget::lease`]).
+    /// used longest ago, then waiting (see [`Budget::lease`]) unless asked not to.
     fn part_leaser(&self) -> view::archive::PartLeaser {
         let budget = self.cache.views_budget();
         let views = self.cache.evictor();
         let limits = crate::formats::Limits::default();
         Box::new(
-            move |kind: AssetKind, bytes: &[u8], drop_own: &mut dyn FnMut() -> bool| {
+            move |kind: AssetKind, bytes: &[u8], wait: bool, drop_own: &mut dyn FnMut() -> bool| {
                 let need = budget::estimate(kind, bytes, &limits);
-                match budget.lease(need, || drop_own() || views()) {
+                let evict = || drop_own() || views();
+                let leased = if wait {
+                    budget.lease(need, evict)
+                } else {
+                    budget.try_lease(need, evict)
+                };
+                match leased {
                     Ok(l) => Ok(Box::new(l) as Box<dyn std::any::Any + Send + Sync>),
                     Err(e @ Refused::TooLarge { .. }) => {
                         Err(view::archive::NoRoom::Never(e.to_string()))

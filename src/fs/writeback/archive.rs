@@ -462,8 +462,9 @@ impl Core {
         let Some(kind) = AssetKind::from_name(name) else {
             return Ok(None);
         };
-        // (no room to decode it now: the save is refused, not taken as unchanged)
-        let Some(view) = av.try_part(part)? else {
+        // (no room to decode it now: the save is refused, not taken as unchanged; never
+        // waited for under the stage's lock, see fs/LOCKING.md)
+        let Some(view) = av.part_now(part)? else {
             return Ok(None); // shown as the plain member
         };
         let sub = part_stage(s, part);
