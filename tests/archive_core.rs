@@ -11,6 +11,7 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
 use tafs::formats::hpi;
 use tafs::fs::core::ROOT;
+use tafs::fs::{Caller, NewNode};
 use tafs::fs::{Core, FileKind, FsOps, MountOptions};
 use writeback_common::{ino, read};
 
@@ -58,15 +59,15 @@ fn counting() -> (MountOptions, Arc<AtomicUsize>) {
 }
 
 fn names(core: &Core, ino: u64) -> Vec<(String, FileKind)> {
-    let fh = core.opendir(ino).unwrap();
+    let fh = core.opendir(Caller::root(), ino).unwrap();
     let v = core
-        .readdir(fh, 0)
+        .readdir(Caller::root(), fh, 0)
         .unwrap()
         .into_iter()
         .map(|(_, it)| (it.name.to_string_lossy().into_owned(), it.kind))
         .filter(|(n, _)| n != "." && n != "..")
         .collect();
-    core.releasedir(fh).unwrap();
+    core.releasedir(Caller::root(), fh).unwrap();
     v
 }
 
@@ -79,7 +80,9 @@ fn members_are_decoded_only_when_needed() {
     let n = || decoded.load(Ordering::SeqCst);
 
     // looking up and listing the archive root decodes no member
-    let arch = core.lookup(ROOT, OsStr::new("data.hpi")).unwrap();
+    let arch = core
+        .lookup(Caller::root(), ROOT, OsStr::new("data.hpi"))
+        .unwrap();
     assert_eq!(arch.kind, FileKind::Dir);
     let root = names(&core, arch.ino);
     assert_eq!(
@@ -90,16 +93,24 @@ fn members_are_decoded_only_when_needed() {
             ("gamedata".to_string(), FileKind::Dir)
         ]
     );
-    let anims = core.lookup(arch.ino, OsStr::new("anims")).unwrap();
-    let units = core.lookup(arch.ino, OsStr::new("units")).unwrap();
-    core.getattr(anims.ino, None).unwrap();
+    let anims = core
+        .lookup(Caller::root(), arch.ino, OsStr::new("anims"))
+        .unwrap();
+    let units = core
+        .lookup(Caller::root(), arch.ino, OsStr::new("units"))
+        .unwrap();
+    core.getattr(Caller::root(), anims.ino, None).unwrap();
     // a plain member is read without decoding anything
-    let gd = core.lookup(arch.ino, OsStr::new("gamedata")).unwrap();
-    let tdf = core.lookup(gd.ino, OsStr::new("side.tdf")).unwrap();
+    let gd = core
+        .lookup(Caller::root(), arch.ino, OsStr::new("gamedata"))
+        .unwrap();
+    let tdf = core
+        .lookup(Caller::root(), gd.ino, OsStr::new("side.tdf"))
+        .unwrap();
     assert_eq!(tdf.size, TDF.len() as u64);
-    let o = core.open(tdf.ino, libc::O_RDONLY).unwrap();
-    assert_eq!(core.read(o.fh, 0, 4096).unwrap(), TDF);
-    core.release(o.fh).unwrap();
+    let o = core.open(Caller::root(), tdf.ino, libc::O_RDONLY).unwrap();
+    assert_eq!(core.read(Caller::root(), o.fh, 0, 4096).unwrap(), TDF);
+    core.release(Caller::root(), o.fh).unwrap();
     assert_eq!(n(), 0, "nothing inside a GAF member was asked for");
 
     // listing anims/ decodes its five GAFs (to know they are folders), not units/'s
@@ -115,7 +126,9 @@ fn members_are_decoded_only_when_needed() {
     assert_eq!(n(), 5);
 
     // looking one GAF of units/ up decodes that one only
-    let u1 = core.lookup(units.ino, OsStr::new("u1.gaf")).unwrap();
+    let u1 = core
+        .lookup(Caller::root(), units.ino, OsStr::new("u1.gaf"))
+        .unwrap();
     assert_eq!(u1.kind, FileKind::Dir);
     assert_eq!(n(), 6);
     let inside = names(&core, u1.ino);
@@ -162,11 +175,16 @@ impl Fixture {
 /// cp onto an existing file: open O_WRONLY|O_TRUNC, write, close.
 fn cp_onto(core: &Core, path: &str, bytes: &[u8]) -> Result<(), i32> {
     let o = core
-        .open(ino(core, path), libc::O_WRONLY | libc::O_TRUNC)
+        .open(
+            Caller::root(),
+            ino(core, path),
+            libc::O_WRONLY | libc::O_TRUNC,
+        )
         .map_err(|e| e.errno())?;
-    core.write(o.fh, 0, bytes).map_err(|e| e.errno())?;
-    let r = core.flush(o.fh).map_err(|e| e.errno());
-    core.release(o.fh).unwrap();
+    core.write(Caller::root(), o.fh, 0, bytes)
+        .map_err(|e| e.errno())?;
+    let r = core.flush(Caller::root(), o.fh).map_err(|e| e.errno());
+    core.release(Caller::root(), o.fh).unwrap();
     r
 }
 
@@ -175,18 +193,15 @@ fn create(core: &Core, path: &str, bytes: &[u8]) -> Result<(), i32> {
     let (dir, name) = path.rsplit_once('/').unwrap();
     let (_, o) = core
         .create(
-            ino(core, dir),
-            OsStr::new(name),
-            0o100644,
-            0o022,
+            Caller::root(),
+            NewNode::new(ino(core, dir), OsStr::new(name), 0o100644, 0o022),
             libc::O_WRONLY,
-            0,
-            0,
         )
         .map_err(|e| e.errno())?;
-    core.write(o.fh, 0, bytes).map_err(|e| e.errno())?;
-    let r = core.flush(o.fh).map_err(|e| e.errno());
-    core.release(o.fh).unwrap();
+    core.write(Caller::root(), o.fh, 0, bytes)
+        .map_err(|e| e.errno())?;
+    let r = core.flush(Caller::root(), o.fh).map_err(|e| e.errno());
+    core.release(Caller::root(), o.fh).unwrap();
     r
 }
 
@@ -257,7 +272,10 @@ fn plain_members_added_replaced_deleted_and_folders_made() {
     assert_eq!(members(&f.archive())["gamedata/new.txt"].0, b"hello\n");
     let gd = ino(&f.core, "data.hpi");
     f.core
-        .mkdir(gd, OsStr::new("scripts"), 0o755, 0o022, 0, 0)
+        .mkdir(
+            Caller::root(),
+            NewNode::new(gd, OsStr::new("scripts"), 0o755, 0o022),
+        )
         .unwrap();
     let a = hpi::parse(&f.archive(), &hpi::HpiLimits::default()).unwrap();
     assert!(a.find(b"scripts").is_some(), "empty folder written");
@@ -266,21 +284,18 @@ fn plain_members_added_replaced_deleted_and_folders_made() {
     let (_, o) = f
         .core
         .create(
-            gdi,
-            OsStr::new("tmpab12cd34"),
-            0o100600,
-            0,
+            Caller::root(),
+            NewNode::new(gdi, OsStr::new("tmpab12cd34"), 0o100600, 0),
             libc::O_WRONLY,
-            0,
-            0,
         )
         .unwrap();
-    f.core.write(o.fh, 0, b"v2").unwrap();
-    f.core.flush(o.fh).unwrap();
-    f.core.release(o.fh).unwrap();
+    f.core.write(Caller::root(), o.fh, 0, b"v2").unwrap();
+    f.core.flush(Caller::root(), o.fh).unwrap();
+    f.core.release(Caller::root(), o.fh).unwrap();
     assert!(!members(&f.archive()).contains_key("gamedata/tmpab12cd34"));
     f.core
         .rename(
+            Caller::root(),
             gdi,
             OsStr::new("tmpab12cd34"),
             gdi,
@@ -295,44 +310,55 @@ fn plain_members_added_replaced_deleted_and_folders_made() {
     let (_, o) = f
         .core
         .create(
-            gdi,
-            OsStr::new("log.txt"),
-            0o100644,
-            0,
+            Caller::root(),
+            NewNode::new(gdi, OsStr::new("log.txt"), 0o100644, 0),
             libc::O_WRONLY,
-            0,
-            0,
         )
         .unwrap();
-    f.core.write(o.fh, 0, b"one ").unwrap();
-    f.core.fsync(o.fh, false).unwrap();
+    f.core.write(Caller::root(), o.fh, 0, b"one ").unwrap();
+    f.core.fsync(Caller::root(), o.fh, false).unwrap();
     assert_eq!(members(&f.archive())["gamedata/log.txt"].0, b"one ");
-    f.core.write(o.fh, 4, b"two").unwrap();
-    f.core.flush(o.fh).unwrap();
-    f.core.release(o.fh).unwrap();
+    f.core.write(Caller::root(), o.fh, 4, b"two").unwrap();
+    f.core.flush(Caller::root(), o.fh).unwrap();
+    f.core.release(Caller::root(), o.fh).unwrap();
     assert_eq!(members(&f.archive())["gamedata/log.txt"].0, b"one two");
     assert_eq!(read(&f.core, "data.hpi/gamedata/log.txt"), b"one two");
     // a GAF written in as a binary shows as its exploded view once closed
     create(&f.core, "data.hpi/gamedata/copy.gaf", &gaf()).unwrap();
     assert_eq!(members(&f.archive())["gamedata/copy.gaf"].0, gaf());
-    let c = f.core.lookup(gdi, OsStr::new("copy.gaf")).unwrap();
+    let c = f
+        .core
+        .lookup(Caller::root(), gdi, OsStr::new("copy.gaf"))
+        .unwrap();
     assert_eq!(c.kind, FileKind::Dir);
     assert!(!read(&f.core, "data.hpi/gamedata/copy.gaf/metadata.json").is_empty());
     // delete a member
-    f.core.unlink(gdi, OsStr::new("new.txt")).unwrap();
+    f.core
+        .unlink(Caller::root(), gdi, OsStr::new("new.txt"))
+        .unwrap();
     assert!(!members(&f.archive()).contains_key("gamedata/new.txt"));
     // a name differing only in case from a sibling: EEXIST
     let e = create(&f.core, "data.hpi/gamedata/SIDE.TDF", b"x").unwrap_err();
     assert_eq!(e, libc::EEXIST);
     let e = f
         .core
-        .mkdir(gd, OsStr::new("Anims"), 0o755, 0, 0, 0)
+        .mkdir(
+            Caller::root(),
+            NewNode::new(gd, OsStr::new("Anims"), 0o755, 0),
+        )
         .unwrap_err();
     assert_eq!(e.errno(), libc::EEXIST);
     // rename across the archive's boundary: EXDEV
     let e = f
         .core
-        .rename(gdi, OsStr::new("side.tdf"), ROOT, OsStr::new("side.tdf"), 0)
+        .rename(
+            Caller::root(),
+            gdi,
+            OsStr::new("side.tdf"),
+            ROOT,
+            OsStr::new("side.tdf"),
+            0,
+        )
         .unwrap_err();
     assert_eq!(e.errno(), libc::EXDEV);
     // the unchanged GAFs kept their stored bytes through all of this
@@ -407,13 +433,23 @@ fn members_and_folders_move_inside_an_archive_with_their_stored_bytes() {
     cp_onto(&f.core, "data.hpi/anims/a.gaf/pulse/2.png", &edited).unwrap();
     let edited_member = members(&f.archive())["anims/a.gaf"].clone();
     f.core
-        .rename(anims, OsStr::new("a.gaf"), anims, OsStr::new("z.gaf"), 0)
+        .rename(
+            Caller::root(),
+            anims,
+            OsStr::new("a.gaf"),
+            anims,
+            OsStr::new("z.gaf"),
+            0,
+        )
         .unwrap();
     let m = members(&f.archive());
     assert!(!m.contains_key("anims/a.gaf"));
     assert_eq!(m["anims/z.gaf"].1, edited_member.1, "moved verbatim");
     assert_eq!(
-        f.core.lookup(anims, OsStr::new("z.gaf")).unwrap().kind,
+        f.core
+            .lookup(Caller::root(), anims, OsStr::new("z.gaf"))
+            .unwrap()
+            .kind,
         FileKind::Dir
     );
     // the staged (clean) edit moved along and still reads back
@@ -421,10 +457,20 @@ fn members_and_folders_move_inside_an_archive_with_their_stored_bytes() {
     // a folder with GAF members into a new folder
     let more = f
         .core
-        .mkdir(arch, OsStr::new("more"), 0o755, 0o022, 0, 0)
+        .mkdir(
+            Caller::root(),
+            NewNode::new(arch, OsStr::new("more"), 0o755, 0o022),
+        )
         .unwrap();
     f.core
-        .rename(arch, OsStr::new("units"), more.ino, OsStr::new("units2"), 0)
+        .rename(
+            Caller::root(),
+            arch,
+            OsStr::new("units"),
+            more.ino,
+            OsStr::new("units2"),
+            0,
+        )
         .unwrap();
     let m = members(&f.archive());
     assert!(!m.keys().any(|k| k.starts_with("units/")), "{:?}", m.keys());
@@ -434,13 +480,27 @@ fn members_and_folders_move_inside_an_archive_with_their_stored_bytes() {
     // onto an existing name: EEXIST; into a member: EXDEV
     let e = f
         .core
-        .rename(anims, OsStr::new("b.gaf"), anims, OsStr::new("c.gaf"), 0)
+        .rename(
+            Caller::root(),
+            anims,
+            OsStr::new("b.gaf"),
+            anims,
+            OsStr::new("c.gaf"),
+            0,
+        )
         .unwrap_err();
     assert_eq!(e.errno(), libc::EEXIST);
     let c = ino(&f.core, "data.hpi/anims/c.gaf");
     let e = f
         .core
-        .rename(anims, OsStr::new("b.gaf"), c, OsStr::new("b.gaf"), 0)
+        .rename(
+            Caller::root(),
+            anims,
+            OsStr::new("b.gaf"),
+            c,
+            OsStr::new("b.gaf"),
+            0,
+        )
         .unwrap_err();
     assert_eq!(e.errno(), libc::EXDEV);
 }
@@ -458,7 +518,11 @@ fn a_member_folder_keeps_its_time_across_a_commit_inside_it() {
     let (edited, _) = writeback_common::edit_png(&png, 0xB3);
     cp_onto(&f.core, "data.hpi/anims/b.gaf/pulse/2.png", &edited).unwrap();
     assert_eq!(f.history(), 1, "the edit committed");
-    let mtime = f.core.getattr(ino(&f.core, member), None).unwrap().mtime;
+    let mtime = f
+        .core
+        .getattr(Caller::root(), ino(&f.core, member), None)
+        .unwrap()
+        .mtime;
     assert_eq!(mtime, when);
 }
 
@@ -475,7 +539,7 @@ fn plain_members_keep_the_times_and_modes_they_were_given_across_commits() {
     let f = fixture(archive());
     let when = UNIX_EPOCH + Duration::from_secs(981_173_106);
     let shown = |core: &Core, p: &str| {
-        let a = core.getattr(ino(core, p), None).unwrap();
+        let a = core.getattr(Caller::root(), ino(core, p), None).unwrap();
         (a.mtime, a.perm)
     };
     let chmod = |core: &Core, p: &str, mode: u32| {
@@ -483,7 +547,8 @@ fn plain_members_keep_the_times_and_modes_they_were_given_across_commits() {
             mode: Some(mode),
             ..Default::default()
         };
-        core.setattr(ino(core, p), set, None).unwrap();
+        core.setattr(Caller::root(), ino(core, p), set, None)
+            .unwrap();
     };
     let staged = |f: &Fixture| -> Vec<String> {
         let mut v: Vec<String> = walk(f.state.path())
@@ -500,7 +565,10 @@ fn plain_members_keep_the_times_and_modes_they_were_given_across_commits() {
     // file's mode and times, then the folder's times
     let arch = ino(&f.core, "data.hpi");
     f.core
-        .mkdir(arch, OsStr::new("scripts"), 0o750, 0, 0, 0)
+        .mkdir(
+            Caller::root(),
+            NewNode::new(arch, OsStr::new("scripts"), 0o750, 0),
+        )
         .unwrap();
     create(&f.core, "data.hpi/scripts/run.cob", b"cob").unwrap();
     chmod(&f.core, "data.hpi/scripts/run.cob", 0o750);
@@ -530,14 +598,23 @@ fn plain_members_keep_the_times_and_modes_they_were_given_across_commits() {
     // a folder renamed takes its members' records along (and keeps its own time)
     let arch = ino(&f.core, "data.hpi");
     f.core
-        .rename(arch, OsStr::new("scripts"), arch, OsStr::new("cob"), 0)
+        .rename(
+            Caller::root(),
+            arch,
+            OsStr::new("scripts"),
+            arch,
+            OsStr::new("cob"),
+            0,
+        )
         .unwrap();
     assert!(members(&f.archive()).contains_key("cob/run.cob"));
     assert_eq!(shown(&f.core, "data.hpi/cob/run.cob"), (when, 0o750));
     assert_eq!(shown(&f.core, "data.hpi/cob"), (when, 0o750));
     // deleted, then made again: a new file with its own time
     let cob = ino(&f.core, "data.hpi/cob");
-    f.core.unlink(cob, OsStr::new("run.cob")).unwrap();
+    f.core
+        .unlink(Caller::root(), cob, OsStr::new("run.cob"))
+        .unwrap();
     create(&f.core, "data.hpi/cob/run.cob", b"cob2").unwrap();
     let again = shown(&f.core, "data.hpi/cob/run.cob");
     assert_ne!(again.0, when);
@@ -631,8 +708,12 @@ fn saves_of_plain_members_commit_together_after_the_delay() {
         (m.ino(), m.mtime(), m.mtime_nsec())
     };
     let was = id(&path);
-    core.unlink(ino(&core, "data.hpi/gamedata"), OsStr::new("b.txt"))
-        .unwrap();
+    core.unlink(
+        Caller::root(),
+        ino(&core, "data.hpi/gamedata"),
+        OsStr::new("b.txt"),
+    )
+    .unwrap();
     create(&core, "data.hpi/gamedata/b.txt", b"b.txt").unwrap();
     wait("the archive clean", &|| {
         let s = read(&core, "data.hpi/.tafs-status");

@@ -8,6 +8,7 @@ use mount_common::put;
 use std::ffi::OsStr;
 use tafs::formats::hpi;
 use tafs::fs::core::ROOT;
+use tafs::fs::Caller;
 use tafs::fs::{Core, FsOps, MergedCore, MountOptions};
 use tafs::view::merged::Priority;
 
@@ -40,18 +41,28 @@ fn limited() -> MountOptions {
 
 /// Opens and reads the whole of `ino` through `fs`.
 fn read_all(fs: &dyn FsOps, ino: u64) -> Result<Vec<u8>, i32> {
-    let o = fs.open(ino, libc::O_RDONLY).map_err(|e| e.errno())?;
-    let r = fs.read(o.fh, 0, 1 << 20).map_err(|e| e.errno());
-    let _ = fs.release(o.fh);
+    let o = fs
+        .open(Caller::root(), ino, libc::O_RDONLY)
+        .map_err(|e| e.errno())?;
+    let r = fs
+        .read(Caller::root(), o.fh, 0, 1 << 20)
+        .map_err(|e| e.errno());
+    let _ = fs.release(Caller::root(), o.fh);
     r
 }
 
 fn check(fs: &dyn FsOps, root: u64) {
-    let gd = fs.lookup(root, OsStr::new("gamedata")).unwrap();
-    let b = fs.lookup(gd.ino, OsStr::new("big.dat")).unwrap();
+    let gd = fs
+        .lookup(Caller::root(), root, OsStr::new("gamedata"))
+        .unwrap();
+    let b = fs
+        .lookup(Caller::root(), gd.ino, OsStr::new("big.dat"))
+        .unwrap();
     assert_eq!(b.size, 200_000, "listed with its size from the directory");
     assert_eq!(read_all(fs, b.ino), Err(libc::EIO));
-    let s = fs.lookup(gd.ino, OsStr::new("side.tdf")).unwrap();
+    let s = fs
+        .lookup(Caller::root(), gd.ino, OsStr::new("side.tdf"))
+        .unwrap();
     assert_eq!(read_all(fs, s.ino).unwrap(), SMALL);
 }
 
@@ -60,13 +71,21 @@ fn core_refuses_members_over_the_limit() {
     let game = tempfile::tempdir().unwrap();
     put(&game.path().join("data.hpi"), archive());
     let core = Core::new(game.path(), limited(), None).unwrap();
-    let arch = core.lookup(ROOT, OsStr::new("data.hpi")).unwrap();
+    let arch = core
+        .lookup(Caller::root(), ROOT, OsStr::new("data.hpi"))
+        .unwrap();
     check(&core, arch.ino);
     // with the default limit the same member reads whole
     let core = Core::new(game.path(), MountOptions::default(), None).unwrap();
-    let arch = core.lookup(ROOT, OsStr::new("data.hpi")).unwrap();
-    let gd = core.lookup(arch.ino, OsStr::new("gamedata")).unwrap();
-    let b = core.lookup(gd.ino, OsStr::new("big.dat")).unwrap();
+    let arch = core
+        .lookup(Caller::root(), ROOT, OsStr::new("data.hpi"))
+        .unwrap();
+    let gd = core
+        .lookup(Caller::root(), arch.ino, OsStr::new("gamedata"))
+        .unwrap();
+    let b = core
+        .lookup(Caller::root(), gd.ino, OsStr::new("big.dat"))
+        .unwrap();
     assert_eq!(read_all(&core, b.ino).unwrap(), big());
 }
 

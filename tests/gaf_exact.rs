@@ -48,7 +48,6 @@ fn put(buf: &mut Vec<u8>, at: usize, bytes: &[u8]) {
     buf[at..at + bytes.len()].copy_from_slice(bytes);
 }
 
-#[allow(clippy::too_many_arguments)]
 fn frame_header(w: u16, h: u16, key: u8, comp: u8, layers: u8, blend: u8, data: u32) -> Vec<u8> {
     let mut v = Vec::new();
     v.extend_from_slice(&w.to_le_bytes());

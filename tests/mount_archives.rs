@@ -10,6 +10,7 @@ use mount_common::{fuse_available, mount, put, sh};
 use std::ffi::OsStr;
 use std::path::{Path, PathBuf};
 use tafs::formats::hpi;
+use tafs::fs::Caller;
 
 use common::tafs;
 
@@ -238,21 +239,38 @@ fn listing_an_archive_needs_no_decompression() {
     use tafs::fs::{core::ROOT, Core, FsOps, MountOptions};
     let game = self_made_game();
     let core = Core::new(game.path(), MountOptions::default(), None).unwrap();
-    let mods = core.lookup(ROOT, OsStr::new("mods")).unwrap();
-    let arch = core.lookup(mods.ino, OsStr::new("Test.UFO")).unwrap();
+    let mods = core
+        .lookup(Caller::root(), ROOT, OsStr::new("mods"))
+        .unwrap();
+    let arch = core
+        .lookup(Caller::root(), mods.ino, OsStr::new("Test.UFO"))
+        .unwrap();
     assert_eq!(arch.kind, tafs::fs::FileKind::Dir);
-    let big = core.lookup(arch.ino, OsStr::new("big")).unwrap();
-    let data = core.lookup(big.ino, OsStr::new("data.bin")).unwrap();
+    let big = core
+        .lookup(Caller::root(), arch.ino, OsStr::new("big"))
+        .unwrap();
+    let data = core
+        .lookup(Caller::root(), big.ino, OsStr::new("data.bin"))
+        .unwrap();
     assert_eq!(data.size, 200 * 1024);
-    let gd = core.lookup(arch.ino, OsStr::new("gamedata")).unwrap();
-    let tdf = core.lookup(gd.ino, OsStr::new("sidedata.tdf")).unwrap();
+    let gd = core
+        .lookup(Caller::root(), arch.ino, OsStr::new("gamedata"))
+        .unwrap();
+    let tdf = core
+        .lookup(Caller::root(), gd.ino, OsStr::new("sidedata.tdf"))
+        .unwrap();
     assert_eq!(tdf.size, TDF.len() as u64);
     assert_eq!(core.cached_bytes(), 0);
-    let o = core.open(data.ino, libc::O_RDONLY).unwrap();
-    assert_eq!(core.read(o.fh, 0, 16).unwrap(), big_member()[..16].to_vec());
+    let o = core.open(Caller::root(), data.ino, libc::O_RDONLY).unwrap();
+    assert_eq!(
+        core.read(Caller::root(), o.fh, 0, 16).unwrap(),
+        big_member()[..16].to_vec()
+    );
     assert!(core.cached_bytes() >= 200 * 1024);
-    core.release(o.fh).unwrap();
+    core.release(Caller::root(), o.fh).unwrap();
     // the corrupt archive is a plain file
-    let b = core.lookup(ROOT, OsStr::new("broken.hpi")).unwrap();
+    let b = core
+        .lookup(Caller::root(), ROOT, OsStr::new("broken.hpi"))
+        .unwrap();
     assert_eq!(b.kind, tafs::fs::FileKind::File);
 }

@@ -10,6 +10,7 @@ use std::sync::mpsc::{self, Receiver};
 use std::sync::Arc;
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 use tafs::fs::core::ROOT;
+use tafs::fs::{Caller, NewNode};
 use tafs::fs::{Core, FileKind, FsOps, Inval, MountOptions, SetAttr, SetTime};
 
 const GAF: &str =
@@ -37,28 +38,30 @@ fn game() -> tempfile::TempDir {
 }
 
 fn names(core: &Core, ino: u64) -> Vec<(String, FileKind)> {
-    let fh = core.opendir(ino).unwrap();
+    let fh = core.opendir(Caller::root(), ino).unwrap();
     let v = core
-        .readdir(fh, 0)
+        .readdir(Caller::root(), fh, 0)
         .unwrap()
         .into_iter()
         .map(|(_, it)| (it.name.to_string_lossy().into_owned(), it.kind))
         .collect();
-    core.releasedir(fh).unwrap();
+    core.releasedir(Caller::root(), fh).unwrap();
     v
 }
 
 fn read_all(core: &Core, ino: u64) -> Vec<u8> {
-    let o = core.open(ino, libc::O_RDONLY).unwrap();
+    let o = core.open(Caller::root(), ino, libc::O_RDONLY).unwrap();
     let mut out = Vec::new();
     loop {
-        let chunk = core.read(o.fh, out.len() as u64, 3).unwrap();
+        let chunk = core
+            .read(Caller::root(), o.fh, out.len() as u64, 3)
+            .unwrap();
         if chunk.is_empty() {
             break;
         }
         out.extend(chunk);
     }
-    core.release(o.fh).unwrap();
+    core.release(Caller::root(), o.fh).unwrap();
     out
 }
 
@@ -66,7 +69,9 @@ fn read_all(core: &Core, ino: u64) -> Vec<u8> {
 fn assets_are_directories_others_pass_through() {
     let g = game();
     let (core, _rx) = core_with(g.path(), opts());
-    let anims = core.lookup(ROOT, OsStr::new("anims")).unwrap();
+    let anims = core
+        .lookup(Caller::root(), ROOT, OsStr::new("anims"))
+        .unwrap();
     assert_eq!(anims.kind, FileKind::Dir);
     let listing = names(&core, anims.ino);
     assert_eq!(
@@ -78,23 +83,32 @@ fn assets_are_directories_others_pass_through() {
             ("fire.gaf".to_string(), FileKind::Dir),
         ]
     );
-    let fire = core.lookup(anims.ino, OsStr::new("fire.gaf")).unwrap();
+    let fire = core
+        .lookup(Caller::root(), anims.ino, OsStr::new("fire.gaf"))
+        .unwrap();
     assert_eq!(fire.kind, FileKind::Dir);
     // 2 + the sub-folders fire and smoke
     assert_eq!(fire.nlink, 4);
-    let broken = core.lookup(anims.ino, OsStr::new("BROKEN.GAF")).unwrap();
+    let broken = core
+        .lookup(Caller::root(), anims.ino, OsStr::new("BROKEN.GAF"))
+        .unwrap();
     assert_eq!(broken.kind, FileKind::File);
     assert_eq!(broken.size, "not a gaf".len() as u64);
     // the real anims folder has nlink 2; fire.gaf adds one sub-directory. Before the
     // folder was listed, BROKEN.GAF was not known to be broken and counted too.
     assert_eq!(anims.nlink, 4);
-    assert_eq!(core.getattr(anims.ino, None).unwrap().nlink, 3);
+    assert_eq!(
+        core.getattr(Caller::root(), anims.ino, None).unwrap().nlink,
+        3
+    );
 
     let inner = names(&core, fire.ino);
     let inner: Vec<&str> = inner.iter().map(|(n, _)| n.as_str()).collect();
     assert_eq!(inner, [".", "..", "metadata.json", "fire", "smoke"]);
 
-    let tdf = core.lookup(ROOT, OsStr::new("units.tdf")).unwrap();
+    let tdf = core
+        .lookup(Caller::root(), ROOT, OsStr::new("units.tdf"))
+        .unwrap();
     assert_eq!(tdf.kind, FileKind::File);
     assert_eq!(read_all(&core, tdf.ino), b"[A]{}\n");
 }
@@ -111,10 +125,18 @@ fn generated_files_have_exact_sizes_binary_times_and_stable_inodes() {
         .unwrap()
         .set_modified(when)
         .unwrap();
-    let anims = core.lookup(ROOT, OsStr::new("anims")).unwrap();
-    let fire = core.lookup(anims.ino, OsStr::new("fire.gaf")).unwrap();
-    let dir = core.lookup(fire.ino, OsStr::new("fire")).unwrap();
-    let one = core.lookup(dir.ino, OsStr::new("1.png")).unwrap();
+    let anims = core
+        .lookup(Caller::root(), ROOT, OsStr::new("anims"))
+        .unwrap();
+    let fire = core
+        .lookup(Caller::root(), anims.ino, OsStr::new("fire.gaf"))
+        .unwrap();
+    let dir = core
+        .lookup(Caller::root(), fire.ino, OsStr::new("fire"))
+        .unwrap();
+    let one = core
+        .lookup(Caller::root(), dir.ino, OsStr::new("1.png"))
+        .unwrap();
     assert_eq!(one.size, 6);
     assert_eq!(one.mtime, when);
     assert_eq!(fire.mtime, when);
@@ -122,26 +144,39 @@ fn generated_files_have_exact_sizes_binary_times_and_stable_inodes() {
     assert_eq!(dir.nlink, 2);
     // permissions follow the binary: rw-r--r-- file gives rw-r--r-- files, rwxr-xr-x dirs
     std::fs::set_permissions(&bin, std::fs::Permissions::from_mode(0o640)).unwrap();
-    let one = core.getattr(one.ino, None);
+    let one = core.getattr(Caller::root(), one.ino, None);
     // chmod changed the ctime: the binary counts as changed, the old inode is stale
     assert_eq!(one.unwrap_err().errno(), libc::ESTALE);
-    let fire2 = core.lookup(anims.ino, OsStr::new("fire.gaf")).unwrap();
+    let fire2 = core
+        .lookup(Caller::root(), anims.ino, OsStr::new("fire.gaf"))
+        .unwrap();
     assert_eq!(fire2.ino, fire.ino, "the asset directory keeps its inode");
     assert_eq!(fire2.perm, 0o750);
-    let dir2 = core.lookup(fire.ino, OsStr::new("fire")).unwrap();
-    let one2 = core.lookup(dir2.ino, OsStr::new("1.png")).unwrap();
+    let dir2 = core
+        .lookup(Caller::root(), fire.ino, OsStr::new("fire"))
+        .unwrap();
+    let one2 = core
+        .lookup(Caller::root(), dir2.ino, OsStr::new("1.png"))
+        .unwrap();
     assert_eq!(one2.perm, 0o640);
     // stable while unchanged
     assert_eq!(
-        core.lookup(dir2.ino, OsStr::new("1.png")).unwrap().ino,
+        core.lookup(Caller::root(), dir2.ino, OsStr::new("1.png"))
+            .unwrap()
+            .ino,
         one2.ino
     );
-    assert_eq!(core.getattr(one2.ino, None).unwrap().size, 6);
+    assert_eq!(
+        core.getattr(Caller::root(), one2.ino, None).unwrap().size,
+        6
+    );
     assert_eq!(read_all(&core, one2.ino), b"BBBBBB");
-    let meta = core.lookup(fire.ino, OsStr::new("metadata.json")).unwrap();
+    let meta = core
+        .lookup(Caller::root(), fire.ino, OsStr::new("metadata.json"))
+        .unwrap();
     assert_eq!(read_all(&core, meta.ino), b"{\"v\":1}");
     assert_eq!(
-        core.lookup(fire.ino, OsStr::new("nope"))
+        core.lookup(Caller::root(), fire.ino, OsStr::new("nope"))
             .unwrap_err()
             .errno(),
         libc::ENOENT
@@ -152,27 +187,37 @@ fn generated_files_have_exact_sizes_binary_times_and_stable_inodes() {
 fn readdirplus_gives_sizes() {
     let g = game();
     let (core, _rx) = core_with(g.path(), opts());
-    let maps = core.lookup(ROOT, OsStr::new("maps")).unwrap();
-    let m = core.lookup(maps.ino, OsStr::new("m.tnt")).unwrap();
-    let fh = core.opendir(m.ino).unwrap();
-    let items = core.readdirplus(fh, 0).unwrap();
+    let maps = core
+        .lookup(Caller::root(), ROOT, OsStr::new("maps"))
+        .unwrap();
+    let m = core
+        .lookup(Caller::root(), maps.ino, OsStr::new("m.tnt"))
+        .unwrap();
+    let fh = core.opendir(Caller::root(), m.ino).unwrap();
+    let items = core.readdirplus(Caller::root(), fh, 0).unwrap();
     let png = items.iter().find(|(_, it)| it.name == "map.png").unwrap();
     assert_eq!(png.1.attr.unwrap().size, 1000);
     // offsets continue after the given one
-    let rest = core.readdirplus(fh, 2).unwrap();
+    let rest = core.readdirplus(Caller::root(), fh, 2).unwrap();
     assert_eq!(rest.len(), 1);
     assert_eq!(rest[0].0, 3);
-    core.releasedir(fh).unwrap();
+    core.releasedir(Caller::root(), fh).unwrap();
 }
 
 #[test]
 fn replaced_binary_gives_new_inodes_and_invalidations() {
     let g = game();
     let (core, rx) = core_with(g.path(), opts());
-    let anims = core.lookup(ROOT, OsStr::new("anims")).unwrap();
-    let fire = core.lookup(anims.ino, OsStr::new("fire.gaf")).unwrap();
-    let meta = core.lookup(fire.ino, OsStr::new("metadata.json")).unwrap();
-    let open = core.open(meta.ino, libc::O_RDONLY).unwrap();
+    let anims = core
+        .lookup(Caller::root(), ROOT, OsStr::new("anims"))
+        .unwrap();
+    let fire = core
+        .lookup(Caller::root(), anims.ino, OsStr::new("fire.gaf"))
+        .unwrap();
+    let meta = core
+        .lookup(Caller::root(), fire.ino, OsStr::new("metadata.json"))
+        .unwrap();
+    let open = core.open(Caller::root(), meta.ino, libc::O_RDONLY).unwrap();
     assert!(open.keep_cache, "a view inode always has the same bytes");
 
     replace(
@@ -182,22 +227,34 @@ fn replaced_binary_gives_new_inodes_and_invalidations() {
     // the old inode is stale: it opens no more, stat (fstat of a descriptor still open)
     // answers the version that descriptor reads, and ESTALE once none is open
     assert_eq!(
-        core.open(meta.ino, libc::O_RDONLY).unwrap_err().errno(),
+        core.open(Caller::root(), meta.ino, libc::O_RDONLY)
+            .unwrap_err()
+            .errno(),
         libc::ESTALE
     );
-    assert_eq!(core.getattr(meta.ino, None).unwrap().size, 7);
-    assert_eq!(core.read(open.fh, 0, 100).unwrap(), b"{\"v\":1}");
-    core.release(open.fh).unwrap();
     assert_eq!(
-        core.getattr(meta.ino, None).unwrap_err().errno(),
+        core.getattr(Caller::root(), meta.ino, None).unwrap().size,
+        7
+    );
+    assert_eq!(
+        core.read(Caller::root(), open.fh, 0, 100).unwrap(),
+        b"{\"v\":1}"
+    );
+    core.release(Caller::root(), open.fh).unwrap();
+    assert_eq!(
+        core.getattr(Caller::root(), meta.ino, None)
+            .unwrap_err()
+            .errno(),
         libc::ESTALE
     );
-    let new = core.lookup(fire.ino, OsStr::new("metadata.json")).unwrap();
+    let new = core
+        .lookup(Caller::root(), fire.ino, OsStr::new("metadata.json"))
+        .unwrap();
     assert_ne!(new.ino, meta.ino);
     assert_eq!(new.size, 8);
     assert_eq!(read_all(&core, new.ino), b"{\"v\":22}");
     assert_eq!(
-        core.lookup(fire.ino, OsStr::new("fire"))
+        core.lookup(Caller::root(), fire.ino, OsStr::new("fire"))
             .unwrap_err()
             .errno(),
         libc::ENOENT
@@ -215,11 +272,13 @@ fn replaced_binary_gives_new_inodes_and_invalidations() {
 
     std::fs::remove_file(g.path().join("anims/fire.gaf")).unwrap();
     assert_eq!(
-        core.getattr(fire.ino, None).unwrap_err().errno(),
+        core.getattr(Caller::root(), fire.ino, None)
+            .unwrap_err()
+            .errno(),
         libc::ESTALE
     );
     assert_eq!(
-        core.lookup(anims.ino, OsStr::new("fire.gaf"))
+        core.lookup(Caller::root(), anims.ino, OsStr::new("fire.gaf"))
             .unwrap_err()
             .errno(),
         libc::ENOENT
@@ -230,12 +289,18 @@ fn replaced_binary_gives_new_inodes_and_invalidations() {
 fn broken_asset_becomes_directory_when_fixed() {
     let g = game();
     let (core, _rx) = core_with(g.path(), opts());
-    let anims = core.lookup(ROOT, OsStr::new("anims")).unwrap();
-    let b = core.lookup(anims.ino, OsStr::new("BROKEN.GAF")).unwrap();
+    let anims = core
+        .lookup(Caller::root(), ROOT, OsStr::new("anims"))
+        .unwrap();
+    let b = core
+        .lookup(Caller::root(), anims.ino, OsStr::new("BROKEN.GAF"))
+        .unwrap();
     assert_eq!(b.kind, FileKind::File);
     assert_eq!(read_all(&core, b.ino), b"not a gaf");
     replace(&g.path().join("anims/BROKEN.GAF"), "FAKE\na=1\n");
-    let b2 = core.lookup(anims.ino, OsStr::new("BROKEN.GAF")).unwrap();
+    let b2 = core
+        .lookup(Caller::root(), anims.ino, OsStr::new("BROKEN.GAF"))
+        .unwrap();
     assert_eq!(b2.kind, FileKind::Dir);
     assert_ne!(b2.ino, b.ino);
 }
@@ -244,33 +309,51 @@ fn broken_asset_becomes_directory_when_fixed() {
 fn writes_in_asset_directories_are_refused_with_erofs() {
     let g = game();
     let (core, _rx) = core_with(g.path(), opts());
-    let anims = core.lookup(ROOT, OsStr::new("anims")).unwrap();
-    let fire = core.lookup(anims.ino, OsStr::new("fire.gaf")).unwrap();
-    let meta = core.lookup(fire.ino, OsStr::new("metadata.json")).unwrap();
+    let anims = core
+        .lookup(Caller::root(), ROOT, OsStr::new("anims"))
+        .unwrap();
+    let fire = core
+        .lookup(Caller::root(), anims.ino, OsStr::new("fire.gaf"))
+        .unwrap();
+    let meta = core
+        .lookup(Caller::root(), fire.ino, OsStr::new("metadata.json"))
+        .unwrap();
     let erofs = |r: Result<(), tafs::fs::FsError>| assert_eq!(r.unwrap_err().errno(), libc::EROFS);
     erofs(
-        core.create(fire.ino, OsStr::new("x"), 0o644, 0, libc::O_WRONLY, 0, 0)
-            .map(|_| ()),
+        core.create(
+            Caller::root(),
+            NewNode::new(fire.ino, OsStr::new("x"), 0o644, 0),
+            libc::O_WRONLY,
+        )
+        .map(|_| ()),
     );
     erofs(
-        core.mkdir(fire.ino, OsStr::new("d"), 0o755, 0, 0, 0)
-            .map(|_| ()),
+        core.mkdir(
+            Caller::root(),
+            NewNode::new(fire.ino, OsStr::new("d"), 0o755, 0),
+        )
+        .map(|_| ()),
     );
-    erofs(core.unlink(fire.ino, OsStr::new("metadata.json")));
+    erofs(core.unlink(Caller::root(), fire.ino, OsStr::new("metadata.json")));
     erofs(core.rename(
+        Caller::root(),
         fire.ino,
         OsStr::new("metadata.json"),
         ROOT,
         OsStr::new("m"),
         0,
     ));
-    erofs(core.open(meta.ino, libc::O_WRONLY).map(|_| ()));
     erofs(
-        core.open(meta.ino, libc::O_RDONLY | libc::O_TRUNC)
+        core.open(Caller::root(), meta.ino, libc::O_WRONLY)
+            .map(|_| ()),
+    );
+    erofs(
+        core.open(Caller::root(), meta.ino, libc::O_RDONLY | libc::O_TRUNC)
             .map(|_| ()),
     );
     erofs(
         core.setattr(
+            Caller::root(),
             meta.ino,
             SetAttr {
                 mode: Some(0o600),
@@ -280,9 +363,9 @@ fn writes_in_asset_directories_are_refused_with_erofs() {
         )
         .map(|_| ()),
     );
-    erofs(core.rmdir(anims.ino, OsStr::new("fire.gaf")));
-    erofs(core.access(meta.ino, libc::W_OK));
-    core.access(meta.ino, libc::R_OK).unwrap();
+    erofs(core.rmdir(Caller::root(), anims.ino, OsStr::new("fire.gaf")));
+    erofs(core.access(Caller::root(), meta.ino, libc::W_OK));
+    core.access(Caller::root(), meta.ino, libc::R_OK).unwrap();
     assert!(g.path().join("anims/fire.gaf").is_file());
 }
 
@@ -293,24 +376,24 @@ fn pass_through_operations_reach_the_game_folder() {
     let p = g.path();
     let (a, o) = core
         .create(
-            ROOT,
-            OsStr::new("new.tdf"),
-            0o644,
-            0o022,
+            Caller::root(),
+            NewNode::new(ROOT, OsStr::new("new.tdf"), 0o644, 0o022),
             libc::O_WRONLY,
-            0,
-            0,
         )
         .unwrap();
     assert_eq!(a.kind, FileKind::File);
-    assert_eq!(core.write(o.fh, 0, b"hello world").unwrap(), 11);
-    core.flush(o.fh).unwrap();
-    core.fsync(o.fh, false).unwrap();
-    core.release(o.fh).unwrap();
+    assert_eq!(
+        core.write(Caller::root(), o.fh, 0, b"hello world").unwrap(),
+        11
+    );
+    core.flush(Caller::root(), o.fh).unwrap();
+    core.fsync(Caller::root(), o.fh, false).unwrap();
+    core.release(Caller::root(), o.fh).unwrap();
     assert_eq!(std::fs::read(p.join("new.tdf")).unwrap(), b"hello world");
 
     let a = core
         .setattr(
+            Caller::root(),
             a.ino,
             SetAttr {
                 mode: Some(0o600),
@@ -326,6 +409,7 @@ fn pass_through_operations_reach_the_game_folder() {
     );
     let t = UNIX_EPOCH + Duration::from_secs(1_234_567_890);
     core.setattr(
+        Caller::root(),
         a.ino,
         SetAttr {
             mtime: Some(SetTime::At(t)),
@@ -342,6 +426,7 @@ fn pass_through_operations_reach_the_game_folder() {
         t
     );
     core.setattr(
+        Caller::root(),
         a.ino,
         SetAttr {
             size: Some(5),
@@ -353,6 +438,7 @@ fn pass_through_operations_reach_the_game_folder() {
     assert_eq!(std::fs::read(p.join("new.tdf")).unwrap(), b"hello");
 
     core.rename(
+        Caller::root(),
         ROOT,
         OsStr::new("new.tdf"),
         ROOT,
@@ -363,39 +449,64 @@ fn pass_through_operations_reach_the_game_folder() {
     assert!(!p.join("new.tdf").exists());
     // the inode followed the rename
     assert_eq!(
-        core.lookup(ROOT, OsStr::new("renamed.tdf")).unwrap().ino,
+        core.lookup(Caller::root(), ROOT, OsStr::new("renamed.tdf"))
+            .unwrap()
+            .ino,
         a.ino
     );
-    assert_eq!(core.getattr(a.ino, None).unwrap().size, 5);
+    assert_eq!(core.getattr(Caller::root(), a.ino, None).unwrap().size, 5);
 
-    let d = core.mkdir(ROOT, OsStr::new("dir"), 0o755, 0, 0, 0).unwrap();
+    let d = core
+        .mkdir(
+            Caller::root(),
+            NewNode::new(ROOT, OsStr::new("dir"), 0o755, 0),
+        )
+        .unwrap();
     core.symlink(
+        Caller::root(),
         d.ino,
         OsStr::new("ln"),
         std::path::Path::new("../renamed.tdf"),
-        0,
-        0,
     )
     .unwrap();
-    let ln = core.lookup(d.ino, OsStr::new("ln")).unwrap();
+    let ln = core
+        .lookup(Caller::root(), d.ino, OsStr::new("ln"))
+        .unwrap();
     assert_eq!(ln.kind, FileKind::Symlink);
-    assert_eq!(core.readlink(ln.ino).unwrap(), b"../renamed.tdf");
-    core.link(a.ino, d.ino, OsStr::new("hard.tdf")).unwrap();
+    assert_eq!(
+        core.readlink(Caller::root(), ln.ino).unwrap(),
+        b"../renamed.tdf"
+    );
+    core.link(Caller::root(), a.ino, d.ino, OsStr::new("hard.tdf"))
+        .unwrap();
     assert_eq!(std::fs::metadata(p.join("renamed.tdf")).unwrap().nlink(), 2);
     assert_eq!(
-        core.rmdir(ROOT, OsStr::new("dir")).unwrap_err().errno(),
+        core.rmdir(Caller::root(), ROOT, OsStr::new("dir"))
+            .unwrap_err()
+            .errno(),
         libc::ENOTEMPTY
     );
-    core.unlink(d.ino, OsStr::new("ln")).unwrap();
-    core.unlink(d.ino, OsStr::new("hard.tdf")).unwrap();
-    core.rmdir(ROOT, OsStr::new("dir")).unwrap();
+    core.unlink(Caller::root(), d.ino, OsStr::new("ln"))
+        .unwrap();
+    core.unlink(Caller::root(), d.ino, OsStr::new("hard.tdf"))
+        .unwrap();
+    core.rmdir(Caller::root(), ROOT, OsStr::new("dir")).unwrap();
     assert!(!p.join("dir").exists());
-    core.unlink(ROOT, OsStr::new("renamed.tdf")).unwrap();
-    assert_eq!(core.getattr(a.ino, None).unwrap_err().errno(), libc::ESTALE);
-    assert!(core.statfs().unwrap().bsize > 0);
+    core.unlink(Caller::root(), ROOT, OsStr::new("renamed.tdf"))
+        .unwrap();
+    assert_eq!(
+        core.getattr(Caller::root(), a.ino, None)
+            .unwrap_err()
+            .errno(),
+        libc::ESTALE
+    );
+    assert!(core.statfs(Caller::root()).unwrap().bsize > 0);
     // an asset directory can be renamed as a whole: it renames the binary
-    let anims = core.lookup(ROOT, OsStr::new("anims")).unwrap();
+    let anims = core
+        .lookup(Caller::root(), ROOT, OsStr::new("anims"))
+        .unwrap();
     core.rename(
+        Caller::root(),
         anims.ino,
         OsStr::new("fire.gaf"),
         anims.ino,
@@ -405,7 +516,9 @@ fn pass_through_operations_reach_the_game_folder() {
     .unwrap();
     assert!(p.join("anims/hot.gaf").is_file());
     assert_eq!(
-        core.lookup(anims.ino, OsStr::new("hot.gaf")).unwrap().kind,
+        core.lookup(Caller::root(), anims.ino, OsStr::new("hot.gaf"))
+            .unwrap()
+            .kind,
         FileKind::Dir
     );
 }
@@ -420,16 +533,26 @@ fn read_only_mount_refuses_everything() {
             ..opts()
         },
     );
-    let tdf = core.lookup(ROOT, OsStr::new("units.tdf")).unwrap();
+    let tdf = core
+        .lookup(Caller::root(), ROOT, OsStr::new("units.tdf"))
+        .unwrap();
     assert_eq!(tdf.perm & 0o222, 0);
     for r in [
-        core.create(ROOT, OsStr::new("x"), 0o644, 0, libc::O_WRONLY, 0, 0)
-            .map(|_| ()),
-        core.open(tdf.ino, libc::O_RDWR).map(|_| ()),
-        core.unlink(ROOT, OsStr::new("units.tdf")),
-        core.mkdir(ROOT, OsStr::new("d"), 0o755, 0, 0, 0)
-            .map(|_| ()),
+        core.create(
+            Caller::root(),
+            NewNode::new(ROOT, OsStr::new("x"), 0o644, 0),
+            libc::O_WRONLY,
+        )
+        .map(|_| ()),
+        core.open(Caller::root(), tdf.ino, libc::O_RDWR).map(|_| ()),
+        core.unlink(Caller::root(), ROOT, OsStr::new("units.tdf")),
+        core.mkdir(
+            Caller::root(),
+            NewNode::new(ROOT, OsStr::new("d"), 0o755, 0),
+        )
+        .map(|_| ()),
         core.setattr(
+            Caller::root(),
             tdf.ino,
             SetAttr {
                 mode: Some(0o600),
@@ -460,10 +583,14 @@ fn cache_stays_within_budget_and_content_survives_eviction() {
             ..opts()
         },
     );
-    let a = core.lookup(ROOT, OsStr::new("a.gaf")).unwrap();
+    let a = core
+        .lookup(Caller::root(), ROOT, OsStr::new("a.gaf"))
+        .unwrap();
     for round in 0..2 {
         for i in 0..20u8 {
-            let f = core.lookup(a.ino, OsStr::new(&format!("f{i}"))).unwrap();
+            let f = core
+                .lookup(Caller::root(), a.ino, OsStr::new(&format!("f{i}")))
+                .unwrap();
             assert_eq!(f.size, 100);
             assert_eq!(read_all(&core, f.ino), vec![b'a' + i; 100], "round {round}");
             assert!(core.cached_bytes() <= 350);
@@ -478,12 +605,19 @@ fn decoding_one_asset_does_not_block_others() {
     let (core, _rx) = core_with(g.path(), opts());
     let core = Arc::new(core);
     let c2 = core.clone();
-    let slow = std::thread::spawn(move || c2.lookup(ROOT, OsStr::new("slow.gaf")).unwrap());
+    let slow = std::thread::spawn(move || {
+        c2.lookup(Caller::root(), ROOT, OsStr::new("slow.gaf"))
+            .unwrap()
+    });
     std::thread::sleep(Duration::from_millis(100));
     let t = Instant::now();
-    let anims = core.lookup(ROOT, OsStr::new("anims")).unwrap();
-    let fire = core.lookup(anims.ino, OsStr::new("fire.gaf")).unwrap();
-    core.getattr(ROOT, None).unwrap();
+    let anims = core
+        .lookup(Caller::root(), ROOT, OsStr::new("anims"))
+        .unwrap();
+    let fire = core
+        .lookup(Caller::root(), anims.ino, OsStr::new("fire.gaf"))
+        .unwrap();
+    core.getattr(Caller::root(), ROOT, None).unwrap();
     assert_eq!(fire.kind, FileKind::Dir);
     assert!(
         t.elapsed() < Duration::from_millis(1000),
@@ -511,27 +645,55 @@ fn unlinked_open_file_keeps_answering_stat() {
     let g = game();
     let (core, _rx) = core_with(g.path(), opts());
     let (a, o) = core
-        .create(ROOT, OsStr::new("f.txt"), 0o644, 0, libc::O_RDWR, 0, 0)
+        .create(
+            Caller::root(),
+            NewNode::new(ROOT, OsStr::new("f.txt"), 0o644, 0),
+            libc::O_RDWR,
+        )
         .unwrap();
-    assert_eq!(core.write(o.fh, 0, b"hello").unwrap(), 5);
-    core.unlink(ROOT, OsStr::new("f.txt")).unwrap();
-    let st = core.getattr(a.ino, None).unwrap();
+    assert_eq!(core.write(Caller::root(), o.fh, 0, b"hello").unwrap(), 5);
+    core.unlink(Caller::root(), ROOT, OsStr::new("f.txt"))
+        .unwrap();
+    let st = core.getattr(Caller::root(), a.ino, None).unwrap();
     assert_eq!((st.size, st.kind), (5, FileKind::File));
     // replaced by a rename of another file over its name: still the open file's attributes
     let (_, o2) = core
-        .create(ROOT, OsStr::new("g.txt"), 0o644, 0, libc::O_RDWR, 0, 0)
+        .create(
+            Caller::root(),
+            NewNode::new(ROOT, OsStr::new("g.txt"), 0o644, 0),
+            libc::O_RDWR,
+        )
         .unwrap();
     let (b, o3) = core
-        .create(ROOT, OsStr::new("h.txt"), 0o644, 0, libc::O_RDWR, 0, 0)
+        .create(
+            Caller::root(),
+            NewNode::new(ROOT, OsStr::new("h.txt"), 0o644, 0),
+            libc::O_RDWR,
+        )
         .unwrap();
-    assert_eq!(core.write(o3.fh, 0, b"0123456789").unwrap(), 10);
-    core.rename(ROOT, OsStr::new("g.txt"), ROOT, OsStr::new("h.txt"), 0)
-        .unwrap();
-    assert_eq!(core.getattr(b.ino, None).unwrap().size, 10);
+    assert_eq!(
+        core.write(Caller::root(), o3.fh, 0, b"0123456789").unwrap(),
+        10
+    );
+    core.rename(
+        Caller::root(),
+        ROOT,
+        OsStr::new("g.txt"),
+        ROOT,
+        OsStr::new("h.txt"),
+        0,
+    )
+    .unwrap();
+    assert_eq!(core.getattr(Caller::root(), b.ino, None).unwrap().size, 10);
     for fh in [o.fh, o2.fh, o3.fh] {
-        core.release(fh).unwrap();
+        core.release(Caller::root(), fh).unwrap();
     }
-    assert_eq!(core.getattr(a.ino, None).unwrap_err().errno(), libc::ESTALE);
+    assert_eq!(
+        core.getattr(Caller::root(), a.ino, None)
+            .unwrap_err()
+            .errno(),
+        libc::ESTALE
+    );
 }
 
 #[test]
@@ -542,25 +704,37 @@ fn forgotten_inodes_leave_the_table() {
     }
     let (core, _rx) = core_with(g.path(), opts());
     let start = core.inode_count();
-    let many = core.lookup(ROOT, OsStr::new("many")).unwrap();
+    let many = core
+        .lookup(Caller::root(), ROOT, OsStr::new("many"))
+        .unwrap();
     let mut looked = Vec::new();
     for i in 0..40 {
         looked.push(
-            core.lookup(many.ino, OsStr::new(&format!("f{i}.txt")))
+            core.lookup(Caller::root(), many.ino, OsStr::new(&format!("f{i}.txt")))
                 .unwrap(),
         );
     }
     // twice for one of them: the kernel counts both replies
-    let again = core.lookup(many.ino, OsStr::new("f0.txt")).unwrap();
+    let again = core
+        .lookup(Caller::root(), many.ino, OsStr::new("f0.txt"))
+        .unwrap();
     assert_eq!(again.ino, looked[0].ino);
     // an asset directory and its view: folder, files, through readdirplus as well
-    let anims = core.lookup(ROOT, OsStr::new("anims")).unwrap();
-    let fire = core.lookup(anims.ino, OsStr::new("fire.gaf")).unwrap();
-    let fh = core.opendir(fire.ino).unwrap();
-    let plus = core.readdirplus(fh, 0).unwrap();
-    core.releasedir(fh).unwrap();
-    let seq = core.lookup(fire.ino, OsStr::new("fire")).unwrap();
-    let frame = core.lookup(seq.ino, OsStr::new("0.png")).unwrap();
+    let anims = core
+        .lookup(Caller::root(), ROOT, OsStr::new("anims"))
+        .unwrap();
+    let fire = core
+        .lookup(Caller::root(), anims.ino, OsStr::new("fire.gaf"))
+        .unwrap();
+    let fh = core.opendir(Caller::root(), fire.ino).unwrap();
+    let plus = core.readdirplus(Caller::root(), fh, 0).unwrap();
+    core.releasedir(Caller::root(), fh).unwrap();
+    let seq = core
+        .lookup(Caller::root(), fire.ino, OsStr::new("fire"))
+        .unwrap();
+    let frame = core
+        .lookup(Caller::root(), seq.ino, OsStr::new("0.png"))
+        .unwrap();
     let full = core.inode_count();
     assert!(full >= start + 41 + 5, "{start} → {full}");
 
@@ -584,11 +758,13 @@ fn forgotten_inodes_leave_the_table() {
     );
 
     // the view: an open file keeps its node until it is closed
-    let o = core.open(frame.ino, libc::O_RDONLY).unwrap();
+    let o = core
+        .open(Caller::root(), frame.ino, libc::O_RDONLY)
+        .unwrap();
     core.forget(frame.ino, 1);
     assert!(core.name_of(frame.ino).is_some());
-    assert_eq!(core.read(o.fh, 0, 100).unwrap(), b"AAAA");
-    core.release(o.fh).unwrap();
+    assert_eq!(core.read(Caller::root(), o.fh, 0, 100).unwrap(), b"AAAA");
+    core.release(Caller::root(), o.fh).unwrap();
     assert!(core.name_of(frame.ino).is_none());
     for (_, it) in &plus {
         if it.name != "." && it.name != ".." {
@@ -601,14 +777,24 @@ fn forgotten_inodes_leave_the_table() {
     assert_eq!(core.inode_count(), start, "everything forgotten");
     // a forgotten inode answers ESTALE, never for another file; the name gets a new one
     assert_eq!(
-        core.getattr(frame.ino, None).unwrap_err().errno(),
+        core.getattr(Caller::root(), frame.ino, None)
+            .unwrap_err()
+            .errno(),
         libc::ESTALE
     );
-    let anims2 = core.lookup(ROOT, OsStr::new("anims")).unwrap();
+    let anims2 = core
+        .lookup(Caller::root(), ROOT, OsStr::new("anims"))
+        .unwrap();
     assert_ne!(anims2.ino, anims.ino);
-    let fire2 = core.lookup(anims2.ino, OsStr::new("fire.gaf")).unwrap();
-    let seq2 = core.lookup(fire2.ino, OsStr::new("fire")).unwrap();
-    let frame2 = core.lookup(seq2.ino, OsStr::new("0.png")).unwrap();
+    let fire2 = core
+        .lookup(Caller::root(), anims2.ino, OsStr::new("fire.gaf"))
+        .unwrap();
+    let seq2 = core
+        .lookup(Caller::root(), fire2.ino, OsStr::new("fire"))
+        .unwrap();
+    let frame2 = core
+        .lookup(Caller::root(), seq2.ino, OsStr::new("0.png"))
+        .unwrap();
     assert_eq!(read_all(&core, frame2.ino), b"AAAA");
 }
 
@@ -616,24 +802,31 @@ fn forgotten_inodes_leave_the_table() {
 fn an_entry_forgotten_after_opendir_is_still_listed() {
     let g = game();
     let (core, _rx) = core_with(g.path(), opts());
-    let anims = core.lookup(ROOT, OsStr::new("anims")).unwrap();
-    let fire = core.lookup(anims.ino, OsStr::new("fire.gaf")).unwrap();
-    let fh = core.opendir(anims.ino).unwrap();
+    let anims = core
+        .lookup(Caller::root(), ROOT, OsStr::new("anims"))
+        .unwrap();
+    let fire = core
+        .lookup(Caller::root(), anims.ino, OsStr::new("fire.gaf"))
+        .unwrap();
+    let fh = core.opendir(Caller::root(), anims.ino).unwrap();
     core.forget(fire.ino, 1); // the kernel evicts it while the folder is being read
     assert!(core.name_of(fire.ino).is_none());
     let listed: Vec<(String, u64)> = core
-        .readdirplus(fh, 0)
+        .readdirplus(Caller::root(), fh, 0)
         .unwrap()
         .into_iter()
         .map(|(_, it)| (it.name.to_string_lossy().into_owned(), it.ino))
         .collect();
-    core.releasedir(fh).unwrap();
+    core.releasedir(Caller::root(), fh).unwrap();
     let again = listed
         .iter()
         .find(|(n, _)| n == "fire.gaf")
         .expect("listed");
     assert_ne!(again.1, fire.ino);
-    assert_eq!(core.getattr(again.1, None).unwrap().kind, FileKind::Dir);
+    assert_eq!(
+        core.getattr(Caller::root(), again.1, None).unwrap().kind,
+        FileKind::Dir
+    );
 }
 
 /// An open of a generated file whose decoded view has left memory decodes nothing (the
@@ -662,8 +855,10 @@ fn an_open_without_its_view_in_memory_decodes_nothing_and_reads_the_version_open
         },
     );
     let file = |asset: &str| {
-        let a = core.lookup(ROOT, OsStr::new(asset)).unwrap();
-        core.lookup(a.ino, OsStr::new("f")).unwrap()
+        let a = core
+            .lookup(Caller::root(), ROOT, OsStr::new(asset))
+            .unwrap();
+        core.lookup(Caller::root(), a.ino, OsStr::new("f")).unwrap()
     };
     let fa = file("a.gaf");
     assert_eq!(read_all(&core, fa.ino), vec![b'a'; 100]);
@@ -671,16 +866,19 @@ fn an_open_without_its_view_in_memory_decodes_nothing_and_reads_the_version_open
     assert_eq!(read_all(&core, fb.ino), vec![b'b'; 100]);
     // a's view is gone (one view at a time), its bytes were never kept
     let before = decodes.load(Ordering::SeqCst);
-    let o = core.open(fa.ino, libc::O_RDONLY).unwrap();
+    let o = core.open(Caller::root(), fa.ino, libc::O_RDONLY).unwrap();
     assert_eq!(decodes.load(Ordering::SeqCst), before, "open decoded");
-    core.release(o.fh).unwrap();
+    core.release(Caller::root(), o.fh).unwrap();
     assert_eq!(decodes.load(Ordering::SeqCst), before, "release decoded");
     // opened, then the binary is replaced: the read gives the version opened
-    let o = core.open(fa.ino, libc::O_RDONLY).unwrap();
+    let o = core.open(Caller::root(), fa.ino, libc::O_RDONLY).unwrap();
     replace(&g.path().join("a.gaf"), "FAKE\nf*100=z\n");
-    assert_eq!(core.read(o.fh, 0, 200).unwrap(), vec![b'a'; 100]);
+    assert_eq!(
+        core.read(Caller::root(), o.fh, 0, 200).unwrap(),
+        vec![b'a'; 100]
+    );
     assert!(decodes.load(Ordering::SeqCst) > before, "the read decoded");
-    core.release(o.fh).unwrap();
+    core.release(Caller::root(), o.fh).unwrap();
     // and a new look-up shows the new version
     assert_eq!(read_all(&core, file("a.gaf").ino), vec![b'z'; 100]);
 }

@@ -12,6 +12,7 @@ use std::ffi::OsStr;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 use tafs::formats::hpi;
+use tafs::fs::Caller;
 
 use common::{tafs, tafs_ok as ok};
 
@@ -547,8 +548,8 @@ fn listing_the_root_decompresses_nothing() {
     use tafs::fs::{FsOps, MergedCore, MountOptions};
     let g = game();
     let core = MergedCore::new(g.path(), MountOptions::default(), Default::default()).unwrap();
-    let fh = core.opendir(1).unwrap();
-    let items = core.readdirplus(fh, 0).unwrap();
+    let fh = core.opendir(Caller::root(), 1).unwrap();
+    let items = core.readdirplus(Caller::root(), fh, 0).unwrap();
     let names: Vec<String> = items
         .iter()
         .map(|(_, it)| it.name.to_string_lossy().into_owned())
@@ -569,22 +570,31 @@ fn listing_the_root_decompresses_nothing() {
             "units"
         ]
     );
-    let docs = core.lookup(1, OsStr::new("docs")).unwrap();
-    let bad = core.lookup(docs.ino, OsStr::new("bad.txt")).unwrap();
+    let docs = core.lookup(Caller::root(), 1, OsStr::new("docs")).unwrap();
+    let bad = core
+        .lookup(Caller::root(), docs.ino, OsStr::new("bad.txt"))
+        .unwrap();
     assert_eq!(bad.size, BAD_SIZE as u64);
-    let units = core.lookup(1, OsStr::new("units")).unwrap();
-    let cor = core.lookup(units.ino, OsStr::new("corcom.fbi")).unwrap();
+    let units = core.lookup(Caller::root(), 1, OsStr::new("units")).unwrap();
+    let cor = core
+        .lookup(Caller::root(), units.ino, OsStr::new("corcom.fbi"))
+        .unwrap();
     assert_eq!(cor.size, 10);
     assert_eq!(core.cached_bytes(), 0);
-    let o = core.open(cor.ino, libc::O_RDONLY).unwrap();
-    assert_eq!(core.read(o.fh, 0, 100).unwrap(), b"gp3 corcom");
+    let o = core.open(Caller::root(), cor.ino, libc::O_RDONLY).unwrap();
+    assert_eq!(
+        core.read(Caller::root(), o.fh, 0, 100).unwrap(),
+        b"gp3 corcom"
+    );
     assert_eq!(core.cached_bytes(), 10);
     assert_eq!(
-        core.open(cor.ino, libc::O_WRONLY).unwrap_err().errno(),
+        core.open(Caller::root(), cor.ino, libc::O_WRONLY)
+            .unwrap_err()
+            .errno(),
         libc::EROFS
     );
     assert_eq!(
-        core.getxattr(cor.ino, OsStr::new("user.other"))
+        core.getxattr(Caller::root(), cor.ino, OsStr::new("user.other"))
             .unwrap_err()
             .errno(),
         libc::ENODATA
@@ -673,11 +683,13 @@ fn forgotten_inodes_leave_the_merged_table() {
     let g = game();
     let core = MergedCore::new(g.path(), MountOptions::default(), Default::default()).unwrap();
     let start = core.inodes();
-    let units = core.lookup(1, OsStr::new("units")).unwrap();
-    let cor = core.lookup(units.ino, OsStr::new("corcom.fbi")).unwrap();
-    let fh = core.opendir(units.ino).unwrap();
-    let plus = core.readdirplus(fh, 0).unwrap();
-    core.releasedir(fh).unwrap();
+    let units = core.lookup(Caller::root(), 1, OsStr::new("units")).unwrap();
+    let cor = core
+        .lookup(Caller::root(), units.ino, OsStr::new("corcom.fbi"))
+        .unwrap();
+    let fh = core.opendir(Caller::root(), units.ino).unwrap();
+    let plus = core.readdirplus(Caller::root(), fh, 0).unwrap();
+    core.releasedir(Caller::root(), fh).unwrap();
     assert!(plus.iter().any(|(_, it)| it.ino == cor.ino));
     let grown = core.inodes();
     assert!(grown > start + 2, "{start} → {grown}");
@@ -691,13 +703,20 @@ fn forgotten_inodes_leave_the_merged_table() {
     core.forget(units.ino, 1);
     assert_eq!(core.inodes(), start);
     assert_eq!(
-        core.getattr(cor.ino, None).unwrap_err().errno(),
+        core.getattr(Caller::root(), cor.ino, None)
+            .unwrap_err()
+            .errno(),
         libc::ESTALE
     );
-    let units2 = core.lookup(1, OsStr::new("units")).unwrap();
-    let cor2 = core.lookup(units2.ino, OsStr::new("corcom.fbi")).unwrap();
+    let units2 = core.lookup(Caller::root(), 1, OsStr::new("units")).unwrap();
+    let cor2 = core
+        .lookup(Caller::root(), units2.ino, OsStr::new("corcom.fbi"))
+        .unwrap();
     assert_ne!(cor2.ino, cor.ino);
-    let o = core.open(cor2.ino, libc::O_RDONLY).unwrap();
-    assert_eq!(core.read(o.fh, 0, 100).unwrap(), b"gp3 corcom");
-    core.release(o.fh).unwrap();
+    let o = core.open(Caller::root(), cor2.ino, libc::O_RDONLY).unwrap();
+    assert_eq!(
+        core.read(Caller::root(), o.fh, 0, 100).unwrap(),
+        b"gp3 corcom"
+    );
+    core.release(Caller::root(), o.fh).unwrap();
 }

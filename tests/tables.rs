@@ -8,6 +8,7 @@ mod common;
 use common::{corpus, files_with_ext, py, tafs, tafs_ok};
 use std::path::Path;
 use tafs::formats::tdf_doc::{self, Edit, KeyLookup};
+use tafs::fs::{Caller, NewNode};
 use tafs::game::Plain;
 use tafs::view::tables::{read_files, Table, FAMILIES};
 
@@ -246,25 +247,43 @@ fn tables_folder_over_the_core() {
     std::fs::write(g.join("units/ARMCOM.FBI"), FIXTURE_FBI).unwrap();
     let core = Core::new(g, MountOptions::default(), None).unwrap();
     let ops = with_tables(Arc::new(core), false, Default::default(), false);
-    let dir = ops.lookup(1, OsStr::new(DIR_NAME)).unwrap().ino;
-    let csv = ops.lookup(dir, OsStr::new("units.csv")).unwrap();
-    let h = ops.open(csv.ino, libc::O_RDONLY).unwrap();
-    let text = String::from_utf8(ops.read(h.fh, 0, 1 << 20).unwrap()).unwrap();
-    ops.release(h.fh).unwrap();
+    let dir = ops
+        .lookup(Caller::root(), 1, OsStr::new(DIR_NAME))
+        .unwrap()
+        .ino;
+    let csv = ops
+        .lookup(Caller::root(), dir, OsStr::new("units.csv"))
+        .unwrap();
+    let h = ops.open(Caller::root(), csv.ino, libc::O_RDONLY).unwrap();
+    let text = String::from_utf8(ops.read(Caller::root(), h.fh, 0, 1 << 20).unwrap()).unwrap();
+    ops.release(Caller::root(), h.fh).unwrap();
     assert_eq!(text.len() as u64, csv.size);
     let save = |new: &str| {
         let (_, h) = ops
-            .create(dir, OsStr::new("sedXYZ"), 0o100644, 0, libc::O_WRONLY, 0, 0)
+            .create(
+                Caller::root(),
+                NewNode::new(dir, OsStr::new("sedXYZ"), 0o100644, 0),
+                libc::O_WRONLY,
+            )
             .unwrap();
-        ops.write(h.fh, 0, new.as_bytes()).unwrap();
-        ops.release(h.fh).unwrap();
-        ops.rename(dir, OsStr::new("sedXYZ"), dir, OsStr::new("units.csv"), 0)
+        ops.write(Caller::root(), h.fh, 0, new.as_bytes()).unwrap();
+        ops.release(Caller::root(), h.fh).unwrap();
+        ops.rename(
+            Caller::root(),
+            dir,
+            OsStr::new("sedXYZ"),
+            dir,
+            OsStr::new("units.csv"),
+            0,
+        )
     };
     let e = save(&text.replace("34125", "a lot")).unwrap_err();
     assert_eq!(e.errno(), libc::EIO);
-    let st = ops.lookup(dir, OsStr::new("status")).unwrap();
-    let h = ops.open(st.ino, libc::O_RDONLY).unwrap();
-    let status = String::from_utf8(ops.read(h.fh, 0, 4096).unwrap()).unwrap();
+    let st = ops
+        .lookup(Caller::root(), dir, OsStr::new("status"))
+        .unwrap();
+    let h = ops.open(Caller::root(), st.ino, libc::O_RDONLY).unwrap();
+    let status = String::from_utf8(ops.read(Caller::root(), h.fh, 0, 4096).unwrap()).unwrap();
     assert!(
         status.contains("row 2, column BuildCostEnergy: \"a lot\" is not a number"),
         "{status}"
@@ -273,7 +292,8 @@ fn tables_folder_over_the_core() {
         std::fs::read(g.join("units/ARMCOM.FBI")).unwrap(),
         FIXTURE_FBI
     );
-    ops.unlink(dir, OsStr::new("sedXYZ")).unwrap();
+    ops.unlink(Caller::root(), dir, OsStr::new("sedXYZ"))
+        .unwrap();
     save(&text.replace("34125", "35000")).unwrap();
     assert_eq!(
         std::fs::read(g.join("units/ARMCOM.FBI")).unwrap(),
@@ -281,19 +301,23 @@ fn tables_folder_over_the_core() {
             .replace("34125", "35000")
             .as_bytes()
     );
-    assert!(ops.lookup(dir, OsStr::new("sedXYZ")).is_err());
+    assert!(ops
+        .lookup(Caller::root(), dir, OsStr::new("sedXYZ"))
+        .is_err());
     // Five bytes written in place (no O_TRUNC): the rest of the text is the table's.
     let at = text.find("34125").unwrap() as u64;
-    let h = ops.open(csv.ino, libc::O_WRONLY).unwrap();
-    ops.write(h.fh, at, b"36000").unwrap();
-    ops.release(h.fh).unwrap();
+    let h = ops.open(Caller::root(), csv.ino, libc::O_WRONLY).unwrap();
+    ops.write(Caller::root(), h.fh, at, b"36000").unwrap();
+    ops.release(Caller::root(), h.fh).unwrap();
     assert_eq!(
         std::fs::read(g.join("units/ARMCOM.FBI")).unwrap(),
         String::from_utf8_lossy(FIXTURE_FBI)
             .replace("34125", "36000")
             .as_bytes()
     );
-    let e = ops.unlink(dir, OsStr::new("units.csv")).unwrap_err();
+    let e = ops
+        .unlink(Caller::root(), dir, OsStr::new("units.csv"))
+        .unwrap_err();
     assert_eq!(e.errno(), libc::EROFS);
     // No temporary file is left beside the FBI.
     let names: Vec<_> = std::fs::read_dir(g.join("units")).unwrap().collect();

@@ -6,6 +6,7 @@ mod writeback_common;
 
 use std::ffi::OsStr;
 use std::path::Path;
+use tafs::fs::{Caller, NewNode};
 use tafs::fs::{Core, FsOps, MountOptions};
 use writeback_common::{cp_onto, edit_png, ino, parse, payloads, read, sample_bytes};
 
@@ -41,19 +42,15 @@ fn replace_via_temp(core: &Core, path: &str, tmp: &str, bytes: &[u8]) -> Result<
     let d = ino(core, dir);
     let (_, o) = core
         .create(
-            d,
-            OsStr::new(tmp),
-            0o100600,
-            0,
+            Caller::root(),
+            NewNode::new(d, OsStr::new(tmp), 0o100600, 0),
             libc::O_WRONLY | libc::O_EXCL,
-            0,
-            0,
         )
         .map_err(|e| e.errno())?;
-    core.write(o.fh, 0, bytes).unwrap();
-    core.flush(o.fh).unwrap(); // a temp name never commits
-    core.release(o.fh).unwrap();
-    core.rename(d, OsStr::new(tmp), d, OsStr::new(name), 0)
+    core.write(Caller::root(), o.fh, 0, bytes).unwrap();
+    core.flush(Caller::root(), o.fh).unwrap(); // a temp name never commits
+    core.release(Caller::root(), o.fh).unwrap();
+    core.rename(Caller::root(), d, OsStr::new(tmp), d, OsStr::new(name), 0)
         .map_err(|e| e.errno())
 }
 
@@ -171,11 +168,15 @@ fn frames_listed_without_images_are_pending_until_complete() {
     let d = ino(&f.core, "anims/fx.gaf/panel");
     let (_, o) = f
         .core
-        .create(d, OsStr::new("1.png"), 0o100644, 0, libc::O_WRONLY, 0, 0)
+        .create(
+            Caller::root(),
+            NewNode::new(d, OsStr::new("1.png"), 0o100644, 0),
+            libc::O_WRONLY,
+        )
         .unwrap();
-    f.core.write(o.fh, 0, &png).unwrap();
-    f.core.flush(o.fh).unwrap();
-    f.core.release(o.fh).unwrap();
+    f.core.write(Caller::root(), o.fh, 0, &png).unwrap();
+    f.core.flush(Caller::root(), o.fh).unwrap();
+    f.core.release(Caller::root(), o.fh).unwrap();
     let g = parse(&bin);
     assert_eq!(g.sequences[1].frames.len(), 2);
 }
@@ -207,11 +208,18 @@ fn conflict_when_binary_changes_behind_staged_edits() {
     let d = ino(&f.core, "anims/fx.gaf/panel");
     let (_, o) = f
         .core
-        .create(d, OsStr::new("1.png"), 0o100644, 0, libc::O_WRONLY, 0, 0)
+        .create(
+            Caller::root(),
+            NewNode::new(d, OsStr::new("1.png"), 0o100644, 0),
+            libc::O_WRONLY,
+        )
         .unwrap();
-    f.core.write(o.fh, 0, &png).unwrap();
-    assert_eq!(f.core.flush(o.fh).unwrap_err().errno(), libc::ESTALE);
-    f.core.release(o.fh).unwrap();
+    f.core.write(Caller::root(), o.fh, 0, &png).unwrap();
+    assert_eq!(
+        f.core.flush(Caller::root(), o.fh).unwrap_err().errno(),
+        libc::ESTALE
+    );
+    f.core.release(Caller::root(), o.fh).unwrap();
     assert_eq!(std::fs::read(&bin).unwrap(), other);
     assert_eq!(read(&f.core, "anims/fx.gaf/panel/frames.csv"), c);
     assert!(status(&f.core, "anims/fx.gaf").contains("conflict"));
@@ -225,13 +233,17 @@ fn staged_files_survive_a_new_core() {
     cp_onto(&f.core, "anims/fx.gaf/pulse/0.png", &edited).unwrap();
     let a0 = f
         .core
-        .getattr(ino(&f.core, "anims/fx.gaf/pulse/0.png"), None)
+        .getattr(
+            Caller::root(),
+            ino(&f.core, "anims/fx.gaf/pulse/0.png"),
+            None,
+        )
         .unwrap();
     drop(f.core);
     let core = Core::new(f.game.path(), opts(f.state.path()), None).unwrap();
     assert_eq!(read(&core, "anims/fx.gaf/pulse/0.png"), edited);
     let a1 = core
-        .getattr(ino(&core, "anims/fx.gaf/pulse/0.png"), None)
+        .getattr(Caller::root(), ino(&core, "anims/fx.gaf/pulse/0.png"), None)
         .unwrap();
     assert_eq!((a0.mtime, a0.perm, a0.size), (a1.mtime, a1.perm, a1.size));
 }
@@ -249,11 +261,15 @@ fn read_only_and_no_state_dir_refuse_writes() {
         let core = Core::new(f.game.path(), o, None).unwrap();
         let i = ino(&core, "anims/fx.gaf/pulse/0.png");
         assert_eq!(
-            core.open(i, libc::O_WRONLY).unwrap_err().errno(),
+            core.open(Caller::root(), i, libc::O_WRONLY)
+                .unwrap_err()
+                .errno(),
             libc::EROFS
         );
         let d = ino(&core, "anims/fx.gaf");
-        let e = core.mkdir(d, OsStr::new("x"), 0o755, 0, 0, 0).unwrap_err();
+        let e = core
+            .mkdir(Caller::root(), NewNode::new(d, OsStr::new("x"), 0o755, 0))
+            .unwrap_err();
         assert_eq!(e.errno(), libc::EROFS);
     }
 }
@@ -293,7 +309,7 @@ fn delete_asset_keeps_history_and_new_asset_commits_once_complete() {
         } else {
             ino(&f.core, &format!("anims/fx.gaf/{d}"))
         };
-        f.core.unlink(di, OsStr::new(n)).unwrap();
+        f.core.unlink(Caller::root(), di, OsStr::new(n)).unwrap();
         if !d.is_empty() && !dirs.contains(&d.to_string()) {
             dirs.push(d.to_string());
         }
@@ -306,14 +322,16 @@ fn delete_asset_keeps_history_and_new_asset_commits_once_complete() {
         } else {
             ino(&f.core, &format!("anims/fx.gaf/{pd}"))
         };
-        f.core.rmdir(pi, OsStr::new(n)).unwrap();
+        f.core.rmdir(Caller::root(), pi, OsStr::new(n)).unwrap();
     }
     assert_eq!(
         std::fs::read(&bin).unwrap(),
         orig,
         "no commit while removing"
     );
-    f.core.rmdir(anims, OsStr::new("fx.gaf")).unwrap();
+    f.core
+        .rmdir(Caller::root(), anims, OsStr::new("fx.gaf"))
+        .unwrap();
     assert!(!bin.exists());
     assert_eq!(history_len(&f), 1);
     let abs = std::path::absolute(&bin).unwrap();
@@ -326,7 +344,10 @@ fn delete_asset_keeps_history_and_new_asset_commits_once_complete() {
     // mkdir new.gaf + copy the dump in, file by file: the binary appears once complete
     let a = f
         .core
-        .mkdir(anims, OsStr::new("new.gaf"), 0o755, 0, 0, 0)
+        .mkdir(
+            Caller::root(),
+            NewNode::new(anims, OsStr::new("new.gaf"), 0o755, 0),
+        )
         .unwrap();
     let newbin = f.game.path().join("anims/new.gaf");
     for (i, (p, b)) in files.iter().enumerate() {
@@ -334,18 +355,27 @@ fn delete_asset_keeps_history_and_new_asset_commits_once_complete() {
         let (d, n) = p.rsplit_once('/').unwrap_or(("", p));
         let mut di = a.ino;
         for c in d.split('/').filter(|c| !c.is_empty()) {
-            di = match f.core.lookup(di, OsStr::new(c)) {
+            di = match f.core.lookup(Caller::root(), di, OsStr::new(c)) {
                 Ok(x) => x.ino,
-                Err(_) => f.core.mkdir(di, OsStr::new(c), 0o755, 0, 0, 0).unwrap().ino,
+                Err(_) => {
+                    f.core
+                        .mkdir(Caller::root(), NewNode::new(di, OsStr::new(c), 0o755, 0))
+                        .unwrap()
+                        .ino
+                }
             };
         }
         let (_, o) = f
             .core
-            .create(di, OsStr::new(n), 0o100644, 0, libc::O_WRONLY, 0, 0)
+            .create(
+                Caller::root(),
+                NewNode::new(di, OsStr::new(n), 0o100644, 0),
+                libc::O_WRONLY,
+            )
             .unwrap();
-        f.core.write(o.fh, 0, b).unwrap();
-        f.core.flush(o.fh).unwrap();
-        f.core.release(o.fh).unwrap();
+        f.core.write(Caller::root(), o.fh, 0, b).unwrap();
+        f.core.flush(Caller::root(), o.fh).unwrap();
+        f.core.release(Caller::root(), o.fh).unwrap();
         // (a composite's .layers folder is optional in the layout: once every other file is
         // there the set is complete, and the layers arriving later commit once more)
         let rest_is_layers = files[i + 1..]
@@ -366,7 +396,12 @@ fn folders_keep_their_inodes_across_a_commit_files_do_not() {
     let pulse = ino(&f.core, "anims/fx.gaf/pulse");
     let panel = ino(&f.core, "anims/fx.gaf/panel");
     let frame = ino(&f.core, "anims/fx.gaf/panel/0.png");
-    let mtime = |p: &str| f.core.getattr(ino(&f.core, p), None).unwrap().mtime;
+    let mtime = |p: &str| {
+        f.core
+            .getattr(Caller::root(), ino(&f.core, p), None)
+            .unwrap()
+            .mtime
+    };
     let frame_t = mtime("anims/fx.gaf/panel/0.png");
     let panel_t = mtime("anims/fx.gaf/panel");
     let preview_t = mtime("anims/fx.gaf/pulse/animated.png");
@@ -395,34 +430,36 @@ fn folders_keep_their_inodes_across_a_commit_files_do_not() {
     // in a sibling folder it looked up before the commit) ...
     assert_eq!(ino(&f.core, "anims/fx.gaf"), root);
     assert_eq!(ino(&f.core, "anims/fx.gaf/pulse"), pulse);
-    assert_eq!(f.core.getattr(panel, None).unwrap().ino, panel);
+    assert_eq!(
+        f.core.getattr(Caller::root(), panel, None).unwrap().ino,
+        panel
+    );
     let (_, o) = f
         .core
         .create(
-            panel,
-            OsStr::new(".0.png.XyZ123"),
-            0o100600,
-            0,
+            Caller::root(),
+            NewNode::new(panel, OsStr::new(".0.png.XyZ123"), 0o100600, 0),
             libc::O_WRONLY | libc::O_EXCL,
-            0,
-            0,
         )
         .unwrap();
-    f.core.release(o.fh).unwrap();
-    let dh = f.core.opendir(panel).unwrap();
+    f.core.release(Caller::root(), o.fh).unwrap();
+    let dh = f.core.opendir(Caller::root(), panel).unwrap();
     let names: Vec<String> = f
         .core
-        .readdir(dh, 0)
+        .readdir(Caller::root(), dh, 0)
         .unwrap()
         .into_iter()
         .map(|(_, it)| it.name.to_string_lossy().into_owned())
         .collect();
-    f.core.releasedir(dh).unwrap();
+    f.core.releasedir(Caller::root(), dh).unwrap();
     assert!(names.iter().any(|n| n == ".0.png.XyZ123"), "{names:?}");
     // ... while a generated file of the old version is stale and gets a new inode (an inode
     // is one version's file: a reader holding it never gets another version's bytes)
     assert_eq!(
-        f.core.getattr(frame, None).unwrap_err().errno(),
+        f.core
+            .getattr(Caller::root(), frame, None)
+            .unwrap_err()
+            .errno(),
         libc::ESTALE
     );
     assert_ne!(ino(&f.core, "anims/fx.gaf/panel/0.png"), frame);
@@ -528,7 +565,10 @@ fn xattr_writes_answer_enotsup() {
             "system.posix_acl_default",
             "user.x",
         ] {
-            let e = f.core.setxattr(i, OsStr::new(n)).unwrap_err();
+            let e = f
+                .core
+                .setxattr(Caller::root(), i, OsStr::new(n))
+                .unwrap_err();
             assert_eq!(e.errno(), libc::ENOTSUP, "{p} {n}");
         }
     }
@@ -536,14 +576,14 @@ fn xattr_writes_answer_enotsup() {
 
 /// The names a listing of folder `path` gives.
 fn listed(core: &Core, path: &str) -> Vec<String> {
-    let dh = core.opendir(ino(core, path)).unwrap();
+    let dh = core.opendir(Caller::root(), ino(core, path)).unwrap();
     let names = core
-        .readdir(dh, 0)
+        .readdir(Caller::root(), dh, 0)
         .unwrap()
         .into_iter()
         .map(|(_, it)| it.name.to_string_lossy().into_owned())
         .collect();
-    core.releasedir(dh).unwrap();
+    core.releasedir(Caller::root(), dh).unwrap();
     names
 }
 
@@ -556,7 +596,10 @@ fn listings_read_the_state_folder_again_only_after_the_mount_wrote_to_it() {
     let anims = ino(&f.core, "anims");
     assert!(!listed(&f.core, "anims").contains(&"made.gaf".to_string()));
     f.core
-        .mkdir(anims, OsStr::new("made.gaf"), 0o755, 0, 0, 0)
+        .mkdir(
+            Caller::root(),
+            NewNode::new(anims, OsStr::new("made.gaf"), 0o755, 0),
+        )
         .unwrap();
     assert!(listed(&f.core, "anims").contains(&"made.gaf".to_string()));
     // a new asset's record written by hand, as the mount writes one
@@ -574,7 +617,9 @@ fn listings_read_the_state_folder_again_only_after_the_mount_wrote_to_it() {
     assert!(!names.contains(&"hand.gaf".to_string()), "{names:?}");
 
     // the mount's own next write reads the records again
-    f.core.rmdir(anims, OsStr::new("made.gaf")).unwrap();
+    f.core
+        .rmdir(Caller::root(), anims, OsStr::new("made.gaf"))
+        .unwrap();
     let names = listed(&f.core, "anims");
     assert!(!names.contains(&"made.gaf".to_string()), "{names:?}");
     assert!(names.contains(&"hand.gaf".to_string()), "{names:?}");
@@ -593,7 +638,12 @@ fn writing_inside_a_folder_keeps_the_times_of_the_folders_above_it() {
     let f = fixture();
     let when = UNIX_EPOCH + Duration::from_secs(981_173_106);
     let set = |p: &str| writeback_common::touch(&f.core, p, when);
-    let mtime = |p: &str| f.core.getattr(ino(&f.core, p), None).unwrap().mtime;
+    let mtime = |p: &str| {
+        f.core
+            .getattr(Caller::root(), ino(&f.core, p), None)
+            .unwrap()
+            .mtime
+    };
     // saved again as it is, rsync's way (a temporary name renamed over it)
     let resave = |p: &str| {
         let bytes = read(&f.core, p);
@@ -631,9 +681,11 @@ fn folder_files(core: &Core, asset: &str, dir: &str) -> (Vec<(String, Vec<u8>)>,
         } else {
             format!("{dir}/{sub}")
         };
-        let dh = core.opendir(ino(core, &format!("{asset}/{at}"))).unwrap();
-        let items = core.readdir(dh, 0).unwrap();
-        core.releasedir(dh).unwrap();
+        let dh = core
+            .opendir(Caller::root(), ino(core, &format!("{asset}/{at}")))
+            .unwrap();
+        let items = core.readdir(Caller::root(), dh, 0).unwrap();
+        core.releasedir(Caller::root(), dh).unwrap();
         for (_, it) in items {
             let n = it.name.to_string_lossy().into_owned();
             if n == "." || n == ".." {
@@ -662,7 +714,7 @@ fn folder_files(core: &Core, asset: &str, dir: &str) -> (Vec<(String, Vec<u8>)>,
 fn try_ino(core: &Core, path: &str) -> Option<u64> {
     let mut i = tafs::fs::core::ROOT;
     for c in path.split('/') {
-        i = core.lookup(i, OsStr::new(c)).ok()?.ino;
+        i = core.lookup(Caller::root(), i, OsStr::new(c)).ok()?.ino;
     }
     Some(i)
 }
@@ -673,9 +725,9 @@ fn rm_r(core: &Core, path: &str) {
     let Some(d) = try_ino(core, path) else {
         return;
     };
-    let dh = core.opendir(d).unwrap();
-    let items = core.readdir(dh, 0).unwrap();
-    core.releasedir(dh).unwrap();
+    let dh = core.opendir(Caller::root(), d).unwrap();
+    let items = core.readdir(Caller::root(), dh, 0).unwrap();
+    core.releasedir(Caller::root(), dh).unwrap();
     for (_, it) in items {
         let n = it.name.to_string_lossy().into_owned();
         if n == "." || n == ".." {
@@ -684,12 +736,12 @@ fn rm_r(core: &Core, path: &str) {
         if it.kind == tafs::fs::FileKind::Dir {
             rm_r(core, &format!("{path}/{n}"));
         } else if let Some(d) = try_ino(core, path) {
-            let _ = core.unlink(d, OsStr::new(&n));
+            let _ = core.unlink(Caller::root(), d, OsStr::new(&n));
         }
     }
     let (parent, n) = parent_and_name(path);
     if let Some(p) = try_ino(core, parent) {
-        let _ = core.rmdir(p, OsStr::new(n));
+        let _ = core.rmdir(Caller::root(), p, OsStr::new(n));
     }
     assert!(try_ino(core, path).is_none(), "{path} removed");
 }
@@ -732,7 +784,9 @@ fn a_copied_sequence_csv_shows_the_binarys_row_whichever_commit_comes_first() {
         {
             let (pd, n) = d.rsplit_once('/').map_or(("", d.as_str()), |x| x);
             let pi = ino(&f.core, format!("{asset}/{pd}").trim_end_matches('/'));
-            f.core.mkdir(pi, OsStr::new(n), 0o755, 0, 0, 0).unwrap();
+            f.core
+                .mkdir(Caller::root(), NewNode::new(pi, OsStr::new(n), 0o755, 0))
+                .unwrap();
         }
         let mut order: Vec<&(String, Vec<u8>)> = copied.iter().collect();
         if sequence_csv_first {

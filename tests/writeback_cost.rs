@@ -14,6 +14,7 @@ mod writeback_common;
 use std::io::Write;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
+use tafs::fs::Caller;
 use tafs::fs::{Core, MountOptions};
 use tafs::view::{AssetKind, Entry, View, ViewError, ViewOptions};
 use writeback_common::{
@@ -186,11 +187,11 @@ fn a_commit_decodes_only_the_binary_it_writes() {
 fn copy_out(core: &Core, path: &str, to: &std::path::Path) {
     use tafs::fs::FsOps;
     std::fs::create_dir_all(to).unwrap();
-    let dh = core.opendir(ino(core, path)).unwrap();
+    let dh = core.opendir(Caller::root(), ino(core, path)).unwrap();
     let mut items = Vec::new();
     let mut off = 0;
     loop {
-        let batch = core.readdir(dh, off).unwrap();
+        let batch = core.readdir(Caller::root(), dh, off).unwrap();
         if batch.is_empty() {
             break;
         }
@@ -202,7 +203,7 @@ fn copy_out(core: &Core, path: &str, to: &std::path::Path) {
             }
         }
     }
-    core.releasedir(dh).unwrap();
+    core.releasedir(Caller::root(), dh).unwrap();
     for (n, dir) in items {
         let p = format!("{path}/{n}");
         if dir {

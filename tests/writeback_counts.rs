@@ -7,14 +7,15 @@ mod writeback_common;
 
 use std::ffi::OsStr;
 use tafs::fs::core::FileKind;
+use tafs::fs::{Caller, NewNode};
 use tafs::fs::{Core, FsOps, MountOptions};
 use writeback_common::{ino, sample_bytes};
 
 /// Entries and sub-folders of `dir` from a listing (`.` and `..` left out).
 fn listed(core: &Core, dir: u64) -> (usize, u32) {
-    let fh = core.opendir(dir).unwrap();
-    let items = core.readdir(fh, 0).unwrap();
-    core.releasedir(fh).unwrap();
+    let fh = core.opendir(Caller::root(), dir).unwrap();
+    let items = core.readdir(Caller::root(), fh, 0).unwrap();
+    core.releasedir(Caller::root(), fh).unwrap();
     let kids: Vec<_> = items
         .iter()
         .filter(|(_, d)| d.name != "." && d.name != "..")
@@ -24,7 +25,7 @@ fn listed(core: &Core, dir: u64) -> (usize, u32) {
 }
 
 fn nlink(core: &Core, dir: u64) -> u32 {
-    core.getattr(dir, None).unwrap().nlink
+    core.getattr(Caller::root(), dir, None).unwrap().nlink
 }
 
 #[test]
@@ -48,15 +49,22 @@ fn folder_links_stay_exact_through_creates_mkdirs_removals_and_renames() {
     for k in 0..40u32 {
         if k % 8 == 3 {
             let name = format!("d{k}");
-            core.mkdir(asset, OsStr::new(&name), 0o755, 0o022, 0, 0)
-                .unwrap();
+            core.mkdir(
+                Caller::root(),
+                NewNode::new(asset, OsStr::new(&name), 0o755, 0o022),
+            )
+            .unwrap();
             dirs += 1;
         } else {
             let name = format!("note{k}.txt");
             let (_, o) = core
-                .create(asset, OsStr::new(&name), 0o644, 0o022, libc::O_WRONLY, 0, 0)
+                .create(
+                    Caller::root(),
+                    NewNode::new(asset, OsStr::new(&name), 0o644, 0o022),
+                    libc::O_WRONLY,
+                )
                 .unwrap();
-            core.release(o.fh).unwrap();
+            core.release(Caller::root(), o.fh).unwrap();
         }
         assert_eq!(nlink(&core, asset), 2 + dirs, "after step {k}");
     }
@@ -67,29 +75,33 @@ fn folder_links_stay_exact_through_creates_mkdirs_removals_and_renames() {
     // creating an existing name again changes nothing
     let (_, o) = core
         .create(
-            asset,
-            OsStr::new("note0.txt"),
-            0o644,
-            0o022,
+            Caller::root(),
+            NewNode::new(asset, OsStr::new("note0.txt"), 0o644, 0o022),
             libc::O_WRONLY,
-            0,
-            0,
         )
         .unwrap();
-    core.release(o.fh).unwrap();
+    core.release(Caller::root(), o.fh).unwrap();
     assert_eq!(nlink(&core, asset), 2 + dirs);
 
     // removals and renames are seen at once
-    core.rmdir(asset, OsStr::new("d3")).unwrap();
+    core.rmdir(Caller::root(), asset, OsStr::new("d3")).unwrap();
     dirs -= 1;
     assert_eq!(nlink(&core, asset), 2 + dirs);
     let sub = ino(&core, "anims/fx.gaf/d11");
-    core.rename(asset, OsStr::new("d19"), sub, OsStr::new("d19"), 0)
-        .unwrap();
+    core.rename(
+        Caller::root(),
+        asset,
+        OsStr::new("d19"),
+        sub,
+        OsStr::new("d19"),
+        0,
+    )
+    .unwrap();
     dirs -= 1;
     assert_eq!(nlink(&core, asset), 2 + dirs);
     assert_eq!(nlink(&core, sub), 3);
-    core.unlink(asset, OsStr::new("note1.txt")).unwrap();
+    core.unlink(Caller::root(), asset, OsStr::new("note1.txt"))
+        .unwrap();
     let (n2, d2) = listed(&core, asset);
     assert_eq!((n2, d2), (n0 + 40 - 3, dirs));
     assert_eq!(nlink(&core, asset), 2 + d2);

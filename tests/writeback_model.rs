@@ -13,6 +13,7 @@ use std::ffi::OsStr;
 use tafs::formats::gaf;
 use tafs::formats::palette::Palette;
 use tafs::fs::core::ROOT;
+use tafs::fs::{Caller, NewNode};
 use tafs::fs::{Core, FsOps, MountOptions};
 use tafs::view::gaf::{build, BuildOptions};
 use tafs::view::MemFileSet;
@@ -79,18 +80,21 @@ impl Fx {
     fn ino(&self, path: &str) -> Option<u64> {
         let mut i = ROOT;
         for c in path.split('/').filter(|c| !c.is_empty()) {
-            i = self.core.lookup(i, OsStr::new(c)).ok()?.ino;
+            i = self.core.lookup(Caller::root(), i, OsStr::new(c)).ok()?.ino;
         }
         Some(i)
     }
 
     /// (name, is folder) of the entries of folder `path`.
     fn list(&self, path: &str) -> Vec<(String, bool)> {
-        let dh = self.core.opendir(self.ino(path).unwrap()).unwrap();
+        let dh = self
+            .core
+            .opendir(Caller::root(), self.ino(path).unwrap())
+            .unwrap();
         let mut out = Vec::new();
         let mut off = 0;
         loop {
-            let items = self.core.readdir(dh, off).unwrap();
+            let items = self.core.readdir(Caller::root(), dh, off).unwrap();
             if items.is_empty() {
                 break;
             }
@@ -102,7 +106,7 @@ impl Fx {
                 }
             }
         }
-        self.core.releasedir(dh).unwrap();
+        self.core.releasedir(Caller::root(), dh).unwrap();
         out.sort();
         out
     }
@@ -110,10 +114,10 @@ impl Fx {
     fn read(&self, path: &str) -> Vec<u8> {
         let o = self
             .core
-            .open(self.ino(path).unwrap(), libc::O_RDONLY)
+            .open(Caller::root(), self.ino(path).unwrap(), libc::O_RDONLY)
             .unwrap();
-        let b = self.core.read(o.fh, 0, 1 << 24).unwrap();
-        self.core.release(o.fh).unwrap();
+        let b = self.core.read(Caller::root(), o.fh, 0, 1 << 24).unwrap();
+        self.core.release(Caller::root(), o.fh).unwrap();
         b
     }
 
@@ -122,34 +126,38 @@ impl Fx {
         let (dir, name) = path.rsplit_once('/').unwrap();
         let o = match self.ino(path) {
             Some(i) => {
-                let o = self.core.open(i, libc::O_WRONLY).unwrap();
+                let o = self.core.open(Caller::root(), i, libc::O_WRONLY).unwrap();
                 let size = tafs::fs::SetAttr {
                     size: Some(0),
                     ..Default::default()
                 };
-                self.core.setattr(i, size, Some(o.fh)).unwrap();
+                self.core
+                    .setattr(Caller::root(), i, size, Some(o.fh))
+                    .unwrap();
                 o
             }
             None => {
                 let d = self.ino(dir).unwrap();
                 let flags = libc::O_WRONLY | libc::O_EXCL;
-                let c = self
-                    .core
-                    .create(d, OsStr::new(name), 0o100644, 0, flags, 0, 0);
+                let c = self.core.create(
+                    Caller::root(),
+                    NewNode::new(d, OsStr::new(name), 0o100644, 0),
+                    flags,
+                );
                 c.unwrap().1
             }
         };
-        self.core.write(o.fh, 0, bytes).unwrap();
+        self.core.write(Caller::root(), o.fh, 0, bytes).unwrap();
         // a save that does not build yet is reported, not asserted here
-        let _ = self.core.flush(o.fh);
-        self.core.release(o.fh).unwrap();
+        let _ = self.core.flush(Caller::root(), o.fh);
+        self.core.release(Caller::root(), o.fh).unwrap();
     }
 
     fn copy_dir(&self, from: &str, to: &str) {
         let (parent, name) = to.rsplit_once('/').unwrap();
         let p = self.ino(parent).unwrap();
         self.core
-            .mkdir(p, OsStr::new(name), 0o755, 0, 0, 0)
+            .mkdir(Caller::root(), NewNode::new(p, OsStr::new(name), 0o755, 0))
             .unwrap();
         for (n, dir) in self.list(from) {
             let (f, t) = (format!("{from}/{n}"), format!("{to}/{n}"));
@@ -168,11 +176,15 @@ impl Fx {
             if dir {
                 self.delete_dir(&f);
             } else {
-                let _ = self.core.unlink(self.ino(path).unwrap(), OsStr::new(&n));
+                let _ = self
+                    .core
+                    .unlink(Caller::root(), self.ino(path).unwrap(), OsStr::new(&n));
             }
         }
         let (parent, name) = path.rsplit_once('/').unwrap();
-        let _ = self.core.rmdir(self.ino(parent).unwrap(), OsStr::new(name));
+        let _ = self
+            .core
+            .rmdir(Caller::root(), self.ino(parent).unwrap(), OsStr::new(name));
     }
 
     /// Every file the asset directory shows, read through the core.
@@ -270,7 +282,7 @@ fn apply(fx: &Fx, op: &Op, step: usize, stale: &[(String, Vec<u8>)]) -> Option<(
             let a = fx.ino(ASSET).unwrap();
             let to = format!("m{step}");
             fx.core
-                .rename(a, OsStr::new(&s), a, OsStr::new(&to), 0)
+                .rename(Caller::root(), a, OsStr::new(&s), a, OsStr::new(&to), 0)
                 .unwrap();
             None
         }

@@ -1,38 +1,39 @@
-//! Who made the request being served: set by the FUSE adapter around the requests whose
-//! answer depends on the caller (opening the root `.tafs-status`), read where that answer is
-//! made ([`current`]), and the permission check done with it ([`may_search`]).
+//! Who made a request: [`Caller`], filled by the FUSE adapter from each request and passed
+//! with it to every [`super::FsOps`] operation, and the permission check done with it
+//! ([`may_search`]).
 
-use std::cell::Cell;
 use std::os::unix::fs::MetadataExt;
 use std::path::Path;
 
-/// The caller of a request: user, primary group, process.
+/// The caller of a request: user, primary group, process. The supplementary groups are read
+/// from the process (`/proc/PID/status`) only when a check needs them.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) struct Caller {
-    pub(crate) uid: u32,
-    pub(crate) gid: u32,
-    pub(crate) pid: u32,
+pub struct Caller {
+    /// User.
+    pub uid: u32,
+    /// Primary group.
+    pub gid: u32,
+    /// Process (0: none known, so no supplementary groups).
+    pub pid: u32,
 }
 
-thread_local! {
-    static CALLER: Cell<Option<Caller>> = const { Cell::new(None) };
+impl Caller {
+    /// Root, from no particular process: what the daemon itself and core-driven tests ask as.
+    pub const fn root() -> Caller {
+        Caller::of(0, 0)
+    }
+
+    /// User `uid`, group `gid`, without supplementary groups.
+    pub const fn of(uid: u32, gid: u32) -> Caller {
+        Caller { uid, gid, pid: 0 }
+    }
 }
 
-/// Runs `f` with `c` as the caller of this thread's request.
-pub(crate) fn with<T>(c: Caller, f: impl FnOnce() -> T) -> T {
-    let before = CALLER.with(|x| x.replace(Some(c)));
-    let r = f();
-    CALLER.with(|x| x.set(before));
-    r
-}
-
-/// The caller of the request this thread serves; `None` outside a request (the daemon).
-pub(crate) fn current() -> Option<Caller> {
-    CALLER.with(Cell::get)
-}
-
-/// The supplementary groups of process `pid` (from `/proc/PID/status`).
+/// The supplementary groups of process `pid` (from `/proc/PID/status`; none for pid 0).
 fn groups_of(pid: u32) -> Vec<u32> {
+    if pid == 0 {
+        return Vec::new();
+    }
     std::fs::read_to_string(format!("/proc/{pid}/status"))
         .ok()
         .and_then(|s| {

@@ -7,6 +7,7 @@ use super::core::{Attr, Core, FileKind, Inval, InvalProgress, MountOptions, SetA
 use super::merged::MergedCore;
 use super::ops::FsOps;
 use super::FsError;
+use super::{Caller, NewNode};
 use crate::fs::shared::lock;
 use crate::sys::SetTime;
 use crate::view::merged::Priority;
@@ -139,6 +140,7 @@ impl TafsFs {
     /// empty page that ends the listing: a folder is listed once per listing, not per page.
     fn dir_call<T>(
         &self,
+        c: Caller,
         ino: INodeNo,
         fh: FileHandle,
         offset: u64,
@@ -154,22 +156,23 @@ impl TafsFs {
             match f(h) {
                 // closed meanwhile (another listing of the folder began): listed again
                 Err(FsError::BadHandle(_)) => {}
-                r => return self.stream_page(ino.0, h, r),
+                r => return self.stream_page(c, ino.0, h, r),
             }
         }
-        let h = self.core.opendir(ino.0)?;
+        let h = self.core.opendir(c, ino.0)?;
         let replaced = lock(&self.streams).push(ino.0, h);
         if let Some((_, old)) = replaced.filter(|(_, old)| *old != h) {
-            let _ = self.core.releasedir(old);
+            let _ = self.core.releasedir(c, old);
         }
         let r = f(h);
-        self.stream_page(ino.0, h, r)
+        self.stream_page(c, ino.0, h, r)
     }
 
     /// A page served from kept handle `h` of `ino`: the handle is closed when the page is
     /// empty (the end of the listing) or failed.
     fn stream_page<T>(
         &self,
+        c: Caller,
         ino: u64,
         h: u64,
         r: Result<Vec<T>, FsError>,
@@ -180,7 +183,7 @@ impl TafsFs {
                 s.pop(&ino);
             }
             drop(s);
-            let _ = self.core.releasedir(h);
+            let _ = self.core.releasedir(c, h);
         }
         r
     }
@@ -189,6 +192,15 @@ impl TafsFs {
     /// watch falling back to polling shortens it).
     fn ttl(&self, a: &Attr) -> Duration {
         self.core.ttl_of(a.ino)
+    }
+}
+
+/// The caller of request `req`.
+fn who(req: &Request) -> Caller {
+    Caller {
+        uid: req.uid(),
+        gid: req.gid(),
+        pid: req.pid(),
     }
 }
 
@@ -288,8 +300,8 @@ impl Filesystem for TafsFs {
         Ok(())
     }
 
-    fn lookup(&self, _req: &Request, parent: INodeNo, name: &OsStr, reply: ReplyEntry) {
-        match self.core.lookup(parent.0, name) {
+    fn lookup(&self, req: &Request, parent: INodeNo, name: &OsStr, reply: ReplyEntry) {
+        match self.core.lookup(who(req), parent.0, name) {
             Ok(a) => reply.entry(&self.ttl(&a), &fattr(&a), Generation(0)),
             Err(e) => reply.error(errno("lookup", &e)),
         }
@@ -300,8 +312,8 @@ impl Filesystem for TafsFs {
         self.core.forget(ino.0, nlookup);
     }
 
-    fn getattr(&self, _req: &Request, ino: INodeNo, fh: Option<FileHandle>, reply: ReplyAttr) {
-        match self.core.getattr(ino.0, fh.map(|f| f.0)) {
+    fn getattr(&self, req: &Request, ino: INodeNo, fh: Option<FileHandle>, reply: ReplyAttr) {
+        match self.core.getattr(who(req), ino.0, fh.map(|f| f.0)) {
             Ok(a) => reply.attr(&self.ttl(&a), &fattr(&a)),
             Err(e) => reply.error(errno("getattr", &e)),
         }
@@ -334,14 +346,14 @@ impl Filesystem for TafsFs {
             mtime: set_time(mtime),
             caller: Some(req.uid()),
         };
-        match self.core.setattr(ino.0, set, fh.map(|f| f.0)) {
+        match self.core.setattr(who(req), ino.0, set, fh.map(|f| f.0)) {
             Ok(a) => reply.attr(&self.ttl(&a), &fattr(&a)),
             Err(e) => reply.error(errno("setattr", &e)),
         }
     }
 
-    fn readlink(&self, _req: &Request, ino: INodeNo, reply: ReplyData) {
-        match self.core.readlink(ino.0) {
+    fn readlink(&self, req: &Request, ino: INodeNo, reply: ReplyData) {
+        match self.core.readlink(who(req), ino.0) {
             Ok(t) => reply.data(&t),
             Err(e) => reply.error(errno("readlink", &e)),
         }
@@ -359,7 +371,7 @@ impl Filesystem for TafsFs {
     ) {
         match self
             .core
-            .mknod(parent.0, name, mode, umask, rdev, req.uid(), req.gid())
+            .mknod(who(req), NewNode::new(parent.0, name, mode, umask), rdev)
         {
             Ok(a) => reply.entry(&self.ttl(&a), &fattr(&a), Generation(0)),
             Err(e) => reply.error(errno("mknod", &e)),
@@ -377,22 +389,22 @@ impl Filesystem for TafsFs {
     ) {
         match self
             .core
-            .mkdir(parent.0, name, mode, umask, req.uid(), req.gid())
+            .mkdir(who(req), NewNode::new(parent.0, name, mode, umask))
         {
             Ok(a) => reply.entry(&self.ttl(&a), &fattr(&a), Generation(0)),
             Err(e) => reply.error(errno("mkdir", &e)),
         }
     }
 
-    fn unlink(&self, _req: &Request, parent: INodeNo, name: &OsStr, reply: ReplyEmpty) {
-        match self.core.unlink(parent.0, name) {
+    fn unlink(&self, req: &Request, parent: INodeNo, name: &OsStr, reply: ReplyEmpty) {
+        match self.core.unlink(who(req), parent.0, name) {
             Ok(()) => reply.ok(),
             Err(e) => reply.error(errno("unlink", &e)),
         }
     }
 
-    fn rmdir(&self, _req: &Request, parent: INodeNo, name: &OsStr, reply: ReplyEmpty) {
-        match self.core.rmdir(parent.0, name) {
+    fn rmdir(&self, req: &Request, parent: INodeNo, name: &OsStr, reply: ReplyEmpty) {
+        match self.core.rmdir(who(req), parent.0, name) {
             Ok(()) => reply.ok(),
             Err(e) => reply.error(errno("rmdir", &e)),
         }
@@ -406,10 +418,7 @@ impl Filesystem for TafsFs {
         target: &Path,
         reply: ReplyEntry,
     ) {
-        match self
-            .core
-            .symlink(parent.0, link_name, target, req.uid(), req.gid())
-        {
+        match self.core.symlink(who(req), parent.0, link_name, target) {
             Ok(a) => reply.entry(&self.ttl(&a), &fattr(&a), Generation(0)),
             Err(e) => reply.error(errno("symlink", &e)),
         }
@@ -417,7 +426,7 @@ impl Filesystem for TafsFs {
 
     fn rename(
         &self,
-        _req: &Request,
+        req: &Request,
         parent: INodeNo,
         name: &OsStr,
         newparent: INodeNo,
@@ -427,7 +436,7 @@ impl Filesystem for TafsFs {
     ) {
         match self
             .core
-            .rename(parent.0, name, newparent.0, newname, flags.bits())
+            .rename(who(req), parent.0, name, newparent.0, newname, flags.bits())
         {
             Ok(()) => reply.ok(),
             Err(e) => reply.error(errno("rename", &e)),
@@ -436,24 +445,19 @@ impl Filesystem for TafsFs {
 
     fn link(
         &self,
-        _req: &Request,
+        req: &Request,
         ino: INodeNo,
         newparent: INodeNo,
         newname: &OsStr,
         reply: ReplyEntry,
     ) {
-        match self.core.link(ino.0, newparent.0, newname) {
+        match self.core.link(who(req), ino.0, newparent.0, newname) {
             Ok(a) => reply.entry(&self.ttl(&a), &fattr(&a), Generation(0)),
             Err(e) => reply.error(errno("link", &e)),
         }
     }
 
     fn open(&self, req: &Request, ino: INodeNo, flags: OpenFlags, reply: ReplyOpen) {
-        let caller = super::caller::Caller {
-            uid: req.uid(),
-            gid: req.gid(),
-            pid: req.pid(),
-        };
         // a descriptor opened for reading only has nothing to flush on close (write-back
         // commits on the close of a written file; locks are the kernel's): no FLUSH round trip
         let noflush = if flags.0 & libc::O_ACCMODE == libc::O_RDONLY && flags.0 & libc::O_TRUNC == 0
@@ -462,13 +466,13 @@ impl Filesystem for TafsFs {
         } else {
             FopenFlags::empty()
         };
-        let opened = super::caller::with(caller, || self.core.open(ino.0, flags.0));
+        let opened = self.core.open(who(req), ino.0, flags.0);
         match opened {
             Ok(o) if self.open_less && !noflush.is_empty() && self.core.open_less() => {
                 // ENOSYS (after the open succeeded): the kernel opens files itself from now
                 // on, sends no OPEN, RELEASE or (below) FLUSH, and keeps their pages; reads
                 // come with handle 0
-                let _ = self.core.release(o.fh);
+                let _ = self.core.release(who(req), o.fh);
                 log::info!("files open without a round trip from now on (read-only mount)");
                 reply.error(Errno::ENOSYS)
             }
@@ -490,14 +494,9 @@ impl Filesystem for TafsFs {
     ) {
         let r = if fh.0 == 0 {
             // a file the kernel opened itself (open-less mode)
-            let caller = super::caller::Caller {
-                uid: req.uid(),
-                gid: req.gid(),
-                pid: req.pid(),
-            };
-            super::caller::with(caller, || self.core.read_ino(ino.0, offset, size))
+            self.core.read_ino(who(req), ino.0, offset, size)
         } else {
-            self.core.read(fh.0, offset, size)
+            self.core.read(who(req), fh.0, offset, size)
         };
         match r {
             Ok(d) => reply.data(&d),
@@ -507,7 +506,7 @@ impl Filesystem for TafsFs {
 
     fn write(
         &self,
-        _req: &Request,
+        req: &Request,
         _ino: INodeNo,
         fh: FileHandle,
         offset: u64,
@@ -517,7 +516,7 @@ impl Filesystem for TafsFs {
         _lock_owner: Option<LockOwner>,
         reply: ReplyWrite,
     ) {
-        match self.core.write(fh.0, offset, data) {
+        match self.core.write(who(req), fh.0, offset, data) {
             Ok(n) => reply.written(n),
             Err(e) => reply.error(errno("write", &e)),
         }
@@ -525,7 +524,7 @@ impl Filesystem for TafsFs {
 
     fn flush(
         &self,
-        _req: &Request,
+        req: &Request,
         _ino: INodeNo,
         fh: FileHandle,
         _lock_owner: LockOwner,
@@ -536,7 +535,7 @@ impl Filesystem for TafsFs {
             // nothing to flush, and ENOSYS sends no FLUSH from now on
             return reply.error(Errno::ENOSYS);
         }
-        match self.core.flush(fh.0) {
+        match self.core.flush(who(req), fh.0) {
             Ok(()) => reply.ok(),
             Err(e) => reply.error(errno("flush", &e)),
         }
@@ -544,7 +543,7 @@ impl Filesystem for TafsFs {
 
     fn release(
         &self,
-        _req: &Request,
+        req: &Request,
         _ino: INodeNo,
         fh: FileHandle,
         _flags: OpenFlags,
@@ -563,7 +562,7 @@ impl Filesystem for TafsFs {
             }
             None
         });
-        match self.core.release(fh.0) {
+        match self.core.release(who(req), fh.0) {
             Ok(()) => reply.ok(),
             Err(e) => reply.error(errno("release", &e)),
         }
@@ -571,7 +570,7 @@ impl Filesystem for TafsFs {
 
     fn fsync(
         &self,
-        _req: &Request,
+        req: &Request,
         _ino: INodeNo,
         fh: FileHandle,
         datasync: bool,
@@ -580,20 +579,20 @@ impl Filesystem for TafsFs {
         if fh.0 == 0 {
             return reply.ok(); // (open-less mode: a read-only file)
         }
-        match self.core.fsync(fh.0, datasync) {
+        match self.core.fsync(who(req), fh.0, datasync) {
             Ok(()) => reply.ok(),
             Err(e) => reply.error(errno("fsync", &e)),
         }
     }
 
-    fn opendir(&self, _req: &Request, ino: INodeNo, _flags: OpenFlags, reply: ReplyOpen) {
+    fn opendir(&self, req: &Request, ino: INodeNo, _flags: OpenFlags, reply: ReplyOpen) {
         if self.core.cache_dirs() {
             // ENOSYS: the kernel stops sending OPENDIR/RELEASEDIR and caches listings
             // (FOPEN_CACHE_DIR + FOPEN_KEEP_CACHE) until invalidated; readdir comes with
             // handle 0 (served by a handle made for it, below)
             return reply.error(errno("opendir", &FsError::Unimplemented("opendir")));
         }
-        match self.core.opendir(ino.0) {
+        match self.core.opendir(who(req), ino.0) {
             Ok(fh) => reply.opened(FileHandle(fh), FopenFlags::empty()),
             Err(e) => reply.error(errno("opendir", &e)),
         }
@@ -601,13 +600,15 @@ impl Filesystem for TafsFs {
 
     fn readdir(
         &self,
-        _req: &Request,
+        req: &Request,
         ino: INodeNo,
         fh: FileHandle,
         offset: u64,
         mut reply: ReplyDirectory,
     ) {
-        match self.dir_call(ino, fh, offset, |fh| self.core.readdir(fh, offset)) {
+        match self.dir_call(who(req), ino, fh, offset, |fh| {
+            self.core.readdir(who(req), fh, offset)
+        }) {
             Ok(items) => {
                 for (next, it) in items {
                     if reply.add(INodeNo(it.ino), next, file_type(it.kind), &it.name) {
@@ -622,13 +623,15 @@ impl Filesystem for TafsFs {
 
     fn readdirplus(
         &self,
-        _req: &Request,
+        req: &Request,
         ino: INodeNo,
         fh: FileHandle,
         offset: u64,
         mut reply: ReplyDirectoryPlus,
     ) {
-        match self.dir_call(ino, fh, offset, |fh| self.core.readdirplus(fh, offset)) {
+        match self.dir_call(who(req), ino, fh, offset, |fh| {
+            self.core.readdirplus(who(req), fh, offset)
+        }) {
             Ok(items) => {
                 let mut items = items.into_iter();
                 for (next, it) in items.by_ref() {
@@ -660,13 +663,13 @@ impl Filesystem for TafsFs {
 
     fn releasedir(
         &self,
-        _req: &Request,
+        req: &Request,
         _ino: INodeNo,
         fh: FileHandle,
         _flags: OpenFlags,
         reply: ReplyEmpty,
     ) {
-        match self.core.releasedir(fh.0) {
+        match self.core.releasedir(who(req), fh.0) {
             Ok(()) => reply.ok(),
             Err(e) => reply.error(errno("releasedir", &e)),
         }
@@ -687,27 +690,27 @@ impl Filesystem for TafsFs {
     // ENOSYS (not EOPNOTSUPP), which makes the kernel stop asking and answer EOPNOTSUPP
     // itself from then on. Writing (ACLs that editors copy onto saved files included): the
     // core's answer, every time.
-    fn getxattr(&self, _req: &Request, ino: INodeNo, n: &OsStr, size: u32, reply: ReplyXattr) {
+    fn getxattr(&self, req: &Request, ino: INodeNo, n: &OsStr, size: u32, reply: ReplyXattr) {
         if !self.core.has_xattrs() {
             return reply.error(errno(
                 "getxattr",
                 &FsError::Unimplemented("extended attributes"),
             ));
         }
-        match self.core.getxattr(ino.0, n) {
+        match self.core.getxattr(who(req), ino.0, n) {
             Ok(v) => reply_xattr(size, &v, reply),
             Err(e) => reply.error(errno("getxattr", &e)),
         }
     }
 
-    fn listxattr(&self, _req: &Request, ino: INodeNo, size: u32, reply: ReplyXattr) {
+    fn listxattr(&self, req: &Request, ino: INodeNo, size: u32, reply: ReplyXattr) {
         if !self.core.has_xattrs() {
             return reply.error(errno(
                 "listxattr",
                 &FsError::Unimplemented("extended attributes"),
             ));
         }
-        match self.core.listxattr(ino.0) {
+        match self.core.listxattr(who(req), ino.0) {
             Ok(v) => reply_xattr(size, &v, reply),
             Err(e) => reply.error(errno("listxattr", &e)),
         }
@@ -715,7 +718,7 @@ impl Filesystem for TafsFs {
 
     fn setxattr(
         &self,
-        _req: &Request,
+        req: &Request,
         ino: INodeNo,
         name: &OsStr,
         _value: &[u8],
@@ -723,21 +726,21 @@ impl Filesystem for TafsFs {
         _position: u32,
         reply: ReplyEmpty,
     ) {
-        match self.core.setxattr(ino.0, name) {
+        match self.core.setxattr(who(req), ino.0, name) {
             Ok(()) => reply.ok(),
             Err(e) => reply.error(errno("setxattr", &e)),
         }
     }
 
-    fn removexattr(&self, _req: &Request, ino: INodeNo, name: &OsStr, reply: ReplyEmpty) {
-        match self.core.setxattr(ino.0, name) {
+    fn removexattr(&self, req: &Request, ino: INodeNo, name: &OsStr, reply: ReplyEmpty) {
+        match self.core.setxattr(who(req), ino.0, name) {
             Ok(()) => reply.ok(),
             Err(e) => reply.error(errno("removexattr", &e)),
         }
     }
 
-    fn statfs(&self, _req: &Request, _ino: INodeNo, reply: ReplyStatfs) {
-        match self.core.statfs() {
+    fn statfs(&self, req: &Request, _ino: INodeNo, reply: ReplyStatfs) {
+        match self.core.statfs(who(req)) {
             Ok(s) => reply.statfs(
                 s.blocks, s.bfree, s.bavail, s.files, s.ffree, s.bsize, s.namelen, s.frsize,
             ),
@@ -813,8 +816,8 @@ impl Filesystem for TafsFs {
         reply.error(Errno::ENOSYS);
     }
 
-    fn access(&self, _req: &Request, ino: INodeNo, mask: AccessFlags, reply: ReplyEmpty) {
-        match self.core.access(ino.0, mask.bits()) {
+    fn access(&self, req: &Request, ino: INodeNo, mask: AccessFlags, reply: ReplyEmpty) {
+        match self.core.access(who(req), ino.0, mask.bits()) {
             Ok(()) => reply.ok(),
             Err(e) => reply.error(errno("access", &e)),
         }
@@ -832,7 +835,7 @@ impl Filesystem for TafsFs {
     ) {
         match self
             .core
-            .create(parent.0, name, mode, umask, flags, req.uid(), req.gid())
+            .create(who(req), NewNode::new(parent.0, name, mode, umask), flags)
         {
             Ok((a, o)) => {
                 // a created file's I/O goes through the daemon: its inode's other opens

@@ -42,6 +42,8 @@ pub use self::core::{Attr, Core, DirItem, FileKind, Inval, MountOptions, Opened,
 pub use self::merged::MergedCore;
 pub use self::ops::FsOps;
 pub use crate::sys::{SetTime, StatFs};
+pub use caller::Caller;
+pub use shared::NewNode;
 
 use std::io;
 

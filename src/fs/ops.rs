@@ -3,7 +3,7 @@
 //! ([`super::merged::MergedCore`]).
 
 use super::core::{Attr, DirItem, Opened, SetAttr};
-use super::{FsError, StatFs};
+use super::{Caller, FsError, NewNode, StatFs};
 use std::ffi::OsStr;
 use std::path::Path;
 use std::time::Duration;
@@ -11,8 +11,9 @@ use std::time::Duration;
 const RO: FsError = FsError::ReadOnly("the merged game view is read-only");
 
 /// Every file system operation on plain types. The write operations default to `EROFS`
-/// (a read-only file system implements only the reading ones).
-#[allow(clippy::too_many_arguments)]
+/// (a read-only file system implements only the reading ones). Each operation a process asks
+/// for takes its [`Caller`] first; what the kernel asks on its own behalf (`forget`) and the
+/// mount's settings do not.
 pub trait FsOps: Send + Sync {
     /// How long the kernel may cache attributes and names.
     fn ttl(&self) -> Duration;
@@ -41,7 +42,13 @@ pub trait FsOps: Send + Sync {
         false
     }
     /// Reads up to `size` bytes at `offset` of file `ino`, read without an open handle.
-    fn read_ino(&self, _ino: u64, _offset: u64, _size: u32) -> Result<Vec<u8>, FsError> {
+    fn read_ino(
+        &self,
+        _c: Caller,
+        _ino: u64,
+        _offset: u64,
+        _size: u32,
+    ) -> Result<Vec<u8>, FsError> {
         Err(FsError::BadHandle(0))
     }
     /// For an open pass-through file (handle `fh`), a file of the same inode opened for
@@ -52,106 +59,101 @@ pub trait FsOps: Send + Sync {
         None
     }
     /// Looks `name` up in directory `parent`.
-    fn lookup(&self, parent: u64, name: &OsStr) -> Result<Attr, FsError>;
+    fn lookup(&self, c: Caller, parent: u64, name: &OsStr) -> Result<Attr, FsError>;
     /// The kernel dropped `n` of the entries of `ino` it was given (each successful lookup,
     /// create, mkdir, mknod, symlink, link and readdirplus entry but `.` and `..` is one).
     fn forget(&self, _ino: u64, _n: u64) {}
     /// Inodes held (tests and diagnostics).
     fn inodes(&self) -> usize;
     /// Attributes of `ino` (from the open handle `fh` when given).
-    fn getattr(&self, ino: u64, fh: Option<u64>) -> Result<Attr, FsError>;
+    fn getattr(&self, c: Caller, ino: u64, fh: Option<u64>) -> Result<Attr, FsError>;
     /// The target of a symbolic link.
-    fn readlink(&self, ino: u64) -> Result<Vec<u8>, FsError>;
+    fn readlink(&self, c: Caller, ino: u64) -> Result<Vec<u8>, FsError>;
     /// Opens a file.
-    fn open(&self, ino: u64, flags: i32) -> Result<Opened, FsError>;
+    fn open(&self, c: Caller, ino: u64, flags: i32) -> Result<Opened, FsError>;
     /// Reads up to `size` bytes at `offset`.
-    fn read(&self, fh: u64, offset: u64, size: u32) -> Result<Vec<u8>, FsError>;
+    fn read(&self, c: Caller, fh: u64, offset: u64, size: u32) -> Result<Vec<u8>, FsError>;
     /// Closes a handle for good.
-    fn release(&self, fh: u64) -> Result<(), FsError>;
+    fn release(&self, c: Caller, fh: u64) -> Result<(), FsError>;
     /// Opens a directory (a snapshot of its entries).
-    fn opendir(&self, ino: u64) -> Result<u64, FsError>;
+    fn opendir(&self, c: Caller, ino: u64) -> Result<u64, FsError>;
     /// Entries from index `offset` on, each with the offset of the entry after it.
-    fn readdir(&self, fh: u64, offset: u64) -> Result<Vec<(u64, DirItem)>, FsError>;
+    fn readdir(&self, c: Caller, fh: u64, offset: u64) -> Result<Vec<(u64, DirItem)>, FsError>;
     /// Like [`FsOps::readdir`], with attributes.
-    fn readdirplus(&self, fh: u64, offset: u64) -> Result<Vec<(u64, DirItem)>, FsError>;
+    fn readdirplus(&self, c: Caller, fh: u64, offset: u64) -> Result<Vec<(u64, DirItem)>, FsError>;
     /// Closes a directory handle.
-    fn releasedir(&self, fh: u64) -> Result<(), FsError>;
+    fn releasedir(&self, c: Caller, fh: u64) -> Result<(), FsError>;
     /// File system statistics.
-    fn statfs(&self) -> Result<StatFs, FsError>;
+    fn statfs(&self, c: Caller) -> Result<StatFs, FsError>;
     /// `access(2)`.
-    fn access(&self, ino: u64, mask: i32) -> Result<(), FsError>;
+    fn access(&self, c: Caller, ino: u64, mask: i32) -> Result<(), FsError>;
     /// Whether `getxattr`/`listxattr` are answered at all; when false the adapter answers
     /// `ENOSYS` once, and the kernel answers `EOPNOTSUPP` by itself from then on.
     fn has_xattrs(&self) -> bool {
         false
     }
     /// The value of extended attribute `name` of `ino` (`ENODATA` when it has none).
-    fn getxattr(&self, _ino: u64, _name: &OsStr) -> Result<Vec<u8>, FsError> {
+    fn getxattr(&self, _c: Caller, _ino: u64, _name: &OsStr) -> Result<Vec<u8>, FsError> {
         Err(FsError::NotSupported("extended attributes"))
     }
     /// The names of the extended attributes of `ino`, each followed by a NUL byte.
-    fn listxattr(&self, _ino: u64) -> Result<Vec<u8>, FsError> {
+    fn listxattr(&self, _c: Caller, _ino: u64) -> Result<Vec<u8>, FsError> {
         Err(FsError::NotSupported("extended attributes"))
     }
     /// `setxattr`/`removexattr`.
-    fn setxattr(&self, _ino: u64, _name: &OsStr) -> Result<(), FsError> {
+    fn setxattr(&self, _c: Caller, _ino: u64, _name: &OsStr) -> Result<(), FsError> {
         Err(RO)
     }
     /// Changes attributes.
-    fn setattr(&self, _ino: u64, _set: SetAttr, _fh: Option<u64>) -> Result<Attr, FsError> {
-        Err(RO)
-    }
-    /// Creates a device node, fifo, socket or empty regular file.
-    fn mknod(
+    fn setattr(
         &self,
-        _parent: u64,
-        _name: &OsStr,
-        _mode: u32,
-        _umask: u32,
-        _rdev: u32,
-        _uid: u32,
-        _gid: u32,
+        _c: Caller,
+        _ino: u64,
+        _set: SetAttr,
+        _fh: Option<u64>,
     ) -> Result<Attr, FsError> {
         Err(RO)
     }
-    /// Creates a directory.
-    fn mkdir(
-        &self,
-        _parent: u64,
-        _name: &OsStr,
-        _mode: u32,
-        _umask: u32,
-        _uid: u32,
-        _gid: u32,
-    ) -> Result<Attr, FsError> {
+    /// Creates a device node, fifo, socket or empty regular file, owned by the caller.
+    fn mknod(&self, _c: Caller, _n: NewNode, _rdev: u32) -> Result<Attr, FsError> {
         Err(RO)
     }
-    /// Creates a symbolic link.
+    /// Creates a directory, owned by the caller.
+    fn mkdir(&self, _c: Caller, _n: NewNode) -> Result<Attr, FsError> {
+        Err(RO)
+    }
+    /// Creates a symbolic link `name` in `parent` to `target`, owned by the caller.
     fn symlink(
         &self,
+        _c: Caller,
         _parent: u64,
         _name: &OsStr,
         _target: &Path,
-        _uid: u32,
-        _gid: u32,
     ) -> Result<Attr, FsError> {
         Err(RO)
     }
     /// Creates a hard link.
-    fn link(&self, _ino: u64, _newparent: u64, _newname: &OsStr) -> Result<Attr, FsError> {
+    fn link(
+        &self,
+        _c: Caller,
+        _ino: u64,
+        _newparent: u64,
+        _newname: &OsStr,
+    ) -> Result<Attr, FsError> {
         Err(RO)
     }
     /// Removes a file.
-    fn unlink(&self, _parent: u64, _name: &OsStr) -> Result<(), FsError> {
+    fn unlink(&self, _c: Caller, _parent: u64, _name: &OsStr) -> Result<(), FsError> {
         Err(RO)
     }
     /// Removes an empty directory.
-    fn rmdir(&self, _parent: u64, _name: &OsStr) -> Result<(), FsError> {
+    fn rmdir(&self, _c: Caller, _parent: u64, _name: &OsStr) -> Result<(), FsError> {
         Err(RO)
     }
     /// Renames.
     fn rename(
         &self,
+        _c: Caller,
         _parent: u64,
         _name: &OsStr,
         _newparent: u64,
@@ -160,29 +162,20 @@ pub trait FsOps: Send + Sync {
     ) -> Result<(), FsError> {
         Err(RO)
     }
-    /// Creates and opens a regular file.
-    fn create(
-        &self,
-        _parent: u64,
-        _name: &OsStr,
-        _mode: u32,
-        _umask: u32,
-        _flags: i32,
-        _uid: u32,
-        _gid: u32,
-    ) -> Result<(Attr, Opened), FsError> {
+    /// Creates and opens a regular file, owned by the caller.
+    fn create(&self, _c: Caller, _n: NewNode, _flags: i32) -> Result<(Attr, Opened), FsError> {
         Err(RO)
     }
     /// Writes `data` at `offset`.
-    fn write(&self, _fh: u64, _offset: u64, _data: &[u8]) -> Result<u32, FsError> {
+    fn write(&self, _c: Caller, _fh: u64, _offset: u64, _data: &[u8]) -> Result<u32, FsError> {
         Err(RO)
     }
     /// Called on every `close`.
-    fn flush(&self, _fh: u64) -> Result<(), FsError> {
+    fn flush(&self, _c: Caller, _fh: u64) -> Result<(), FsError> {
         Ok(())
     }
     /// Flushes a file to stable storage.
-    fn fsync(&self, _fh: u64, _datasync: bool) -> Result<(), FsError> {
+    fn fsync(&self, _c: Caller, _fh: u64, _datasync: bool) -> Result<(), FsError> {
         Ok(())
     }
 }

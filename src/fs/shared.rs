@@ -48,16 +48,30 @@ pub(in crate::fs) fn join(dir: &str, name: &str) -> String {
     }
 }
 
-/// What a `mknod`, `mkdir` or `create` asks for: the folder and name of the new node, its
-/// mode with the caller's umask, and its owner.
-#[derive(Clone, Copy)]
-pub(in crate::fs) struct NewNode<'a> {
-    pub(in crate::fs) parent: u64,
-    pub(in crate::fs) name: &'a OsStr,
-    pub(in crate::fs) mode: u32,
-    pub(in crate::fs) umask: u32,
-    pub(in crate::fs) uid: u32,
-    pub(in crate::fs) gid: u32,
+/// What a `mknod`, `mkdir` or `create` asks for: the folder and name of the new node and
+/// its mode with the caller's umask (its owner is the [`super::Caller`] of the request).
+#[derive(Debug, Clone, Copy)]
+pub struct NewNode<'a> {
+    /// The folder to create in.
+    pub parent: u64,
+    /// The new node's name.
+    pub name: &'a OsStr,
+    /// File type and permission bits asked for.
+    pub mode: u32,
+    /// The caller's umask, taken off `mode`.
+    pub umask: u32,
+}
+
+impl<'a> NewNode<'a> {
+    /// `name` in folder `parent`, mode `mode` less `umask`.
+    pub fn new(parent: u64, name: &'a OsStr, mode: u32, umask: u32) -> NewNode<'a> {
+        NewNode {
+            parent,
+            name,
+            mode,
+            umask,
+        }
+    }
 }
 
 /// Name of the hidden status file.

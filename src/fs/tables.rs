@@ -21,7 +21,7 @@
 
 use super::core::{Attr, DirItem, FileKind, Opened, SetAttr, ROOT};
 use super::ops::FsOps;
-use super::{FsError, StatFs};
+use super::{Caller, FsError, NewNode, StatFs};
 use crate::game::{GameFs, Kind};
 use crate::view::tables::{list_files, read_listed, Family, FileChange, Table, FAMILIES};
 use std::collections::HashMap;
@@ -268,7 +268,7 @@ impl TablesOps {
     }
 
     fn attr(&self, ino: u64, kind: FileKind, size: u64, perm: u16) -> Attr {
-        let root = self.inner.getattr(ROOT, None).ok();
+        let root = self.inner.getattr(AS_DAEMON, ROOT, None).ok();
         let t = lock(&self.state).mtime.unwrap_or(SystemTime::UNIX_EPOCH);
         let t = root.as_ref().map_or(t, |r| r.mtime.max(t));
         Attr {
@@ -627,39 +627,35 @@ impl TablesOps {
                 return Err(FsError::Io(std::io::ErrorKind::StorageFull.into()));
             }
             let mode = ops
-                .lookup(dir, &name)
+                .lookup(AS_DAEMON, dir, &name)
                 .map(|a| {
                     ops.forget(a.ino, 1);
                     u32::from(a.perm)
                 })
                 .unwrap_or(0o644);
             let (a, opened) = ops.create(
-                dir,
-                &tmp,
-                0o100000 | mode,
-                0,
+                AS_DAEMON,
+                NewNode::new(dir, &tmp, 0o100000 | mode, 0),
                 libc::O_WRONLY | libc::O_TRUNC,
-                0,
-                0,
             )?;
             ops.forget(a.ino, 1);
             let mut w = (|| {
                 let mut off = 0usize;
                 while off < bytes.len() {
-                    let n = ops.write(opened.fh, off as u64, &bytes[off..])? as usize;
+                    let n = ops.write(AS_DAEMON, opened.fh, off as u64, &bytes[off..])? as usize;
                     if n == 0 {
                         return Err(FsError::Io(std::io::ErrorKind::WriteZero.into()));
                     }
                     off += n;
                 }
-                ops.flush(opened.fh)
+                ops.flush(AS_DAEMON, opened.fh)
             })();
-            let r = ops.release(opened.fh);
+            let r = ops.release(AS_DAEMON, opened.fh);
             if w.is_ok() {
                 w = r;
             }
             if w.is_err() {
-                let _ = ops.unlink(dir, &tmp);
+                let _ = ops.unlink(AS_DAEMON, dir, &tmp);
             }
             w
         })();
@@ -678,7 +674,7 @@ impl TablesOps {
             forget_all(&*self.inner, &held);
             return Err(FsError::Io(std::io::ErrorKind::StorageFull.into()));
         }
-        let r = self.inner.rename(dir, &tmp, dir, &name, 0);
+        let r = self.inner.rename(AS_DAEMON, dir, &tmp, dir, &name, 0);
         forget_all(&*self.inner, &held);
         r
     }
@@ -686,7 +682,7 @@ impl TablesOps {
     /// Removes the temporary file of `rel`, if there is one.
     fn remove_tmp(&self, rel: &str) -> Result<(), FsError> {
         let (dir, held, _, tmp) = self.place(rel)?;
-        let r = self.inner.unlink(dir, &tmp);
+        let r = self.inner.unlink(AS_DAEMON, dir, &tmp);
         forget_all(&*self.inner, &held);
         r
     }
@@ -738,7 +734,7 @@ impl TablesOps {
             .map(|(ino, name, kind)| {
                 let attr = match (plus, ino == ROOT) {
                     (false, _) => None,
-                    (true, true) => Some(self.inner.getattr(ROOT, None)?),
+                    (true, true) => Some(self.inner.getattr(AS_DAEMON, ROOT, None)?),
                     (true, false) => Some(self.getattr_own(ino)?),
                 };
                 Ok(DirItem {
@@ -779,7 +775,7 @@ fn resolve(ops: &dyn FsOps, rel: &Path) -> Result<(u64, Vec<u64>), FsError> {
         let Component::Normal(n) = c else {
             continue;
         };
-        match ops.lookup(ino, n) {
+        match ops.lookup(AS_DAEMON, ino, n) {
             Ok(a) => {
                 held.push(a.ino);
                 ino = a.ino;
@@ -841,7 +837,7 @@ impl<'a> OpsFs<'a> {
         inos.extend_from_slice(held);
         let last = inos.len() - 1;
         inos.iter().enumerate().all(|(i, &ino)| {
-            let Ok(a) = self.ops.getattr(ino, None) else {
+            let Ok(a) = self.ops.getattr(AS_DAEMON, ino, None) else {
                 return false;
             };
             let need = match a.kind {
@@ -860,16 +856,16 @@ impl<'a> OpsFs<'a> {
             return l.clone();
         }
         let l = self.with(dir, |ino| {
-            let fh = self.ops.opendir(ino).ok()?;
+            let fh = self.ops.opendir(AS_DAEMON, ino).ok()?;
             let mut out = Vec::new();
             let mut off = 0;
             // (with attributes when only what every user may read is taken)
             let plus = plus || self.public_only;
             let ok = loop {
                 let page = if plus {
-                    self.ops.readdirplus(fh, off)
+                    self.ops.readdirplus(AS_DAEMON, fh, off)
                 } else {
-                    self.ops.readdir(fh, off)
+                    self.ops.readdir(AS_DAEMON, fh, off)
                 };
                 match page {
                     Ok(items) if items.is_empty() => break true,
@@ -900,7 +896,7 @@ impl<'a> OpsFs<'a> {
                     Err(_) => break false,
                 }
             };
-            let _ = self.ops.releasedir(fh);
+            let _ = self.ops.releasedir(AS_DAEMON, fh);
             ok.then_some(out)
         });
         lock(&self.listings).insert(key, l.clone());
@@ -925,14 +921,17 @@ impl GameFs for OpsFs<'_> {
     }
     fn read(&self, path: &Path, max: u64) -> Option<Vec<u8>> {
         self.with(path, |ino| {
-            let a = self.ops.getattr(ino, None).ok()?;
+            let a = self.ops.getattr(AS_DAEMON, ino, None).ok()?;
             if a.kind != FileKind::File || a.size > max {
                 return None;
             }
-            let opened = self.ops.open(ino, libc::O_RDONLY).ok()?;
+            let opened = self.ops.open(AS_DAEMON, ino, libc::O_RDONLY).ok()?;
             let mut out = Vec::new();
             let ok = loop {
-                match self.ops.read(opened.fh, out.len() as u64, 1 << 20) {
+                match self
+                    .ops
+                    .read(AS_DAEMON, opened.fh, out.len() as u64, 1 << 20)
+                {
                     Ok(b) if b.is_empty() => break true,
                     Ok(b) => {
                         out.extend_from_slice(&b);
@@ -943,7 +942,7 @@ impl GameFs for OpsFs<'_> {
                     Err(_) => break false,
                 }
             };
-            let _ = self.ops.release(opened.fh);
+            let _ = self.ops.release(AS_DAEMON, opened.fh);
             ok.then_some(out)
         })
     }
@@ -1005,6 +1004,11 @@ impl<E: Grafted> Graft<E> {
     }
 }
 
+/// Who the tables folder is to the file system it is grafted into: the daemon itself. A
+/// table is one file for every user (on a shared mount it holds only what every user may
+/// read, see [`TablesOps::shared`]), and a save writes the unit files as the daemon.
+const AS_DAEMON: Caller = Caller::root();
+
 /// How a mount's tables folder is set up.
 #[derive(Debug, Clone, Default)]
 pub struct Setup {
@@ -1050,14 +1054,14 @@ impl<E: Grafted> FsOps for Graft<E> {
     fn kernel_acls(&self) -> bool {
         self.inner.kernel_acls()
     }
-    fn read_ino(&self, ino: u64, offset: u64, size: u32) -> Result<Vec<u8>, FsError> {
-        self.by(ino).read_ino(ino, offset, size)
+    fn read_ino(&self, c: Caller, ino: u64, offset: u64, size: u32) -> Result<Vec<u8>, FsError> {
+        self.by(ino).read_ino(c, ino, offset, size)
     }
     fn backing_file(&self, fh: u64) -> Option<std::io::Result<std::fs::File>> {
         self.by(fh).backing_file(fh)
     }
-    fn lookup(&self, parent: u64, name: &OsStr) -> Result<Attr, FsError> {
-        self.at(parent, name).lookup(parent, name)
+    fn lookup(&self, c: Caller, parent: u64, name: &OsStr) -> Result<Attr, FsError> {
+        self.at(parent, name).lookup(c, parent, name)
     }
     fn forget(&self, ino: u64, n: u64) {
         self.by(ino).forget(ino, n)
@@ -1065,105 +1069,85 @@ impl<E: Grafted> FsOps for Graft<E> {
     fn inodes(&self) -> usize {
         self.inner.inodes()
     }
-    fn getattr(&self, ino: u64, fh: Option<u64>) -> Result<Attr, FsError> {
-        self.by(ino).getattr(ino, fh)
+    fn getattr(&self, c: Caller, ino: u64, fh: Option<u64>) -> Result<Attr, FsError> {
+        self.by(ino).getattr(c, ino, fh)
     }
-    fn readlink(&self, ino: u64) -> Result<Vec<u8>, FsError> {
-        self.by(ino).readlink(ino)
+    fn readlink(&self, c: Caller, ino: u64) -> Result<Vec<u8>, FsError> {
+        self.by(ino).readlink(c, ino)
     }
-    fn open(&self, ino: u64, flags: i32) -> Result<Opened, FsError> {
-        self.by(ino).open(ino, flags)
+    fn open(&self, c: Caller, ino: u64, flags: i32) -> Result<Opened, FsError> {
+        self.by(ino).open(c, ino, flags)
     }
-    fn read(&self, fh: u64, offset: u64, size: u32) -> Result<Vec<u8>, FsError> {
-        self.by(fh).read(fh, offset, size)
+    fn read(&self, c: Caller, fh: u64, offset: u64, size: u32) -> Result<Vec<u8>, FsError> {
+        self.by(fh).read(c, fh, offset, size)
     }
-    fn release(&self, fh: u64) -> Result<(), FsError> {
-        self.by(fh).release(fh)
+    fn release(&self, c: Caller, fh: u64) -> Result<(), FsError> {
+        self.by(fh).release(c, fh)
     }
-    fn opendir(&self, ino: u64) -> Result<u64, FsError> {
-        self.by(ino).opendir(ino)
+    fn opendir(&self, c: Caller, ino: u64) -> Result<u64, FsError> {
+        self.by(ino).opendir(c, ino)
     }
-    fn readdir(&self, fh: u64, offset: u64) -> Result<Vec<(u64, DirItem)>, FsError> {
-        self.by(fh).readdir(fh, offset)
+    fn readdir(&self, c: Caller, fh: u64, offset: u64) -> Result<Vec<(u64, DirItem)>, FsError> {
+        self.by(fh).readdir(c, fh, offset)
     }
-    fn readdirplus(&self, fh: u64, offset: u64) -> Result<Vec<(u64, DirItem)>, FsError> {
-        self.by(fh).readdirplus(fh, offset)
+    fn readdirplus(&self, c: Caller, fh: u64, offset: u64) -> Result<Vec<(u64, DirItem)>, FsError> {
+        self.by(fh).readdirplus(c, fh, offset)
     }
-    fn releasedir(&self, fh: u64) -> Result<(), FsError> {
-        self.by(fh).releasedir(fh)
+    fn releasedir(&self, c: Caller, fh: u64) -> Result<(), FsError> {
+        self.by(fh).releasedir(c, fh)
     }
-    fn statfs(&self) -> Result<StatFs, FsError> {
-        self.inner.statfs()
+    fn statfs(&self, c: Caller) -> Result<StatFs, FsError> {
+        self.inner.statfs(c)
     }
-    fn access(&self, ino: u64, mask: i32) -> Result<(), FsError> {
-        self.by(ino).access(ino, mask)
+    fn access(&self, c: Caller, ino: u64, mask: i32) -> Result<(), FsError> {
+        self.by(ino).access(c, ino, mask)
     }
     fn has_xattrs(&self) -> bool {
         self.inner.has_xattrs()
     }
-    fn getxattr(&self, ino: u64, name: &OsStr) -> Result<Vec<u8>, FsError> {
-        self.by(ino).getxattr(ino, name)
+    fn getxattr(&self, c: Caller, ino: u64, name: &OsStr) -> Result<Vec<u8>, FsError> {
+        self.by(ino).getxattr(c, ino, name)
     }
-    fn listxattr(&self, ino: u64) -> Result<Vec<u8>, FsError> {
-        self.by(ino).listxattr(ino)
+    fn listxattr(&self, c: Caller, ino: u64) -> Result<Vec<u8>, FsError> {
+        self.by(ino).listxattr(c, ino)
     }
-    fn setxattr(&self, ino: u64, name: &OsStr) -> Result<(), FsError> {
-        self.by(ino).setxattr(ino, name)
+    fn setxattr(&self, c: Caller, ino: u64, name: &OsStr) -> Result<(), FsError> {
+        self.by(ino).setxattr(c, ino, name)
     }
-    fn setattr(&self, ino: u64, set: SetAttr, fh: Option<u64>) -> Result<Attr, FsError> {
-        self.by(ino).setattr(ino, set, fh)
+    fn setattr(&self, c: Caller, ino: u64, set: SetAttr, fh: Option<u64>) -> Result<Attr, FsError> {
+        self.by(ino).setattr(c, ino, set, fh)
     }
-    fn mknod(
-        &self,
-        parent: u64,
-        name: &OsStr,
-        mode: u32,
-        umask: u32,
-        rdev: u32,
-        uid: u32,
-        gid: u32,
-    ) -> Result<Attr, FsError> {
-        self.at(parent, name)
-            .mknod(parent, name, mode, umask, rdev, uid, gid)
+    fn mknod(&self, c: Caller, n: NewNode, rdev: u32) -> Result<Attr, FsError> {
+        self.at(n.parent, n.name).mknod(c, n, rdev)
     }
-    fn mkdir(
-        &self,
-        parent: u64,
-        name: &OsStr,
-        mode: u32,
-        umask: u32,
-        uid: u32,
-        gid: u32,
-    ) -> Result<Attr, FsError> {
-        self.at(parent, name)
-            .mkdir(parent, name, mode, umask, uid, gid)
+    fn mkdir(&self, c: Caller, n: NewNode) -> Result<Attr, FsError> {
+        self.at(n.parent, n.name).mkdir(c, n)
     }
     fn symlink(
         &self,
+        c: Caller,
         parent: u64,
         name: &OsStr,
         target: &Path,
-        uid: u32,
-        gid: u32,
     ) -> Result<Attr, FsError> {
-        self.at(parent, name)
-            .symlink(parent, name, target, uid, gid)
+        self.at(parent, name).symlink(c, parent, name, target)
     }
-    fn link(&self, ino: u64, newparent: u64, newname: &OsStr) -> Result<Attr, FsError> {
+    fn link(&self, c: Caller, ino: u64, newparent: u64, newname: &OsStr) -> Result<Attr, FsError> {
         let fs = match own(ino) {
             true => &self.extra,
             false => self.at(newparent, newname),
         };
-        fs.link(ino, newparent, newname)
+        fs.link(c, ino, newparent, newname)
     }
-    fn unlink(&self, parent: u64, name: &OsStr) -> Result<(), FsError> {
-        self.at(parent, name).unlink(parent, name)
+    fn unlink(&self, c: Caller, parent: u64, name: &OsStr) -> Result<(), FsError> {
+        self.at(parent, name).unlink(c, parent, name)
     }
-    fn rmdir(&self, parent: u64, name: &OsStr) -> Result<(), FsError> {
-        self.at(parent, name).rmdir(parent, name)
+    fn rmdir(&self, c: Caller, parent: u64, name: &OsStr) -> Result<(), FsError> {
+        self.at(parent, name).rmdir(c, parent, name)
     }
     fn rename(
         &self,
+        c: Caller,
         parent: u64,
         name: &OsStr,
         newparent: u64,
@@ -1175,29 +1159,19 @@ impl<E: Grafted> FsOps for Graft<E> {
             true => &self.extra,
             false => self.at(parent, name),
         };
-        fs.rename(parent, name, newparent, newname, flags)
+        fs.rename(c, parent, name, newparent, newname, flags)
     }
-    fn create(
-        &self,
-        parent: u64,
-        name: &OsStr,
-        mode: u32,
-        umask: u32,
-        flags: i32,
-        uid: u32,
-        gid: u32,
-    ) -> Result<(Attr, Opened), FsError> {
-        self.at(parent, name)
-            .create(parent, name, mode, umask, flags, uid, gid)
+    fn create(&self, c: Caller, n: NewNode, flags: i32) -> Result<(Attr, Opened), FsError> {
+        self.at(n.parent, n.name).create(c, n, flags)
     }
-    fn write(&self, fh: u64, offset: u64, data: &[u8]) -> Result<u32, FsError> {
-        self.by(fh).write(fh, offset, data)
+    fn write(&self, c: Caller, fh: u64, offset: u64, data: &[u8]) -> Result<u32, FsError> {
+        self.by(fh).write(c, fh, offset, data)
     }
-    fn flush(&self, fh: u64) -> Result<(), FsError> {
-        self.by(fh).flush(fh)
+    fn flush(&self, c: Caller, fh: u64) -> Result<(), FsError> {
+        self.by(fh).flush(c, fh)
     }
-    fn fsync(&self, fh: u64, datasync: bool) -> Result<(), FsError> {
-        self.by(fh).fsync(fh, datasync)
+    fn fsync(&self, c: Caller, fh: u64, datasync: bool) -> Result<(), FsError> {
+        self.by(fh).fsync(c, fh, datasync)
     }
 }
 
@@ -1212,11 +1186,11 @@ impl FsOps for TablesOps {
     fn ttl_of(&self, _ino: u64) -> Duration {
         Duration::ZERO
     }
-    fn read_ino(&self, ino: u64, offset: u64, size: u32) -> Result<Vec<u8>, FsError> {
+    fn read_ino(&self, _c: Caller, ino: u64, offset: u64, size: u32) -> Result<Vec<u8>, FsError> {
         let b = self.read_all(ino)?;
         Ok(slice(&b, offset, size))
     }
-    fn lookup(&self, parent: u64, name: &OsStr) -> Result<Attr, FsError> {
+    fn lookup(&self, _c: Caller, parent: u64, name: &OsStr) -> Result<Attr, FsError> {
         if parent == ROOT && name == DIR_NAME {
             return self.getattr_own(DIR_INO);
         }
@@ -1228,7 +1202,7 @@ impl FsOps for TablesOps {
     fn inodes(&self) -> usize {
         0
     }
-    fn getattr(&self, ino: u64, fh: Option<u64>) -> Result<Attr, FsError> {
+    fn getattr(&self, _c: Caller, ino: u64, fh: Option<u64>) -> Result<Attr, FsError> {
         // An open table is as long as the text its handle reads.
         let snap = fh.and_then(|fh| match lock(&self.state).handles.get(&fh) {
             Some(Handle::Read(b)) => Some(b.len() as u64),
@@ -1241,10 +1215,10 @@ impl FsOps for TablesOps {
         }
         Ok(a)
     }
-    fn readlink(&self, _ino: u64) -> Result<Vec<u8>, FsError> {
+    fn readlink(&self, _c: Caller, _ino: u64) -> Result<Vec<u8>, FsError> {
         Err(FsError::Invalid("not a symbolic link".into()))
     }
-    fn open(&self, ino: u64, flags: i32) -> Result<Opened, FsError> {
+    fn open(&self, _c: Caller, ino: u64, flags: i32) -> Result<Opened, FsError> {
         let write = flags & libc::O_ACCMODE != libc::O_RDONLY;
         let trunc = flags & libc::O_TRUNC != 0;
         if ino == DIR_INO {
@@ -1299,7 +1273,7 @@ impl FsOps for TablesOps {
             keep_cache: false,
         })
     }
-    fn read(&self, fh: u64, offset: u64, size: u32) -> Result<Vec<u8>, FsError> {
+    fn read(&self, _c: Caller, fh: u64, offset: u64, size: u32) -> Result<Vec<u8>, FsError> {
         if let Some(fam) = self.writer_fam(fh) {
             self.fill_pending(fam)?;
         }
@@ -1319,8 +1293,8 @@ impl FsOps for TablesOps {
             _ => Err(FsError::BadHandle(fh)),
         }
     }
-    fn release(&self, fh: u64) -> Result<(), FsError> {
-        let r = self.flush(fh);
+    fn release(&self, c: Caller, fh: u64) -> Result<(), FsError> {
+        let r = self.flush(c, fh);
         let mut st = lock(&self.state);
         if let Some(Handle::Csv { fam, .. }) = st.handles.remove(&fh) {
             let writers = st
@@ -1333,43 +1307,54 @@ impl FsOps for TablesOps {
         }
         r
     }
-    fn opendir(&self, ino: u64) -> Result<u64, FsError> {
+    fn opendir(&self, _c: Caller, ino: u64) -> Result<u64, FsError> {
         if ino == DIR_INO {
             return Ok(self.new_handle(Handle::Dir));
         }
         Err(FsError::NotDir)
     }
-    fn readdir(&self, fh: u64, offset: u64) -> Result<Vec<(u64, DirItem)>, FsError> {
+    fn readdir(&self, _c: Caller, fh: u64, offset: u64) -> Result<Vec<(u64, DirItem)>, FsError> {
         self.listing(fh, offset, false)
     }
-    fn readdirplus(&self, fh: u64, offset: u64) -> Result<Vec<(u64, DirItem)>, FsError> {
+    fn readdirplus(
+        &self,
+        _c: Caller,
+        fh: u64,
+        offset: u64,
+    ) -> Result<Vec<(u64, DirItem)>, FsError> {
         self.listing(fh, offset, true)
     }
-    fn releasedir(&self, fh: u64) -> Result<(), FsError> {
+    fn releasedir(&self, _c: Caller, fh: u64) -> Result<(), FsError> {
         lock(&self.state).handles.remove(&fh);
         Ok(())
     }
-    fn statfs(&self) -> Result<StatFs, FsError> {
-        self.inner.statfs()
+    fn statfs(&self, c: Caller) -> Result<StatFs, FsError> {
+        self.inner.statfs(c)
     }
-    fn access(&self, ino: u64, mask: i32) -> Result<(), FsError> {
+    fn access(&self, _c: Caller, ino: u64, mask: i32) -> Result<(), FsError> {
         if mask & libc::W_OK != 0 && (self.read_only || ino == STATUS_INO) {
             return Err(FsError::ReadOnly("the tables folder"));
         }
         Ok(())
     }
-    fn getxattr(&self, _ino: u64, _name: &OsStr) -> Result<Vec<u8>, FsError> {
+    fn getxattr(&self, _c: Caller, _ino: u64, _name: &OsStr) -> Result<Vec<u8>, FsError> {
         Err(FsError::NoAttr)
     }
-    fn listxattr(&self, _ino: u64) -> Result<Vec<u8>, FsError> {
+    fn listxattr(&self, _c: Caller, _ino: u64) -> Result<Vec<u8>, FsError> {
         Ok(Vec::new())
     }
-    fn setxattr(&self, _ino: u64, _name: &OsStr) -> Result<(), FsError> {
+    fn setxattr(&self, _c: Caller, _ino: u64, _name: &OsStr) -> Result<(), FsError> {
         Err(FsError::NotSupported(
             "extended attributes in the tables folder",
         ))
     }
-    fn setattr(&self, ino: u64, set: SetAttr, _fh: Option<u64>) -> Result<Attr, FsError> {
+    fn setattr(
+        &self,
+        _c: Caller,
+        ino: u64,
+        set: SetAttr,
+        _fh: Option<u64>,
+    ) -> Result<Attr, FsError> {
         if let Some(size) = set.size {
             if self.read_only || ino == DIR_INO || ino == STATUS_INO {
                 return Err(FsError::ReadOnly("the tables folder"));
@@ -1412,16 +1397,10 @@ impl FsOps for TablesOps {
         }
         self.getattr_own(ino)
     }
-    fn mknod(
-        &self,
-        parent: u64,
-        name: &OsStr,
-        mode: u32,
-        _umask: u32,
-        _rdev: u32,
-        _uid: u32,
-        _gid: u32,
-    ) -> Result<Attr, FsError> {
+    fn mknod(&self, _c: Caller, n: NewNode, _rdev: u32) -> Result<Attr, FsError> {
+        let NewNode {
+            parent, name, mode, ..
+        } = n;
         if parent == DIR_INO {
             if mode & libc::S_IFMT != libc::S_IFREG {
                 return Err(FsError::NotSupported(
@@ -1433,40 +1412,37 @@ impl FsOps for TablesOps {
         }
         Err(FsError::Exists)
     }
-    fn mkdir(
-        &self,
-        parent: u64,
-        _name: &OsStr,
-        _mode: u32,
-        _umask: u32,
-        _uid: u32,
-        _gid: u32,
-    ) -> Result<Attr, FsError> {
-        if parent == DIR_INO {
+    fn mkdir(&self, _c: Caller, n: NewNode) -> Result<Attr, FsError> {
+        if n.parent == DIR_INO {
             return Err(FsError::NotSupported("folders in the tables folder"));
         }
         Err(FsError::Exists)
     }
     fn symlink(
         &self,
+        _c: Caller,
         parent: u64,
         _name: &OsStr,
         _target: &Path,
-        _uid: u32,
-        _gid: u32,
     ) -> Result<Attr, FsError> {
         if parent == DIR_INO {
             return Err(FsError::NotSupported("links in the tables folder"));
         }
         Err(FsError::Exists)
     }
-    fn link(&self, _ino: u64, newparent: u64, newname: &OsStr) -> Result<Attr, FsError> {
+    fn link(
+        &self,
+        _c: Caller,
+        _ino: u64,
+        newparent: u64,
+        newname: &OsStr,
+    ) -> Result<Attr, FsError> {
         if newparent == ROOT && newname == DIR_NAME {
             return Err(FsError::Exists);
         }
         Err(FsError::NotSupported("links in the tables folder"))
     }
-    fn unlink(&self, parent: u64, name: &OsStr) -> Result<(), FsError> {
+    fn unlink(&self, _c: Caller, parent: u64, name: &OsStr) -> Result<(), FsError> {
         if parent == DIR_INO {
             let mut st = lock(&self.state);
             return match st.scratch.remove(name) {
@@ -1479,7 +1455,7 @@ impl FsOps for TablesOps {
         }
         Err(FsError::IsDir)
     }
-    fn rmdir(&self, parent: u64, name: &OsStr) -> Result<(), FsError> {
+    fn rmdir(&self, _c: Caller, parent: u64, name: &OsStr) -> Result<(), FsError> {
         if parent == ROOT && name == DIR_NAME {
             return Err(FsError::ReadOnly("the tables folder"));
         }
@@ -1487,6 +1463,7 @@ impl FsOps for TablesOps {
     }
     fn rename(
         &self,
+        _c: Caller,
         parent: u64,
         name: &OsStr,
         newparent: u64,
@@ -1521,29 +1498,21 @@ impl FsOps for TablesOps {
             _ => Err(FsError::CrossDevice("into or out of the tables folder")),
         }
     }
-    fn create(
-        &self,
-        parent: u64,
-        name: &OsStr,
-        _mode: u32,
-        _umask: u32,
-        flags: i32,
-        _uid: u32,
-        _gid: u32,
-    ) -> Result<(Attr, Opened), FsError> {
+    fn create(&self, c: Caller, n: NewNode, flags: i32) -> Result<(Attr, Opened), FsError> {
+        let NewNode { parent, name, .. } = n;
         if parent != DIR_INO {
             return Err(FsError::Exists);
         }
         if let Some(fam) = FAMILIES.iter().position(|f| name == f.csv) {
             let ino = CSV_INO + fam as u64;
-            let opened = self.open(ino, flags | libc::O_WRONLY)?;
+            let opened = self.open(c, ino, flags | libc::O_WRONLY)?;
             return Ok((self.getattr_own(ino)?, opened));
         }
         let ino = self.new_scratch(name)?;
-        let opened = self.open(ino, flags)?;
+        let opened = self.open(c, ino, flags)?;
         Ok((self.getattr_own(ino)?, opened))
     }
-    fn write(&self, fh: u64, offset: u64, data: &[u8]) -> Result<u32, FsError> {
+    fn write(&self, _c: Caller, fh: u64, offset: u64, data: &[u8]) -> Result<u32, FsError> {
         if let Some(fam) = self.writer_fam(fh) {
             self.fill_pending(fam)?;
         }
@@ -1581,7 +1550,7 @@ impl FsOps for TablesOps {
         buf[start..end].copy_from_slice(data);
         Ok(data.len() as u32)
     }
-    fn flush(&self, fh: u64) -> Result<(), FsError> {
+    fn flush(&self, _c: Caller, fh: u64) -> Result<(), FsError> {
         let job = {
             let mut st = lock(&self.state);
             let st = &mut *st;
@@ -1598,8 +1567,8 @@ impl FsOps for TablesOps {
             None => Ok(()),
         }
     }
-    fn fsync(&self, fh: u64, _datasync: bool) -> Result<(), FsError> {
-        self.flush(fh)
+    fn fsync(&self, c: Caller, fh: u64, _datasync: bool) -> Result<(), FsError> {
+        self.flush(c, fh)
     }
 }
 
@@ -1835,27 +1804,35 @@ mod tests {
         let flags = libc::O_WRONLY | libc::O_CREAT;
         let errno = |e: FsError| e.errno();
         assert_eq!(
-            fs.create(ROOT, name, 0o100644, 0, flags, 0, 0)
+            fs.create(Caller::root(), NewNode::new(ROOT, name, 0o100644, 0), flags)
                 .map(|_| ())
                 .map_err(errno),
             Err(libc::EEXIST)
         );
         assert_eq!(
-            fs.mkdir(ROOT, name, 0o755, 0, 0, 0)
+            fs.mkdir(Caller::root(), NewNode::new(ROOT, name, 0o755, 0))
                 .map(|_| ())
                 .map_err(errno),
             Err(libc::EEXIST)
         );
-        assert_eq!(fs.unlink(ROOT, name).map_err(errno), Err(libc::EISDIR));
-        assert_eq!(fs.rmdir(ROOT, name).map_err(errno), Err(libc::EROFS));
         assert_eq!(
-            fs.rename(ROOT, name, ROOT, OsStr::new("x"), 0)
+            fs.unlink(Caller::root(), ROOT, name).map_err(errno),
+            Err(libc::EISDIR)
+        );
+        assert_eq!(
+            fs.rmdir(Caller::root(), ROOT, name).map_err(errno),
+            Err(libc::EROFS)
+        );
+        assert_eq!(
+            fs.rename(Caller::root(), ROOT, name, ROOT, OsStr::new("x"), 0)
                 .map_err(errno),
             Err(libc::EROFS)
         );
         assert!(!g.game.path().join(DIR_NAME).exists());
-        assert_eq!(fs.lookup(ROOT, name).unwrap().ino, DIR_INO);
-        let units = fs.lookup(ROOT, OsStr::new("units")).unwrap();
+        assert_eq!(fs.lookup(Caller::root(), ROOT, name).unwrap().ino, DIR_INO);
+        let units = fs
+            .lookup(Caller::root(), ROOT, OsStr::new("units"))
+            .unwrap();
         assert!(units.ino < BASE);
         assert_eq!(units.kind, FileKind::Dir);
     }

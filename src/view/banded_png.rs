@@ -96,7 +96,20 @@ fn self_check() -> bool {
     }
     let palette = Palette::ta();
     let mut png = Vec::new();
-    if write_banded(&mut png, w as u32, h as u32, 3, &palette, None, &px, None).is_err() {
+    if write_banded(
+        &mut png,
+        Shape {
+            width: w as u32,
+            height: h as u32,
+            band_rows: 3,
+        },
+        &palette,
+        None,
+        &px,
+        None,
+    )
+    .is_err()
+    {
         return false;
     }
     let mut dec = png::Decoder::new(io::Cursor::new(&png[..]));
@@ -178,21 +191,34 @@ struct Band {
     raw: u64,
 }
 
+/// The shape of a banded PNG: its size in pixels and the rows of each band.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Shape {
+    /// Width in pixels.
+    pub width: u32,
+    /// Height in pixels.
+    pub height: u32,
+    /// Rows per band (the last band may have fewer).
+    pub band_rows: u32,
+}
+
 /// Writes a `width × height` 8-bit indexed PNG whose row `y` is what `row(y, buf)` puts in
 /// `buf` (`width` bytes), in bands of `band_rows` rows encoded on every core; with `reuse`,
 /// the bands it keeps are copied from the version before. Returns the index of the bands.
 /// The bytes are the same whatever was reused.
-#[allow(clippy::too_many_arguments)]
 pub fn write_banded(
     out: &mut dyn Write,
-    width: u32,
-    height: u32,
-    band_rows: u32,
+    shape: Shape,
     palette: &Palette,
     transparent: Option<u8>,
     row: &(dyn Fn(usize, &mut [u8]) + Sync),
     reuse: Option<Reuse<'_>>,
 ) -> Result<BandIndex, png::EncodingError> {
+    let Shape {
+        width,
+        height,
+        band_rows,
+    } = shape;
     let (w, h) = (width as usize, height as usize);
     let per = band_rows.max(1) as usize;
     let count = h.div_ceil(per);
@@ -474,6 +500,14 @@ fn adler32_combine(a: u32, b: u32, len_b: u64) -> u32 {
 mod tests {
     use super::*;
 
+    fn shape(width: u32, height: u32, band_rows: u32) -> Shape {
+        Shape {
+            width,
+            height,
+            band_rows,
+        }
+    }
+
     fn decode(png: &[u8]) -> (u32, u32, Vec<u8>) {
         let mut dec = png::Decoder::new(io::Cursor::new(png));
         dec.set_transformations(png::Transformations::IDENTITY);
@@ -521,7 +555,7 @@ mod tests {
         ] {
             let f = image(7);
             let mut png = Vec::new();
-            let idx = write_banded(&mut png, w, h, per, &pal, Some(9), &f, None).unwrap();
+            let idx = write_banded(&mut png, shape(w, h, per), &pal, Some(9), &f, None).unwrap();
             assert_eq!(idx.bands(), (h as usize).div_ceil(per as usize));
             let (dw, dh, px) = decode(&png);
             assert_eq!((dw, dh), (w, h));
@@ -552,7 +586,7 @@ mod tests {
             }
         };
         let mut png = Vec::new();
-        write_banded(&mut png, 500, 40, 16, &pal, None, &noise, None).unwrap();
+        write_banded(&mut png, shape(500, 40, 16), &pal, None, &noise, None).unwrap();
         assert!(png.len() < 500 * 40 + 2000, "{}", png.len());
         assert_eq!(decode(&png).2, rows(&noise, 500, 40));
     }
@@ -563,7 +597,7 @@ mod tests {
         let (w, h, per) = (200u32, 96u32, 16u32);
         let old = image(7);
         let mut old_png = Vec::new();
-        let idx = write_banded(&mut old_png, w, h, per, &pal, None, &old, None).unwrap();
+        let idx = write_banded(&mut old_png, shape(w, h, per), &pal, None, &old, None).unwrap();
         // rows 40..=41 change (band 2); band 3 starts below them but filters against row 47
         let new = |y: usize, row: &mut [u8]| {
             old(y, row);
@@ -572,7 +606,7 @@ mod tests {
             }
         };
         let mut fresh = Vec::new();
-        write_banded(&mut fresh, w, h, per, &pal, None, &new, None).unwrap();
+        write_banded(&mut fresh, shape(w, h, per), &pal, None, &new, None).unwrap();
         let keep = [true, true, false, true, true, true];
         let reuse = Reuse {
             png: &old_png,
@@ -580,7 +614,7 @@ mod tests {
             keep: &keep,
         };
         let mut got = Vec::new();
-        let idx2 = write_banded(&mut got, w, h, per, &pal, None, &new, Some(reuse)).unwrap();
+        let idx2 = write_banded(&mut got, shape(w, h, per), &pal, None, &new, Some(reuse)).unwrap();
         assert_eq!(got, fresh);
         assert_eq!(decode(&got).2, rows(&new, w as usize, h as usize));
         // copying a band that did change shows (the test can fail)
@@ -591,7 +625,7 @@ mod tests {
             keep: &all,
         };
         let mut bad = Vec::new();
-        write_banded(&mut bad, w, h, per, &pal, None, &new, Some(wrong)).unwrap();
+        write_banded(&mut bad, shape(w, h, per), &pal, None, &new, Some(wrong)).unwrap();
         assert_ne!(bad, fresh);
         // an index of another shape is not used
         let other = Reuse {
@@ -600,7 +634,15 @@ mod tests {
             keep: &all,
         };
         let mut again = Vec::new();
-        write_banded(&mut again, w, h + 1, per, &pal, None, &new, Some(other)).unwrap();
+        write_banded(
+            &mut again,
+            shape(w, h + 1, per),
+            &pal,
+            None,
+            &new,
+            Some(other),
+        )
+        .unwrap();
         assert_eq!(decode(&again).1, h + 1);
     }
 
@@ -612,7 +654,7 @@ mod tests {
         let f = image(31);
         let all = rows(&f, w as usize, h as usize);
         let mut ours = Vec::new();
-        write_banded(&mut ours, w, h, 256, &pal, None, &f, None).unwrap();
+        write_banded(&mut ours, shape(w, h, 256), &pal, None, &f, None).unwrap();
         let mut theirs = Vec::new();
         crate::view::image::write_indexed_png(&mut theirs, w, h, &all, &pal, None).unwrap();
         let (a, b) = (ours.len() as f64, theirs.len() as f64);

@@ -5,6 +5,7 @@
 use std::path::Path;
 use tafs::formats::gaf::{self, Content, Gaf};
 use tafs::formats::palette::Palette;
+use tafs::fs::Caller;
 use tafs::view::image::{decode_png, write_indexed_png, PngPixels};
 
 /// A self-made GAF with RLE, raw and composite frames.
@@ -103,7 +104,7 @@ pub fn ino(core: &tafs::fs::Core, path: &str) -> u64 {
     let mut i = tafs::fs::core::ROOT;
     for c in path.split('/') {
         i = core
-            .lookup(i, std::ffi::OsStr::new(c))
+            .lookup(Caller::root(), i, std::ffi::OsStr::new(c))
             .unwrap_or_else(|e| panic!("{path}: {e}"))
             .ino;
     }
@@ -123,15 +124,19 @@ pub fn touch(
         mtime: Some(SetTime::At(when)),
         ..Default::default()
     };
-    core.setattr(ino(core, path), set, None).unwrap().mtime
+    core.setattr(Caller::root(), ino(core, path), set, None)
+        .unwrap()
+        .mtime
 }
 
 /// The whole content of file `path` in `core` (open, read, release).
 pub fn read(core: &tafs::fs::Core, path: &str) -> Vec<u8> {
     use tafs::fs::FsOps;
-    let o = core.open(ino(core, path), libc::O_RDONLY).unwrap();
-    let b = core.read(o.fh, 0, 1 << 24).unwrap();
-    core.release(o.fh).unwrap();
+    let o = core
+        .open(Caller::root(), ino(core, path), libc::O_RDONLY)
+        .unwrap();
+    let b = core.read(Caller::root(), o.fh, 0, 1 << 24).unwrap();
+    core.release(Caller::root(), o.fh).unwrap();
     b
 }
 
@@ -140,8 +145,11 @@ pub fn read(core: &tafs::fs::Core, path: &str) -> Vec<u8> {
 pub fn cp_onto(core: &tafs::fs::Core, path: &str, bytes: &[u8]) -> Result<(), i32> {
     use tafs::fs::FsOps;
     let i = ino(core, path);
-    let o = core.open(i, libc::O_WRONLY).map_err(|e| e.errno())?;
+    let o = core
+        .open(Caller::root(), i, libc::O_WRONLY)
+        .map_err(|e| e.errno())?;
     core.setattr(
+        Caller::root(),
         i,
         tafs::fs::SetAttr {
             size: Some(0),
@@ -150,9 +158,10 @@ pub fn cp_onto(core: &tafs::fs::Core, path: &str, bytes: &[u8]) -> Result<(), i3
         Some(o.fh),
     )
     .map_err(|e| e.errno())?;
-    core.write(o.fh, 0, bytes).map_err(|e| e.errno())?;
-    let r = core.flush(o.fh).map_err(|e| e.errno());
-    core.release(o.fh).unwrap();
+    core.write(Caller::root(), o.fh, 0, bytes)
+        .map_err(|e| e.errno())?;
+    let r = core.flush(Caller::root(), o.fh).map_err(|e| e.errno());
+    core.release(Caller::root(), o.fh).unwrap();
     r
 }
 

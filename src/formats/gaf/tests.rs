@@ -16,12 +16,11 @@ fn le32(v: u32) -> [u8; 4] {
     v.to_le_bytes()
 }
 
-#[allow(clippy::too_many_arguments)]
+/// A frame header: size `(w, h)`, origin `(ox, oy)`, the key colour, compression, layer count,
+/// blend flag and data offset.
 fn frame_header(
-    w: u16,
-    h: u16,
-    ox: i16,
-    oy: i16,
+    (w, h): (u16, u16),
+    (ox, oy): (i16, i16),
     key: u8,
     comp: u8,
     layers: u8,
@@ -65,7 +64,7 @@ fn rle_fixture() -> Vec<u8> {
     put(&mut f, 4, &le32(1));
     put(&mut f, 12, &le32(16));
     put(&mut f, 16, &seq_header(&[(64, 0)], b"boom"));
-    put(&mut f, 64, &frame_header(4, 3, 2, 1, 9, 1, 0, 0, 88));
+    put(&mut f, 64, &frame_header((4, 3), (2, 1), 9, 1, 0, 0, 88));
     let rows: Vec<u8> = vec![
         5,
         0,
@@ -149,9 +148,9 @@ fn composite_fixture() -> Vec<u8> {
     put(&mut f, 18, &[2]); // layer B pixel
     put(&mut f, 20, &le32(100)); // layer table
     put(&mut f, 24, &le32(150));
-    put(&mut f, 100, &frame_header(2, 1, 3, 1, 9, 0, 0, 0, 16));
-    put(&mut f, 150, &frame_header(1, 1, -2, -2, 9, 0, 0, 1, 18));
-    put(&mut f, 200, &frame_header(2, 2, 0, 0, 9, 0, 2, 0, 20));
+    put(&mut f, 100, &frame_header((2, 1), (3, 1), 9, 0, 0, 0, 16));
+    put(&mut f, 150, &frame_header((1, 1), (-2, -2), 9, 0, 0, 1, 18));
+    put(&mut f, 200, &frame_header((2, 2), (0, 0), 9, 0, 2, 0, 20));
     put(&mut f, 300, &seq_header(&[(200, 3)], b"comp"));
     f
 }
@@ -215,7 +214,7 @@ fn layer_cycles_and_depth_bombs_are_refused() {
         put(
             &mut f,
             at as usize,
-            &frame_header(1, 1, 0, 0, 0, 0, 1, 0, at + 24),
+            &frame_header((1, 1), (0, 0), 0, 0, 1, 0, at + 24),
         );
         put(&mut f, at as usize + 24, &le32(at + 40));
     }
@@ -236,7 +235,11 @@ fn shared_references_are_budgeted() {
     put(&mut f, 12, &le32(16));
     let items: Vec<(u32, u32)> = (0..1000).map(|_| (9000, 1)).collect();
     put(&mut f, 16, &seq_header(&items, b"many"));
-    put(&mut f, 9000, &frame_header(1, 1, 0, 0, 0, 0, 0, 0, 9024));
+    put(
+        &mut f,
+        9000,
+        &frame_header((1, 1), (0, 0), 0, 0, 0, 0, 9024),
+    );
     put(&mut f, 9024, &[3]);
     assert!(parse(&f, &Limits::default()).is_ok());
     let lim = Limits {
@@ -256,7 +259,7 @@ fn huge_frames_are_refused_before_allocation() {
     put(
         &mut f,
         64,
-        &frame_header(65535, 65535, 0, 0, 0, 1, 0, 0, 88),
+        &frame_header((65535, 65535), (0, 0), 0, 1, 0, 0, 88),
     );
     let e = parse(&f, &Limits::default()).unwrap_err();
     assert!(matches!(e, GafError::Limit { .. }), "{e}");
@@ -286,8 +289,8 @@ fn zero_size_frames_and_trailing_bytes_survive() {
     put(&mut f, 4, &le32(1));
     put(&mut f, 12, &le32(16));
     put(&mut f, 16, &seq_header(&[(72, 5), (96, 0)], b"z"));
-    put(&mut f, 72, &frame_header(0, 0, 0, 0, 9, 0, 0, 0, 96));
-    put(&mut f, 96, &frame_header(0, 5, 0, 0, 9, 1, 0, 0, 120));
+    put(&mut f, 72, &frame_header((0, 0), (0, 0), 9, 0, 0, 0, 96));
+    put(&mut f, 96, &frame_header((0, 5), (0, 0), 9, 1, 0, 0, 120));
     put(&mut f, 120, &[0, 0, 0, 0, 0, 0, 0, 0, 0, 0]); // 5 empty rows
     put(&mut f, 130, b"junk");
     let g = parse(&f, &Limits::default()).unwrap();
@@ -436,22 +439,22 @@ pub(super) fn odd_layout_fixture() -> Vec<u8> {
     put(&mut f, 12, &le32(600));
     put(&mut f, 16, &le32(700));
     put(&mut f, 20, &[0xEE; 20]);
-    put(&mut f, 40, &frame_header(4, 3, 1, 1, 9, 0, 0, 0, 64));
+    put(&mut f, 40, &frame_header((4, 3), (1, 1), 9, 0, 0, 0, 64));
     put(&mut f, 64, &[9, 1, 2, 9, 3, 3, 3, 3, 9, 9, 4, 9]);
     put(&mut f, 76, &[0xAB; 4]);
-    put(&mut f, 80, &frame_header(2, 2, 0, 0, 9, 1, 0, 0, 104));
+    put(&mut f, 80, &frame_header((2, 2), (0, 0), 9, 1, 0, 0, 104));
     put(&mut f, 104, &[2, 0, 6, 9, 2, 0, 6, 9]);
     put(&mut f, 112, &[0xCD; 8]);
-    put(&mut f, 120, &frame_header(2, 2, 0, 0, 9, 1, 0, 0, 104));
+    put(&mut f, 120, &frame_header((2, 2), (0, 0), 9, 1, 0, 0, 104));
     put(&mut f, 144, &[0x11; 6]);
-    put(&mut f, 150, &frame_header(3, 3, 1, 1, 9, 0, 2, 0, 174));
+    put(&mut f, 150, &frame_header((3, 3), (1, 1), 9, 0, 2, 0, 174));
     put(&mut f, 174, &le32(200));
     put(&mut f, 178, &le32(250));
-    put(&mut f, 200, &frame_header(1, 1, 0, 0, 9, 0, 0, 0, 224));
+    put(&mut f, 200, &frame_header((1, 1), (0, 0), 9, 0, 0, 0, 224));
     put(&mut f, 224, &[5]);
-    put(&mut f, 250, &frame_header(2, 1, 0, 0, 9, 0, 1, 1, 274));
+    put(&mut f, 250, &frame_header((2, 1), (0, 0), 9, 0, 1, 1, 274));
     put(&mut f, 274, &le32(300));
-    put(&mut f, 300, &frame_header(2, 1, 0, 0, 9, 0, 0, 0, 324));
+    put(&mut f, 300, &frame_header((2, 1), (0, 0), 9, 0, 0, 0, 324));
     put(&mut f, 324, &[1, 2]);
     put(&mut f, 326, &[0x5A; 274]);
     put(
@@ -659,8 +662,12 @@ fn truecolor_fixture() -> Vec<u8> {
     let mut seq = seq_header(&[(76, 2), (100, 0)], b"tc\0JUNK");
     seq[8 + 3..8 + 7].copy_from_slice(b"JUNK");
     put(&mut f, 20, &seq); // 20..76
-    put(&mut f, 76, &frame_header(3, 2, 1, 1, 0, 4, 0, 0xFF, 124));
-    put(&mut f, 100, &frame_header(2, 1, 0, 0, 0, 5, 0, 0, 16));
+    put(
+        &mut f,
+        76,
+        &frame_header((3, 2), (1, 1), 0, 4, 0, 0xFF, 124),
+    );
+    put(&mut f, 100, &frame_header((2, 1), (0, 0), 0, 5, 0, 0, 16));
     let words: [u16; 6] = [0x0000, 0xF00F, 0x8421, 0xFFFF, 0x1234, 0xABCD];
     let bytes: Vec<u8> = words.iter().flat_map(|w| w.to_le_bytes()).collect();
     put(&mut f, 124, &bytes); // 124..136

@@ -7,7 +7,7 @@ use super::Attr;
 use super::{is_archive_path, is_asset_name, Core, Inval};
 use crate::fs::layout::Layout;
 use crate::fs::shared::lock;
-use crate::fs::FsError;
+use crate::fs::{Caller, FsError};
 use crate::view::View;
 use std::fs::{File, OpenOptions};
 use std::os::unix::fs::{FileExt, OpenOptionsExt};
@@ -152,7 +152,12 @@ impl Core {
     }
 
     /// Opens a file.
-    pub(in crate::fs) fn open_node(&self, ino: u64, flags: i32) -> Result<Opened, FsError> {
+    pub(in crate::fs) fn open_node(
+        &self,
+        c: Caller,
+        ino: u64,
+        flags: i32,
+    ) -> Result<Opened, FsError> {
         let node = self.node(ino)?;
         let real = matches!(node.kind, NodeKind::Real { .. });
         if flags & libc::O_ACCMODE == libc::O_ACCMODE && !real {
@@ -186,7 +191,7 @@ impl Core {
                     return Err(FsError::ReadOnly("the status file is read-only"));
                 }
                 let attr = self.status_attr(ino, root)?;
-                let bytes = Arc::new(self.status_bytes(root)?);
+                let bytes = Arc::new(self.status_bytes(root, c)?);
                 let fh = self.add_handle(Handle::Generated(GenBytes::ready(bytes), attr));
                 Ok(Opened {
                     fh,
@@ -403,12 +408,13 @@ impl Core {
     /// its content changing while its size may not.
     pub(in crate::fs) fn read_unopened(
         &self,
+        c: Caller,
         ino: u64,
         offset: u64,
         size: u32,
     ) -> Result<Vec<u8>, FsError> {
         let status = matches!(self.node(ino)?.kind, NodeKind::Status { .. });
-        let o = self.open_node(ino, libc::O_RDONLY | libc::O_CLOEXEC)?;
+        let o = self.open_node(c, ino, libc::O_RDONLY | libc::O_CLOEXEC)?;
         let r = self.read_handle(o.fh, offset, size);
         self.release_handle(o.fh)?;
         if status {

@@ -45,6 +45,7 @@ use super::ops::FsOps;
 use super::FsError;
 use crate::formats::hpi::HpiLimits;
 use crate::fs::shared::{lock, NewNode};
+use crate::fs::Caller;
 use crate::sys;
 use crate::view::{self, AssetKind, SharedBytes, View, ViewError, ViewOptions};
 use assets::{Asset, AssetCache};
@@ -604,7 +605,7 @@ impl FsOps for Core {
         self.watching()
     }
 
-    fn lookup(&self, parent: u64, name: &OsStr) -> Result<Attr, FsError> {
+    fn lookup(&self, _c: Caller, parent: u64, name: &OsStr) -> Result<Attr, FsError> {
         // a node forgotten between being found and being counted is looked up again
         for _ in 0..3 {
             match self.entry(self.lookup_node(parent, name)?) {
@@ -623,19 +624,19 @@ impl FsOps for Core {
         self.inode_count()
     }
 
-    fn getattr(&self, ino: u64, fh: Option<u64>) -> Result<Attr, FsError> {
+    fn getattr(&self, _c: Caller, ino: u64, fh: Option<u64>) -> Result<Attr, FsError> {
         self.attr_of(ino, fh)
     }
 
-    fn readlink(&self, ino: u64) -> Result<Vec<u8>, FsError> {
+    fn readlink(&self, _c: Caller, ino: u64) -> Result<Vec<u8>, FsError> {
         self.real_readlink(ino)
     }
 
-    fn open(&self, ino: u64, flags: i32) -> Result<Opened, FsError> {
-        self.open_node(ino, flags)
+    fn open(&self, c: Caller, ino: u64, flags: i32) -> Result<Opened, FsError> {
+        self.open_node(c, ino, flags)
     }
 
-    fn read(&self, fh: u64, offset: u64, size: u32) -> Result<Vec<u8>, FsError> {
+    fn read(&self, _c: Caller, fh: u64, offset: u64, size: u32) -> Result<Vec<u8>, FsError> {
         self.read_handle(fh, offset, size)
     }
 
@@ -647,35 +648,40 @@ impl FsOps for Core {
         self.opts.read_only && self.watching()
     }
 
-    fn read_ino(&self, ino: u64, offset: u64, size: u32) -> Result<Vec<u8>, FsError> {
-        self.read_unopened(ino, offset, size)
+    fn read_ino(&self, c: Caller, ino: u64, offset: u64, size: u32) -> Result<Vec<u8>, FsError> {
+        self.read_unopened(c, ino, offset, size)
     }
 
-    fn release(&self, fh: u64) -> Result<(), FsError> {
+    fn release(&self, _c: Caller, fh: u64) -> Result<(), FsError> {
         self.release_handle(fh)
     }
 
-    fn opendir(&self, ino: u64) -> Result<u64, FsError> {
+    fn opendir(&self, _c: Caller, ino: u64) -> Result<u64, FsError> {
         self.open_dir(ino)
     }
 
-    fn readdir(&self, fh: u64, offset: u64) -> Result<Vec<(u64, DirItem)>, FsError> {
+    fn readdir(&self, _c: Caller, fh: u64, offset: u64) -> Result<Vec<(u64, DirItem)>, FsError> {
         self.list_from(fh, offset)
     }
 
-    fn readdirplus(&self, fh: u64, offset: u64) -> Result<Vec<(u64, DirItem)>, FsError> {
+    fn readdirplus(
+        &self,
+        _c: Caller,
+        fh: u64,
+        offset: u64,
+    ) -> Result<Vec<(u64, DirItem)>, FsError> {
         self.list_plus_from(fh, offset)
     }
 
-    fn releasedir(&self, fh: u64) -> Result<(), FsError> {
+    fn releasedir(&self, _c: Caller, fh: u64) -> Result<(), FsError> {
         self.release_dir(fh)
     }
 
-    fn statfs(&self) -> Result<sys::StatFs, FsError> {
+    fn statfs(&self, _c: Caller) -> Result<sys::StatFs, FsError> {
         Ok(sys::statvfs(&self.game_dir)?)
     }
 
-    fn access(&self, ino: u64, mask: i32) -> Result<(), FsError> {
+    fn access(&self, _c: Caller, ino: u64, mask: i32) -> Result<(), FsError> {
         self.check_access(ino, mask)
     }
 
@@ -683,7 +689,7 @@ impl FsOps for Core {
     /// (`EOPNOTSUPP`), explicitly also the POSIX ACLs (`system.posix_acl_access`,
     /// `system.posix_acl_default`) that editors copy onto a file they saved (they ignore that
     /// error). `EROFS` on `--ro` mounts.
-    fn setxattr(&self, ino: u64, name: &OsStr) -> Result<(), FsError> {
+    fn setxattr(&self, _c: Caller, ino: u64, name: &OsStr) -> Result<(), FsError> {
         self.node(ino)?;
         if self.opts.read_only {
             return Err(FsError::ReadOnly("mounted read-only"));
@@ -696,7 +702,13 @@ impl FsOps for Core {
         }))
     }
 
-    fn setattr(&self, ino: u64, set: SetAttr, fh: Option<u64>) -> Result<Attr, FsError> {
+    fn setattr(
+        &self,
+        _c: Caller,
+        ino: u64,
+        set: SetAttr,
+        fh: Option<u64>,
+    ) -> Result<Attr, FsError> {
         if self.writeback() && self.is_asset_node(ino) && !self.accepts(ino, None) {
             return Err(FsError::ReadOnly("no build reads this file"));
         }
@@ -707,84 +719,50 @@ impl FsOps for Core {
         self.real_setattr(ino, set, fh)
     }
 
-    fn mknod(
-        &self,
-        parent: u64,
-        name: &OsStr,
-        mode: u32,
-        umask: u32,
-        rdev: u32,
-        uid: u32,
-        gid: u32,
-    ) -> Result<Attr, FsError> {
-        self.refuse_unless_accepted(parent, name)?;
-        let n = NewNode {
-            parent,
-            name,
-            mode,
-            umask,
-            uid,
-            gid,
-        };
-        let a = if self.wb_node(parent) {
+    fn mknod(&self, c: Caller, n: NewNode, rdev: u32) -> Result<Attr, FsError> {
+        self.refuse_unless_accepted(n.parent, n.name)?;
+        let a = if self.wb_node(n.parent) {
             let m = self.mutating();
-            let a = self.wb_mknod(n)?;
-            m.created(parent, name, false);
+            let a = self.wb_mknod(c, n)?;
+            m.created(n.parent, n.name, false);
             a
         } else {
-            self.real_mknod(n, rdev)?
+            self.real_mknod(c, n, rdev)?
         };
         self.entry(a)
     }
 
-    fn mkdir(
-        &self,
-        parent: u64,
-        name: &OsStr,
-        mode: u32,
-        umask: u32,
-        uid: u32,
-        gid: u32,
-    ) -> Result<Attr, FsError> {
-        self.refuse_unless_accepted(parent, name)?;
-        let n = NewNode {
-            parent,
-            name,
-            mode,
-            umask,
-            uid,
-            gid,
-        };
-        let a = if self.wb_node(parent) {
+    fn mkdir(&self, c: Caller, n: NewNode) -> Result<Attr, FsError> {
+        self.refuse_unless_accepted(n.parent, n.name)?;
+        let a = if self.wb_node(n.parent) {
             let m = self.mutating();
-            let a = self.wb_mkdir(n)?;
-            m.created(parent, name, true);
+            let a = self.wb_mkdir(c, n)?;
+            m.created(n.parent, n.name, true);
             a
         } else {
-            self.real_mkdir(n)?
+            self.real_mkdir(c, n)?
         };
         self.entry(a)
     }
 
     fn symlink(
         &self,
+        c: Caller,
         parent: u64,
         name: &OsStr,
         target: &Path,
-        uid: u32,
-        gid: u32,
     ) -> Result<Attr, FsError> {
-        let a = self.real_symlink(parent, name, target, uid, gid)?;
+        let a = self.real_symlink(c, parent, name, target)?;
         self.entry(a)
     }
 
-    fn link(&self, ino: u64, newparent: u64, newname: &OsStr) -> Result<Attr, FsError> {
+    fn link(&self, _c: Caller, ino: u64, newparent: u64, newname: &OsStr) -> Result<Attr, FsError> {
         self.refuse_unless_accepted(newparent, newname)?;
         let a = self.real_link(ino, newparent, newname)?;
         self.entry(a)
     }
 
-    fn unlink(&self, parent: u64, name: &OsStr) -> Result<(), FsError> {
+    fn unlink(&self, _c: Caller, parent: u64, name: &OsStr) -> Result<(), FsError> {
         self.refuse_unless_accepted(parent, name)?;
         if self.wb_node(parent) {
             let m = self.mutating();
@@ -795,7 +773,7 @@ impl FsOps for Core {
         self.real_unlink(parent, name)
     }
 
-    fn rmdir(&self, parent: u64, name: &OsStr) -> Result<(), FsError> {
+    fn rmdir(&self, _c: Caller, parent: u64, name: &OsStr) -> Result<(), FsError> {
         self.refuse_unless_accepted(parent, name)?;
         if self.wb_node(parent) {
             let m = self.mutating();
@@ -810,6 +788,7 @@ impl FsOps for Core {
     /// write-back decides.
     fn rename(
         &self,
+        _c: Caller,
         parent: u64,
         name: &OsStr,
         newparent: u64,
@@ -825,48 +804,31 @@ impl FsOps for Core {
         self.real_rename(parent, name, newparent, newname, flags)
     }
 
-    fn create(
-        &self,
-        parent: u64,
-        name: &OsStr,
-        mode: u32,
-        umask: u32,
-        flags: i32,
-        uid: u32,
-        gid: u32,
-    ) -> Result<(Attr, Opened), FsError> {
-        self.refuse_unless_accepted(parent, name)?;
-        let n = NewNode {
-            parent,
-            name,
-            mode,
-            umask,
-            uid,
-            gid,
-        };
-        let (a, o) = if self.wb_node(parent) {
+    fn create(&self, c: Caller, n: NewNode, flags: i32) -> Result<(Attr, Opened), FsError> {
+        self.refuse_unless_accepted(n.parent, n.name)?;
+        let (a, o) = if self.wb_node(n.parent) {
             let m = self.mutating();
-            let r = self.wb_create(n, flags)?;
-            m.created(parent, name, false);
+            let r = self.wb_create(c, n, flags)?;
+            m.created(n.parent, n.name, false);
             r
         } else {
-            self.real_create(n, flags)?
+            self.real_create(c, n, flags)?
         };
         Ok((self.entry(a)?, o))
     }
 
-    fn write(&self, fh: u64, offset: u64, data: &[u8]) -> Result<u32, FsError> {
+    fn write(&self, _c: Caller, fh: u64, offset: u64, data: &[u8]) -> Result<u32, FsError> {
         self.write_handle(fh, offset, data)
     }
 
     /// A commit on `close` invalidates the old generation before `close` returns.
-    fn flush(&self, fh: u64) -> Result<(), FsError> {
+    fn flush(&self, _c: Caller, fh: u64) -> Result<(), FsError> {
         let r = self.flush_handle(fh);
         self.inval_barrier();
         r
     }
 
-    fn fsync(&self, fh: u64, datasync: bool) -> Result<(), FsError> {
+    fn fsync(&self, _c: Caller, fh: u64, datasync: bool) -> Result<(), FsError> {
         let r = self.fsync_handle(fh, datasync);
         self.inval_barrier();
         r

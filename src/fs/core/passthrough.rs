@@ -13,6 +13,7 @@ use super::inode::{Node, NodeKind};
 use super::{is_asset_name, Core, Inval, Resolved};
 use super::{Attr, FileKind, Opened, SetAttr};
 use crate::fs::shared::{lock, NewNode};
+use crate::fs::Caller;
 use crate::fs::FsError;
 use crate::sys::{self, SetTime};
 use std::ffi::{OsStr, OsString};
@@ -305,15 +306,19 @@ impl Core {
     }
 
     /// Creates a device node, fifo, socket or empty regular file.
-    pub(in crate::fs) fn real_mknod(&self, n: NewNode, rdev: u32) -> Result<Attr, FsError> {
+    pub(in crate::fs) fn real_mknod(
+        &self,
+        c: Caller,
+        n: NewNode,
+        rdev: u32,
+    ) -> Result<Attr, FsError> {
         let NewNode {
             parent,
             name,
             mode,
             umask,
-            uid,
-            gid,
         } = n;
+        let Caller { uid, gid, .. } = c;
         let dir = self.dir_fd(&self.writable_dir(parent)?)?;
         let perm = mode & 0o7777 & !umask;
         sys::mknod_at(dir.as_fd(), name, (mode & libc::S_IFMT) | perm, rdev)?;
@@ -322,17 +327,16 @@ impl Core {
     }
 
     /// Creates a directory.
-    pub(in crate::fs) fn real_mkdir(&self, n: NewNode) -> Result<Attr, FsError> {
+    pub(in crate::fs) fn real_mkdir(&self, c: Caller, n: NewNode) -> Result<Attr, FsError> {
         let NewNode {
             parent,
             name,
             mode,
             umask,
-            uid,
-            gid,
         } = n;
+        let Caller { uid, gid, .. } = c;
         let rel = self.writable_dir(parent)?;
-        if let Some(a) = self.new_asset(parent, name, mode, umask, uid, gid)? {
+        if let Some(a) = self.new_asset(c, n)? {
             return Ok(a);
         }
         let dir = self.dir_fd(&rel)?;
@@ -345,15 +349,14 @@ impl Core {
     /// Creates a symbolic link `name` → `target`.
     pub(in crate::fs) fn real_symlink(
         &self,
+        c: Caller,
         parent: u64,
         name: &OsStr,
         target: &Path,
-        uid: u32,
-        gid: u32,
     ) -> Result<Attr, FsError> {
         let dir = self.dir_fd(&self.writable_dir(parent)?)?;
         sys::symlink_at(target, dir.as_fd(), name)?;
-        self.settle_new(dir.as_fd(), name, None, uid, gid)?;
+        self.settle_new(dir.as_fd(), name, None, c.uid, c.gid)?;
         self.new_real(parent, name)
     }
 
@@ -435,6 +438,7 @@ impl Core {
     /// Creates and opens a regular file.
     pub(in crate::fs) fn real_create(
         &self,
+        c: Caller,
         n: NewNode,
         flags: i32,
     ) -> Result<(Attr, Opened), FsError> {
@@ -443,9 +447,8 @@ impl Core {
             name,
             mode,
             umask,
-            uid,
-            gid,
         } = n;
+        let Caller { uid, gid, .. } = c;
         let dir = self.dir_fd(&self.writable_dir(parent)?)?;
         let mut oflags = Self::open_flags(flags) | libc::O_CREAT;
         if flags & libc::O_EXCL != 0 {

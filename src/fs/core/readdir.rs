@@ -396,6 +396,7 @@ impl Core {
 mod tests {
     use super::*;
     use crate::fs::core::{MountOptions, ROOT};
+    use crate::fs::Caller;
     use crate::fs::FsOps;
     use std::ffi::OsStr;
     use std::time::Duration;
@@ -416,12 +417,12 @@ mod tests {
         let core = Core::new(game.path(), opts, None).unwrap();
         let mut dir = ROOT;
         for c in ["anims", "fx.gaf", "pulse"] {
-            dir = core.lookup(dir, OsStr::new(c)).unwrap().ino;
+            dir = core.lookup(Caller::root(), dir, OsStr::new(c)).unwrap().ino;
         }
         let size_in_listing = |core: &Core| {
-            let fh = core.opendir(dir).unwrap();
-            let items = core.readdirplus(fh, 0).unwrap();
-            core.releasedir(fh).unwrap();
+            let fh = core.opendir(Caller::root(), dir).unwrap();
+            let items = core.readdirplus(Caller::root(), fh, 0).unwrap();
+            core.releasedir(Caller::root(), fh).unwrap();
             items
                 .into_iter()
                 .find(|(_, it)| it.name == "0.png")
@@ -430,19 +431,28 @@ mod tests {
         };
         let generated = size_in_listing(&core).expect("0.png listed");
         assert!(generated > 3);
-        let png = core.lookup(dir, OsStr::new("0.png")).unwrap().ino;
-        let o = core.open(png, libc::O_WRONLY | libc::O_TRUNC).unwrap();
-        assert_eq!(core.write(o.fh, 0, b"abc").unwrap(), 3);
-        assert_eq!(core.getattr(png, None).unwrap().size, 3, "the staged file");
-        assert_eq!(size_in_listing(&core), Some(3));
-        let r = core.open(png, libc::O_RDONLY).unwrap();
+        let png = core
+            .lookup(Caller::root(), dir, OsStr::new("0.png"))
+            .unwrap()
+            .ino;
+        let o = core
+            .open(Caller::root(), png, libc::O_WRONLY | libc::O_TRUNC)
+            .unwrap();
+        assert_eq!(core.write(Caller::root(), o.fh, 0, b"abc").unwrap(), 3);
         assert_eq!(
-            core.read(r.fh, 0, 100).unwrap(),
+            core.getattr(Caller::root(), png, None).unwrap().size,
+            3,
+            "the staged file"
+        );
+        assert_eq!(size_in_listing(&core), Some(3));
+        let r = core.open(Caller::root(), png, libc::O_RDONLY).unwrap();
+        assert_eq!(
+            core.read(Caller::root(), r.fh, 0, 100).unwrap(),
             b"abc",
             "a read opens the staged file"
         );
-        core.release(r.fh).unwrap();
-        let _ = core.release(o.fh); // (a commit of a file that is no PNG fails)
+        core.release(Caller::root(), r.fh).unwrap();
+        let _ = core.release(Caller::root(), o.fh); // (a commit of a file that is no PNG fails)
     }
 
     /// A commit holds its asset's stage lock while the codecs use rayon's global pool; a
@@ -463,14 +473,15 @@ mod tests {
         let core = Arc::new(Core::new(game.path(), MountOptions::default(), None).unwrap());
         let mut dir = ROOT;
         for c in ["anims", "fx.gaf", "pulse"] {
-            dir = core.lookup(dir, OsStr::new(c)).unwrap().ino;
+            dir = core.lookup(Caller::root(), dir, OsStr::new(c)).unwrap().ino;
         }
-        let fh = core.opendir(dir).unwrap();
+        let fh = core.opendir(Caller::root(), dir).unwrap();
         let staged = core.staging(Path::new("anims/fx.gaf"));
         let commit = lock(&staged.stage); // a commit in progress
         let (tx, rx) = mpsc::channel();
         let c2 = core.clone();
-        let lister = std::thread::spawn(move || c2.readdirplus(fh, 0).map(|v| v.len()));
+        let lister =
+            std::thread::spawn(move || c2.readdirplus(Caller::root(), fh, 0).map(|v| v.len()));
         std::thread::sleep(Duration::from_millis(300));
         std::thread::spawn(move || {
             let sum: u64 = (0..10_000u64).into_par_iter().map(|x| x * 2).sum();
@@ -494,20 +505,20 @@ mod tests {
         }
         let core = Core::new(game.path(), MountOptions::default(), None).unwrap();
         for plus in [false, true] {
-            let fh = core.opendir(ROOT).unwrap();
+            let fh = core.opendir(Caller::root(), ROOT).unwrap();
             let (mut off, mut names) = (0, Vec::new());
             loop {
                 let page = if plus {
-                    core.readdirplus(fh, off).unwrap()
+                    core.readdirplus(Caller::root(), fh, off).unwrap()
                 } else {
-                    core.readdir(fh, off).unwrap()
+                    core.readdir(Caller::root(), fh, off).unwrap()
                 };
                 let Some((last, _)) = page.last() else { break };
                 assert!(page.len() <= if plus { PLUS_PAGE_MAX } else { PAGE_MAX });
                 off = *last;
                 names.extend(page.into_iter().map(|(_, it)| it.name));
             }
-            core.releasedir(fh).unwrap();
+            core.releasedir(Caller::root(), fh).unwrap();
             let files: Vec<_> = names.iter().filter(|x| *x != "." && *x != "..").collect();
             let unique: std::collections::HashSet<_> = files.iter().collect();
             assert_eq!((files.len(), unique.len()), (n, n), "plus: {plus}");

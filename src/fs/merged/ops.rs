@@ -6,7 +6,7 @@ use super::{lock, other_xattr, Content, Handle, MergedCore, NodeId, SOURCES_XATT
 use crate::fs::core::{Attr, DirItem, Inval, Opened, PAGE_MAX, PLUS_PAGE_MAX};
 use crate::fs::ops::FsOps;
 use crate::fs::stage::Ident;
-use crate::fs::{FsError, StatFs};
+use crate::fs::{Caller, FsError, StatFs};
 use std::ffi::OsStr;
 use std::sync::atomic::Ordering;
 use std::sync::Arc;
@@ -64,10 +64,7 @@ impl MergedCore {
     /// from its top down to where `c` is read from (an archive: the top itself): what the
     /// view serves never reaches past a folder its source closes to the caller, whatever
     /// the merged folders show.
-    fn may_reach(&self, c: &Content) -> Result<(), FsError> {
-        let Some(caller) = crate::fs::caller::current() else {
-            return Ok(());
-        };
+    fn may_reach(&self, caller: Caller, c: &Content) -> Result<(), FsError> {
         let dir = match c {
             Content::Loose { rel, .. } => {
                 let p = self.game_dir.join(rel);
@@ -83,7 +80,7 @@ impl MergedCore {
         }
     }
 
-    fn handle_of(&self, ino: u64) -> Result<Handle, FsError> {
+    fn handle_of(&self, caller: Caller, ino: u64) -> Result<Handle, FsError> {
         let id = self.id(ino)?;
         let snap = self.snapshot();
         Ok(match &id {
@@ -94,7 +91,7 @@ impl MergedCore {
                 if now != *ver {
                     return Err(FsError::Stale);
                 }
-                self.may_reach(&c)?;
+                self.may_reach(caller, &c)?;
                 match &c {
                     Content::Loose { rel, meta } => {
                         let f = super::open_game_file(&self.game_dir, std::path::Path::new(rel))?;
@@ -114,7 +111,7 @@ impl MergedCore {
                 key, ver, vpath, ..
             } => {
                 let (layout, c) = self.current_layout(&snap, key, *ver)?;
-                self.may_reach(&c)?;
+                self.may_reach(caller, &c)?;
                 // a size only the persisted index gave is checked by rendering now
                 let listed = match layout.verified_size(vpath) {
                     None => layout.size(vpath),
@@ -154,7 +151,7 @@ impl FsOps for MergedCore {
         true
     }
 
-    fn lookup(&self, parent: u64, name: &OsStr) -> Result<Attr, FsError> {
+    fn lookup(&self, _c: Caller, parent: u64, name: &OsStr) -> Result<Attr, FsError> {
         // an inode forgotten between being found and being counted is looked up again
         for _ in 0..3 {
             let a = self.lookup_entry(parent, name)?;
@@ -173,7 +170,7 @@ impl FsOps for MergedCore {
         lock(&self.inodes).by_ino.len()
     }
 
-    fn getattr(&self, ino: u64, fh: Option<u64>) -> Result<Attr, FsError> {
+    fn getattr(&self, _c: Caller, ino: u64, fh: Option<u64>) -> Result<Attr, FsError> {
         if let Some(fh) = fh {
             let h = lock(&self.handles).get(&fh).cloned();
             if let Some(Handle::Bytes(_, a)) = h.as_deref() {
@@ -186,22 +183,22 @@ impl FsOps for MergedCore {
         self.attr_of(ino, &id)
     }
 
-    fn readlink(&self, _ino: u64) -> Result<Vec<u8>, FsError> {
+    fn readlink(&self, _c: Caller, _ino: u64) -> Result<Vec<u8>, FsError> {
         Err(FsError::Invalid("not a symbolic link".into()))
     }
 
-    fn open(&self, ino: u64, flags: i32) -> Result<Opened, FsError> {
+    fn open(&self, c: Caller, ino: u64, flags: i32) -> Result<Opened, FsError> {
         if flags & libc::O_ACCMODE != libc::O_RDONLY || flags & libc::O_TRUNC != 0 {
             return Err(FsError::ReadOnly("the merged game view is read-only"));
         }
-        let handle = self.handle_of(ino)?;
+        let handle = self.handle_of(c, ino)?;
         let keep_cache = matches!(handle, Handle::Bytes(..));
         let fh = self.next_fh.fetch_add(1, Ordering::Relaxed);
         lock(&self.handles).insert(fh, Arc::new(handle));
         Ok(Opened { fh, keep_cache })
     }
 
-    fn read(&self, fh: u64, offset: u64, size: u32) -> Result<Vec<u8>, FsError> {
+    fn read(&self, _c: Caller, fh: u64, offset: u64, size: u32) -> Result<Vec<u8>, FsError> {
         let h = lock(&self.handles)
             .get(&fh)
             .cloned()
@@ -216,11 +213,11 @@ impl FsOps for MergedCore {
         true
     }
 
-    fn read_ino(&self, ino: u64, offset: u64, size: u32) -> Result<Vec<u8>, FsError> {
-        self.handle_of(ino)?.read(offset, size)
+    fn read_ino(&self, c: Caller, ino: u64, offset: u64, size: u32) -> Result<Vec<u8>, FsError> {
+        self.handle_of(c, ino)?.read(offset, size)
     }
 
-    fn release(&self, fh: u64) -> Result<(), FsError> {
+    fn release(&self, _c: Caller, fh: u64) -> Result<(), FsError> {
         lock(&self.handles)
             .remove(&fh)
             .map(|_| ())
@@ -232,7 +229,7 @@ impl FsOps for MergedCore {
         log::info!("{}", self.index_status().trim_end());
     }
 
-    fn opendir(&self, ino: u64) -> Result<u64, FsError> {
+    fn opendir(&self, _c: Caller, ino: u64) -> Result<u64, FsError> {
         let id = self.id(ino)?;
         let items = self.list(ino, &id)?;
         self.save_index_now_and_then();
@@ -240,11 +237,11 @@ impl FsOps for MergedCore {
         Ok(self.dirs.open(fh, items))
     }
 
-    fn readdir(&self, fh: u64, offset: u64) -> Result<Vec<(u64, DirItem)>, FsError> {
+    fn readdir(&self, _c: Caller, fh: u64, offset: u64) -> Result<Vec<(u64, DirItem)>, FsError> {
         self.dirs.page(fh, offset, PAGE_MAX)
     }
 
-    fn readdirplus(&self, fh: u64, offset: u64) -> Result<Vec<(u64, DirItem)>, FsError> {
+    fn readdirplus(&self, c: Caller, fh: u64, offset: u64) -> Result<Vec<(u64, DirItem)>, FsError> {
         let items = self.dirs.page(fh, offset, PLUS_PAGE_MAX)?;
         // the folder listed: the inode of its `.` (the kernel holds it while it is open)
         let dir = self.dirs.dir_ino(fh)?;
@@ -271,30 +268,30 @@ impl FsOps for MergedCore {
         Ok(DirItem::counted(
             with_attrs.into_iter().flatten(),
             |ino| lock(&self.inodes).remember(ino),
-            |name| self.lookup(dir, name),
+            |name| self.lookup(c, dir, name),
         ))
     }
 
-    fn releasedir(&self, fh: u64) -> Result<(), FsError> {
+    fn releasedir(&self, _c: Caller, fh: u64) -> Result<(), FsError> {
         self.dirs.release(fh)
     }
 
-    fn statfs(&self) -> Result<StatFs, FsError> {
+    fn statfs(&self, _c: Caller) -> Result<StatFs, FsError> {
         Ok(crate::sys::statvfs(&self.game_dir)?)
     }
 
-    fn access(&self, ino: u64, mask: i32) -> Result<(), FsError> {
+    fn access(&self, c: Caller, ino: u64, mask: i32) -> Result<(), FsError> {
         if mask & libc::W_OK != 0 {
             return Err(FsError::ReadOnly("the merged game view is read-only"));
         }
-        self.getattr(ino, None).map(|_| ())
+        self.getattr(c, ino, None).map(|_| ())
     }
 
     fn has_xattrs(&self) -> bool {
         true
     }
 
-    fn getxattr(&self, ino: u64, name: &OsStr) -> Result<Vec<u8>, FsError> {
+    fn getxattr(&self, _c: Caller, ino: u64, name: &OsStr) -> Result<Vec<u8>, FsError> {
         let id = self.id(ino)?;
         let all = self.describe(&id)?;
         if name == SOURCE_XATTR {
@@ -310,7 +307,7 @@ impl FsOps for MergedCore {
         }
     }
 
-    fn listxattr(&self, ino: u64) -> Result<Vec<u8>, FsError> {
+    fn listxattr(&self, _c: Caller, ino: u64) -> Result<Vec<u8>, FsError> {
         self.id(ino)?;
         Ok(format!("{SOURCE_XATTR}\0{SOURCES_XATTR}\0").into_bytes())
     }

@@ -20,7 +20,7 @@ use crate::fs::core::{Attr, Core, DirItem, FileKind, Inval, MountOptions, ROOT};
 use crate::fs::fuse::{MountConfig, Mounted};
 use crate::fs::ops::FsOps;
 use crate::fs::shared::{join, lock};
-use crate::fs::FsError;
+use crate::fs::{Caller, FsError, NewNode};
 use crate::view::archive::FileSource;
 use crate::view::merged::Priority;
 use std::collections::HashMap;
@@ -391,7 +391,8 @@ impl OverlayCore {
             Target::Folder(_) => ROOT,
             Target::Archive(p) => {
                 let name = p.file_name().unwrap_or_default();
-                let a = top.lookup(ROOT, name)?;
+                // (at start, before any request: as the daemon)
+                let a = top.lookup(Caller::root(), ROOT, name)?;
                 if a.kind != FileKind::Dir {
                     return Err(FsError::Invalid(format!(
                         "{}: not shown as an archive directory",
@@ -566,8 +567,13 @@ impl OverlayCore {
 
     /// Looks `name` up in the top folder `pt` and gives the lookup straight back (the
     /// caller keeps no reference): the attributes, or `None` when the top has no such name.
-    pub(super) fn peek_top(&self, pt: u64, name: &OsStr) -> Result<Option<Attr>, FsError> {
-        match self.top.lookup(pt, name) {
+    pub(super) fn peek_top(
+        &self,
+        c: Caller,
+        pt: u64,
+        name: &OsStr,
+    ) -> Result<Option<Attr>, FsError> {
+        match self.top.lookup(c, pt, name) {
             Ok(a) => {
                 self.top.forget(a.ino, 1);
                 Ok(Some(a))
@@ -579,12 +585,12 @@ impl OverlayCore {
 
     /// The top's attributes at `path`, walked from its root: the lookups on the way are
     /// given back, the one of the result is the caller's (to forget).
-    pub(super) fn top_walk(&self, path: &str) -> Result<Option<Attr>, FsError> {
+    pub(super) fn top_walk(&self, c: Caller, path: &str) -> Result<Option<Attr>, FsError> {
         let root = self.top_root()?;
         let mut cur: Option<Attr> = None;
         for comp in path.split('/').filter(|c| !c.is_empty()) {
             let at = cur.as_ref().map_or(root, |a| a.ino);
-            let next = self.top.lookup(at, OsStr::new(comp));
+            let next = self.top.lookup(c, at, OsStr::new(comp));
             if let Some(a) = cur.take() {
                 // the child holds its parent in the top's table while it is known
                 let forget_later = a.ino;
@@ -614,8 +620,8 @@ impl OverlayCore {
     }
 
     /// The top's attributes at `path` (no lookup kept: for checks only).
-    pub(super) fn top_at(&self, path: &str) -> Result<Option<Attr>, FsError> {
-        let a = self.top_walk(path)?;
+    pub(super) fn top_at(&self, c: Caller, path: &str) -> Result<Option<Attr>, FsError> {
+        let a = self.top_walk(c, path)?;
         if let Some(a) = &a {
             self.top.forget(a.ino, 1);
         }
@@ -628,13 +634,13 @@ impl OverlayCore {
     }
 
     /// The names of top folder `pt`.
-    pub(super) fn top_names(&self, pt: u64) -> Result<Vec<DirItem>, FsError> {
-        let fh = self.top.opendir(pt)?;
+    pub(super) fn top_names(&self, c: Caller, pt: u64) -> Result<Vec<DirItem>, FsError> {
+        let fh = self.top.opendir(c, pt)?;
         let mut out = Vec::new();
         let r = (|| {
             let mut off = 0;
             loop {
-                let batch = self.top.readdir(fh, off)?;
+                let batch = self.top.readdir(c, fh, off)?;
                 if batch.is_empty() {
                     return Ok(());
                 }
@@ -646,7 +652,7 @@ impl OverlayCore {
                 }
             }
         })();
-        let _ = self.top.releasedir(fh);
+        let _ = self.top.releasedir(c, fh);
         r.map(|()| out)
     }
 
@@ -664,14 +670,16 @@ impl OverlayCore {
     /// no longer shows a folder.
     pub(super) fn dir_layers(
         &self,
+        c: Caller,
         ino: u64,
         force: bool,
     ) -> Result<(Option<u64>, Option<u64>), FsError> {
-        self.dir_layers_at(ino, force, 0)
+        self.dir_layers_at(c, ino, force, 0)
     }
 
     fn dir_layers_at(
         &self,
+        c: Caller,
         ino: u64,
         force: bool,
         depth: usize,
@@ -683,7 +691,7 @@ impl OverlayCore {
         let (t, s) = (u.top.map(|x| x.0), u.stock.map(|x| x.0));
         if ino == ROOT {
             if force {
-                self.refresh_root()?;
+                self.refresh_root(c)?;
                 let r = self.node(ROOT)?;
                 return Ok((r.top.map(|x| x.0), r.stock.map(|x| x.0)));
             }
@@ -695,9 +703,9 @@ impl OverlayCore {
         if !force && (u.epoch == self.epoch() || t.is_some()) {
             return Ok((t, s));
         }
-        let (pt, ps) = self.dir_layers_at(u.parent, false, depth + 1)?;
+        let (pt, ps) = self.dir_layers_at(c, u.parent, false, depth + 1)?;
         let top_child = match pt {
-            Some(pt) => match self.top.lookup(pt, &u.name) {
+            Some(pt) => match self.top.lookup(c, pt, &u.name) {
                 Ok(a) if a.kind == FileKind::Dir => Some(a.ino),
                 Ok(a) => {
                     self.top.forget(a.ino, 1);
@@ -710,7 +718,7 @@ impl OverlayCore {
         };
         let again = force || s.is_none();
         let stock_child = match (ps, again) {
-            (Some(ps), true) => match self.stock.lookup(ps, &u.name) {
+            (Some(ps), true) => match self.stock.lookup(c, ps, &u.name) {
                 Ok(a) if a.kind == FileKind::Dir => Some(a.ino),
                 Ok(a) => {
                     self.stock.forget(a.ino, 1);
@@ -738,11 +746,13 @@ impl OverlayCore {
 
     /// Looks TARGET's root up again in the top (an archive TARGET's directory after a
     /// change of generation).
-    fn refresh_root(&self) -> Result<(), FsError> {
+    fn refresh_root(&self, c: Caller) -> Result<(), FsError> {
         let Target::Archive(p) = &self.target else {
             return Ok(());
         };
-        let a = self.top.lookup(ROOT, p.file_name().unwrap_or_default())?;
+        let a = self
+            .top
+            .lookup(c, ROOT, p.file_name().unwrap_or_default())?;
         let mut n = lock(&self.nodes);
         if let Some(r) = n.map.get_mut(&ROOT) {
             r.top = Some((a.ino, 0));
@@ -754,12 +764,12 @@ impl OverlayCore {
     /// Whether the top now holds the path of stock node `u` (checked once per change of
     /// the top): `Stale` when it does (the kernel looks the path up again and finds the
     /// mod's version).
-    pub(super) fn check_stock(&self, ino: u64, u: &UNode) -> Result<(), FsError> {
+    pub(super) fn check_stock(&self, c: Caller, ino: u64, u: &UNode) -> Result<(), FsError> {
         let now = self.epoch();
         if u.epoch == now {
             return Ok(());
         }
-        if self.top_at(&u.path)?.is_some() {
+        if self.top_at(c, &u.path)?.is_some() {
             return Err(FsError::Stale);
         }
         if let Some(x) = lock(&self.nodes).map.get_mut(&ino) {
@@ -770,17 +780,17 @@ impl OverlayCore {
 
     /// The layer serving union node `ino` now: `(true, top inode)` or `(false, stock
     /// inode)`.
-    pub(super) fn layer(&self, ino: u64) -> Result<(bool, u64), FsError> {
+    pub(super) fn layer(&self, c: Caller, ino: u64) -> Result<(bool, u64), FsError> {
         let u = self.node(ino)?;
         match &u.key {
             Key::Top(t) => Ok((true, *t)),
-            Key::Stock(s) => match self.check_stock(ino, &u) {
+            Key::Stock(s) => match self.check_stock(c, ino, &u) {
                 Ok(()) => Ok((false, *s)),
                 // copied up since (the GAF it lies in, by a write beside it)
-                Err(FsError::Stale) => self.reroute_to_top(ino, &u),
+                Err(FsError::Stale) => self.reroute_to_top(c, ino, &u),
                 Err(e) => Err(e),
             },
-            Key::Dir(_) => match self.dir_layers(ino, false)? {
+            Key::Dir(_) => match self.dir_layers(c, ino, false)? {
                 (Some(t), _) => Ok((true, t)),
                 (None, Some(s)) => Ok((false, s)),
                 (None, None) => Err(FsError::Stale),
@@ -793,8 +803,8 @@ impl OverlayCore {
     /// inode the kernel holds (a process's working folder, an open file) stays valid.
     /// `Stale` when the path is gone, or the top's inode has a union node of its own (the
     /// kernel then looks the name up again).
-    fn reroute_to_top(&self, ino: u64, u: &UNode) -> Result<(bool, u64), FsError> {
-        let Some(a) = self.top_walk(&u.path)? else {
+    fn reroute_to_top(&self, c: Caller, ino: u64, u: &UNode) -> Result<(bool, u64), FsError> {
+        let Some(a) = self.top_walk(c, &u.path)? else {
             return Err(FsError::Stale);
         };
         let t = a.ino;
@@ -826,39 +836,30 @@ impl OverlayCore {
         Ok((true, t))
     }
 
-    /// The caller's user and group (the daemon's outside a request).
-    pub(super) fn who() -> (u32, u32) {
-        match crate::fs::caller::current() {
-            Some(c) => (c.uid, c.gid),
-            // SAFETY: plain getters without arguments.
-            None => (crate::sys::euid(), unsafe { libc::getegid() }),
-        }
-    }
-
     /// Makes sure folder `path` (shown spelling) exists in the top, creating what is
     /// missing (with the spelling the top already has for a component, if any); returns
     /// its top inode with one lookup the caller owns (`None`: the root, nothing to forget).
-    pub(super) fn mkdir_top(&self, path: &str) -> Result<Option<u64>, FsError> {
+    /// The folders made belong to `c`, the caller of the request.
+    pub(super) fn mkdir_top(&self, c: Caller, path: &str) -> Result<Option<u64>, FsError> {
         let root = self.top_root()?;
-        let (uid, gid) = Self::who();
         let mut cur: Option<u64> = None;
         for comp in path.split('/').filter(|c| !c.is_empty()) {
             let at = cur.unwrap_or(root);
             let name = OsStr::new(comp);
-            let mut found = match self.top.lookup(at, name) {
+            let mut found = match self.top.lookup(c, at, name) {
                 Ok(a) => Some(a),
                 Err(e) if crate::fs::core::is_not_found(&e) => None,
                 Err(e) => return Err(e),
             };
             if found.is_none() {
                 // another spelling the top already has
-                let twin = self.top_names(at)?.into_iter().find(|d| {
+                let twin = self.top_names(c, at)?.into_iter().find(|d| {
                     d.name
                         .to_str()
                         .is_some_and(|n| n.eq_ignore_ascii_case(comp))
                 });
                 if let Some(d) = twin {
-                    found = self.top.lookup(at, &d.name).ok();
+                    found = self.top.lookup(c, at, &d.name).ok();
                 }
             }
             let next = match found {
@@ -871,7 +872,7 @@ impl OverlayCore {
                     return Err(FsError::NotDir);
                 }
                 None => {
-                    let a = self.top.mkdir(at, name, 0o755, 0o022, uid, gid)?;
+                    let a = self.top.mkdir(c, NewNode::new(at, name, 0o755, 0o022))?;
                     self.bump();
                     a.ino
                 }
@@ -887,9 +888,10 @@ impl OverlayCore {
     /// Copies the stock file at or above `path` (the file itself, or the GAF/TNT a path of
     /// its exploded view lies in) into the top, at the stock view's spelling; a stock-only
     /// folder is made in the top. Nothing is done when the top already holds the path.
-    pub(super) fn copy_up(&self, path: &str) -> Result<(), FsError> {
+    /// What is made belongs to `c`, the caller of the request.
+    pub(super) fn copy_up(&self, c: Caller, path: &str) -> Result<(), FsError> {
         let _one = lock(&self.copying);
-        if self.top_at(path)?.is_some() {
+        if self.top_at(c, path)?.is_some() {
             return Ok(());
         }
         let Some(file) = self.stock.file_at(path) else {
@@ -898,22 +900,22 @@ impl OverlayCore {
                 .stock
                 .shown_path(path)
                 .unwrap_or_else(|| path.to_string());
-            if let Some(d) = self.mkdir_top(&shown)? {
+            if let Some(d) = self.mkdir_top(c, &shown)? {
                 self.top.forget(d, 1);
             }
             return Ok(());
         };
-        if self.top_at(&file)?.is_some() {
+        if self.top_at(c, &file)?.is_some() {
             return Ok(());
         }
         let (bytes, meta) = self.stock.raw_file(&file)?;
         let (dir, name) = file.rsplit_once('/').unwrap_or(("", file.as_str()));
-        let held = self.mkdir_top(dir)?;
+        let held = self.mkdir_top(c, dir)?;
         let pt = match held {
             Some(p) => p,
             None => self.top_root()?,
         };
-        let r = self.write_top(pt, name, &bytes, &meta);
+        let r = self.write_top(c, pt, name, &bytes, &meta);
         if let Some(p) = held {
             self.top.forget(p, 1);
         }
@@ -934,37 +936,33 @@ impl OverlayCore {
     /// whose source has `meta`).
     fn write_top(
         &self,
+        c: Caller,
         pt: u64,
         name: &str,
         bytes: &[u8],
         meta: &std::fs::Metadata,
     ) -> Result<(), FsError> {
-        let (uid, gid) = Self::who();
         use std::os::unix::fs::PermissionsExt;
         let mode = (meta.permissions().mode() & 0o555) | 0o644;
         let (a, o) = self.top.create(
-            pt,
-            OsStr::new(name),
-            libc::S_IFREG | mode,
-            0,
+            c,
+            NewNode::new(pt, OsStr::new(name), libc::S_IFREG | mode, 0),
             libc::O_WRONLY | libc::O_CREAT | libc::O_EXCL,
-            uid,
-            gid,
         )?;
         let written = (|| {
             let mut off = 0usize;
             while off < bytes.len() {
                 let end = (off + (1 << 20)).min(bytes.len());
                 let chunk = bytes.get(off..end).unwrap_or_default();
-                let n = self.top.write(o.fh, off as u64, chunk)? as usize;
+                let n = self.top.write(c, o.fh, off as u64, chunk)? as usize;
                 if n == 0 {
                     return Err(FsError::Invalid("short write".into()));
                 }
                 off += n;
             }
-            self.top.flush(o.fh)
+            self.top.flush(c, o.fh)
         })();
-        let closed = self.top.release(o.fh);
+        let closed = self.top.release(c, o.fh);
         self.top.forget(a.ino, 1);
         self.bump();
         written?;
@@ -973,7 +971,7 @@ impl OverlayCore {
 
     /// Copies union node `ino` up (see [`OverlayCore::copy_up`]) and returns its top
     /// inode.
-    pub(super) fn up(&self, ino: u64) -> Result<TopIno<'_>, FsError> {
+    pub(super) fn up(&self, c: Caller, ino: u64) -> Result<TopIno<'_>, FsError> {
         let u = self.node(ino)?;
         let own = |ino| TopIno {
             core: self,
@@ -984,20 +982,20 @@ impl OverlayCore {
             return Ok(own(t));
         }
         if let Key::Dir(_) = u.key {
-            if let (Some(t), _) = self.dir_layers(ino, false)? {
+            if let (Some(t), _) = self.dir_layers(c, ino, false)? {
                 return Ok(own(t));
             }
         }
-        self.copy_up(&u.path)?;
+        self.copy_up(c, &u.path)?;
         if let Key::Dir(_) = u.key {
-            if let (Some(t), _) = self.dir_layers(ino, true)? {
+            if let (Some(t), _) = self.dir_layers(c, ino, true)? {
                 return Ok(own(t));
             }
             return Err(FsError::Stale);
         }
         // a stock file or a node inside a stock GAF/TNT: its inode in the top now, held
         // while the operation forwarded uses it
-        let t = self.top_walk(&u.path)?.ok_or(FsError::Stale)?;
+        let t = self.top_walk(c, &u.path)?.ok_or(FsError::Stale)?;
         Ok(TopIno {
             core: self,
             ino: t.ino,
@@ -1017,7 +1015,12 @@ impl OverlayCore {
     /// The top folder to create `name`'s siblings in for union folder `parent`, made (or
     /// copied up) when the top has none yet. `EEXIST` when the merged folder shows a name
     /// that differs from `name` only in letter case (TA would see them as one file).
-    pub(super) fn parent_for_new(&self, parent: u64, name: &OsStr) -> Result<TopIno<'_>, FsError> {
+    pub(super) fn parent_for_new(
+        &self,
+        c: Caller,
+        parent: u64,
+        name: &OsStr,
+    ) -> Result<TopIno<'_>, FsError> {
         let u = self.node(parent)?;
         // nothing is copied into the mod for a name no build reads
         let path = join(&u.path, &name.to_string_lossy());
@@ -1025,9 +1028,9 @@ impl OverlayCore {
             return Err(FsError::ReadOnly("no build reads this file"));
         }
         if !Self::opaque(&u) {
-            if let (Some(n), Ok((_, ps))) = (name.to_str(), self.dir_layers(parent, false)) {
+            if let (Some(n), Ok((_, ps))) = (name.to_str(), self.dir_layers(c, parent, false)) {
                 let twin_stock = ps.and_then(|ps| {
-                    let a = self.stock.lookup(ps, name).ok();
+                    let a = self.stock.lookup(c, ps, name).ok();
                     if let Some(a) = a {
                         self.stock.forget(a.ino, 1);
                         return None;
@@ -1042,7 +1045,7 @@ impl OverlayCore {
                 }
             }
         }
-        self.up(parent)
+        self.up(c, parent)
     }
 
     /// Mounts the writable merged view of `game_dir` with TARGET on top at `mountpoint`.
@@ -1091,6 +1094,44 @@ pub fn mount_overlay(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// The folders a copy-up makes in the mod belong to the caller of the request that
+    /// caused it, whatever the request (here a `create` beside a stock file).
+    #[test]
+    fn a_copy_up_makes_its_folders_as_the_caller_of_the_request() {
+        use std::os::unix::fs::MetadataExt;
+        if crate::sys::euid() != 0 {
+            eprintln!("skipped: only root can make files for another user");
+            return;
+        }
+        let g = tempfile::tempdir().unwrap();
+        std::fs::create_dir_all(g.path().join("units")).unwrap();
+        std::fs::write(g.path().join("units/ARMCOM.FBI"), b"[UNITINFO]{}").unwrap();
+        let m = g.path().join("mymod");
+        std::fs::create_dir(&m).unwrap();
+        let o = OverlayCore::new(
+            g.path(),
+            Target::Folder(m.clone()),
+            MountOptions::default(),
+            Priority::default(),
+            None,
+        )
+        .unwrap();
+        let units = o.lookup(Caller::root(), ROOT, OsStr::new("units")).unwrap();
+        let user = Caller::of(4321, 4322);
+        let n = NewNode::new(
+            units.ino,
+            OsStr::new("NEW.FBI"),
+            libc::S_IFREG | 0o644,
+            0o022,
+        );
+        let (_, h) = o.create(user, n, libc::O_WRONLY).unwrap();
+        o.release(user, h.fh).unwrap();
+        for made in [m.join("units"), m.join("units/NEW.FBI")] {
+            let md = std::fs::metadata(&made).unwrap();
+            assert_eq!((md.uid(), md.gid()), (4321, 4322), "{}", made.display());
+        }
+    }
 
     #[test]
     fn a_missing_target_is_made_below_what_exists_and_nothing_is_replaced() {

@@ -11,7 +11,7 @@ use crate::fs::core::{
 };
 use crate::fs::ops::FsOps;
 use crate::fs::shared::{join, lock, STATUS_NAME};
-use crate::fs::{FsError, StatFs};
+use crate::fs::{Caller, FsError, NewNode, StatFs};
 use std::collections::HashSet;
 use std::ffi::OsStr;
 use std::path::Path;
@@ -50,7 +50,7 @@ impl OverlayCore {
     /// the stock view has too: the union never grants more than the stock folder does (its
     /// `r` and `x` bits; its `w` bits do not count, writes land in the top), so a folder the
     /// mod makes cannot open a closed folder of the game (see [`no_more_than`]).
-    fn closed(&self, mut a: Attr) -> Attr {
+    fn closed(&self, c: Caller, mut a: Attr) -> Attr {
         let Ok(u) = self.node(a.ino) else {
             return a;
         };
@@ -60,7 +60,7 @@ impl OverlayCore {
         if Self::opaque(&u) {
             return a;
         }
-        let (src, owner) = match self.stock.getattr(s, None) {
+        let (src, owner) = match self.stock.getattr(c, s, None) {
             Ok(b) => (u32::from(b.perm) | 0o222, (b.uid, b.gid)),
             // a stock folder that cannot be looked at grants nothing
             Err(_) => (0o222, (u32::MAX, u32::MAX)),
@@ -74,9 +74,9 @@ impl OverlayCore {
     }
 
     /// Attributes of a generated root file holding `bytes`.
-    fn text_attr(&self, ino: u64, len: usize) -> Result<Attr, FsError> {
+    fn text_attr(&self, c: Caller, ino: u64, len: usize) -> Result<Attr, FsError> {
         let root = self.top_root()?;
-        let mut a = self.top.getattr(root, None)?;
+        let mut a = self.top.getattr(c, root, None)?;
         a.ino = ino;
         a.kind = FileKind::File;
         a.size = len as u64;
@@ -87,9 +87,9 @@ impl OverlayCore {
         Ok(a)
     }
 
-    fn text(&self, ino: u64) -> String {
+    fn text(&self, c: Caller, ino: u64) -> String {
         if ino == STATUS_INO {
-            self.status_text()
+            self.status_text(c)
         } else {
             self.diff_text()
         }
@@ -99,17 +99,18 @@ impl OverlayCore {
     /// went away is looked up again once.
     fn on_layer<T>(
         &self,
+        c: Caller,
         ino: u64,
         f: impl Fn(bool, u64) -> Result<T, FsError>,
     ) -> Result<T, FsError> {
-        let (top, x) = self.layer(ino)?;
+        let (top, x) = self.layer(c, ino)?;
         match f(top, x) {
             Err(e @ (FsError::Stale | FsError::UnknownInode(_))) => {
                 log::trace!("{ino}: {e}, looked up again");
                 let u = self.node(ino)?;
                 match u.key {
                     Key::Dir(_) => {
-                        let (t, s) = self.dir_layers(ino, true)?;
+                        let (t, s) = self.dir_layers(c, ino, true)?;
                         match (t, s) {
                             (Some(t), _) => f(true, t),
                             (None, Some(s)) => f(false, s),
@@ -135,14 +136,14 @@ impl OverlayCore {
     }
 
     /// Looks `name` up in union folder `parent` (not counted).
-    fn lookup_entry(&self, parent: u64, name: &OsStr) -> Result<Attr, FsError> {
+    fn lookup_entry(&self, c: Caller, parent: u64, name: &OsStr) -> Result<Attr, FsError> {
         let u = self.node(parent)?;
         if Self::opaque(&u) {
-            let a = self.on_layer(parent, |top, x| {
+            let a = self.on_layer(c, parent, |top, x| {
                 let a = if top {
-                    self.top.lookup(x, name)?
+                    self.top.lookup(c, x, name)?
                 } else {
-                    self.stock.lookup(x, name)?
+                    self.stock.lookup(c, x, name)?
                 };
                 Ok((top, a))
             })?;
@@ -150,16 +151,16 @@ impl OverlayCore {
             let ino = self.intern_file(top, parent, name, a.ino);
             return Ok(self.shown(a, ino, top));
         }
-        let (pt, ps) = self.dir_layers(parent, false)?;
+        let (pt, ps) = self.dir_layers(c, parent, false)?;
         let path = join(&u.path, &name.to_string_lossy());
         let dir_key = || Key::Dir(path.to_ascii_lowercase());
         if let Some(pt) = pt {
-            match self.top.lookup(pt, name) {
+            match self.top.lookup(c, pt, name) {
                 Ok(a) => {
                     let ino = if a.kind == FileKind::Dir {
                         let merge = !name.to_str().is_some_and(is_asset_name);
                         let s = match ps.filter(|_| merge) {
-                            Some(ps) => match self.stock.lookup(ps, name) {
+                            Some(ps) => match self.stock.lookup(c, ps, name) {
                                 Ok(b) if b.kind == FileKind::Dir => Slot::Set(b.ino),
                                 Ok(b) => {
                                     self.stock.forget(b.ino, 1);
@@ -173,7 +174,7 @@ impl OverlayCore {
                     } else {
                         self.intern_file(true, parent, name, a.ino)
                     };
-                    return Ok(self.closed(self.shown(a, ino, true)));
+                    return Ok(self.closed(c, self.shown(a, ino, true)));
                 }
                 Err(e) if is_not_found(&e) => {}
                 Err(e) if gone(&e) => return Err(FsError::Stale),
@@ -181,11 +182,11 @@ impl OverlayCore {
             }
         }
         let ps = ps.ok_or(FsError::NotFound)?;
-        let a = self.stock.lookup(ps, name)?;
+        let a = self.stock.lookup(c, ps, name)?;
         if let Some(pt) = pt {
             // the mod spells the name otherwise: its version is the one shown
             let lower = name.to_string_lossy().to_ascii_lowercase();
-            if self.top_lower_names(pt)?.contains(&lower) {
+            if self.top_lower_names(c, pt)?.contains(&lower) {
                 self.stock.forget(a.ino, 1);
                 return Err(FsError::NotFound);
             }
@@ -201,7 +202,7 @@ impl OverlayCore {
     /// The names of top folder `pt` in lowercase, kept until the next change made through
     /// the view (a stock lookup in a folder the mod has asks once per change, not once per
     /// name).
-    fn top_lower_names(&self, pt: u64) -> Result<Arc<HashSet<String>>, FsError> {
+    fn top_lower_names(&self, c: Caller, pt: u64) -> Result<Arc<HashSet<String>>, FsError> {
         let epoch = self.epoch();
         if let Some((e, set)) = lock(&self.names).get(&pt) {
             if *e == epoch {
@@ -209,7 +210,7 @@ impl OverlayCore {
             }
         }
         let set: HashSet<String> = self
-            .top_names(pt)?
+            .top_names(c, pt)?
             .iter()
             .map(|d| d.name.to_string_lossy().to_ascii_lowercase())
             .collect();
@@ -223,16 +224,16 @@ impl OverlayCore {
     }
 
     /// The entries of one layer's folder `x` (no `.`/`..`).
-    fn list_layer(&self, top: bool, x: u64) -> Result<Vec<DirItem>, FsError> {
+    fn list_layer(&self, c: Caller, top: bool, x: u64) -> Result<Vec<DirItem>, FsError> {
         if top {
-            return self.top_names(x);
+            return self.top_names(c, x);
         }
-        let fh = self.stock.opendir(x)?;
+        let fh = self.stock.opendir(c, x)?;
         // page by page (a page holds at most `PAGE_MAX` entries)
         let mut out = Vec::new();
         let mut off = 0;
         let r = loop {
-            match self.stock.readdir(fh, off) {
+            match self.stock.readdir(c, fh, off) {
                 Ok(page) if page.is_empty() => break Ok(()),
                 Ok(page) => {
                     for (next, it) in page {
@@ -245,17 +246,18 @@ impl OverlayCore {
                 Err(e) => break Err(e),
             }
         };
-        let _ = self.stock.releasedir(fh);
+        let _ = self.stock.releasedir(c, fh);
         r.map(|()| out)
     }
 
     /// The listing of union folder `ino`: the top's entries, then the stock view's that
     /// the top does not have (ignoring letter case).
-    fn list(&self, ino: u64, u: &UNode) -> Result<Vec<DirItem>, FsError> {
+    fn list(&self, c: Caller, ino: u64, u: &UNode) -> Result<Vec<DirItem>, FsError> {
         let mut items = DirItem::dots(ino, u.parent);
         let name_of = |it: &DirItem| it.name.to_string_lossy().to_ascii_lowercase();
         if Self::opaque(u) {
-            let (top, kids) = self.on_layer(ino, |top, x| Ok((top, self.list_layer(top, x)?)))?;
+            let (top, kids) =
+                self.on_layer(c, ino, |top, x| Ok((top, self.list_layer(c, top, x)?)))?;
             for it in kids {
                 let key = if top {
                     Key::Top(it.ino)
@@ -276,7 +278,7 @@ impl OverlayCore {
             }
             return Ok(items);
         }
-        let (pt, ps) = self.dir_layers(ino, false)?;
+        let (pt, ps) = self.dir_layers(c, ino, false)?;
         let lower = |n: &str| join(&u.path, n).to_ascii_lowercase();
         let mut seen = HashSet::new();
         let mut add = |it: DirItem, top: bool| {
@@ -298,12 +300,12 @@ impl OverlayCore {
             });
         };
         if let Some(pt) = pt {
-            for it in self.list_layer(true, pt)? {
+            for it in self.list_layer(c, true, pt)? {
                 add(it, true);
             }
         }
         if let Some(ps) = ps {
-            for it in self.list_layer(false, ps)? {
+            for it in self.list_layer(c, false, ps)? {
                 add(it, false);
             }
         }
@@ -311,8 +313,8 @@ impl OverlayCore {
     }
 
     /// Union folder `parent` has `name` in the stock view (not counted).
-    fn stock_has(&self, ps: Option<u64>, name: &OsStr) -> Option<Attr> {
-        let a = self.stock.lookup(ps?, name).ok()?;
+    fn stock_has(&self, c: Caller, ps: Option<u64>, name: &OsStr) -> Option<Attr> {
+        let a = self.stock.lookup(c, ps?, name).ok()?;
         self.stock.forget(a.ino, 1);
         Some(a)
     }
@@ -320,7 +322,13 @@ impl OverlayCore {
     /// The top folder holding `name` of union folder `parent` for removing or renaming it:
     /// the top's own, or (inside a stock GAF/TNT) the copied-up one; `EROFS` when only
     /// the stock view holds the name.
-    fn top_holding(&self, parent: u64, name: &OsStr, what: &str) -> Result<TopIno<'_>, FsError> {
+    fn top_holding(
+        &self,
+        c: Caller,
+        parent: u64,
+        name: &OsStr,
+        what: &str,
+    ) -> Result<TopIno<'_>, FsError> {
         let u = self.node(parent)?;
         // nothing is copied into the mod to remove or rename a name no build reads
         let path = join(&u.path, &name.to_string_lossy());
@@ -328,15 +336,15 @@ impl OverlayCore {
             return Err(FsError::ReadOnly("no build reads this file"));
         }
         if Self::opaque(&u) {
-            return self.up(parent);
+            return self.up(c, parent);
         }
-        let (pt, ps) = self.dir_layers(parent, false)?;
+        let (pt, ps) = self.dir_layers(c, parent, false)?;
         if let Some(pt) = pt {
-            if self.peek_top(pt, name)?.is_some() {
+            if self.peek_top(c, pt, name)?.is_some() {
                 return Ok(self.own(pt));
             }
         }
-        if self.stock_has(ps, name).is_some() {
+        if self.stock_has(c, ps, name).is_some() {
             return Err(self.refuse(&join(&u.path, &name.to_string_lossy()), what));
         }
         Err(FsError::NotFound)
@@ -412,17 +420,17 @@ impl FsOps for OverlayCore {
         self.stock.finish();
     }
 
-    fn lookup(&self, parent: u64, name: &OsStr) -> Result<Attr, FsError> {
+    fn lookup(&self, c: Caller, parent: u64, name: &OsStr) -> Result<Attr, FsError> {
         if parent == ROOT && (name == STATUS_NAME || name == super::MOD_DIFF_NAME) {
             let ino = if name == STATUS_NAME {
                 STATUS_INO
             } else {
                 DIFF_INO
             };
-            return self.text_attr(ino, self.text(ino).len());
+            return self.text_attr(c, ino, self.text(c, ino).len());
         }
         for _ in 0..3 {
-            let a = self.lookup_entry(parent, name)?;
+            let a = self.lookup_entry(c, parent, name)?;
             if self.remember(a.ino) {
                 return Ok(a);
             }
@@ -472,16 +480,16 @@ impl FsOps for OverlayCore {
         lock(&self.nodes).map.len()
     }
 
-    fn getattr(&self, ino: u64, fh: Option<u64>) -> Result<Attr, FsError> {
+    fn getattr(&self, c: Caller, ino: u64, fh: Option<u64>) -> Result<Attr, FsError> {
         if let Some(fh) = fh {
             if let Ok(h) = self.handle(fh) {
                 match &*h {
                     Handle::Top { fh, ino: t, .. } => {
-                        let a = self.top.getattr(*t, Some(*fh))?;
-                        return Ok(self.closed(self.shown(a, ino, true)));
+                        let a = self.top.getattr(c, *t, Some(*fh))?;
+                        return Ok(self.closed(c, self.shown(a, ino, true)));
                     }
                     Handle::Stock { fh, ino: s } => {
-                        return Ok(self.shown(self.stock.getattr(*s, Some(*fh))?, ino, false))
+                        return Ok(self.shown(self.stock.getattr(c, *s, Some(*fh))?, ino, false))
                     }
                     Handle::Text(_, a) if a.ino == ino => return Ok(*a),
                     Handle::Text(..) => {}
@@ -489,36 +497,36 @@ impl FsOps for OverlayCore {
             }
         }
         if Self::is_special(ino) {
-            return self.text_attr(ino, self.text(ino).len());
+            return self.text_attr(c, ino, self.text(c, ino).len());
         }
-        let (top, a) = self.on_layer(ino, |top, x| {
+        let (top, a) = self.on_layer(c, ino, |top, x| {
             let a = if top {
-                self.top.getattr(x, None)?
+                self.top.getattr(c, x, None)?
             } else {
-                self.stock.getattr(x, None)?
+                self.stock.getattr(c, x, None)?
             };
             Ok((top, a))
         })?;
-        Ok(self.closed(self.shown(a, ino, top)))
+        Ok(self.closed(c, self.shown(a, ino, top)))
     }
 
-    fn readlink(&self, ino: u64) -> Result<Vec<u8>, FsError> {
-        self.on_layer(ino, |top, x| {
+    fn readlink(&self, c: Caller, ino: u64) -> Result<Vec<u8>, FsError> {
+        self.on_layer(c, ino, |top, x| {
             if top {
-                self.top.readlink(x)
+                self.top.readlink(c, x)
             } else {
-                self.stock.readlink(x)
+                self.stock.readlink(c, x)
             }
         })
     }
 
-    fn open(&self, ino: u64, flags: i32) -> Result<Opened, FsError> {
+    fn open(&self, c: Caller, ino: u64, flags: i32) -> Result<Opened, FsError> {
         if Self::is_special(ino) {
             if flags & libc::O_ACCMODE != libc::O_RDONLY {
                 return Err(FsError::ReadOnly("the status files are read-only"));
             }
-            let text = self.text(ino).into_bytes();
-            let a = self.text_attr(ino, text.len())?;
+            let text = self.text(c, ino).into_bytes();
+            let a = self.text_attr(c, ino, text.len())?;
             let fh = self.add_handle(Handle::Text(Arc::new(text), a));
             return Ok(Opened {
                 fh,
@@ -529,18 +537,18 @@ impl FsOps for OverlayCore {
         if writing {
             self.refuse_unless_accepted(ino, true)?;
         }
-        let (mut top, mut x) = self.layer(ino)?;
+        let (mut top, mut x) = self.layer(c, ino)?;
         let _held;
         if !top && writing {
-            let t = self.up(ino)?;
+            let t = self.up(c, ino)?;
             x = t.ino;
             _held = t;
             top = true;
         }
         let o = if top {
-            self.top.open(x, flags)?
+            self.top.open(c, x, flags)?
         } else {
-            self.stock.open(x, flags)?
+            self.stock.open(c, x, flags)?
         };
         let h = if top {
             Handle::Top {
@@ -557,21 +565,21 @@ impl FsOps for OverlayCore {
         })
     }
 
-    fn read(&self, fh: u64, offset: u64, size: u32) -> Result<Vec<u8>, FsError> {
+    fn read(&self, c: Caller, fh: u64, offset: u64, size: u32) -> Result<Vec<u8>, FsError> {
         match &*self.handle(fh)? {
-            Handle::Top { fh, .. } => self.top.read(*fh, offset, size),
-            Handle::Stock { fh, .. } => self.stock.read(*fh, offset, size),
+            Handle::Top { fh, .. } => self.top.read(c, *fh, offset, size),
+            Handle::Stock { fh, .. } => self.stock.read(c, *fh, offset, size),
             Handle::Text(b, _) => Ok(crate::fs::slice_at(b, offset, size)),
         }
     }
 
-    fn release(&self, fh: u64) -> Result<(), FsError> {
+    fn release(&self, c: Caller, fh: u64) -> Result<(), FsError> {
         let h = lock(&self.handles)
             .remove(&fh)
             .ok_or(FsError::BadHandle(fh))?;
         let r = match &*h {
-            Handle::Top { fh, .. } => self.top.release(*fh),
-            Handle::Stock { fh, .. } => self.stock.release(*fh),
+            Handle::Top { fh, .. } => self.top.release(c, *fh),
+            Handle::Stock { fh, .. } => self.stock.release(c, *fh),
             Handle::Text(..) => Ok(()),
         };
         if matches!(&*h, Handle::Top { writing: true, .. }) {
@@ -581,26 +589,26 @@ impl FsOps for OverlayCore {
         r
     }
 
-    fn opendir(&self, ino: u64) -> Result<u64, FsError> {
+    fn opendir(&self, c: Caller, ino: u64) -> Result<u64, FsError> {
         if Self::is_special(ino) {
             return Err(FsError::NotDir);
         }
         let mut u = self.node(ino)?;
         if let Key::Stock(_) = u.key {
             // (served by the top from now on if it was copied up)
-            self.layer(ino)?;
+            self.layer(c, ino)?;
             u = self.node(ino)?;
         }
-        let items = self.list(ino, &u)?;
+        let items = self.list(c, ino, &u)?;
         let fh = self.next_fh.fetch_add(1, Ordering::Relaxed);
         Ok(self.dirs.open(fh, items))
     }
 
-    fn readdir(&self, fh: u64, offset: u64) -> Result<Vec<(u64, DirItem)>, FsError> {
+    fn readdir(&self, _c: Caller, fh: u64, offset: u64) -> Result<Vec<(u64, DirItem)>, FsError> {
         self.dirs.page(fh, offset, PAGE_MAX)
     }
 
-    fn readdirplus(&self, fh: u64, offset: u64) -> Result<Vec<(u64, DirItem)>, FsError> {
+    fn readdirplus(&self, c: Caller, fh: u64, offset: u64) -> Result<Vec<(u64, DirItem)>, FsError> {
         let items = self.dirs.page(fh, offset, PLUS_PAGE_MAX)?;
         let dir = self.dirs.dir_ino(fh)?;
         let mut out = Vec::with_capacity(items.len());
@@ -609,7 +617,7 @@ impl FsOps for OverlayCore {
                 it.attr = Some(Attr::dot(it.ino));
             } else {
                 // counted as a lookup (see `FsOps::forget`)
-                match self.lookup(dir, &it.name) {
+                match self.lookup(c, dir, &it.name) {
                     Ok(a) => {
                         it.ino = a.ino;
                         it.kind = a.kind;
@@ -626,26 +634,26 @@ impl FsOps for OverlayCore {
         Ok(out)
     }
 
-    fn releasedir(&self, fh: u64) -> Result<(), FsError> {
+    fn releasedir(&self, _c: Caller, fh: u64) -> Result<(), FsError> {
         self.dirs.release(fh)
     }
 
-    fn statfs(&self) -> Result<StatFs, FsError> {
-        self.top.statfs()
+    fn statfs(&self, c: Caller) -> Result<StatFs, FsError> {
+        self.top.statfs(c)
     }
 
-    fn access(&self, ino: u64, mask: i32) -> Result<(), FsError> {
+    fn access(&self, c: Caller, ino: u64, mask: i32) -> Result<(), FsError> {
         if Self::is_special(ino) && mask & libc::W_OK != 0 {
             return Err(FsError::ReadOnly("the status files are read-only"));
         }
-        self.getattr(ino, None).map(|_| ())
+        self.getattr(c, ino, None).map(|_| ())
     }
 
     fn has_xattrs(&self) -> bool {
         true
     }
 
-    fn getxattr(&self, ino: u64, name: &OsStr) -> Result<Vec<u8>, FsError> {
+    fn getxattr(&self, c: Caller, ino: u64, name: &OsStr) -> Result<Vec<u8>, FsError> {
         if name != SOURCE_XATTR && name != SOURCES_XATTR {
             return Err(other_xattr(name));
         }
@@ -653,9 +661,9 @@ impl FsOps for OverlayCore {
             return Err(FsError::NoAttr);
         }
         let u = self.node(ino)?;
-        let (top, x) = self.layer(ino)?;
+        let (top, x) = self.layer(c, ino)?;
         if !top {
-            return self.stock.getxattr(x, name);
+            return self.stock.getxattr(c, x, name);
         }
         let at = Self::source_path(&u.path);
         let mut all = vec![format!("mod:{}:{at}", self.target.path().display())];
@@ -671,172 +679,168 @@ impl FsOps for OverlayCore {
         }
     }
 
-    fn listxattr(&self, ino: u64) -> Result<Vec<u8>, FsError> {
+    fn listxattr(&self, _c: Caller, ino: u64) -> Result<Vec<u8>, FsError> {
         if !Self::is_special(ino) {
             self.node(ino)?;
         }
         Ok(format!("{SOURCE_XATTR}\0{SOURCES_XATTR}\0").into_bytes())
     }
 
-    fn setxattr(&self, ino: u64, name: &OsStr) -> Result<(), FsError> {
-        match self.layer(ino)? {
-            (true, x) => self.top.setxattr(x, name),
+    fn setxattr(&self, c: Caller, ino: u64, name: &OsStr) -> Result<(), FsError> {
+        match self.layer(c, ino)? {
+            (true, x) => self.top.setxattr(c, x, name),
             (false, _) => Err(FsError::NotSupported("extended attributes")),
         }
     }
 
-    fn setattr(&self, ino: u64, set: SetAttr, fh: Option<u64>) -> Result<Attr, FsError> {
+    fn setattr(&self, c: Caller, ino: u64, set: SetAttr, fh: Option<u64>) -> Result<Attr, FsError> {
         if Self::is_special(ino) {
             return Err(FsError::ReadOnly("the status files are read-only"));
         }
         if let Some(fh) = fh {
             if let Ok(h) = self.handle(fh) {
                 if let Handle::Top { fh, ino: t, .. } = &*h {
-                    let a = self.top.setattr(*t, set, Some(*fh))?;
+                    let a = self.top.setattr(c, *t, set, Some(*fh))?;
                     self.bump();
                     return Ok(self.shown(a, ino, true));
                 }
             }
         }
-        let (top, x) = self.layer(ino)?;
+        let (top, x) = self.layer(c, ino)?;
         if !top {
             let dir = self
-                .getattr(ino, None)
+                .getattr(c, ino, None)
                 .is_ok_and(|a| a.kind == FileKind::Dir);
             self.refuse_unless_accepted(ino, !dir)?;
         }
-        let t = if top { self.own(x) } else { self.up(ino)? };
-        let a = self.top.setattr(t.ino, set, None)?;
+        let t = if top { self.own(x) } else { self.up(c, ino)? };
+        let a = self.top.setattr(c, t.ino, set, None)?;
         self.bump();
-        Ok(self.closed(self.shown(a, ino, true)))
+        Ok(self.closed(c, self.shown(a, ino, true)))
     }
 
-    fn mknod(
-        &self,
-        parent: u64,
-        name: &OsStr,
-        mode: u32,
-        umask: u32,
-        rdev: u32,
-        uid: u32,
-        gid: u32,
-    ) -> Result<Attr, FsError> {
-        let pt = self.parent_for_new(parent, name)?;
-        let a = self.top.mknod(pt.ino, name, mode, umask, rdev, uid, gid)?;
-        self.made(parent, name, a)
+    fn mknod(&self, c: Caller, n: NewNode, rdev: u32) -> Result<Attr, FsError> {
+        let pt = self.parent_for_new(c, n.parent, n.name)?;
+        let a = self.top.mknod(
+            c,
+            NewNode {
+                parent: pt.ino,
+                ..n
+            },
+            rdev,
+        )?;
+        self.made(n.parent, n.name, a)
     }
 
-    fn mkdir(
-        &self,
-        parent: u64,
-        name: &OsStr,
-        mode: u32,
-        umask: u32,
-        uid: u32,
-        gid: u32,
-    ) -> Result<Attr, FsError> {
-        let pt = self.parent_for_new(parent, name)?;
-        let a = self.top.mkdir(pt.ino, name, mode, umask, uid, gid)?;
-        self.made(parent, name, a)
+    fn mkdir(&self, c: Caller, n: NewNode) -> Result<Attr, FsError> {
+        let pt = self.parent_for_new(c, n.parent, n.name)?;
+        let a = self.top.mkdir(
+            c,
+            NewNode {
+                parent: pt.ino,
+                ..n
+            },
+        )?;
+        self.made(n.parent, n.name, a)
     }
 
     fn symlink(
         &self,
+        c: Caller,
         parent: u64,
         name: &OsStr,
         target: &Path,
-        uid: u32,
-        gid: u32,
     ) -> Result<Attr, FsError> {
-        let pt = self.parent_for_new(parent, name)?;
-        let a = self.top.symlink(pt.ino, name, target, uid, gid)?;
+        let pt = self.parent_for_new(c, parent, name)?;
+        let a = self.top.symlink(c, pt.ino, name, target)?;
         self.made(parent, name, a)
     }
 
-    fn link(&self, ino: u64, newparent: u64, newname: &OsStr) -> Result<Attr, FsError> {
+    fn link(&self, c: Caller, ino: u64, newparent: u64, newname: &OsStr) -> Result<Attr, FsError> {
         let at = join(&self.node(newparent)?.path, &newname.to_string_lossy());
         if !crate::view::accepts_writes_within(&at, true) {
             return Err(FsError::ReadOnly("no build reads this file"));
         }
-        let (top, x) = self.layer(ino)?;
-        let t = if top { self.own(x) } else { self.up(ino)? };
-        let pt = self.parent_for_new(newparent, newname)?;
-        let a = self.top.link(t.ino, pt.ino, newname)?;
+        let (top, x) = self.layer(c, ino)?;
+        let t = if top { self.own(x) } else { self.up(c, ino)? };
+        let pt = self.parent_for_new(c, newparent, newname)?;
+        let a = self.top.link(c, t.ino, pt.ino, newname)?;
         self.made(newparent, newname, a)
     }
 
-    fn unlink(&self, parent: u64, name: &OsStr) -> Result<(), FsError> {
-        let pt = self.top_holding(parent, name, "delete")?;
-        self.top.unlink(pt.ino, name)?;
+    fn unlink(&self, c: Caller, parent: u64, name: &OsStr) -> Result<(), FsError> {
+        let pt = self.top_holding(c, parent, name, "delete")?;
+        self.top.unlink(c, pt.ino, name)?;
         self.bump();
         Ok(())
     }
 
-    fn rmdir(&self, parent: u64, name: &OsStr) -> Result<(), FsError> {
+    fn rmdir(&self, c: Caller, parent: u64, name: &OsStr) -> Result<(), FsError> {
         let u = self.node(parent)?;
         if !Self::opaque(&u) {
-            let (pt, ps) = self.dir_layers(parent, false)?;
+            let (pt, ps) = self.dir_layers(c, parent, false)?;
             let in_top = match pt {
-                Some(pt) => self.peek_top(pt, name)?.is_some(),
+                Some(pt) => self.peek_top(c, pt, name)?.is_some(),
                 None => false,
             };
             if in_top {
                 // the merged folder also shows the stock view's entries
-                if let Some(a) = self.stock_has(ps, name) {
+                if let Some(a) = self.stock_has(c, ps, name) {
                     if a.kind == FileKind::Dir
                         && name.to_str().is_some_and(|n| !is_asset_name(n))
-                        && !self.list_layer(false, a.ino).unwrap_or_default().is_empty()
+                        && !self
+                            .list_layer(c, false, a.ino)
+                            .unwrap_or_default()
+                            .is_empty()
                     {
                         return Err(FsError::NotEmpty);
                     }
                 }
             }
         }
-        let pt = self.top_holding(parent, name, "removal of the folder")?;
-        self.top.rmdir(pt.ino, name)?;
+        let pt = self.top_holding(c, parent, name, "removal of the folder")?;
+        self.top.rmdir(c, pt.ino, name)?;
         self.bump();
         Ok(())
     }
 
     fn rename(
         &self,
+        c: Caller,
         parent: u64,
         name: &OsStr,
         newparent: u64,
         newname: &OsStr,
         flags: u32,
     ) -> Result<(), FsError> {
-        let from = self.top_holding(parent, name, "rename")?;
-        if flags & libc::RENAME_NOREPLACE != 0 && self.lookup_entry(newparent, newname).is_ok() {
+        let from = self.top_holding(c, parent, name, "rename")?;
+        if flags & libc::RENAME_NOREPLACE != 0 && self.lookup_entry(c, newparent, newname).is_ok() {
             // the view has the name, maybe only from the stock side
             return Err(FsError::Exists);
         }
-        let to = self.parent_for_new(newparent, newname)?;
+        let to = self.parent_for_new(c, newparent, newname)?;
         // the source's folder again: copying the target's up may have changed it
         let from = if parent == newparent {
             to.ino
         } else {
             from.ino
         };
-        self.top.rename(from, name, to.ino, newname, flags)?;
+        self.top.rename(c, from, name, to.ino, newname, flags)?;
         self.bump();
         Ok(())
     }
 
-    fn create(
-        &self,
-        parent: u64,
-        name: &OsStr,
-        mode: u32,
-        umask: u32,
-        flags: i32,
-        uid: u32,
-        gid: u32,
-    ) -> Result<(Attr, Opened), FsError> {
-        let pt = self.parent_for_new(parent, name)?;
-        let (a, o) = self
-            .top
-            .create(pt.ino, name, mode, umask, flags, uid, gid)?;
+    fn create(&self, c: Caller, n: NewNode, flags: i32) -> Result<(Attr, Opened), FsError> {
+        let (parent, name) = (n.parent, n.name);
+        let pt = self.parent_for_new(c, parent, name)?;
+        let (a, o) = self.top.create(
+            c,
+            NewNode {
+                parent: pt.ino,
+                ..n
+            },
+            flags,
+        )?;
         let t = a.ino;
         let a = self.made(parent, name, a)?;
         let fh = self.add_handle(Handle::Top {
@@ -853,25 +857,25 @@ impl FsOps for OverlayCore {
         ))
     }
 
-    fn write(&self, fh: u64, offset: u64, data: &[u8]) -> Result<u32, FsError> {
+    fn write(&self, c: Caller, fh: u64, offset: u64, data: &[u8]) -> Result<u32, FsError> {
         match &*self.handle(fh)? {
-            Handle::Top { fh, .. } => self.top.write(*fh, offset, data),
+            Handle::Top { fh, .. } => self.top.write(c, *fh, offset, data),
             _ => Err(FsError::BadHandle(fh)),
         }
     }
 
-    fn flush(&self, fh: u64) -> Result<(), FsError> {
+    fn flush(&self, c: Caller, fh: u64) -> Result<(), FsError> {
         match &*self.handle(fh)? {
-            Handle::Top { fh, .. } => self.top.flush(*fh),
-            Handle::Stock { fh, .. } => self.stock.flush(*fh),
+            Handle::Top { fh, .. } => self.top.flush(c, *fh),
+            Handle::Stock { fh, .. } => self.stock.flush(c, *fh),
             Handle::Text(..) => Ok(()),
         }
     }
 
-    fn fsync(&self, fh: u64, datasync: bool) -> Result<(), FsError> {
+    fn fsync(&self, c: Caller, fh: u64, datasync: bool) -> Result<(), FsError> {
         match &*self.handle(fh)? {
-            Handle::Top { fh, .. } => self.top.fsync(*fh, datasync),
-            Handle::Stock { fh, .. } => self.stock.fsync(*fh, datasync),
+            Handle::Top { fh, .. } => self.top.fsync(c, *fh, datasync),
+            Handle::Stock { fh, .. } => self.stock.fsync(c, *fh, datasync),
             Handle::Text(..) => Ok(()),
         }
     }

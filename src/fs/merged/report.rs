@@ -6,6 +6,7 @@ use super::overlay::{OverlayCore, Target};
 use crate::formats::hpi::{self, EntryKind, FileInfo};
 use crate::fs::core::ROOT;
 use crate::fs::shared::join;
+use crate::fs::Caller;
 use crate::view::archive::{FileSource, SameAs};
 use std::path::Path;
 
@@ -136,7 +137,7 @@ impl OverlayCore {
     }
 
     /// The text of the root `.tafs-status`.
-    pub(super) fn status_text(&self) -> String {
+    pub(super) fn status_text(&self, c: Caller) -> String {
         let files = self.mod_files().files;
         let mut over = Vec::new();
         let mut added = Vec::new();
@@ -171,7 +172,7 @@ impl OverlayCore {
             Target::Folder(_) => Ok(ROOT),
             Target::Archive(_) => self.top_root(),
         };
-        match root.and_then(|r| self.top.status_bytes(r)) {
+        match root.and_then(|r| self.top.status_bytes(r, c)) {
             Ok(b) => t.push_str(&String::from_utf8_lossy(&b)),
             Err(e) => t.push_str(&format!("  unknown: {e}\n")),
         }

@@ -10,6 +10,7 @@ use crate::fs::shared::{join, lock, Loc, NewNode};
 use crate::fs::stage::Status;
 use crate::fs::staging::merged_children;
 use crate::fs::staging::overlay::FILLING;
+use crate::fs::Caller;
 use crate::fs::FsError;
 use crate::view::AssetKind;
 use std::ffi::OsStr;
@@ -32,13 +33,13 @@ pub(in crate::fs) struct Move<'a> {
 
 impl Core {
     /// `mknod` in an asset folder: regular files only, created as by `create`.
-    pub(in crate::fs) fn wb_mknod(&self, n: NewNode) -> Result<Attr, FsError> {
+    pub(in crate::fs) fn wb_mknod(&self, c: Caller, n: NewNode) -> Result<Attr, FsError> {
         if n.mode & libc::S_IFMT != libc::S_IFREG {
             return Err(FsError::NotSupported(
                 "only regular files in asset directories",
             ));
         }
-        let (attr, o) = self.wb_create(n, libc::O_EXCL)?;
+        let (attr, o) = self.wb_create(c, n, libc::O_EXCL)?;
         self.release_handle(o.fh)?;
         Ok(attr)
     }
@@ -46,6 +47,7 @@ impl Core {
     /// `create` in an asset folder.
     pub(in crate::fs) fn wb_create(
         &self,
+        c: Caller,
         n: NewNode,
         flags: i32,
     ) -> Result<(Attr, Opened), FsError> {
@@ -54,9 +56,8 @@ impl Core {
             name,
             mode,
             umask,
-            uid,
-            gid,
         } = n;
+        let Caller { uid, gid, .. } = c;
         self.check_writable()?;
         let (root, rel, gen, layout, meta, dir) = self.in_asset(parent)?.ok_or(FsError::NotDir)?;
         let name = Self::name_str(name)?;
@@ -341,15 +342,14 @@ impl Core {
     }
 
     /// `mkdir` in an asset folder.
-    pub(in crate::fs) fn wb_mkdir(&self, n: NewNode) -> Result<Attr, FsError> {
+    pub(in crate::fs) fn wb_mkdir(&self, c: Caller, n: NewNode) -> Result<Attr, FsError> {
         let NewNode {
             parent,
             name,
             mode,
             umask,
-            uid,
-            gid,
         } = n;
+        let Caller { uid, gid, .. } = c;
         self.check_writable()?;
         let (root, rel, gen, layout, meta, dir) = self.in_asset(parent)?.ok_or(FsError::NotDir)?;
         let name = Self::name_str(name)?;
@@ -689,16 +689,14 @@ impl Core {
     }
 
     /// `mkdir NAME.gaf` in a real folder: a new asset, staged only.
-    #[allow(clippy::too_many_arguments)]
-    pub(in crate::fs) fn new_asset(
-        &self,
-        parent: u64,
-        name: &OsStr,
-        mode: u32,
-        umask: u32,
-        uid: u32,
-        gid: u32,
-    ) -> Result<Option<Attr>, FsError> {
+    pub(in crate::fs) fn new_asset(&self, c: Caller, n: NewNode) -> Result<Option<Attr>, FsError> {
+        let NewNode {
+            parent,
+            name,
+            mode,
+            umask,
+        } = n;
+        let Caller { uid, gid, .. } = c;
         if !self.writeback() {
             return Ok(None);
         }

@@ -5,7 +5,7 @@
 use crate::fs::core::inode::NodeKind;
 use crate::fs::core::{Attr, Core, ROOT};
 use crate::fs::shared::STATUS_NAME;
-use crate::fs::FsError;
+use crate::fs::{Caller, FsError};
 use std::ffi::OsStr;
 use std::fs;
 use std::path::Path;
@@ -68,7 +68,7 @@ impl Core {
     }
 
     /// The bytes of a status file (`root` = an asset root, or [`ROOT`] for all assets).
-    pub(in crate::fs) fn status_bytes(&self, root: u64) -> Result<Vec<u8>, FsError> {
+    pub(in crate::fs) fn status_bytes(&self, root: u64, c: Caller) -> Result<Vec<u8>, FsError> {
         if root != ROOT {
             let rel = self.rel_path(root)?;
             return Ok(self.asset_status(&rel).into_bytes());
@@ -91,13 +91,11 @@ impl Core {
         all.sort_by(|a, b| a.0.cmp(&b.0));
         // only the assets in folders the caller may enter (no names or errors of assets in
         // someone's 0700 folder)
-        if let Some(c) = crate::fs::caller::current() {
-            all.retain(|(rel, _)| {
-                let dir = self.abs(rel);
-                let dir = dir.parent().unwrap_or(&self.game_dir);
-                crate::fs::caller::may_search(c, &self.game_dir, dir)
-            });
-        }
+        all.retain(|(rel, _)| {
+            let dir = self.abs(rel);
+            let dir = dir.parent().unwrap_or(&self.game_dir);
+            crate::fs::caller::may_search(c, &self.game_dir, dir)
+        });
         let mut t = String::new();
         for (rel, a) in all {
             let active = match a.stage.try_lock() {
@@ -120,8 +118,10 @@ impl Core {
         Ok(t.into_bytes())
     }
 
+    /// Attributes of a status file. Its size is that of the whole text (as root reads it):
+    /// an open serves the caller's text, never longer, read to its end.
     pub(in crate::fs) fn status_attr(&self, ino: u64, root: u64) -> Result<Attr, FsError> {
-        let size = self.status_bytes(root)?.len() as u64;
+        let size = self.status_bytes(root, Caller::root())?.len() as u64;
         let m = fs::metadata(&self.game_dir)?;
         let mut a = self.gen_attr(ino, &m, false, size, 0);
         a.perm = 0o444;

@@ -131,15 +131,18 @@ pub fn build(files: &dyn FileSet, opts: &BuildOptions) -> Result<Built, ViewErro
         // with it); sequence.csv's name gives the exact bytes where the folder is its safe
         // form (see `names_folder`)
         let folder_named = !meta.sequences.is_empty();
-        let (index, seq) = build_sequence(
+        let inp = Inputs {
             files,
+            meta: &meta,
+            opts,
+        };
+        let (index, seq) = build_sequence(
+            inp,
             &dir,
             has_seq,
             has_frames,
             raw_name,
             folder_named,
-            &meta,
-            opts,
             base_seq,
         )?;
         let pos = order.get(dir.as_str()).copied().unwrap_or(usize::MAX);
@@ -384,18 +387,25 @@ fn names_a_sequence(name: &[u8], meta: &Metadata, opts: &BuildOptions) -> bool {
             .is_some_and(|b| b.sequences.iter().any(|s| s.name_bytes() == name))
 }
 
-#[allow(clippy::too_many_arguments)]
+/// What every sequence and frame of one build reads: the dump's files, its metadata and the
+/// build's options.
+#[derive(Clone, Copy)]
+pub(super) struct Inputs<'a> {
+    pub(super) files: &'a dyn FileSet,
+    pub(super) meta: &'a Metadata,
+    pub(super) opts: &'a BuildOptions<'a>,
+}
+
 pub(super) fn build_sequence(
-    files: &dyn FileSet,
+    inp: Inputs,
     dir: &str,
     seq_csv: Option<Input>,
     frames_csv: Option<Input>,
     raw_name: Option<[u8; 32]>,
     folder_named: bool,
-    meta: &Metadata,
-    opts: &BuildOptions,
     base_seq: Option<(usize, &Sequence)>,
 ) -> Result<(Option<u64>, Sequence), ViewError> {
+    let Inputs { files, meta, opts } = inp;
     let mut index = None;
     let mut name: Vec<u8> = dir.as_bytes().to_vec();
     let (mut loop_word, mut word4) = (1u16, 0u32);
@@ -499,7 +509,7 @@ pub(super) fn build_sequence(
         let base = base_seq
             .and_then(|(_, s)| s.frames.get(rf.index))
             .map(|fe| &fe.frame);
-        let frame = build_frame(files, &key, &file, rf, meta, opts, base, 0)?;
+        let frame = build_frame(inp, &key, &file, rf, base, 0)?;
         frames.push(FrameEntry {
             duration: rf.duration,
             frame,
@@ -592,17 +602,15 @@ pub(super) const MAX_BUILD_DEPTH: usize = 16;
 /// has at this place, if known: where the row's size is the base frame's (frames.csv did not
 /// change it), an image of another size gives the frame its size (a frame image moved or
 /// swapped in from another frame).
-#[allow(clippy::too_many_arguments)]
 pub(super) fn build_frame(
-    files: &dyn FileSet,
+    inp: Inputs,
     key: &str,
     csv_file: &str,
     rf: &RowFields,
-    meta: &Metadata,
-    opts: &BuildOptions,
     base: Option<&Frame>,
     depth: usize,
 ) -> Result<Frame, ViewError> {
+    let Inputs { files, meta, opts } = inp;
     let extras = meta.frames.get(key);
     let compressed = storage_for(rf, extras, opts);
     let mut frame = Frame {
@@ -682,12 +690,10 @@ pub(super) fn build_frame(
                 _ => None,
             };
             v.push(build_frame(
-                files,
+                inp,
                 &format!("{ldir}/{}", lr.index),
                 &lfile,
                 lr,
-                meta,
-                opts,
                 base_layer,
                 depth + 1,
             )?);

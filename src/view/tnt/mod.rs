@@ -238,17 +238,13 @@ impl TntView {
             log::debug!("map.png: {kept} of {} bands copied", s.keep.len());
         }
         let row = |y: usize, buf: &mut [u8]| t.render_row(y, buf);
-        let index = banded_png::write_banded(
-            out,
-            w as u32,
-            h as u32,
-            TILE_SIDE as u32,
-            &self.palette,
-            None,
-            &row,
-            reuse,
-        )
-        .map_err(err)?;
+        let shape = banded_png::Shape {
+            width: w as u32,
+            height: h as u32,
+            band_rows: TILE_SIDE as u32,
+        };
+        let index =
+            banded_png::write_banded(out, shape, &self.palette, None, &row, reuse).map_err(err)?;
         let _ = self.map_index.set(Arc::new(index));
         Ok(())
     }

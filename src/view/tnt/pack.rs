@@ -13,7 +13,7 @@ use super::inputs::{
     parse_features, parse_tilemap, read_heightmap, read_tiles, resolve_feature, stream_png_rows,
 };
 use super::meta::{FeatureMeta, Metadata};
-use super::retile::{canon_crc, canon_table, prune, retile, MinimapAccumulator};
+use super::retile::{canon_crc, canon_table, prune, retile, MinimapAccumulator, TileSet};
 use super::{FEATURES_CSV, FORMAT, HEIGHT_PNG, MAP_PNG, METADATA, MINI_PNG, TILEMAP_CSV};
 use crate::view::csv::{csv_err, unhex};
 
@@ -259,16 +259,12 @@ pub fn pack_from(
             report.map_retiled = true;
             let before = tiles.len() / TILE_BYTES;
             let mut acc = MinimapAccumulator::new(width, height, &minimap);
-            retile(
-                &png_bytes,
-                palette,
-                &canon,
-                tx,
-                &mut tiles,
-                &mut tilemap,
-                &mut acc,
-                limits.max_tiles.min(MAX_TILES),
-            )?;
+            let set = TileSet {
+                tiles: &mut tiles,
+                tilemap: &mut tilemap,
+                max_tiles: limits.max_tiles.min(MAX_TILES),
+            };
+            retile(&png_bytes, palette, &canon, tx, set, &mut acc)?;
             report.new_tiles = tiles.len() / TILE_BYTES - before;
             if !minimap_edited {
                 minimap.pixels = acc.finish(palette);

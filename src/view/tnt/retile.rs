@@ -230,20 +230,30 @@ pub(super) fn same_colours(a: &[u8], b: &[u8], canon: &[u8; 256]) -> bool {
             .all(|(&x, &y)| canon[usize::from(x)] == canon[usize::from(y)])
 }
 
+/// The tiles [`retile`] rebuilds: the stored tiles (32×32 bytes each), the tile index of
+/// every cell, and how many tiles may be stored.
+pub(super) struct TileSet<'a> {
+    pub(super) tiles: &'a mut Vec<u8>,
+    pub(super) tilemap: &'a mut [u16],
+    pub(super) max_tiles: usize,
+}
+
 /// Cuts map.png into 32×32 cells: a cell showing the colours of the tile already at that
 /// position keeps it, else the first stored tile with those colours, else it becomes a new
 /// tile. Feeds every row to the minimap accumulator.
-#[allow(clippy::too_many_arguments)]
 pub(super) fn retile(
     png_bytes: &[u8],
     palette: &Palette,
     canon: &[u8; 256],
     tx: usize,
-    tiles: &mut Vec<u8>,
-    tilemap: &mut [u16],
+    set: TileSet,
     acc: &mut MinimapAccumulator,
-    max_tiles: usize,
 ) -> Result<(), ViewError> {
+    let TileSet {
+        tiles,
+        tilemap,
+        max_tiles,
+    } = set;
     let mut index: HashMap<u64, Vec<u32>> = HashMap::new();
     for (i, t) in tiles.chunks_exact(TILE_BYTES).enumerate() {
         index
