@@ -28,9 +28,9 @@ mod index;
 mod layout;
 pub mod merged;
 pub mod ops;
+mod progress;
 #[cfg(test)]
 mod rooms;
-mod progress;
 mod shared;
 pub mod stage;
 mod staging;
