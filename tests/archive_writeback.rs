@@ -14,7 +14,7 @@ use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 use tafs::formats::hpi;
-use writeback_common::{edit_png, sample_bytes};
+use writeback_common::{edit_png, edited_later, sample_bytes};
 
 use common::{differing, tafs, tafs_ok as ok};
 
@@ -248,6 +248,7 @@ fn edits_with_real_tools_repack_the_archive() {
         0x21,
     );
     std::fs::write(edited_dump.join("panel/0.png"), &p0).unwrap();
+    edited_later(&edited_dump.join("panel/0.png"));
     check_member_edit(
         w,
         &arch,

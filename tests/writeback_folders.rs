@@ -14,7 +14,7 @@ use common::tafs_ok as tafs;
 use mount_common::{fuse_available, sh, GameMount};
 use std::path::Path;
 use std::process::Command;
-use writeback_common::{edit_png, parse, sample_bytes};
+use writeback_common::{edit_png, edited_later, parse, sample_bytes};
 
 /// A writable mount of a game folder holding a GAF at `anims/multi.gaf`.
 type Env = GameMount;
@@ -337,13 +337,7 @@ fn rsync_delete_without_metadata_json_fails_visibly() {
     std::fs::remove_file(out.join("metadata.json")).unwrap();
     let png = std::fs::read(out.join("ARMRL/0.png")).unwrap();
     std::fs::write(out.join("ARMRL/0.png"), edit_png(&png, 1).0).unwrap();
-    // a one-pixel edit can keep the PNG's size: its later time is what rsync sees
-    let later = std::time::SystemTime::now() + std::time::Duration::from_secs(60);
-    std::fs::File::options()
-        .write(true)
-        .open(out.join("ARMRL/0.png"))
-        .and_then(|f| f.set_modified(later))
-        .unwrap();
+    edited_later(&out.join("ARMRL/0.png"));
     let before = std::fs::read(e.bin()).unwrap();
     let o = Command::new("rsync")
         .arg("-a")
