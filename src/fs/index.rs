@@ -357,6 +357,32 @@ pub(in crate::fs) fn save(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
     crate::atomic::write_unsynced(path, bytes)
 }
 
+/// Writes `records` to the index file `path` unless they encode to what was written last
+/// (`last`: the checksum of that); a failure is logged, the mount goes on without.
+pub(in crate::fs) fn save_if_new(
+    path: &Path,
+    program: u64,
+    folder: u64,
+    records: &Records,
+    last: &std::sync::Mutex<Option<u32>>,
+) {
+    let mut all: Vec<(&str, &Record)> = records.iter().map(|(p, r)| (p.as_str(), r)).collect();
+    all.sort_by(|a, b| a.0.cmp(b.0));
+    let bytes = encode(program, folder, &all);
+    let crc = crc32fast::hash(&bytes);
+    let mut last = crate::fs::shared::lock(last);
+    if *last == Some(crc) {
+        return;
+    }
+    match save(path, &bytes) {
+        Ok(()) => {
+            *last = Some(crc);
+            log::info!("{}: {} assets indexed", path.display(), all.len());
+        }
+        Err(e) => log::warn!("{}: index not written: {e}", path.display()),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -161,21 +161,8 @@ impl Core {
                 None => records.remove(rel_str),
             };
         }
-        let mut all: Vec<(&str, &Record)> = records.iter().map(|(p, r)| (p.as_str(), r)).collect();
-        all.sort_by(|a, b| a.0.cmp(b.0));
-        let bytes = index::encode(self.index.program, self.index.folder, &all);
-        let crc = crc32fast::hash(&bytes);
-        let mut last = lock(&self.index.last);
-        if *last == Some(crc) {
-            return;
-        }
-        match index::save(file, &bytes) {
-            Ok(()) => {
-                *last = Some(crc);
-                log::info!("{}: {} assets indexed", file.display(), all.len());
-            }
-            Err(e) => log::warn!("{}: index not written: {e}", file.display()),
-        }
+        let i = &self.index;
+        index::save_if_new(file, i.program, i.folder, &records, &i.last);
     }
 
     /// Assets decoded or listed from the index and files rendered so far.
