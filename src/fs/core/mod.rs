@@ -32,11 +32,10 @@ mod passthrough;
 mod persisted;
 pub(in crate::fs) use passthrough::apply_setattr;
 mod readdir;
+pub(in crate::fs) mod watching;
 
+pub use crate::fs::types::{Attr, DirItem, FileKind, Opened, SetAttr};
 pub(in crate::fs) use attr::owner_of;
-pub use attr::{Attr, FileKind, SetAttr};
-pub use handles::Opened;
-pub use readdir::DirItem;
 pub(in crate::fs) use readdir::{PAGE_MAX, PLUS_PAGE_MAX};
 
 pub(in crate::fs) use assets::{AssetAt, AssetKey, Resolved};
