@@ -344,7 +344,6 @@ impl Filesystem for TafsFs {
             size,
             atime: set_time(atime),
             mtime: set_time(mtime),
-            caller: Some(req.uid()),
         };
         match self.core.setattr(who(req), ino.0, set, fh.map(|f| f.0)) {
             Ok(a) => reply.attr(&self.ttl(&a), &fattr(&a)),

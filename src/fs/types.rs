@@ -151,7 +151,9 @@ impl Attr {
     }
 }
 
-/// Attribute changes requested by `setattr`.
+/// Attribute changes requested by `setattr` (who asks is the request's
+/// [`crate::fs::Caller`]: one other than root and the real owner gets no set-id bits on a
+/// real file).
 #[derive(Debug, Clone, Copy, Default)]
 pub struct SetAttr {
     /// New permission bits.
@@ -166,10 +168,8 @@ pub struct SetAttr {
     pub atime: Option<SetTime>,
     /// New modification time.
     pub mtime: Option<SetTime>,
-    /// User id of the process asking (`None`: the mount itself or a test, treated as root).
-    /// A caller other than root and the real owner gets no set-id bits on a real file.
-    pub caller: Option<u32>,
 }
+
 /// An open file.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Opened {
