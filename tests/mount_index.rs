@@ -27,6 +27,24 @@ fn mount(work: &Path, extra: &[&str]) -> Mount {
     mount_common::mount(&work.join("game"), &work.join("mnt"), &args)
 }
 
+/// Renames the sequence `panel` of the GAF at `bin` to `panex` in place: the same size, the
+/// mtime put back (a change only the contents show).
+fn same_size_and_mtime_edit(bin: &Path) {
+    sh(&format!("cp -p '{0}' '{0}.ref'", bin.display()));
+    let mut b = std::fs::read(bin).unwrap();
+    let at = b.windows(6).position(|x| x == b"panel\0").unwrap();
+    b[at + 4] = b'x';
+    std::fs::OpenOptions::new()
+        .write(true)
+        .open(bin)
+        .and_then(|mut f| std::io::Write::write_all(&mut f, &b))
+        .unwrap();
+    sh(&format!(
+        "touch -r '{0}.ref' '{0}' && rm '{0}.ref'",
+        bin.display()
+    ));
+}
+
 /// `ls -lR` of the mount, names sizes and times (the status file left out).
 fn listing(mnt: &Path) -> String {
     sh(&format!(
@@ -123,20 +141,7 @@ fn a_binary_changed_to_the_same_size_and_mtime_is_decoded_again() {
         listing(&m.mnt);
     }
     // the sequence `panel` renamed `panex` in place: same size, mtime put back
-    let bin = g.join("anims/a.gaf");
-    sh(&format!("cp -p '{0}' '{0}.ref'", bin.display()));
-    let mut b = std::fs::read(&bin).unwrap();
-    let at = b.windows(6).position(|x| x == b"panel\0").unwrap();
-    b[at + 4] = b'x';
-    std::fs::OpenOptions::new()
-        .write(true)
-        .open(&bin)
-        .and_then(|mut f| std::io::Write::write_all(&mut f, &b))
-        .unwrap();
-    sh(&format!(
-        "touch -r '{0}.ref' '{0}' && rm '{0}.ref'",
-        bin.display()
-    ));
+    same_size_and_mtime_edit(&g.join("anims/a.gaf"));
     let m = mount(w, &[]);
     let l = listing(&m.mnt);
     assert!(l.contains("panex") && !l.contains("panel"), "{l}");
@@ -393,20 +398,7 @@ fn a_merged_remount_lists_from_the_index_and_decodes_a_changed_binary() {
     );
     assert_eq!(std::fs::read(&idx[0]).unwrap(), before);
     // the loose GAF changed to the same size and mtime: decoded again; the member is not
-    let bin = g.join("anims/a.gaf");
-    sh(&format!("cp -p '{0}' '{0}.ref'", bin.display()));
-    let mut b = std::fs::read(&bin).unwrap();
-    let at = b.windows(6).position(|x| x == b"panel\0").unwrap();
-    b[at + 4] = b'x';
-    std::fs::OpenOptions::new()
-        .write(true)
-        .open(&bin)
-        .and_then(|mut f| std::io::Write::write_all(&mut f, &b))
-        .unwrap();
-    sh(&format!(
-        "touch -r '{0}.ref' '{0}' && rm '{0}.ref'",
-        bin.display()
-    ));
+    same_size_and_mtime_edit(&g.join("anims/a.gaf"));
     let m = mount_common::mount(&g, &w.join("mnt"), &into);
     let l = merged_listing(&m.mnt);
     assert!(l.contains("panex") && l.contains("panel"), "{l}");
