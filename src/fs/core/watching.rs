@@ -1,11 +1,12 @@
 //! The core's side of the watch ([`crate::fs::watch`]): the watch thread ([`run`]) turns
 //! events into kernel invalidations and decodes changed binaries again, through the core.
 
-use super::{Core, Inval, ROOT};
+use super::inode::NodeKind;
+use super::{is_asset_name, Core, FileKind, Inval, ROOT};
 use crate::fs::shared::lock;
 use crate::fs::watch::{Todo, Watch};
 use std::collections::HashSet;
-use std::ffi::OsString;
+use std::ffi::{OsStr, OsString};
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Weak};
 use std::time::{Duration, Instant};
@@ -95,7 +96,7 @@ impl Core {
 
     /// Invalidates what the kernel holds of `name` in game-folder folder `dir`. True when it
     /// is an asset binary, to be resolved again after [`SETTLE`] ([`Core::binary_changed`]).
-    fn changed(&self, dir: &Path, name: &std::ffi::OsStr, listing: bool, writing: bool) -> bool {
+    fn changed(&self, dir: &Path, name: &OsStr, listing: bool, writing: bool) -> bool {
         let Some(d) = self.ino_of_dir(dir) else {
             return false;
         };
@@ -105,11 +106,20 @@ impl Core {
             // being written: decoded again once closed; until then requests `stat` it
             return !writing;
         }
+        // only a name the kernel was given: invalidating a name locks its folder in the
+        // kernel (uninterruptibly), so names it never saw (a commit's temporary files) are
+        // not sent
+        let entry = listing && child.is_some_and(|c| self.name_moved_on(c, &rel));
+        self.send_changed(d, name, child, listing, entry);
+        false
+    }
+
+    /// Sends the invalidations of a change of `name` in folder `d`: the folder's listing
+    /// when `listing` (and the entry `name` first when `entry`), then the node `child` the
+    /// name shows, if the kernel was given one.
+    fn send_changed(&self, d: u64, name: &OsStr, child: Option<u64>, listing: bool, entry: bool) {
         if listing {
-            // only a name the kernel was given: invalidating a name locks its folder in the
-            // kernel (uninterruptibly), so names it never saw (a commit's temporary files)
-            // are not sent
-            if child.is_some_and(|c| self.name_moved_on(c, &rel)) {
+            if entry {
                 self.send(Inval::Entry {
                     parent: d,
                     name: name.to_os_string(),
@@ -120,7 +130,6 @@ impl Core {
         if let Some(c) = child {
             self.send(Inval::Inode { ino: c });
         }
-        false
     }
 
     /// True when the name of real node `ino` (at `rel`) no longer leads to what the node
@@ -132,17 +141,17 @@ impl Core {
     /// fails once (`EIO`, the kernel sees the type change) and the kernel looks it up again.
     fn name_moved_on(&self, ino: u64, rel: &Path) -> bool {
         let kind = match self.table().get(ino).map(|n| &n.kind) {
-            Some(super::inode::NodeKind::Real { kind }) => *kind,
+            Some(NodeKind::Real { kind }) => *kind,
             _ => return true,
         };
         match self.lstat_rel(rel) {
             Ok(m) => {
-                kind == super::FileKind::File
+                kind == FileKind::File
                     && m.is_file()
                     && rel
                         .file_name()
                         .and_then(|n| n.to_str())
-                        .is_some_and(super::is_asset_name)
+                        .is_some_and(is_asset_name)
             }
             Err(e) => e.kind() == std::io::ErrorKind::NotFound,
         }
@@ -151,24 +160,14 @@ impl Core {
     /// Resolves binary `name` of folder `dir` again after a change (decoded if it changed,
     /// its old generation invalidated), and invalidates the folder's listing and, if it is
     /// not shown as the same folder any more, its entry.
-    fn binary_changed(&self, dir: &Path, name: &std::ffi::OsStr, listing: bool) {
+    fn binary_changed(&self, dir: &Path, name: &OsStr, listing: bool) {
         let keep_entry = self.recheck_asset(&dir.join(name));
         let Some(d) = self.ino_of_dir(dir) else {
             return;
         };
         let child = self.table().child_of(d, name);
-        if listing || !keep_entry {
-            if !keep_entry && child.is_some() {
-                self.send(Inval::Entry {
-                    parent: d,
-                    name: name.to_os_string(),
-                });
-            }
-            self.send(Inval::Inode { ino: d });
-        }
-        if let Some(c) = child {
-            self.send(Inval::Inode { ino: c });
-        }
+        let entry = !keep_entry && child.is_some();
+        self.send_changed(d, name, child, listing || !keep_entry, entry);
     }
 
     /// True while a commit of asset `rel` holds its staging area.
