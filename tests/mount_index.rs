@@ -55,11 +55,16 @@ fn listing(mnt: &Path) -> String {
 
 /// The counters of the root status file: (listed from the index, decoded, rendered).
 fn counters(mnt: &Path) -> (u64, u64, u64) {
+    counters_of(mnt, "index: ")
+}
+
+/// The three numbers of the line of the root status file that starts with `label`.
+fn counters_of(mnt: &Path, label: &str) -> (u64, u64, u64) {
     let t = std::fs::read_to_string(mnt.join(".tafs-status")).unwrap();
     let line = t
         .lines()
-        .find(|l| l.starts_with("index: "))
-        .unwrap_or_else(|| panic!("no index line in {t:?}"));
+        .find(|l| l.starts_with(label))
+        .unwrap_or_else(|| panic!("no {label:?} line in {t:?}"));
     let n: Vec<u64> = line
         .split(|c: char| !c.is_ascii_digit())
         .filter(|s| !s.is_empty())
@@ -290,17 +295,7 @@ fn merged_game(work: &Path) -> PathBuf {
 /// The counters of the merged view's index in the root status of a `--merged --into`
 /// mount: (listed from the index, decoded, rendered).
 fn merged_counters(mnt: &Path) -> (u64, u64, u64) {
-    let t = std::fs::read_to_string(mnt.join(".tafs-status")).unwrap();
-    let line = t
-        .lines()
-        .find(|l| l.starts_with("merged index: "))
-        .unwrap_or_else(|| panic!("no merged index line in {t:?}"));
-    let n: Vec<u64> = line
-        .split(|c: char| !c.is_ascii_digit())
-        .filter(|s| !s.is_empty())
-        .map(|s| s.parse().unwrap())
-        .collect();
-    (n[0], n[1], n[2])
+    counters_of(mnt, "merged index: ")
 }
 
 #[test]
