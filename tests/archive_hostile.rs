@@ -11,7 +11,7 @@ mod mount_common;
 mod writeback_common;
 
 use common::{tafs, tafs_ok, TAFS};
-use mount_common::{fuse_available, sh, Mount};
+use mount_common::{fuse_available, mount_state, sh};
 use std::collections::BTreeMap;
 use std::path::Path;
 use tafs::formats::hpi::{self, Node, WriteOptions};
@@ -66,14 +66,8 @@ fn check(
     after
 }
 
-fn mount(game: &Path, mnt: &Path, state: &Path) -> Mount {
-    mount_common::mount(
-        game,
-        mnt,
-        // each save is checked in the archive at once
-        &mount_common::committing_at_once(state),
-    )
-}
+/// Each save is checked in the archive at once.
+const AT_ONCE: &[&str] = &["--archive-commit-delay", "0"];
 
 /// `gamedata/` holding a member whose name must be made safe after a member already named
 /// like its safe form (`a_b.tdf`, then `a*b.tdf` shown as `a_b.tdf~2`), two members that
@@ -108,7 +102,7 @@ fn safe_named_and_case_duplicate_members_take_edits_and_removals() {
     let game = w.join("game");
     let arch = game.join("x.hpi");
     mount_common::put(&arch, hostile_archive());
-    let m = mount(&game, &w.join("mnt"), &w.join("state"));
+    let m = mount_state(&game, &w.join("mnt"), &w.join("state"), AT_ONCE);
     let gd = m.mnt.join("x.hpi/gamedata");
     let ls = sh(&format!("ls -f {}", gd.display()));
     for n in ["a_b.tdf", "a_b.tdf~2", "ABC.TDF", "abc.tdf~2", "other.tdf"] {
@@ -172,7 +166,7 @@ fn status_lists_a_dirty_asset_right_after_a_remount() {
     mount_common::put(&game.join("x.hpi"), hostile_archive());
     let (mnt, state) = (w.join("mnt"), w.join("state"));
     {
-        let m = mount(&game, &mnt, &state);
+        let m = mount_state(&game, &mnt, &state, AT_ONCE);
         // an invalid frame: the save fails, the asset stays dirty with the error
         let bad = m.mnt.join("anims/fx.gaf/panel/0.png");
         let junk = w.join("junk.png");
@@ -192,7 +186,7 @@ fn status_lists_a_dirty_asset_right_after_a_remount() {
         let all = sh(&format!("{TAFS} status {} || true", m.mnt.display()));
         assert!(all.contains("anims/fx.gaf: error"), "{all}");
     }
-    let m = mount(&game, &mnt, &state);
+    let m = mount_state(&game, &mnt, &state, AT_ONCE);
     // nothing looked up yet: the status still names both
     let o = tafs(&["status", m.mnt.to_str().unwrap()]);
     let all = String::from_utf8_lossy(&o.stdout);

@@ -23,19 +23,12 @@ use common::{differing, tafs, tafs_ok as ok};
 /// the archive before the last commit) and commits at once unless `extra` gives an
 /// `--archive-commit-delay`.
 fn mount(game: &Path, mnt: &Path, state: &Path, extra: &[&str]) -> Mount {
-    let mut args = vec![
-        "--ttl",
-        "0",
-        "--state-dir",
-        state.to_str().unwrap(),
-        "--operation-gap",
-        "0",
-    ];
+    let mut args = vec!["--operation-gap", "0"];
     if !extra.contains(&"--archive-commit-delay") {
         args.extend(["--archive-commit-delay", "0"]);
     }
     args.extend_from_slice(extra);
-    mount_common::mount(game, mnt, &args)
+    mount_common::mount_state(game, mnt, state, &args)
 }
 
 const TDF: &[u8] = b"[SIDE0]\r\n{\r\nname=ARM;\r\n}\r\n";

@@ -10,7 +10,7 @@ mod mount_common;
 mod writeback_common;
 
 use common::{tafs_ok, TAFS};
-use mount_common::{fuse_available, sh, Mount};
+use mount_common::{fuse_available, mount_state, sh};
 use std::os::unix::fs::MetadataExt;
 use std::path::Path;
 use tafs::formats::gaf;
@@ -22,21 +22,6 @@ fn twelve_frames() -> Vec<u8> {
     let more = g.sequences[0].frames.clone();
     g.sequences[0].frames.extend(more);
     gaf::write(&g).unwrap()
-}
-
-fn mount(game: &Path, mnt: &Path, state: &Path, gap: &str) -> Mount {
-    mount_common::mount(
-        game,
-        mnt,
-        &[
-            "--ttl",
-            "0",
-            "--state-dir",
-            state.to_str().unwrap(),
-            "--operation-gap",
-            gap,
-        ],
-    )
 }
 
 fn git(repo: &Path, args: &str) -> String {
@@ -94,7 +79,7 @@ fn a_twelve_frame_git_checkout_is_one_version_and_the_original_stays() {
     git(&repo, "commit -qam edit && git checkout -q main");
 
     {
-        let m = mount(&game, &mnt, &state, "4");
+        let m = mount_state(&game, &mnt, &state, &["--operation-gap", "4"]);
         let asset = m.mnt.join("anims/fx.gaf");
         let into = format!(
             "--git-dir={} --work-tree={}",
@@ -179,7 +164,7 @@ fn a_twelve_frame_git_checkout_is_one_version_and_the_original_stays() {
 
     // every save its own operation: 12 more versions; the original is not evicted
     {
-        let m = mount(&game, &mnt, &state, "0");
+        let m = mount_state(&game, &mnt, &state, &["--operation-gap", "0"]);
         for i in 0..12 {
             let p = m.mnt.join(format!("anims/fx.gaf/pulse/{i}.png"));
             let (png, _) = edit_png(&std::fs::read(&p).unwrap(), 0x80 + i as u8);

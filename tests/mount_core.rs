@@ -16,6 +16,22 @@ use tafs::fs::{Core, FileKind, FsOps, Inval, MountOptions, SetAttr, SetTime};
 const GAF: &str =
     "FAKE\nmetadata.json={\"v\":1}\nfire/0.png=AAAA\nfire/1.png=BBBBBB\nsmoke/0.png=C\n";
 
+/// `name` looked up in folder `parent` of `core`, as root (it must be there).
+fn look(core: &Core, parent: u64, name: &str) -> tafs::fs::Attr {
+    core.lookup(Caller::root(), parent, OsStr::new(name))
+        .unwrap()
+}
+
+/// `path` (names joined by `/`) looked up from folder `parent` one name at a time, as the
+/// kernel does: the last name's attributes.
+fn walk(core: &Core, parent: u64, path: &str) -> tafs::fs::Attr {
+    path.split('/')
+        .fold(None, |at: Option<tafs::fs::Attr>, name| {
+            Some(look(core, at.map_or(parent, |a| a.ino), name))
+        })
+        .unwrap()
+}
+
 fn core_with(game: &std::path::Path, opts: MountOptions) -> (Core, Receiver<Inval>) {
     let (tx, rx) = mpsc::channel();
     (Core::new(game, opts, Some(tx)).unwrap(), rx)
@@ -69,9 +85,7 @@ fn read_all(core: &Core, ino: u64) -> Vec<u8> {
 fn assets_are_directories_others_pass_through() {
     let g = game();
     let (core, _rx) = core_with(g.path(), opts());
-    let anims = core
-        .lookup(Caller::root(), ROOT, OsStr::new("anims"))
-        .unwrap();
+    let anims = look(&core, ROOT, "anims");
     assert_eq!(anims.kind, FileKind::Dir);
     let listing = names(&core, anims.ino);
     assert_eq!(
@@ -83,15 +97,11 @@ fn assets_are_directories_others_pass_through() {
             ("fire.gaf".to_string(), FileKind::Dir),
         ]
     );
-    let fire = core
-        .lookup(Caller::root(), anims.ino, OsStr::new("fire.gaf"))
-        .unwrap();
+    let fire = look(&core, anims.ino, "fire.gaf");
     assert_eq!(fire.kind, FileKind::Dir);
     // 2 + the sub-folders fire and smoke
     assert_eq!(fire.nlink, 4);
-    let broken = core
-        .lookup(Caller::root(), anims.ino, OsStr::new("BROKEN.GAF"))
-        .unwrap();
+    let broken = look(&core, anims.ino, "BROKEN.GAF");
     assert_eq!(broken.kind, FileKind::File);
     assert_eq!(broken.size, "not a gaf".len() as u64);
     // the real anims folder has nlink 2; fire.gaf adds one sub-directory. Before the
@@ -106,9 +116,7 @@ fn assets_are_directories_others_pass_through() {
     let inner: Vec<&str> = inner.iter().map(|(n, _)| n.as_str()).collect();
     assert_eq!(inner, [".", "..", "metadata.json", "fire", "smoke"]);
 
-    let tdf = core
-        .lookup(Caller::root(), ROOT, OsStr::new("units.tdf"))
-        .unwrap();
+    let tdf = look(&core, ROOT, "units.tdf");
     assert_eq!(tdf.kind, FileKind::File);
     assert_eq!(read_all(&core, tdf.ino), b"[A]{}\n");
 }
@@ -125,18 +133,10 @@ fn generated_files_have_exact_sizes_binary_times_and_stable_inodes() {
         .unwrap()
         .set_modified(when)
         .unwrap();
-    let anims = core
-        .lookup(Caller::root(), ROOT, OsStr::new("anims"))
-        .unwrap();
-    let fire = core
-        .lookup(Caller::root(), anims.ino, OsStr::new("fire.gaf"))
-        .unwrap();
-    let dir = core
-        .lookup(Caller::root(), fire.ino, OsStr::new("fire"))
-        .unwrap();
-    let one = core
-        .lookup(Caller::root(), dir.ino, OsStr::new("1.png"))
-        .unwrap();
+    let anims = look(&core, ROOT, "anims");
+    let fire = look(&core, anims.ino, "fire.gaf");
+    let dir = look(&core, fire.ino, "fire");
+    let one = look(&core, dir.ino, "1.png");
     assert_eq!(one.size, 6);
     assert_eq!(one.mtime, when);
     assert_eq!(fire.mtime, when);
@@ -147,33 +147,20 @@ fn generated_files_have_exact_sizes_binary_times_and_stable_inodes() {
     let one = core.getattr(Caller::root(), one.ino, None);
     // chmod changed the ctime: the binary counts as changed, the old inode is stale
     assert_eq!(one.unwrap_err().errno(), libc::ESTALE);
-    let fire2 = core
-        .lookup(Caller::root(), anims.ino, OsStr::new("fire.gaf"))
-        .unwrap();
+    let fire2 = look(&core, anims.ino, "fire.gaf");
     assert_eq!(fire2.ino, fire.ino, "the asset directory keeps its inode");
     assert_eq!(fire2.perm, 0o750);
-    let dir2 = core
-        .lookup(Caller::root(), fire.ino, OsStr::new("fire"))
-        .unwrap();
-    let one2 = core
-        .lookup(Caller::root(), dir2.ino, OsStr::new("1.png"))
-        .unwrap();
+    let dir2 = look(&core, fire.ino, "fire");
+    let one2 = look(&core, dir2.ino, "1.png");
     assert_eq!(one2.perm, 0o640);
     // stable while unchanged
-    assert_eq!(
-        core.lookup(Caller::root(), dir2.ino, OsStr::new("1.png"))
-            .unwrap()
-            .ino,
-        one2.ino
-    );
+    assert_eq!(look(&core, dir2.ino, "1.png").ino, one2.ino);
     assert_eq!(
         core.getattr(Caller::root(), one2.ino, None).unwrap().size,
         6
     );
     assert_eq!(read_all(&core, one2.ino), b"BBBBBB");
-    let meta = core
-        .lookup(Caller::root(), fire.ino, OsStr::new("metadata.json"))
-        .unwrap();
+    let meta = look(&core, fire.ino, "metadata.json");
     assert_eq!(read_all(&core, meta.ino), b"{\"v\":1}");
     assert_eq!(
         core.lookup(Caller::root(), fire.ino, OsStr::new("nope"))
@@ -187,12 +174,7 @@ fn generated_files_have_exact_sizes_binary_times_and_stable_inodes() {
 fn readdirplus_gives_sizes() {
     let g = game();
     let (core, _rx) = core_with(g.path(), opts());
-    let maps = core
-        .lookup(Caller::root(), ROOT, OsStr::new("maps"))
-        .unwrap();
-    let m = core
-        .lookup(Caller::root(), maps.ino, OsStr::new("m.tnt"))
-        .unwrap();
+    let m = walk(&core, ROOT, "maps/m.tnt");
     let fh = core.opendir(Caller::root(), m.ino).unwrap();
     let items = core.readdirplus(Caller::root(), fh, 0).unwrap();
     let png = items.iter().find(|(_, it)| it.name == "map.png").unwrap();
@@ -208,15 +190,9 @@ fn readdirplus_gives_sizes() {
 fn replaced_binary_gives_new_inodes_and_invalidations() {
     let g = game();
     let (core, rx) = core_with(g.path(), opts());
-    let anims = core
-        .lookup(Caller::root(), ROOT, OsStr::new("anims"))
-        .unwrap();
-    let fire = core
-        .lookup(Caller::root(), anims.ino, OsStr::new("fire.gaf"))
-        .unwrap();
-    let meta = core
-        .lookup(Caller::root(), fire.ino, OsStr::new("metadata.json"))
-        .unwrap();
+    let anims = look(&core, ROOT, "anims");
+    let fire = look(&core, anims.ino, "fire.gaf");
+    let meta = look(&core, fire.ino, "metadata.json");
     let open = core.open(Caller::root(), meta.ino, libc::O_RDONLY).unwrap();
     assert!(open.keep_cache, "a view inode always has the same bytes");
 
@@ -247,9 +223,7 @@ fn replaced_binary_gives_new_inodes_and_invalidations() {
             .errno(),
         libc::ESTALE
     );
-    let new = core
-        .lookup(Caller::root(), fire.ino, OsStr::new("metadata.json"))
-        .unwrap();
+    let new = look(&core, fire.ino, "metadata.json");
     assert_ne!(new.ino, meta.ino);
     assert_eq!(new.size, 8);
     assert_eq!(read_all(&core, new.ino), b"{\"v\":22}");
@@ -289,18 +263,12 @@ fn replaced_binary_gives_new_inodes_and_invalidations() {
 fn broken_asset_becomes_directory_when_fixed() {
     let g = game();
     let (core, _rx) = core_with(g.path(), opts());
-    let anims = core
-        .lookup(Caller::root(), ROOT, OsStr::new("anims"))
-        .unwrap();
-    let b = core
-        .lookup(Caller::root(), anims.ino, OsStr::new("BROKEN.GAF"))
-        .unwrap();
+    let anims = look(&core, ROOT, "anims");
+    let b = look(&core, anims.ino, "BROKEN.GAF");
     assert_eq!(b.kind, FileKind::File);
     assert_eq!(read_all(&core, b.ino), b"not a gaf");
     replace(&g.path().join("anims/BROKEN.GAF"), "FAKE\na=1\n");
-    let b2 = core
-        .lookup(Caller::root(), anims.ino, OsStr::new("BROKEN.GAF"))
-        .unwrap();
+    let b2 = look(&core, anims.ino, "BROKEN.GAF");
     assert_eq!(b2.kind, FileKind::Dir);
     assert_ne!(b2.ino, b.ino);
 }
@@ -309,15 +277,9 @@ fn broken_asset_becomes_directory_when_fixed() {
 fn writes_in_asset_directories_are_refused_with_erofs() {
     let g = game();
     let (core, _rx) = core_with(g.path(), opts());
-    let anims = core
-        .lookup(Caller::root(), ROOT, OsStr::new("anims"))
-        .unwrap();
-    let fire = core
-        .lookup(Caller::root(), anims.ino, OsStr::new("fire.gaf"))
-        .unwrap();
-    let meta = core
-        .lookup(Caller::root(), fire.ino, OsStr::new("metadata.json"))
-        .unwrap();
+    let anims = look(&core, ROOT, "anims");
+    let fire = look(&core, anims.ino, "fire.gaf");
+    let meta = look(&core, fire.ino, "metadata.json");
     let erofs = |r: Result<(), tafs::fs::FsError>| assert_eq!(r.unwrap_err().errno(), libc::EROFS);
     erofs(
         core.create(
@@ -448,12 +410,7 @@ fn pass_through_operations_reach_the_game_folder() {
     .unwrap();
     assert!(!p.join("new.tdf").exists());
     // the inode followed the rename
-    assert_eq!(
-        core.lookup(Caller::root(), ROOT, OsStr::new("renamed.tdf"))
-            .unwrap()
-            .ino,
-        a.ino
-    );
+    assert_eq!(look(&core, ROOT, "renamed.tdf").ino, a.ino);
     assert_eq!(core.getattr(Caller::root(), a.ino, None).unwrap().size, 5);
 
     let d = core
@@ -469,9 +426,7 @@ fn pass_through_operations_reach_the_game_folder() {
         std::path::Path::new("../renamed.tdf"),
     )
     .unwrap();
-    let ln = core
-        .lookup(Caller::root(), d.ino, OsStr::new("ln"))
-        .unwrap();
+    let ln = look(&core, d.ino, "ln");
     assert_eq!(ln.kind, FileKind::Symlink);
     assert_eq!(
         core.readlink(Caller::root(), ln.ino).unwrap(),
@@ -502,9 +457,7 @@ fn pass_through_operations_reach_the_game_folder() {
     );
     assert!(core.statfs(Caller::root()).unwrap().bsize > 0);
     // an asset directory can be renamed as a whole: it renames the binary
-    let anims = core
-        .lookup(Caller::root(), ROOT, OsStr::new("anims"))
-        .unwrap();
+    let anims = look(&core, ROOT, "anims");
     core.rename(
         Caller::root(),
         anims.ino,
@@ -515,12 +468,7 @@ fn pass_through_operations_reach_the_game_folder() {
     )
     .unwrap();
     assert!(p.join("anims/hot.gaf").is_file());
-    assert_eq!(
-        core.lookup(Caller::root(), anims.ino, OsStr::new("hot.gaf"))
-            .unwrap()
-            .kind,
-        FileKind::Dir
-    );
+    assert_eq!(look(&core, anims.ino, "hot.gaf").kind, FileKind::Dir);
 }
 
 #[test]
@@ -533,9 +481,7 @@ fn read_only_mount_refuses_everything() {
             ..opts()
         },
     );
-    let tdf = core
-        .lookup(Caller::root(), ROOT, OsStr::new("units.tdf"))
-        .unwrap();
+    let tdf = look(&core, ROOT, "units.tdf");
     assert_eq!(tdf.perm & 0o222, 0);
     for r in [
         core.create(
@@ -583,9 +529,7 @@ fn cache_stays_within_budget_and_content_survives_eviction() {
             ..opts()
         },
     );
-    let a = core
-        .lookup(Caller::root(), ROOT, OsStr::new("a.gaf"))
-        .unwrap();
+    let a = look(&core, ROOT, "a.gaf");
     for round in 0..2 {
         for i in 0..20u8 {
             let f = core
@@ -605,18 +549,10 @@ fn decoding_one_asset_does_not_block_others() {
     let (core, _rx) = core_with(g.path(), opts());
     let core = Arc::new(core);
     let c2 = core.clone();
-    let slow = std::thread::spawn(move || {
-        c2.lookup(Caller::root(), ROOT, OsStr::new("slow.gaf"))
-            .unwrap()
-    });
+    let slow = std::thread::spawn(move || look(&c2, ROOT, "slow.gaf"));
     std::thread::sleep(Duration::from_millis(100));
     let t = Instant::now();
-    let anims = core
-        .lookup(Caller::root(), ROOT, OsStr::new("anims"))
-        .unwrap();
-    let fire = core
-        .lookup(Caller::root(), anims.ino, OsStr::new("fire.gaf"))
-        .unwrap();
+    let fire = walk(&core, ROOT, "anims/fire.gaf");
     core.getattr(Caller::root(), ROOT, None).unwrap();
     assert_eq!(fire.kind, FileKind::Dir);
     assert!(
@@ -704,9 +640,7 @@ fn forgotten_inodes_leave_the_table() {
     }
     let (core, _rx) = core_with(g.path(), opts());
     let start = core.inode_count();
-    let many = core
-        .lookup(Caller::root(), ROOT, OsStr::new("many"))
-        .unwrap();
+    let many = look(&core, ROOT, "many");
     let mut looked = Vec::new();
     for i in 0..40 {
         looked.push(
@@ -715,26 +649,16 @@ fn forgotten_inodes_leave_the_table() {
         );
     }
     // twice for one of them: the kernel counts both replies
-    let again = core
-        .lookup(Caller::root(), many.ino, OsStr::new("f0.txt"))
-        .unwrap();
+    let again = look(&core, many.ino, "f0.txt");
     assert_eq!(again.ino, looked[0].ino);
     // an asset directory and its view: folder, files, through readdirplus as well
-    let anims = core
-        .lookup(Caller::root(), ROOT, OsStr::new("anims"))
-        .unwrap();
-    let fire = core
-        .lookup(Caller::root(), anims.ino, OsStr::new("fire.gaf"))
-        .unwrap();
+    let anims = look(&core, ROOT, "anims");
+    let fire = look(&core, anims.ino, "fire.gaf");
     let fh = core.opendir(Caller::root(), fire.ino).unwrap();
     let plus = core.readdirplus(Caller::root(), fh, 0).unwrap();
     core.releasedir(Caller::root(), fh).unwrap();
-    let seq = core
-        .lookup(Caller::root(), fire.ino, OsStr::new("fire"))
-        .unwrap();
-    let frame = core
-        .lookup(Caller::root(), seq.ino, OsStr::new("0.png"))
-        .unwrap();
+    let seq = look(&core, fire.ino, "fire");
+    let frame = look(&core, seq.ino, "0.png");
     let full = core.inode_count();
     assert!(full >= start + 41 + 5, "{start} → {full}");
 
@@ -782,19 +706,9 @@ fn forgotten_inodes_leave_the_table() {
             .errno(),
         libc::ESTALE
     );
-    let anims2 = core
-        .lookup(Caller::root(), ROOT, OsStr::new("anims"))
-        .unwrap();
+    let anims2 = look(&core, ROOT, "anims");
     assert_ne!(anims2.ino, anims.ino);
-    let fire2 = core
-        .lookup(Caller::root(), anims2.ino, OsStr::new("fire.gaf"))
-        .unwrap();
-    let seq2 = core
-        .lookup(Caller::root(), fire2.ino, OsStr::new("fire"))
-        .unwrap();
-    let frame2 = core
-        .lookup(Caller::root(), seq2.ino, OsStr::new("0.png"))
-        .unwrap();
+    let frame2 = walk(&core, anims2.ino, "fire.gaf/fire/0.png");
     assert_eq!(read_all(&core, frame2.ino), b"AAAA");
 }
 
@@ -802,12 +716,8 @@ fn forgotten_inodes_leave_the_table() {
 fn an_entry_forgotten_after_opendir_is_still_listed() {
     let g = game();
     let (core, _rx) = core_with(g.path(), opts());
-    let anims = core
-        .lookup(Caller::root(), ROOT, OsStr::new("anims"))
-        .unwrap();
-    let fire = core
-        .lookup(Caller::root(), anims.ino, OsStr::new("fire.gaf"))
-        .unwrap();
+    let anims = look(&core, ROOT, "anims");
+    let fire = look(&core, anims.ino, "fire.gaf");
     let fh = core.opendir(Caller::root(), anims.ino).unwrap();
     core.forget(fire.ino, 1); // the kernel evicts it while the folder is being read
     assert!(core.name_of(fire.ino).is_none());
@@ -858,7 +768,7 @@ fn an_open_without_its_view_in_memory_decodes_nothing_and_reads_the_version_open
         let a = core
             .lookup(Caller::root(), ROOT, OsStr::new(asset))
             .unwrap();
-        core.lookup(Caller::root(), a.ino, OsStr::new("f")).unwrap()
+        look(&core, a.ino, "f")
     };
     let fa = file("a.gaf");
     assert_eq!(read_all(&core, fa.ino), vec![b'a'; 100]);

@@ -27,6 +27,24 @@ fn mount(work: &Path, extra: &[&str]) -> Mount {
     mount_common::mount(&work.join("game"), &work.join("mnt"), &args)
 }
 
+/// Renames the sequence `panel` of the GAF at `bin` to `panex` in place: the same size, the
+/// mtime put back (a change only the contents show).
+fn same_size_and_mtime_edit(bin: &Path) {
+    sh(&format!("cp -p '{0}' '{0}.ref'", bin.display()));
+    let mut b = std::fs::read(bin).unwrap();
+    let at = b.windows(6).position(|x| x == b"panel\0").unwrap();
+    b[at + 4] = b'x';
+    std::fs::OpenOptions::new()
+        .write(true)
+        .open(bin)
+        .and_then(|mut f| std::io::Write::write_all(&mut f, &b))
+        .unwrap();
+    sh(&format!(
+        "touch -r '{0}.ref' '{0}' && rm '{0}.ref'",
+        bin.display()
+    ));
+}
+
 /// `ls -lR` of the mount, names sizes and times (the status file left out).
 fn listing(mnt: &Path) -> String {
     sh(&format!(
@@ -37,11 +55,16 @@ fn listing(mnt: &Path) -> String {
 
 /// The counters of the root status file: (listed from the index, decoded, rendered).
 fn counters(mnt: &Path) -> (u64, u64, u64) {
+    counters_of(mnt, "index: ")
+}
+
+/// The three numbers of the line of the root status file that starts with `label`.
+fn counters_of(mnt: &Path, label: &str) -> (u64, u64, u64) {
     let t = std::fs::read_to_string(mnt.join(".tafs-status")).unwrap();
     let line = t
         .lines()
-        .find(|l| l.starts_with("index: "))
-        .unwrap_or_else(|| panic!("no index line in {t:?}"));
+        .find(|l| l.starts_with(label))
+        .unwrap_or_else(|| panic!("no {label:?} line in {t:?}"));
     let n: Vec<u64> = line
         .split(|c: char| !c.is_ascii_digit())
         .filter(|s| !s.is_empty())
@@ -123,20 +146,7 @@ fn a_binary_changed_to_the_same_size_and_mtime_is_decoded_again() {
         listing(&m.mnt);
     }
     // the sequence `panel` renamed `panex` in place: same size, mtime put back
-    let bin = g.join("anims/a.gaf");
-    sh(&format!("cp -p '{0}' '{0}.ref'", bin.display()));
-    let mut b = std::fs::read(&bin).unwrap();
-    let at = b.windows(6).position(|x| x == b"panel\0").unwrap();
-    b[at + 4] = b'x';
-    std::fs::OpenOptions::new()
-        .write(true)
-        .open(&bin)
-        .and_then(|mut f| std::io::Write::write_all(&mut f, &b))
-        .unwrap();
-    sh(&format!(
-        "touch -r '{0}.ref' '{0}' && rm '{0}.ref'",
-        bin.display()
-    ));
+    same_size_and_mtime_edit(&g.join("anims/a.gaf"));
     let m = mount(w, &[]);
     let l = listing(&m.mnt);
     assert!(l.contains("panex") && !l.contains("panel"), "{l}");
@@ -285,17 +295,7 @@ fn merged_game(work: &Path) -> PathBuf {
 /// The counters of the merged view's index in the root status of a `--merged --into`
 /// mount: (listed from the index, decoded, rendered).
 fn merged_counters(mnt: &Path) -> (u64, u64, u64) {
-    let t = std::fs::read_to_string(mnt.join(".tafs-status")).unwrap();
-    let line = t
-        .lines()
-        .find(|l| l.starts_with("merged index: "))
-        .unwrap_or_else(|| panic!("no merged index line in {t:?}"));
-    let n: Vec<u64> = line
-        .split(|c: char| !c.is_ascii_digit())
-        .filter(|s| !s.is_empty())
-        .map(|s| s.parse().unwrap())
-        .collect();
-    (n[0], n[1], n[2])
+    counters_of(mnt, "merged index: ")
 }
 
 #[test]
@@ -393,20 +393,7 @@ fn a_merged_remount_lists_from_the_index_and_decodes_a_changed_binary() {
     );
     assert_eq!(std::fs::read(&idx[0]).unwrap(), before);
     // the loose GAF changed to the same size and mtime: decoded again; the member is not
-    let bin = g.join("anims/a.gaf");
-    sh(&format!("cp -p '{0}' '{0}.ref'", bin.display()));
-    let mut b = std::fs::read(&bin).unwrap();
-    let at = b.windows(6).position(|x| x == b"panel\0").unwrap();
-    b[at + 4] = b'x';
-    std::fs::OpenOptions::new()
-        .write(true)
-        .open(&bin)
-        .and_then(|mut f| std::io::Write::write_all(&mut f, &b))
-        .unwrap();
-    sh(&format!(
-        "touch -r '{0}.ref' '{0}' && rm '{0}.ref'",
-        bin.display()
-    ));
+    same_size_and_mtime_edit(&g.join("anims/a.gaf"));
     let m = mount_common::mount(&g, &w.join("mnt"), &into);
     let l = merged_listing(&m.mnt);
     assert!(l.contains("panex") && l.contains("panel"), "{l}");

@@ -8,7 +8,7 @@ mod mount_common;
 mod writeback_common;
 
 use common::differing;
-use mount_common::{fuse_available, sh, Mount, UnmountGuard};
+use mount_common::{fuse_available, mount_state, sh, UnmountGuard};
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use tafs::view::image::{decode_png, write_gray_png, PngPixels};
@@ -17,14 +17,6 @@ use writeback_common::{edit_png, noisy_png, parse, payloads, sample_bytes};
 const TAFS: &str = env!("CARGO_BIN_EXE_tafs");
 
 /// A write-back mount with TTL 0 and state directory `state`.
-fn mount(game: &Path, mnt: &Path, state: &Path) -> Mount {
-    mount_common::mount(
-        game,
-        mnt,
-        &["--ttl", "0", "--state-dir", state.to_str().unwrap()],
-    )
-}
-
 struct Env {
     dir: tempfile::TempDir,
     game: PathBuf,
@@ -125,7 +117,7 @@ fn save_patterns_of_real_tools() {
         return;
     }
     let e = env();
-    let m = mount(&e.game, &e.mnt, &e.state);
+    let m = mount_state(&e.game, &e.mnt, &e.state, &[]);
     for asset in assets(&e) {
         let bin = e.game.join("anims").join(asset);
         let dir = m.mnt.join("anims").join(asset);
@@ -324,7 +316,7 @@ fn rsync_twice_is_stable_also_after_remount() {
         ));
         let dst = format!("{}/anims/{asset}/", e.mnt.display());
         {
-            let _m = mount(&e.game, &e.mnt, &e.state);
+            let _m = mount_state(&e.game, &e.mnt, &e.state, &[]);
             let out = sh(&format!("rsync -ai {}/ {dst}", src.display()));
             let st = std::fs::read_to_string(e.mnt.join(".tafs-status")).unwrap_or_default();
             println!("rsync: {out}\nstatus: {st}");
@@ -346,7 +338,7 @@ fn rsync_twice_is_stable_also_after_remount() {
                 (m1.ino(), m1.mtime(), m1.mtime_nsec())
             );
         }
-        let _m = mount(&e.game, &e.mnt, &e.state);
+        let _m = mount_state(&e.game, &e.mnt, &e.state, &[]);
         let out = sh(&format!("rsync -ai {}/ {dst}", src.display()));
         assert_eq!(out, "", "rsync after remount itemized");
     }
@@ -358,7 +350,7 @@ fn bad_png_via_cp_fails_and_fixing_commits() {
         return;
     }
     let e = env();
-    let m = mount(&e.game, &e.mnt, &e.state);
+    let m = mount_state(&e.game, &e.mnt, &e.state, &[]);
     let bin = e.game.join("anims/fx.gaf");
     let orig = std::fs::read(&bin).unwrap();
     let bad = e.dir.path().join("bad.png");
@@ -429,7 +421,7 @@ fn new_asset_by_rsync_and_conflict_and_ro() {
     let src = e.dir.path().join("src");
     dump(&bin, &src);
     {
-        let m = mount(&e.game, &e.mnt, &e.state);
+        let m = mount_state(&e.game, &e.mnt, &e.state, &[]);
         sh(&format!(
             "mkdir {0}/anims/new.gaf && rsync -a {1}/ {0}/anims/new.gaf/",
             m.mnt.display(),
@@ -745,7 +737,7 @@ fn map_edits_through_the_mount_equal_tnt_pack() {
     } else {
         println!("corpus absent: ../shared/corpus/game/maps/example.tnt (demo map only)");
     }
-    let _m = mount(&e.game, &e.mnt, &e.state);
+    let _m = mount_state(&e.game, &e.mnt, &e.state, &[]);
     for name in maps {
         map_edits_equal_cli_pack(&e, name);
     }
@@ -757,7 +749,7 @@ fn acl_xattrs_are_refused_with_enotsup() {
         return;
     }
     let e = env();
-    let m = mount(&e.game, &e.mnt, &e.state);
+    let m = mount_state(&e.game, &e.mnt, &e.state, &[]);
     let generated = m.mnt.join("anims/fx.gaf/panel/frames.csv");
     let staged = m.mnt.join("anims/fx.gaf/panel/notes~");
     std::fs::write(&staged, b"kept").unwrap();
@@ -820,7 +812,7 @@ fn new_map_by_rsync_appears_once_and_equals_tnt_pack() {
         demo.display(),
         src.display()
     ));
-    let m = mount(&e.game, &e.mnt, &e.state);
+    let m = mount_state(&e.game, &e.mnt, &e.state, &[]);
     // rsync sends tilemap.csv before tiles/: the map waits for its tiles (pending), no error
     sh(&format!(
         "mkdir {0}/maps/new.tnt && rsync -a {1}/ {0}/maps/new.tnt/",
@@ -859,7 +851,7 @@ fn readers_never_see_another_version_while_frames_are_renamed_over() {
         return;
     }
     let e = env();
-    let m = mount(&e.game, &e.mnt, &e.state);
+    let m = mount_state(&e.game, &e.mnt, &e.state, &[]);
     let d = e.dir.path().join("before");
     dump(&e.game.join("anims/fx.gaf"), &d);
     let rel = format!("{}/0.png", first_seq(&d));

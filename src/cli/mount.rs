@@ -715,7 +715,7 @@ fn serve(
     // Every thread started from here on inherits the blocked signals; one thread waits for them.
     let set = block_signals()?;
     let mounted = match merged {
-        Some((p, Some(t))) => crate::fs::merged::mount_overlay(game_dir, t, mnt, opts, p, cfg),
+        Some((p, Some(t))) => crate::fs::fuse::mount_overlay(game_dir, t, mnt, opts, p, cfg),
         Some((p, None)) => mount_merged(game_dir, mnt, opts, p, cfg),
         None => mount(game_dir, mnt, opts, cfg),
     };

@@ -4,7 +4,7 @@
 //! Also: mounting, and the thread that sends kernel cache invalidations.
 
 use super::core::{Attr, Core, FileKind, Inval, InvalProgress, MountOptions, SetAttr};
-use super::merged::MergedCore;
+use super::merged::{MergedCore, OverlayCore, Target};
 use super::ops::FsOps;
 use super::FsError;
 use super::{Caller, NewNode};
@@ -344,7 +344,6 @@ impl Filesystem for TafsFs {
             size,
             atime: set_time(atime),
             mtime: set_time(mtime),
-            caller: Some(req.uid()),
         };
         match self.core.setattr(who(req), ino.0, set, fh.map(|f| f.0)) {
             Ok(a) => reply.attr(&self.ttl(&a), &fattr(&a)),
@@ -918,7 +917,7 @@ pub fn mount(
         let weak = Arc::downgrade(&core);
         std::thread::Builder::new()
             .name("tafs-watch".into())
-            .spawn(move || super::watch::run(w, weak))?;
+            .spawn(move || super::core::watching::run(w, weak))?;
     }
     Core::start_committer(&core)?;
     let tables = super::tables::Setup {
@@ -954,6 +953,35 @@ pub fn mount_merged(
             .spawn(move || crate::fs::merged::run_watch(weak))?;
     }
     mount_ops(core, true, Default::default(), rx, None, mountpoint, cfg)
+}
+
+/// Mounts the writable merged view of `game_dir` with TARGET on top at `mountpoint`.
+pub fn mount_overlay(
+    game_dir: &Path,
+    target: Target,
+    mountpoint: &Path,
+    opts: MountOptions,
+    priority: Priority,
+    cfg: &MountConfig,
+) -> Result<Mounted, FsError> {
+    let (tx, rx) = mpsc::channel();
+    let (mod_path, loose) = match &target {
+        Target::Folder(p) => (p, true),
+        Target::Archive(p) => (p, false),
+    };
+    let journal = crate::fs::tables::Journal::of_mount(opts.state_dir.as_deref(), mod_path, loose)?;
+    let core = Arc::new(OverlayCore::new(
+        game_dir,
+        target,
+        opts,
+        priority,
+        Some(tx),
+    )?);
+    let tables = crate::fs::tables::Setup {
+        journal,
+        archive_rows: false,
+    };
+    mount_ops(core, false, tables, rx, None, mountpoint, cfg)
 }
 
 /// The mount option `o` of `-o`: the flags of mount(8) as flags (`noatime`, …), `nosuid`

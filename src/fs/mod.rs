@@ -11,6 +11,7 @@
 //!   not expanded yet), shared by the core and the merged game view ([`merged`]).
 //! * `shared`: what every room shares and imports (the poison-tolerant lock, fingerprints,
 //!   paths in a view, [`shared::Loc`]); it imports no room back.
+//! * `types`: the request and answer types of the operations ([`FsOps`]), a leaf.
 //! * [`fuse`]: the thin [`fuser::Filesystem`] adapter, the invalidation thread and mounting.
 //! * [`FsError`]: every error of the layer, mapped to an errno in one place ([`FsError::errno`]).
 //!
@@ -35,15 +36,17 @@ mod shared;
 pub mod stage;
 mod staging;
 pub mod tables;
+mod types;
 mod watch;
 mod writeback;
 
-pub use self::core::{Attr, Core, DirItem, FileKind, Inval, MountOptions, Opened, Opener, SetAttr};
+pub use self::core::{Core, Inval, MountOptions, Opener};
 pub use self::merged::MergedCore;
 pub use self::ops::FsOps;
 pub use crate::sys::{SetTime, StatFs};
 pub use caller::Caller;
 pub use shared::NewNode;
+pub use types::{Attr, DirItem, FileKind, Opened, SetAttr};
 
 use std::io;
 

@@ -2,7 +2,7 @@
 //! [`super::Core`] (in `core/mod.rs`) and by the read-only merged game view
 //! ([`super::merged::MergedCore`]).
 
-use super::core::{Attr, DirItem, Opened, SetAttr};
+use super::types::{Attr, DirItem, Opened, SetAttr};
 use super::{Caller, FsError, NewNode, StatFs};
 use std::ffi::OsStr;
 use std::path::Path;

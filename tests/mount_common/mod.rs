@@ -227,6 +227,15 @@ pub fn mount(game: &Path, mnt: &Path, args: &[&str]) -> Mount {
     }
 }
 
+/// Mounts `game` on `mnt` for a test that reads back what it saves: `--ttl 0`, history in
+/// `state` (`--state-dir`), then the options `extra`.
+pub fn mount_state(game: &Path, mnt: &Path, state: &Path, extra: &[&str]) -> Mount {
+    let mut all = vec!["--ttl", "0"];
+    all.extend_from_slice(extra);
+    all.extend(["--state-dir", state.to_str().unwrap()]);
+    mount(game, mnt, &all)
+}
+
 /// Mount options of tests that look at the archive in the game folder right after each
 /// save: TTL 0, archive commits at once, state folder `state`.
 #[allow(dead_code)]
@@ -339,10 +348,7 @@ impl GameMount {
         fill(dir.path(), &bin);
         let state = dir.path().join("state");
         let mnt = dir.path().join("mnt");
-        let mut all = vec!["--ttl", "0"];
-        all.extend_from_slice(args);
-        all.extend(["--state-dir", state.to_str().unwrap()]);
-        let m = mount(&game, &mnt, &all);
+        let m = mount_state(&game, &mnt, &state, args);
         Some(GameMount {
             _m: m,
             dir,

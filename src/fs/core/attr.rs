@@ -6,181 +6,19 @@
 use super::assets::Outcome;
 use super::handles::Handle;
 use super::inode::{NodeKind, DETACHED};
-use super::{is_asset_name, AssetAt, Core, MountOptions};
+use super::{is_asset_name, AssetAt, Attr, Core, FileKind, MountOptions};
 use crate::fs::layout::Layout;
 use crate::fs::shared::{fingerprint, folder_fingerprint, lock, time};
 use crate::fs::stage::Ident;
 use crate::fs::staging::merged_children;
 use crate::fs::staging::times::{parts, Before};
 use crate::fs::FsError;
-use crate::sys::SetTime;
 use std::fs::{self, Metadata};
 use std::os::fd::AsFd;
 use std::os::unix::fs::MetadataExt;
 use std::path::Path;
 use std::sync::Arc;
-use std::time::{SystemTime, UNIX_EPOCH};
-
-/// Kind of a node as `stat` reports it.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-pub enum FileKind {
-    /// Directory.
-    Dir,
-    /// Regular file.
-    File,
-    /// Symbolic link.
-    Symlink,
-    /// Named pipe.
-    Fifo,
-    /// Unix socket.
-    Socket,
-    /// Character device.
-    CharDevice,
-    /// Block device.
-    BlockDevice,
-}
-
-impl FileKind {
-    pub(in crate::fs) fn of(t: fs::FileType) -> FileKind {
-        use std::os::unix::fs::FileTypeExt;
-        if t.is_dir() {
-            FileKind::Dir
-        } else if t.is_symlink() {
-            FileKind::Symlink
-        } else if t.is_fifo() {
-            FileKind::Fifo
-        } else if t.is_socket() {
-            FileKind::Socket
-        } else if t.is_char_device() {
-            FileKind::CharDevice
-        } else if t.is_block_device() {
-            FileKind::BlockDevice
-        } else {
-            FileKind::File
-        }
-    }
-}
-
-/// Attributes of a node.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct Attr {
-    /// Inode number (stable while mounted).
-    pub ino: u64,
-    /// Size in bytes (exact, also for generated files).
-    pub size: u64,
-    /// 512-byte blocks.
-    pub blocks: u64,
-    /// Last access.
-    pub atime: SystemTime,
-    /// Last modification (for generated files: the binary's).
-    pub mtime: SystemTime,
-    /// Last status change.
-    pub ctime: SystemTime,
-    /// Kind.
-    pub kind: FileKind,
-    /// Permission bits.
-    pub perm: u16,
-    /// Hard links (directories: 2 + sub-directories).
-    pub nlink: u32,
-    /// Owner.
-    pub uid: u32,
-    /// Group.
-    pub gid: u32,
-    /// Device number of device files.
-    pub rdev: u32,
-    /// Preferred I/O size.
-    pub blksize: u32,
-}
-
-impl Attr {
-    /// The attributes of a file as `m` describes it (size, blocks, times, device), shown as
-    /// `kind` with `perm`, `nlink` and `owner`.
-    pub(in crate::fs) fn of_meta(
-        ino: u64,
-        m: &Metadata,
-        kind: FileKind,
-        perm: u32,
-        nlink: u32,
-        (uid, gid): (u32, u32),
-    ) -> Attr {
-        Attr {
-            ino,
-            size: m.len(),
-            blocks: m.blocks(),
-            atime: time(m.atime(), m.atime_nsec()),
-            mtime: time(m.mtime(), m.mtime_nsec()),
-            ctime: time(m.ctime(), m.ctime_nsec()),
-            kind,
-            perm: perm as u16,
-            nlink,
-            uid,
-            gid,
-            rdev: m.rdev() as u32,
-            blksize: m.blksize() as u32,
-        }
-    }
-
-    /// The attributes of a generated file or folder (`dir`) of `size` bytes, with the times
-    /// of `m` (the binary or source it is generated from), `perm`, `nlink` and `owner`.
-    pub(in crate::fs) fn generated(
-        ino: u64,
-        m: &Metadata,
-        dir: bool,
-        size: u64,
-        perm: u32,
-        nlink: u32,
-        owner: (u32, u32),
-    ) -> Attr {
-        let kind = if dir { FileKind::Dir } else { FileKind::File };
-        Attr {
-            size,
-            blocks: size.div_ceil(512),
-            rdev: 0,
-            blksize: 4096,
-            ..Attr::of_meta(ino, m, kind, perm, nlink, owner)
-        }
-    }
-
-    /// The placeholder attributes of a `.` or `..` entry in a `readdirplus` reply, which the
-    /// kernel does not use: a folder, inode `ino`, all else zero.
-    pub(crate) fn dot(ino: u64) -> Attr {
-        Attr {
-            ino,
-            size: 0,
-            blocks: 0,
-            atime: UNIX_EPOCH,
-            mtime: UNIX_EPOCH,
-            ctime: UNIX_EPOCH,
-            kind: FileKind::Dir,
-            perm: 0o555,
-            nlink: 2,
-            uid: 0,
-            gid: 0,
-            rdev: 0,
-            blksize: 4096,
-        }
-    }
-}
-
-/// Attribute changes requested by `setattr`.
-#[derive(Debug, Clone, Copy, Default)]
-pub struct SetAttr {
-    /// New permission bits.
-    pub mode: Option<u32>,
-    /// New owner.
-    pub uid: Option<u32>,
-    /// New group.
-    pub gid: Option<u32>,
-    /// New size (truncate or extend).
-    pub size: Option<u64>,
-    /// New access time.
-    pub atime: Option<SetTime>,
-    /// New modification time.
-    pub mtime: Option<SetTime>,
-    /// User id of the process asking (`None`: the mount itself or a test, treated as root).
-    /// A caller other than root and the real owner gets no set-id bits on a real file.
-    pub caller: Option<u32>,
-}
+use std::time::SystemTime;
 
 /// The owner shown for a file described by `m`: the mount's `uid`/`gid` options, else its own.
 pub(in crate::fs) fn owner_of(opts: &MountOptions, m: &Metadata) -> (u32, u32) {

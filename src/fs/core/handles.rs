@@ -3,8 +3,8 @@
 
 use super::inode::{NodeKind, DETACHED};
 use super::AssetKey;
-use super::Attr;
 use super::{is_archive_path, is_asset_name, Core, Inval};
+use super::{Attr, Opened};
 use crate::fs::layout::Layout;
 use crate::fs::shared::lock;
 use crate::fs::{Caller, FsError};
@@ -14,15 +14,6 @@ use std::os::unix::fs::{FileExt, OpenOptionsExt};
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex, OnceLock};
-
-/// An open file.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct Opened {
-    /// The handle.
-    pub fh: u64,
-    /// Whether the kernel may keep its page cache from earlier opens.
-    pub keep_cache: bool,
-}
 
 pub(in crate::fs) enum Handle {
     Real {

@@ -32,11 +32,10 @@ mod passthrough;
 mod persisted;
 pub(in crate::fs) use passthrough::apply_setattr;
 mod readdir;
+pub(in crate::fs) mod watching;
 
+pub use crate::fs::types::{Attr, DirItem, FileKind, Opened, SetAttr};
 pub(in crate::fs) use attr::owner_of;
-pub use attr::{Attr, FileKind, SetAttr};
-pub use handles::Opened;
-pub use readdir::DirItem;
 pub(in crate::fs) use readdir::{PAGE_MAX, PLUS_PAGE_MAX};
 
 pub(in crate::fs) use assets::{AssetAt, AssetKey, Resolved};
@@ -702,13 +701,7 @@ impl FsOps for Core {
         }))
     }
 
-    fn setattr(
-        &self,
-        _c: Caller,
-        ino: u64,
-        set: SetAttr,
-        fh: Option<u64>,
-    ) -> Result<Attr, FsError> {
+    fn setattr(&self, c: Caller, ino: u64, set: SetAttr, fh: Option<u64>) -> Result<Attr, FsError> {
         if self.writeback() && self.is_asset_node(ino) && !self.accepts(ino, None) {
             return Err(FsError::ReadOnly("no build reads this file"));
         }
@@ -716,7 +709,7 @@ impl FsOps for Core {
             let _m = self.mutating();
             return self.wb_setattr(ino, set, fh);
         }
-        self.real_setattr(ino, set, fh)
+        self.real_setattr(c, ino, set, fh)
     }
 
     fn mknod(&self, c: Caller, n: NewNode, rdev: u32) -> Result<Attr, FsError> {

@@ -107,7 +107,12 @@ impl Core {
 
     /// `setattr` of a real inode that has no path any more (unlinked, renamed over), applied
     /// to a file that holds it open; `ESTALE` when none does.
-    pub(in crate::fs) fn setattr_open(&self, ino: u64, set: &SetAttr) -> Result<Attr, FsError> {
+    pub(in crate::fs) fn setattr_open(
+        &self,
+        c: Caller,
+        ino: u64,
+        set: &SetAttr,
+    ) -> Result<Attr, FsError> {
         let handle = lock(&self.handles)
             .values()
             .find(|h| matches!(&***h, Handle::Real { ino: i, .. } if *i == ino))
@@ -116,7 +121,8 @@ impl Core {
             return Err(FsError::Stale);
         };
         let mut set = *set;
-        if let Some(caller) = set.caller.filter(|&c| c != 0) {
+        if c.uid != 0 {
+            let caller = c.uid;
             // the rule of `real_setattr`: the file may have other names on disk
             let real = file.metadata()?;
             if set.uid.is_some_and(|u| u != caller && u != real.uid()) {
@@ -182,6 +188,7 @@ impl Core {
     /// Changes attributes of a real node.
     pub(in crate::fs) fn real_setattr(
         &self,
+        c: Caller,
         ino: u64,
         mut set: SetAttr,
         fh: Option<u64>,
@@ -202,7 +209,7 @@ impl Core {
         }
         let (node, rel) = match self.writable_real(ino) {
             // fchmod/fchown/futimens of an open file that has no name any more
-            Err(FsError::Stale) => return self.setattr_open(ino, &set),
+            Err(FsError::Stale) => return self.setattr_open(c, ino, &set),
             r => r?,
         };
         let (dir, name) = self.parent_fd(&rel)?;
@@ -216,7 +223,8 @@ impl Core {
         // A caller that is neither root nor the real owner passed the kernel's checks only
         // because `--uid`/`--gid` show it as the owner: it gets no set-id bits and cannot
         // give the file to someone else (the daemon acts as root).
-        if let Some(caller) = set.caller.filter(|&c| c != 0) {
+        if c.uid != 0 {
+            let caller = c.uid;
             let real = sys::lstat_at(dir, name)?;
             if set.uid.is_some_and(|u| u != caller && u != real.uid()) {
                 return Err(io::Error::from_raw_os_error(libc::EPERM).into());

@@ -5,12 +5,11 @@
 use super::assets::Resolved;
 use super::inode::{NodeKind, DETACHED};
 use super::{is_asset_name, Core};
-use super::{Attr, FileKind};
+use super::{Attr, DirItem, FileKind};
 use crate::fs::layout::Layout;
 use crate::fs::shared::{join, lock};
 use crate::fs::staging::merged_children;
 use crate::fs::{fan_out, FsError};
-use std::ffi::{OsStr, OsString};
 use std::path::Path;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
@@ -23,76 +22,6 @@ pub(in crate::fs) const PAGE_MAX: usize = 1 << 10;
 /// [`PAGE_MAX`] for `readdirplus`, whose entries are counted as lookups (and forgotten again
 /// when they do not fit in the reply).
 pub(in crate::fs) const PLUS_PAGE_MAX: usize = 1 << 8;
-
-/// One directory entry.
-#[derive(Debug, Clone)]
-pub struct DirItem {
-    /// Inode.
-    pub ino: u64,
-    /// Name.
-    pub name: OsString,
-    /// Kind.
-    pub kind: FileKind,
-    /// Attributes, filled by `readdirplus` ([`crate::fs::FsOps::readdirplus`]).
-    pub attr: Option<Attr>,
-}
-
-impl DirItem {
-    /// The `.` (`ino`) and `..` (`parent`) entries of a listing.
-    pub(in crate::fs) fn dots(ino: u64, parent: u64) -> Vec<DirItem> {
-        [(ino, "."), (parent, "..")]
-            .into_iter()
-            .map(|(ino, name)| DirItem {
-                ino,
-                name: name.into(),
-                kind: FileKind::Dir,
-                attr: None,
-            })
-            .collect()
-    }
-
-    /// The entries of a `readdirplus` reply, each but `.` and `..` counted as a lookup by
-    /// `remember`; one whose inode is gone (forgotten since its attributes were taken) is
-    /// looked up again by name with `again` (which counts it), or left out when that fails.
-    pub(in crate::fs) fn counted(
-        items: impl IntoIterator<Item = (u64, DirItem)>,
-        mut remember: impl FnMut(u64) -> bool,
-        again: impl Fn(&OsStr) -> Result<Attr, FsError>,
-    ) -> Vec<(u64, DirItem)> {
-        let mut out = Vec::new();
-        for (next, mut it) in items {
-            if it.name != "." && it.name != ".." && !remember(it.ino) {
-                match again(&it.name) {
-                    Ok(a) => {
-                        it.ino = a.ino;
-                        it.attr = Some(a);
-                    }
-                    Err(_) => continue,
-                }
-            }
-            out.push((next, it));
-        }
-        out
-    }
-
-    /// The entries of `items` from index `offset` on (at most `max`: [`PAGE_MAX`] or
-    /// [`PLUS_PAGE_MAX`]), each with the offset of the entry after it: a page costs what it
-    /// holds, not what the folder holds.
-    pub(in crate::fs) fn numbered_from(
-        items: &[DirItem],
-        offset: u64,
-        max: usize,
-    ) -> Vec<(u64, DirItem)> {
-        let from = usize::try_from(offset).unwrap_or(usize::MAX);
-        items
-            .iter()
-            .enumerate()
-            .skip(from)
-            .take(max)
-            .map(|(i, it)| (i as u64 + 1, it.clone()))
-            .collect()
-    }
-}
 
 pub(in crate::fs) struct DirHandle {
     /// The directory listed (a rewind to offset 0 lists it again, as POSIX `rewinddir` asks).

@@ -19,9 +19,7 @@ mod persisted;
 mod report;
 mod scan;
 
-pub use overlay::{
-    exclude_of, mod_source, mount_overlay, prepare_target, OverlayCore, Target, MOD_DIFF_NAME,
-};
+pub use overlay::{exclude_of, mod_source, prepare_target, OverlayCore, Target, MOD_DIFF_NAME};
 
 pub use scan::{scan_excluding, scan_once, ArchiveSource, Snapshot, Source};
 

@@ -17,7 +17,6 @@
 
 use super::MergedCore;
 use crate::fs::core::{Attr, Core, DirItem, FileKind, Inval, MountOptions, ROOT};
-use crate::fs::fuse::{MountConfig, Mounted};
 use crate::fs::ops::FsOps;
 use crate::fs::shared::{join, lock};
 use crate::fs::{Caller, FsError, NewNode};
@@ -1047,48 +1046,6 @@ impl OverlayCore {
         }
         self.up(c, parent)
     }
-
-    /// Mounts the writable merged view of `game_dir` with TARGET on top at `mountpoint`.
-    pub fn mount(
-        game_dir: &Path,
-        target: Target,
-        mountpoint: &Path,
-        opts: MountOptions,
-        priority: Priority,
-        cfg: &MountConfig,
-    ) -> Result<Mounted, FsError> {
-        let (tx, rx) = mpsc::channel();
-        let (mod_path, loose) = match &target {
-            Target::Folder(p) => (p, true),
-            Target::Archive(p) => (p, false),
-        };
-        let journal =
-            crate::fs::tables::Journal::of_mount(opts.state_dir.as_deref(), mod_path, loose)?;
-        let core = Arc::new(OverlayCore::new(
-            game_dir,
-            target,
-            opts,
-            priority,
-            Some(tx),
-        )?);
-        let tables = crate::fs::tables::Setup {
-            journal,
-            archive_rows: false,
-        };
-        crate::fs::fuse::mount_ops(core, false, tables, rx, None, mountpoint, cfg)
-    }
-}
-
-/// [`OverlayCore::mount`].
-pub fn mount_overlay(
-    game_dir: &Path,
-    target: Target,
-    mountpoint: &Path,
-    opts: MountOptions,
-    priority: Priority,
-    cfg: &MountConfig,
-) -> Result<Mounted, FsError> {
-    OverlayCore::mount(game_dir, target, mountpoint, opts, priority, cfg)
 }
 
 #[cfg(test)]
