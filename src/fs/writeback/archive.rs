@@ -116,7 +116,7 @@ pub(in crate::fs) enum MembersBuilt {
 impl Core {
     /// Whether saving `vpath` of asset `rel` commits: layout files in loose asset
     /// directories ([`crate::fs::staging::overlay::builds`]), [`archive_commits`] in archives.
-    pub(in crate::fs) fn commits(&self, rel: &Path, vpath: &str) -> bool {
+    pub(in crate::fs::writeback) fn commits(&self, rel: &Path, vpath: &str) -> bool {
         if is_archive_path(rel) {
             archive_commits(vpath)
         } else {
@@ -170,7 +170,7 @@ impl Core {
     /// The last descriptor writing staged file `ino` of archive `rel` was closed: once
     /// committed (not dirty), a member file outside GAF/TNT members leaves the staging area,
     /// so the archive's member shows (a GAF copied in shows as its exploded view).
-    pub(in crate::fs) fn archive_released(&self, rel: &Path, ino: u64) {
+    pub(in crate::fs::writeback) fn archive_released(&self, rel: &Path, ino: u64) {
         let Some(vpath) = self.vpath_of(ino) else {
             return;
         };

@@ -172,7 +172,7 @@ impl Core {
     /// The end of write-back: the commits put off are made, with `settle` the times of
     /// files not looked at since the last commits decided ([`Core::settle_times`]), and
     /// every record of times written. Once; later calls do nothing.
-    pub(in crate::fs) fn finish_writeback(&self, settle: bool) {
+    pub(in crate::fs::writeback) fn finish_writeback(&self, settle: bool) {
         if self.wb.finished.swap(true, Ordering::AcqRel) {
             return;
         }

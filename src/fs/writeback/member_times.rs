@@ -34,7 +34,7 @@ impl Core {
     /// Generated attributes `a` of member or folder `vpath` of archive `rel` with what it
     /// showed when it left the staging area, if recorded: its mtime and permission bits
     /// ([`Core::member_perm`]).
-    pub(in crate::fs) fn with_member_shown(
+    pub(in crate::fs::writeback) fn with_member_shown(
         &self,
         a: &mut Attr,
         rel: &Path,

@@ -17,6 +17,7 @@
 //! What it keeps (per asset the staging area, the records of times, the save put off; the
 //! queue of put-off commits; the staged overlay) is `fs::staging`'s, which the core owns.
 
+mod api;
 mod archive;
 mod commit;
 mod deferred;
@@ -57,7 +58,10 @@ pub(in crate::fs) fn error_file(e: &ViewError) -> Option<&str> {
 
 impl Core {
     /// A game-folder path with no binary: a new asset if one is staged there.
-    pub(in crate::fs) fn resolve_new(&self, rel: &Path) -> Option<Result<Resolved, FsError>> {
+    pub(in crate::fs::writeback) fn resolve_new(
+        &self,
+        rel: &Path,
+    ) -> Option<Result<Resolved, FsError>> {
         self.opts.state_dir.as_ref()?;
         let name = rel.file_name()?.to_str()?;
         AssetKind::from_name(name)?;
@@ -100,7 +104,7 @@ impl Core {
     /// version, clean ones are dropped and dirty ones are in conflict. `written` gives the
     /// binary's record (size and CRC, read by streaming), asked for only to recognise an
     /// interrupted commit of ours.
-    pub(in crate::fs) fn rebase(
+    pub(in crate::fs::writeback) fn rebase(
         &self,
         rel: &Path,
         stage: &mut Stage,
@@ -367,7 +371,7 @@ impl Core {
     }
 
     /// New assets (staged only) directly in real folder `rel`: their names.
-    pub(in crate::fs) fn new_assets_in(&self, rel: &Path) -> Vec<OsString> {
+    pub(in crate::fs::writeback) fn new_assets_in(&self, rel: &Path) -> Vec<OsString> {
         let Some(sd) = &self.opts.state_dir else {
             return Vec::new();
         };
