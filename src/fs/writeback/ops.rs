@@ -22,13 +22,13 @@ use std::sync::atomic::AtomicBool;
 /// A `rename` inside asset directories: `name` in `parent` to `newname` in `newparent`, and
 /// the view paths `src` and `dst` they stand for.
 #[derive(Clone, Copy)]
-pub(in crate::fs) struct Move<'a> {
-    pub(in crate::fs) parent: u64,
-    pub(in crate::fs) name: &'a str,
-    pub(in crate::fs) newparent: u64,
-    pub(in crate::fs) newname: &'a str,
-    pub(in crate::fs) src: &'a str,
-    pub(in crate::fs) dst: &'a str,
+pub(in crate::fs::writeback) struct Move<'a> {
+    pub(in crate::fs::writeback) parent: u64,
+    pub(in crate::fs::writeback) name: &'a str,
+    pub(in crate::fs::writeback) newparent: u64,
+    pub(in crate::fs::writeback) newname: &'a str,
+    pub(in crate::fs::writeback) src: &'a str,
+    pub(in crate::fs::writeback) dst: &'a str,
 }
 
 impl Core {
@@ -265,7 +265,7 @@ impl Core {
     /// cannot be applied: the call fails (`EIO`) and the status says why, so that a push
     /// from a tree without `metadata.json` (`rsync -a --delete`) does not silently commit
     /// nothing.
-    pub(in crate::fs) fn refuse_while_removing(
+    pub(in crate::fs::writeback) fn refuse_while_removing(
         &self,
         rel: &Path,
         vpath: &str,
@@ -441,7 +441,7 @@ impl Core {
     }
 
     /// A conflict clears once no dirty staged file is left.
-    pub(in crate::fs) fn after_delete(&self, rel: &Path) {
+    pub(in crate::fs::writeback) fn after_delete(&self, rel: &Path) {
         let asset = self.slot(rel);
         let staged = self.staging(rel);
         let mut g = lock(&staged.stage);

@@ -14,7 +14,7 @@ use std::time::SystemTime;
 impl Core {
     /// The status text of asset `rel`.
     /// Never waits: an asset whose staging area is held (a commit in progress) says so.
-    pub(in crate::fs) fn asset_status(&self, rel: &Path) -> String {
+    pub(in crate::fs::writeback) fn asset_status(&self, rel: &Path) -> String {
         let staged = self.staging(rel);
         let g = match staged.stage.try_lock() {
             Ok(g) => g,
