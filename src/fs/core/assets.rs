@@ -21,6 +21,7 @@
 //! asked for ([`Core::expand`]).
 
 use super::inode::NodeKind;
+use super::writeback_ops::WritebackOps;
 use super::{is_asset_name, is_not_found, view_options_for, Core, Inval};
 use crate::fs::budget::{self, Budget, Lease, Leased, Refused};
 use crate::fs::cache::ByteCache;

@@ -6,6 +6,7 @@
 use super::assets::Outcome;
 use super::handles::Handle;
 use super::inode::{NodeKind, DETACHED};
+use super::writeback_ops::WritebackOps;
 use super::{is_asset_name, AssetAt, Attr, Core, FileKind, MountOptions};
 use crate::fs::layout::Layout;
 use crate::fs::shared::{fingerprint, folder_fingerprint, lock, time};

@@ -2,6 +2,7 @@
 //! (open, read, write, flush, fsync, release).
 
 use super::inode::{NodeKind, DETACHED};
+use super::writeback_ops::WritebackOps;
 use super::AssetKey;
 use super::{is_archive_path, is_asset_name, Core, Inval};
 use super::{Attr, Opened};

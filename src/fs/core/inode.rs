@@ -16,6 +16,7 @@
 //! node (its first name is its path; the others are kept beside it), so the kernel has one
 //! inode with the real link count. Removing or renaming one name leaves the others.
 
+use super::writeback_ops::WritebackOps;
 use super::{is_not_found, AssetAt, Core, FileKind, Resolved, ROOT};
 use crate::fs::shared::{join, lock, Loc, STATUS_NAME};
 use crate::fs::FsError;

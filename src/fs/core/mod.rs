@@ -30,6 +30,7 @@ pub(in crate::fs) mod handles;
 pub(in crate::fs) mod inode;
 mod passthrough;
 mod persisted;
+pub(in crate::fs) mod writeback_ops;
 pub(in crate::fs) use passthrough::apply_setattr;
 mod readdir;
 pub(in crate::fs) mod watching;
@@ -59,6 +60,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::mpsc::Sender;
 use std::sync::{Arc, Mutex, RwLock};
 use std::time::{Duration, SystemTime};
+use writeback_ops::WritebackOps;
 
 /// The root inode (the game folder).
 pub const ROOT: u64 = 1;

@@ -10,6 +10,7 @@
 
 use super::handles::Handle;
 use super::inode::{Node, NodeKind};
+use super::writeback_ops::WritebackOps;
 use super::{is_asset_name, Core, Inval, Resolved};
 use super::{Attr, FileKind, Opened, SetAttr};
 use crate::fs::shared::{lock, NewNode};

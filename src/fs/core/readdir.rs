@@ -4,6 +4,7 @@
 
 use super::assets::Resolved;
 use super::inode::{NodeKind, DETACHED};
+use super::writeback_ops::WritebackOps;
 use super::{is_asset_name, Core};
 use super::{Attr, DirItem, FileKind};
 use crate::fs::layout::Layout;

@@ -4,6 +4,7 @@
 
 use super::overlay::{OverlayCore, Target};
 use crate::formats::hpi::{self, EntryKind, FileInfo};
+use crate::fs::core::writeback_ops::WritebackOps;
 use crate::fs::core::ROOT;
 use crate::fs::shared::join;
 use crate::fs::Caller;

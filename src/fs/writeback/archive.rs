@@ -32,7 +32,7 @@ use std::path::Path;
 use std::time::{SystemTime, UNIX_EPOCH};
 
 /// True when the staging area `s` belongs to an archive.
-pub(in crate::fs) fn is_archive_stage(s: &Stage) -> bool {
+pub(in crate::fs::writeback) fn is_archive_stage(s: &Stage) -> bool {
     s.meta
         .binary
         .file_name()
@@ -40,7 +40,7 @@ pub(in crate::fs) fn is_archive_stage(s: &Stage) -> bool {
         .is_some_and(crate::view::archive::is_archive_name)
 }
 
-pub(in crate::fs) use crate::fs::shared::part_of;
+pub(in crate::fs::writeback) use crate::fs::shared::part_of;
 
 /// Whether saving `vpath` of an archive directory commits (and whether it is part of a
 /// commit): inside a GAF/TNT member, its layout files (as in loose asset directories);
@@ -49,7 +49,7 @@ pub(in crate::fs) use crate::fs::shared::part_of;
 /// that keeps shown names unique (`a_b.tdf~2`, a member whose name had to be made safe or
 /// differs from another only in letter case), which leaves out the temporary names of
 /// editors and tools (`sedAb12Cd`, `tmpk2j4l1x0`, `x.tdf.Ab1234`, `x~`, `x.tdf.~1~`).
-pub(in crate::fs) fn archive_commits(vpath: &str) -> bool {
+pub(in crate::fs::writeback) fn archive_commits(vpath: &str) -> bool {
     if let Some(part) = part_of(vpath) {
         return vpath
             .get(part.len() + 1..)
@@ -75,7 +75,7 @@ pub(in crate::fs) fn archive_commits(vpath: &str) -> bool {
 
 /// The staging area of part `part`, seen from inside it: its staged files and whiteouts
 /// relative to the member's exploded view (what a loose asset's stage is to its binary).
-pub(in crate::fs) fn part_stage(s: &Stage, part: &str) -> Stage {
+pub(in crate::fs::writeback) fn part_stage(s: &Stage, part: &str) -> Stage {
     let prefix = format!("{part}/");
     let strip = |set: &BTreeSet<String>| -> BTreeSet<String> {
         set.iter()
@@ -100,10 +100,10 @@ pub(in crate::fs) fn part_stage(s: &Stage, part: &str) -> Stage {
 /// A member rebuilt: new bytes, `None` when unchanged.
 /// A member's new bytes (`None`: unchanged) and the staged files of it that the build made
 /// outdated (see `outdated_staged`), relative to the member.
-pub(in crate::fs) type PartBuild = Result<Option<(Vec<u8>, Vec<String>)>, ViewError>;
+pub(in crate::fs::writeback) type PartBuild = Result<Option<(Vec<u8>, Vec<String>)>, ViewError>;
 
 /// How building the edited members went.
-pub(in crate::fs) enum MembersBuilt {
+pub(in crate::fs::writeback) enum MembersBuilt {
     /// Ready to write; the staged files (archive paths) to drop once written.
     Ok(Vec<String>),
     Pending(String),
@@ -116,7 +116,7 @@ pub(in crate::fs) enum MembersBuilt {
 impl Core {
     /// Whether saving `vpath` of asset `rel` commits: layout files in loose asset
     /// directories ([`crate::fs::staging::overlay::builds`]), [`archive_commits`] in archives.
-    pub(in crate::fs) fn commits(&self, rel: &Path, vpath: &str) -> bool {
+    pub(in crate::fs::writeback) fn commits(&self, rel: &Path, vpath: &str) -> bool {
         if is_archive_path(rel) {
             archive_commits(vpath)
         } else {
@@ -126,7 +126,7 @@ impl Core {
 
     /// `EEXIST` when `name` would sit in archive folder `dir` beside an entry whose name
     /// differs from it only in letter case (archives' directories are case-insensitive).
-    pub(in crate::fs) fn case_clash(
+    pub(in crate::fs::writeback) fn case_clash(
         &self,
         rel: &Path,
         layout: &Layout,
@@ -151,7 +151,7 @@ impl Core {
     }
 
     /// Paths of archive `rel` whose staged files are open for writing.
-    pub(in crate::fs) fn open_for_writing(&self, rel: &Path) -> HashSet<String> {
+    pub(in crate::fs::writeback) fn open_for_writing(&self, rel: &Path) -> HashSet<String> {
         let inos: Vec<u64> = lock(&self.handles)
             .values()
             .filter_map(|h| match &**h {
@@ -170,7 +170,7 @@ impl Core {
     /// The last descriptor writing staged file `ino` of archive `rel` was closed: once
     /// committed (not dirty), a member file outside GAF/TNT members leaves the staging area,
     /// so the archive's member shows (a GAF copied in shows as its exploded view).
-    pub(in crate::fs) fn archive_released(&self, rel: &Path, ino: u64) {
+    pub(in crate::fs::writeback) fn archive_released(&self, rel: &Path, ino: u64) {
         let Some(vpath) = self.vpath_of(ino) else {
             return;
         };
@@ -234,7 +234,7 @@ impl Core {
     /// written, so nothing holds the archive whole. The temporary file is checked (its
     /// directory parsed from it, by range) and compared with the archive; `moved`: an entry
     /// this commit renames (from, to). The commit step of [`Core::commit_moved`] for archives.
-    pub(in crate::fs) fn build_archive(
+    pub(in crate::fs::writeback) fn build_archive(
         &self,
         rel: &Path,
         like: &Metadata,
@@ -338,7 +338,7 @@ impl Core {
     /// Applies the staging area to `edit`: deleted entries removed, staged member files and
     /// folders added or replacing, each GAF/TNT member with uncommitted changes rebuilt
     /// through the same build/pack as a loose binary.
-    pub(in crate::fs) fn apply_stage(
+    pub(in crate::fs::writeback) fn apply_stage(
         &self,
         rel: &Path,
         s: &Stage,
@@ -451,7 +451,7 @@ impl Core {
     /// The new bytes of GAF/TNT member `part` built from its exploded view with the staged
     /// files on top; `None` when unchanged, or while it is being removed (its
     /// `metadata.json` deleted).
-    pub(in crate::fs) fn build_part(
+    pub(in crate::fs::writeback) fn build_part(
         &self,
         rel_str: &str,
         s: &Stage,
@@ -513,7 +513,12 @@ impl Core {
 impl Core {
     /// The bytes of new GAF/TNT member `part`, built from its staged exploded view alone (as
     /// a new loose asset is); `Missing` until every file it needs is there.
-    pub(in crate::fs) fn build_new_part(&self, rel_str: &str, s: &Stage, part: &str) -> PartBuild {
+    pub(in crate::fs::writeback) fn build_new_part(
+        &self,
+        rel_str: &str,
+        s: &Stage,
+        part: &str,
+    ) -> PartBuild {
         let name = part.rsplit('/').next().unwrap_or(part);
         let Some(kind) = AssetKind::from_name(name) else {
             return Ok(None);
@@ -586,7 +591,7 @@ fn copy_io(e: &std::io::Error) -> std::io::Error {
 /// (as in loose asset directories). Nothing is uncommitted any more. Returns what the files
 /// and folders that left showed (their record, [`super::member_times`]); the staged folders
 /// that stay keep their times (a member showing in place of its staged copy is no change).
-pub(in crate::fs) fn finish_archive_stage(
+pub(in crate::fs::writeback) fn finish_archive_stage(
     s: &mut Stage,
     open: &HashSet<String>,
 ) -> Vec<(String, Shown)> {
@@ -655,7 +660,7 @@ pub(in crate::fs) fn finish_archive_stage(
 }
 
 /// The entries of the archive (outside GAF/TNT members) that staging area `s` deletes.
-pub(in crate::fs) fn removed_entries(s: &Stage) -> Vec<String> {
+pub(in crate::fs::writeback) fn removed_entries(s: &Stage) -> Vec<String> {
     s.meta
         .whiteouts
         .iter()
@@ -665,7 +670,7 @@ pub(in crate::fs) fn removed_entries(s: &Stage) -> Vec<String> {
 }
 
 /// The deletions staged under folder `from` now stand under `to` (a folder moved).
-pub(in crate::fs) fn move_whiteouts(s: &mut Stage, from: &str, to: &str) {
+pub(in crate::fs::writeback) fn move_whiteouts(s: &mut Stage, from: &str, to: &str) {
     let under = format!("{from}/");
     let moved: Vec<String> = s
         .meta
@@ -686,7 +691,11 @@ impl Core {
     /// members): the entry and everything under it move in the archive, committed at once.
     /// Uncommitted edits of the archive are committed first; if some stay uncommitted
     /// (pending, invalid), `EBUSY`. An existing destination: `EEXIST`.
-    pub(in crate::fs) fn archive_rename(&self, mv: Move, at: AssetAt) -> Result<(), FsError> {
+    pub(in crate::fs::writeback) fn archive_rename(
+        &self,
+        mv: Move,
+        at: AssetAt,
+    ) -> Result<(), FsError> {
         let Move {
             parent,
             name,

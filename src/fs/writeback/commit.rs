@@ -31,7 +31,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 /// What building a commit gave.
-pub(in crate::fs) enum Built {
+pub(in crate::fs::writeback) enum Built {
     /// The new binary, whether it is the binary's bytes again (when known without them),
     /// the staged files (paths in the staging area) it makes outdated, and how long each
     /// phase took.
@@ -67,7 +67,7 @@ pub(in crate::fs) enum Built {
 
 /// The staged files a commit makes outdated: known, or to be worked out once the new binary
 /// is known to differ ([`outdated_staged`], maps only).
-pub(in crate::fs) enum Outdated {
+pub(in crate::fs::writeback) enum Outdated {
     Known(Vec<String>),
     Check {
         kind: AssetKind,
@@ -90,7 +90,7 @@ pub(in crate::fs) enum Outdated {
 }
 
 /// The binary a commit starts from.
-pub(in crate::fs) enum Base {
+pub(in crate::fs::writeback) enum Base {
     /// There is none (a new asset).
     None,
     /// A loose GAF/TNT, read.
@@ -113,7 +113,7 @@ impl Base {
         }
     }
 
-    pub(in crate::fs) fn meta(&self) -> Option<&Metadata> {
+    pub(in crate::fs::writeback) fn meta(&self) -> Option<&Metadata> {
         match self {
             Base::None => None,
             Base::Loose(_, m) | Base::Decoded(_, _, m) | Base::Archive(_, m) => Some(m),
@@ -133,7 +133,7 @@ impl Base {
 /// What [`Core::build_loose`] starts from: nothing (a new asset), the binary's bytes, or its
 /// decoded view (a GAF's or a map's, [`View::gaf_model`], [`View::tnt_model`]).
 #[derive(Clone, Copy)]
-pub(in crate::fs) enum LooseBase<'a> {
+pub(in crate::fs::writeback) enum LooseBase<'a> {
     None,
     Bytes(&'a SharedBytes),
     View(&'a Arc<dyn View>),
@@ -143,7 +143,7 @@ impl Core {
     /// Rebuilds the binary of `rel` (a loose GAF/TNT or an archive) from its view and the
     /// staged files and replaces it if it changed. `trigger` is the path being saved (errors
     /// in it fail the call); `moved`: an archive entry renamed by this commit (from, to).
-    pub(in crate::fs) fn commit_moved(
+    pub(in crate::fs::writeback) fn commit_moved(
         &self,
         rel: &Path,
         trigger: &str,
@@ -383,7 +383,11 @@ impl Core {
     }
 
     /// [`Core::commit_moved`] with nothing moved.
-    pub(in crate::fs) fn commit(&self, rel: &Path, trigger: &str) -> Result<(), FsError> {
+    pub(in crate::fs::writeback) fn commit(
+        &self,
+        rel: &Path,
+        trigger: &str,
+    ) -> Result<(), FsError> {
         self.commit_moved(rel, trigger, None)
     }
 
@@ -579,7 +583,7 @@ impl Core {
 
     /// After a commit (or one that changed nothing): nothing is uncommitted any more; in an
     /// archive, what was committed leaves the staging area.
-    pub(in crate::fs) fn settle_stage(&self, rel: &Path, s: &mut Stage) {
+    pub(in crate::fs::writeback) fn settle_stage(&self, rel: &Path, s: &mut Stage) {
         if is_archive_path(rel) {
             let left = finish_archive_stage(s, &self.open_for_writing(rel));
             if let Some(of) = &s.meta.base {
@@ -595,7 +599,7 @@ impl Core {
     /// Builds loose GAF/TNT `rel` from its overlay (`cur`: the binary now, if any, as bytes
     /// or as the view the mount holds of it) and checks the result decodes (and, for a new
     /// asset, is complete).
-    pub(in crate::fs) fn build_loose(
+    pub(in crate::fs::writeback) fn build_loose(
         &self,
         rel: &Path,
         kind: AssetKind,
@@ -804,7 +808,7 @@ fn same_as_file(base: &Base, bytes: &[u8]) -> bool {
 }
 
 /// A new binary a commit replaces the old one with.
-pub(in crate::fs) enum New {
+pub(in crate::fs::writeback) enum New {
     /// In memory (a loose GAF/TNT, bounded by its format's limits; shared with the view
     /// decoded from it).
     Bytes(SharedBytes),
@@ -814,7 +818,7 @@ pub(in crate::fs) enum New {
 
 impl New {
     /// The record of what is written.
-    pub(in crate::fs) fn written(&self) -> Written {
+    pub(in crate::fs::writeback) fn written(&self) -> Written {
         match self {
             New::Bytes(b) => Written::of(b),
             New::File(_, w) => *w,
@@ -838,7 +842,7 @@ impl New {
 /// temporary file was made after that, see `build_archive`), atomic replace; the staging
 /// area is based on the new file. Gives back the record of what was written and the bytes of
 /// a loose binary, as written.
-pub(in crate::fs) fn replace_binary(
+pub(in crate::fs::writeback) fn replace_binary(
     rel: &Path,
     abs: &Path,
     (dir, name): (std::os::fd::BorrowedFd<'_>, &std::ffi::OsStr),
@@ -922,7 +926,7 @@ fn in_state_folder(what: &str, path: &Path, e: std::io::Error) -> FsError {
 }
 
 /// [`with_errno`] of an I/O error; other errors as they are.
-pub(in crate::fs) fn with_errno_fs(e: FsError) -> FsError {
+pub(in crate::fs::writeback) fn with_errno_fs(e: FsError) -> FsError {
     match e {
         FsError::Io(e) => with_errno(e),
         e => e,
@@ -948,7 +952,7 @@ fn with_errno(e: std::io::Error) -> FsError {
 }
 
 /// Removes the staged files `outdated` (paths in the staging area) after a commit.
-pub(in crate::fs) fn drop_outdated(rel: &Path, s: &Stage, outdated: &[String]) {
+pub(in crate::fs::writeback) fn drop_outdated(rel: &Path, s: &Stage, outdated: &[String]) {
     for p in outdated {
         // the generated file of the same name shows in its place: its folder is unchanged
         let staged = s.path(p);
@@ -1058,7 +1062,7 @@ fn regenerated_outdated(kind: AssetKind, s: &Stage, view: &dyn View) -> Vec<Stri
 /// way (without this, every later commit would add the copy again): staged
 /// [`regenerated`] files and copies of earlier renderings of map files are outdated after
 /// every commit.
-pub(in crate::fs) fn outdated_staged(
+pub(in crate::fs::writeback) fn outdated_staged(
     packer: &crate::fs::stage::Packer,
     kind: AssetKind,
     stage: &Stage,
@@ -1216,13 +1220,13 @@ fn regenerated(kind: AssetKind, path: &str) -> bool {
 
 /// Generated files no build reads (a sequence's `animated.png`): a renamed folder leaves
 /// them to be generated again rather than staging copies that would go stale.
-pub(in crate::fs) fn derived_only(kind: AssetKind, path: &str) -> bool {
+pub(in crate::fs::writeback) fn derived_only(kind: AssetKind, path: &str) -> bool {
     kind == AssetKind::Gaf && path.rsplit('/').next() == Some("animated.png")
 }
 
 /// A new asset commits only once it has a sequence, its metadata.json, and every sequence
 /// its metadata.json lists.
-pub(in crate::fs) fn complete_new(
+pub(in crate::fs::writeback) fn complete_new(
     kind: AssetKind,
     files: &dyn FileSet,
     v: &dyn View,

@@ -72,7 +72,11 @@ impl Core {
 
     /// Commits archive `rel` after `trigger` was saved: once no other save came for the
     /// delay when a committer runs, else at once.
-    pub(in crate::fs) fn commit_soon(&self, rel: &Path, trigger: &str) -> Result<(), FsError> {
+    pub(in crate::fs::writeback) fn commit_soon(
+        &self,
+        rel: &Path,
+        trigger: &str,
+    ) -> Result<(), FsError> {
         let delay = self.opts.archive_commit_delay;
         if delay.is_zero() || !self.wb.deferred.running.load(Ordering::Acquire) {
             return self.commit(rel, trigger);
@@ -104,7 +108,11 @@ impl Core {
     /// Commits `rel` after `vpath` was saved: put off for a plain entry of an archive
     /// ([`Core::commit_soon`]), at once elsewhere and for a GAF/TNT binary copied into an
     /// archive (it shows as its exploded view once committed).
-    pub(in crate::fs) fn commit_after(&self, rel: &Path, vpath: &str) -> Result<(), FsError> {
+    pub(in crate::fs::writeback) fn commit_after(
+        &self,
+        rel: &Path,
+        vpath: &str,
+    ) -> Result<(), FsError> {
         let name = vpath.rsplit('/').next().unwrap_or(vpath);
         if is_archive_path(rel)
             && part_of(vpath).is_none()
@@ -117,18 +125,18 @@ impl Core {
     }
 
     /// Whether a commit of `rel` is put off.
-    pub(in crate::fs) fn deferred_for(&self, rel: &Path) -> bool {
+    pub(in crate::fs::writeback) fn deferred_for(&self, rel: &Path) -> bool {
         lock(&self.wb.deferred.due).contains_key(rel)
     }
 
     /// Archive `rel` is committed now (an `fsync`): nothing of it is put off any more.
-    pub(in crate::fs) fn undefer(&self, rel: &Path) {
+    pub(in crate::fs::writeback) fn undefer(&self, rel: &Path) {
         lock(&self.wb.deferred.due).remove(rel);
     }
 
     /// Makes the commits put off whose time has come (every one with `all`); returns when
     /// the next one is due.
-    pub(in crate::fs) fn commit_due(&self, all: bool) -> Option<Instant> {
+    pub(in crate::fs::writeback) fn commit_due(&self, all: bool) -> Option<Instant> {
         let delay = self.opts.archive_commit_delay;
         let _busy = lock(&self.wb.deferred.busy);
         let now = Instant::now();
@@ -159,7 +167,7 @@ impl Core {
 impl Core {
     /// The mount ends: every commit put off is made now and the committer stops (later
     /// saves commit at once).
-    pub(in crate::fs) fn finish_deferred(&self) {
+    pub(in crate::fs::writeback) fn finish_deferred(&self) {
         self.wb.deferred.running.store(false, Ordering::Release);
         self.wb.deferred.closed.store(true, Ordering::Release);
         self.wb.deferred.wake.notify_all();
@@ -172,7 +180,7 @@ impl Core {
     /// The end of write-back: the commits put off are made, with `settle` the times of
     /// files not looked at since the last commits decided ([`Core::settle_times`]), and
     /// every record of times written. Once; later calls do nothing.
-    pub(in crate::fs) fn finish_writeback(&self, settle: bool) {
+    pub(in crate::fs::writeback) fn finish_writeback(&self, settle: bool) {
         if self.wb.finished.swap(true, Ordering::AcqRel) {
             return;
         }

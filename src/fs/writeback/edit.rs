@@ -11,7 +11,7 @@ use std::path::PathBuf;
 use std::sync::Arc;
 
 /// The archive's tree being edited: every entry by shown path, new content where changed.
-pub(in crate::fs) struct Edit {
+pub(in crate::fs::writeback) struct Edit {
     nodes: Vec<ENode>,
     by_path: HashMap<String, usize>,
     roots: Vec<usize>,
@@ -19,13 +19,13 @@ pub(in crate::fs) struct Edit {
     changed: bool,
 }
 
-pub(in crate::fs) struct ENode {
+pub(in crate::fs::writeback) struct ENode {
     raw: Vec<u8>,
     kind: EKind,
     removed: bool,
 }
 
-pub(in crate::fs) enum EKind {
+pub(in crate::fs::writeback) enum EKind {
     Dir(Vec<usize>),
     /// An archive entry kept as stored (index in the archive's entries).
     Kept(usize),
@@ -35,10 +35,10 @@ pub(in crate::fs) enum EKind {
 }
 
 /// Deepest nesting written (the reader's default limit).
-pub(in crate::fs) const MAX_DEPTH: usize = 64;
+pub(in crate::fs::writeback) const MAX_DEPTH: usize = 64;
 
 impl Edit {
-    pub(in crate::fs) fn of(av: &ArchiveView) -> Edit {
+    pub(in crate::fs::writeback) fn of(av: &ArchiveView) -> Edit {
         let a = av.archive();
         let mut e = Edit {
             nodes: Vec::with_capacity(a.entries.len()),
@@ -60,11 +60,11 @@ impl Edit {
 
     /// Whether anything was added, replaced, moved or removed: an unchanged edit writes the
     /// archive it came from again.
-    pub(in crate::fs) fn changed(&self) -> bool {
+    pub(in crate::fs::writeback) fn changed(&self) -> bool {
         self.changed
     }
 
-    pub(in crate::fs) fn push(
+    pub(in crate::fs::writeback) fn push(
         &mut self,
         parent: Option<&str>,
         path: &str,
@@ -90,13 +90,13 @@ impl Edit {
         i
     }
 
-    pub(in crate::fs) fn live(&self, path: &str) -> Option<usize> {
+    pub(in crate::fs::writeback) fn live(&self, path: &str) -> Option<usize> {
         let i = *self.by_path.get(path)?;
         (!self.nodes.get(i)?.removed).then_some(i)
     }
 
     /// The folder at `path`, made (with its parents) if missing.
-    pub(in crate::fs) fn dir(&mut self, path: &str) -> Result<(), FsError> {
+    pub(in crate::fs::writeback) fn dir(&mut self, path: &str) -> Result<(), FsError> {
         if path.is_empty() {
             return Ok(());
         }
@@ -123,13 +123,17 @@ impl Edit {
     }
 
     /// The file at `path` holds `bytes` (folders of `path` made if missing).
-    pub(in crate::fs) fn set_file(&mut self, path: &str, bytes: Vec<u8>) -> Result<(), FsError> {
+    pub(in crate::fs::writeback) fn set_file(
+        &mut self,
+        path: &str,
+        bytes: Vec<u8>,
+    ) -> Result<(), FsError> {
         self.put_file(path, EKind::New(bytes))
     }
 
     /// The file at `path` holds what staged file `from` (`len` bytes) holds when the archive
     /// is written.
-    pub(in crate::fs) fn set_staged(
+    pub(in crate::fs::writeback) fn set_staged(
         &mut self,
         path: &str,
         from: PathBuf,
@@ -162,7 +166,7 @@ impl Edit {
 
     /// Moves the entry at `src` (with everything under it) to `dst`, named by its last
     /// component; folders of `dst` are made if missing.
-    pub(in crate::fs) fn rename(&mut self, src: &str, dst: &str) -> Result<(), FsError> {
+    pub(in crate::fs::writeback) fn rename(&mut self, src: &str, dst: &str) -> Result<(), FsError> {
         let i = self.live(src).ok_or(FsError::NotFound)?;
         self.changed = true;
         let parent_of = |p: &str| p.rsplit_once('/').map(|(d, _)| d.to_string());
@@ -206,7 +210,7 @@ impl Edit {
         Ok(())
     }
 
-    pub(in crate::fs) fn remove(&mut self, path: &str) {
+    pub(in crate::fs::writeback) fn remove(&mut self, path: &str) {
         if let Some(i) = self.live(path) {
             if let Some(n) = self.nodes.get_mut(i) {
                 n.removed = true;
@@ -217,7 +221,7 @@ impl Edit {
 
     /// The tree to write (from `av`'s source, [`hpi::write_to`]): kept members copied in
     /// place, new content as data, staged files deferred.
-    pub(in crate::fs) fn tree(
+    pub(in crate::fs::writeback) fn tree(
         &self,
         av: &ArchiveView,
         date: u32,
@@ -225,7 +229,7 @@ impl Edit {
         self.build(&self.roots, av, date, 0)
     }
 
-    pub(in crate::fs) fn build(
+    pub(in crate::fs::writeback) fn build(
         &self,
         list: &[usize],
         av: &ArchiveView,

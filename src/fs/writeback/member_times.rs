@@ -13,7 +13,7 @@ impl Core {
     /// `rel` (whose metadata is `archive`) showed when it left the staging area, if that is
     /// recorded for the archive as it is. Paths inside GAF/TNT members and the folders of
     /// their exploded views have none (their staged files stay).
-    pub(in crate::fs) fn member_shown(
+    pub(in crate::fs::writeback) fn member_shown(
         &self,
         rel: &Path,
         archive: &std::fs::Metadata,
@@ -34,7 +34,7 @@ impl Core {
     /// Generated attributes `a` of member or folder `vpath` of archive `rel` with what it
     /// showed when it left the staging area, if recorded: its mtime and permission bits
     /// ([`Core::member_perm`]).
-    pub(in crate::fs) fn with_member_shown(
+    pub(in crate::fs::writeback) fn with_member_shown(
         &self,
         a: &mut Attr,
         rel: &Path,
@@ -52,7 +52,7 @@ impl Core {
     /// write bit the archive does not have (a write into a member is a write of the archive);
     /// the archive's folder itself within the archive's own bits (read and search where the
     /// archive is readable), so nobody reads a member of an archive they may not read.
-    pub(in crate::fs) fn member_perm(
+    pub(in crate::fs::writeback) fn member_perm(
         &self,
         archive: &std::fs::Metadata,
         vpath: &str,

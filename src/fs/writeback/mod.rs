@@ -17,6 +17,7 @@
 //! What it keeps (per asset the staging area, the records of times, the save put off; the
 //! queue of put-off commits; the staged overlay) is `fs::staging`'s, which the core owns.
 
+mod api;
 mod archive;
 mod commit;
 mod deferred;
@@ -45,7 +46,7 @@ use std::sync::atomic::Ordering;
 use std::sync::Arc;
 
 /// The file named by a view error, if any.
-pub(in crate::fs) fn error_file(e: &ViewError) -> Option<&str> {
+pub(in crate::fs::writeback) fn error_file(e: &ViewError) -> Option<&str> {
     match e {
         ViewError::Missing { file, .. }
         | ViewError::Invalid { file, .. }
@@ -57,7 +58,10 @@ pub(in crate::fs) fn error_file(e: &ViewError) -> Option<&str> {
 
 impl Core {
     /// A game-folder path with no binary: a new asset if one is staged there.
-    pub(in crate::fs) fn resolve_new(&self, rel: &Path) -> Option<Result<Resolved, FsError>> {
+    pub(in crate::fs::writeback) fn resolve_new(
+        &self,
+        rel: &Path,
+    ) -> Option<Result<Resolved, FsError>> {
         self.opts.state_dir.as_ref()?;
         let name = rel.file_name()?.to_str()?;
         AssetKind::from_name(name)?;
@@ -100,7 +104,7 @@ impl Core {
     /// version, clean ones are dropped and dirty ones are in conflict. `written` gives the
     /// binary's record (size and CRC, read by streaming), asked for only to recognise an
     /// interrupted commit of ours.
-    pub(in crate::fs) fn rebase(
+    pub(in crate::fs::writeback) fn rebase(
         &self,
         rel: &Path,
         stage: &mut Stage,
@@ -161,7 +165,7 @@ impl Core {
         }
     }
 
-    pub(in crate::fs) fn table_gen(&self, root: u64) -> Option<u64> {
+    pub(in crate::fs::writeback) fn table_gen(&self, root: u64) -> Option<u64> {
         let rel = self.rel_path(root).ok()?;
         match self.resolve(&rel) {
             Ok(Resolved::Asset { gen, .. }) => Some(gen),
@@ -170,7 +174,7 @@ impl Core {
     }
 
     /// The staged real path of `vpath` if it exists.
-    pub(in crate::fs) fn staged_path(&self, rel: &Path, vpath: &str) -> Option<PathBuf> {
+    pub(in crate::fs::writeback) fn staged_path(&self, rel: &Path, vpath: &str) -> Option<PathBuf> {
         let staged = self.staging(rel);
         let g = lock(&staged.stage);
         let s = g.as_ref()?;
@@ -179,7 +183,7 @@ impl Core {
 
     /// Runs `f` on the staging area of `rel` (started if needed, based on the binary
     /// `meta`), then saves it.
-    pub(in crate::fs) fn with_stage<T>(
+    pub(in crate::fs::writeback) fn with_stage<T>(
         &self,
         rel: &Path,
         meta: &Metadata,
@@ -228,7 +232,7 @@ impl Core {
     /// Copies generated `vpath` into the staging area (with the binary's mode and the
     /// mtime it shows) if it is not staged yet, its parents first; the staged folders it is
     /// copied into keep their times (copying is no change of them). Returns the staged path.
-    pub(in crate::fs) fn materialize(
+    pub(in crate::fs::writeback) fn materialize(
         &self,
         rel: &Path,
         gen: u64,
@@ -303,7 +307,7 @@ impl Core {
     }
 
     /// Marks `vpath` changed (not committed yet) if it is a layout name.
-    pub(in crate::fs) fn mark_dirty(s: &mut Stage, vpath: &str) {
+    pub(in crate::fs::writeback) fn mark_dirty(s: &mut Stage, vpath: &str) {
         let archive = archive::is_archive_stage(s);
         let commits = if archive {
             archive::archive_commits(vpath)
@@ -321,7 +325,7 @@ impl Core {
     /// The asset folder `parent` is in (root inode, relative path of the binary, generation,
     /// layout, binary metadata, folder path), or `None` for real folders.
     #[allow(clippy::type_complexity)]
-    pub(in crate::fs) fn in_asset(
+    pub(in crate::fs::writeback) fn in_asset(
         &self,
         parent: u64,
     ) -> Result<Option<(u64, PathBuf, u64, Arc<Layout>, Metadata, String)>, FsError> {
@@ -340,7 +344,7 @@ impl Core {
         }
     }
 
-    pub(in crate::fs) fn check_writable(&self) -> Result<(), FsError> {
+    pub(in crate::fs::writeback) fn check_writable(&self) -> Result<(), FsError> {
         if self.opts.read_only {
             return Err(FsError::ReadOnly("mounted read-only"));
         }
@@ -350,7 +354,7 @@ impl Core {
         Ok(())
     }
 
-    pub(in crate::fs) fn name_str(name: &OsStr) -> Result<&str, FsError> {
+    pub(in crate::fs::writeback) fn name_str(name: &OsStr) -> Result<&str, FsError> {
         let n = name
             .to_str()
             .ok_or_else(|| FsError::Invalid("names in asset directories must be UTF-8".into()))?;
@@ -367,7 +371,7 @@ impl Core {
     }
 
     /// New assets (staged only) directly in real folder `rel`: their names.
-    pub(in crate::fs) fn new_assets_in(&self, rel: &Path) -> Vec<OsString> {
+    pub(in crate::fs::writeback) fn new_assets_in(&self, rel: &Path) -> Vec<OsString> {
         let Some(sd) = &self.opts.state_dir else {
             return Vec::new();
         };
@@ -382,7 +386,7 @@ impl Core {
 
     /// The staging areas under state folder `sd` ([`StagedIndex`]), read again only after
     /// this process changed one.
-    pub(in crate::fs) fn staged_index(&self, sd: &Path) -> Arc<StagedIndex> {
+    pub(in crate::fs::writeback) fn staged_index(&self, sd: &Path) -> Arc<StagedIndex> {
         let mut kept = lock(&self.staged);
         match &*kept {
             Some(ix) if !ix.outdated() => ix.clone(),
@@ -401,7 +405,7 @@ impl Core {
 /// (a copy made on the first write inside, a staged file giving way to the generated one of
 /// the same name), and gives `dir` back the times it had: as seen through the mount, its
 /// entries did not change.
-pub(in crate::fs) fn keeping_times<T>(dir: Option<&Path>, f: impl FnOnce() -> T) -> T {
+pub(in crate::fs::writeback) fn keeping_times<T>(dir: Option<&Path>, f: impl FnOnce() -> T) -> T {
     let before = dir.and_then(|d| fs::symlink_metadata(d).ok());
     let r = f();
     if let (Some(d), Some(m)) = (dir, before) {

@@ -22,18 +22,22 @@ use std::sync::atomic::AtomicBool;
 /// A `rename` inside asset directories: `name` in `parent` to `newname` in `newparent`, and
 /// the view paths `src` and `dst` they stand for.
 #[derive(Clone, Copy)]
-pub(in crate::fs) struct Move<'a> {
-    pub(in crate::fs) parent: u64,
-    pub(in crate::fs) name: &'a str,
-    pub(in crate::fs) newparent: u64,
-    pub(in crate::fs) newname: &'a str,
-    pub(in crate::fs) src: &'a str,
-    pub(in crate::fs) dst: &'a str,
+pub(in crate::fs::writeback) struct Move<'a> {
+    pub(in crate::fs::writeback) parent: u64,
+    pub(in crate::fs::writeback) name: &'a str,
+    pub(in crate::fs::writeback) newparent: u64,
+    pub(in crate::fs::writeback) newname: &'a str,
+    pub(in crate::fs::writeback) src: &'a str,
+    pub(in crate::fs::writeback) dst: &'a str,
 }
 
 impl Core {
     /// `mknod` in an asset folder: regular files only, created as by `create`.
-    pub(in crate::fs) fn wb_mknod(&self, c: Caller, n: NewNode) -> Result<Attr, FsError> {
+    pub(in crate::fs::writeback) fn wb_mknod(
+        &self,
+        c: Caller,
+        n: NewNode,
+    ) -> Result<Attr, FsError> {
         if n.mode & libc::S_IFMT != libc::S_IFREG {
             return Err(FsError::NotSupported(
                 "only regular files in asset directories",
@@ -45,7 +49,7 @@ impl Core {
     }
 
     /// `create` in an asset folder.
-    pub(in crate::fs) fn wb_create(
+    pub(in crate::fs::writeback) fn wb_create(
         &self,
         c: Caller,
         n: NewNode,
@@ -112,7 +116,7 @@ impl Core {
     }
 
     /// Opens a file of an asset directory that is staged or is opened for writing.
-    pub(in crate::fs) fn wb_open(
+    pub(in crate::fs::writeback) fn wb_open(
         &self,
         ino: u64,
         root: u64,
@@ -171,7 +175,7 @@ impl Core {
     /// directory): the partial file is removed, so the path shows what it showed before it
     /// was staged (the generated file; nothing for a name the write created) and frees its
     /// room, and the asset's status names the failure. A file renamed there since is left.
-    pub(in crate::fs) fn staged_write_failed(
+    pub(in crate::fs::writeback) fn staged_write_failed(
         &self,
         rel: &Path,
         ino: u64,
@@ -219,7 +223,7 @@ impl Core {
     }
 
     /// A write went to staged file `ino`.
-    pub(in crate::fs) fn staged_written(&self, rel: &Path, ino: u64) {
+    pub(in crate::fs::writeback) fn staged_written(&self, rel: &Path, ino: u64) {
         let Some(vpath) = self.vpath_of(ino) else {
             return;
         };
@@ -236,7 +240,7 @@ impl Core {
     /// `close` (`fsync`: `synced`) of a staged file: commits if it is a layout file and
     /// something is uncommitted (a close of an archive's plain member: soon, with the saves
     /// that follow it, [`Core::commit_after`]; an `fsync`: at once).
-    pub(in crate::fs) fn staged_save(
+    pub(in crate::fs::writeback) fn staged_save(
         &self,
         rel: &Path,
         ino: u64,
@@ -261,7 +265,7 @@ impl Core {
     /// cannot be applied: the call fails (`EIO`) and the status says why, so that a push
     /// from a tree without `metadata.json` (`rsync -a --delete`) does not silently commit
     /// nothing.
-    pub(in crate::fs) fn refuse_while_removing(
+    pub(in crate::fs::writeback) fn refuse_while_removing(
         &self,
         rel: &Path,
         vpath: &str,
@@ -288,7 +292,7 @@ impl Core {
     }
 
     /// `setattr` of a node inside an asset directory.
-    pub(in crate::fs) fn wb_setattr(
+    pub(in crate::fs::writeback) fn wb_setattr(
         &self,
         ino: u64,
         set: SetAttr,
@@ -342,7 +346,11 @@ impl Core {
     }
 
     /// `mkdir` in an asset folder.
-    pub(in crate::fs) fn wb_mkdir(&self, c: Caller, n: NewNode) -> Result<Attr, FsError> {
+    pub(in crate::fs::writeback) fn wb_mkdir(
+        &self,
+        c: Caller,
+        n: NewNode,
+    ) -> Result<Attr, FsError> {
         let NewNode {
             parent,
             name,
@@ -386,7 +394,11 @@ impl Core {
     }
 
     /// `unlink` in an asset folder: deletes the staged file and hides the generated one.
-    pub(in crate::fs) fn wb_unlink(&self, parent: u64, name: &OsStr) -> Result<(), FsError> {
+    pub(in crate::fs::writeback) fn wb_unlink(
+        &self,
+        parent: u64,
+        name: &OsStr,
+    ) -> Result<(), FsError> {
         self.check_writable()?;
         let (_, rel, _, layout, meta, dir) = self.in_asset(parent)?.ok_or(FsError::NotDir)?;
         let name = Self::name_str(name)?;
@@ -429,7 +441,7 @@ impl Core {
     }
 
     /// A conflict clears once no dirty staged file is left.
-    pub(in crate::fs) fn after_delete(&self, rel: &Path) {
+    pub(in crate::fs::writeback) fn after_delete(&self, rel: &Path) {
         let asset = self.slot(rel);
         let staged = self.staging(rel);
         let mut g = lock(&staged.stage);
@@ -456,7 +468,11 @@ impl Core {
 
     /// `rmdir` in an asset folder; commits (a deleted sequence) unless the asset is being
     /// removed.
-    pub(in crate::fs) fn wb_rmdir(&self, parent: u64, name: &OsStr) -> Result<(), FsError> {
+    pub(in crate::fs::writeback) fn wb_rmdir(
+        &self,
+        parent: u64,
+        name: &OsStr,
+    ) -> Result<(), FsError> {
         self.check_writable()?;
         let (_, rel, _, layout, meta, dir) = self.in_asset(parent)?.ok_or(FsError::NotDir)?;
         let name = Self::name_str(name)?;
@@ -493,7 +509,7 @@ impl Core {
     }
 
     /// `rename` where either side is in an asset folder.
-    pub(in crate::fs) fn wb_rename(
+    pub(in crate::fs::writeback) fn wb_rename(
         &self,
         parent: u64,
         name: &OsStr,
@@ -689,7 +705,11 @@ impl Core {
     }
 
     /// `mkdir NAME.gaf` in a real folder: a new asset, staged only.
-    pub(in crate::fs) fn new_asset(&self, c: Caller, n: NewNode) -> Result<Option<Attr>, FsError> {
+    pub(in crate::fs::writeback) fn new_asset(
+        &self,
+        c: Caller,
+        n: NewNode,
+    ) -> Result<Option<Attr>, FsError> {
         let NewNode {
             parent,
             name,
@@ -741,7 +761,11 @@ impl Core {
 
     /// `rmdir` of an asset directory: allowed once it is empty; the binary goes to the history
     /// and is deleted.
-    pub(in crate::fs) fn remove_asset(&self, parent: u64, name: &OsStr) -> Result<bool, FsError> {
+    pub(in crate::fs::writeback) fn remove_asset(
+        &self,
+        parent: u64,
+        name: &OsStr,
+    ) -> Result<bool, FsError> {
         let rel = self.rel_path(parent)?.join(name);
         let Ok(Resolved::Asset { layout, .. }) = self.resolve(&rel) else {
             return Ok(false);

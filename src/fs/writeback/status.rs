@@ -14,7 +14,7 @@ use std::time::SystemTime;
 impl Core {
     /// The status text of asset `rel`.
     /// Never waits: an asset whose staging area is held (a commit in progress) says so.
-    pub(in crate::fs) fn asset_status(&self, rel: &Path) -> String {
+    pub(in crate::fs::writeback) fn asset_status(&self, rel: &Path) -> String {
         let staged = self.staging(rel);
         let g = match staged.stage.try_lock() {
             Ok(g) => g,
@@ -68,7 +68,11 @@ impl Core {
     }
 
     /// The bytes of a status file (`root` = an asset root, or [`ROOT`] for all assets).
-    pub(in crate::fs) fn status_bytes(&self, root: u64, c: Caller) -> Result<Vec<u8>, FsError> {
+    pub(in crate::fs::writeback) fn status_bytes(
+        &self,
+        root: u64,
+        c: Caller,
+    ) -> Result<Vec<u8>, FsError> {
         if root != ROOT {
             let rel = self.rel_path(root)?;
             return Ok(self.asset_status(&rel).into_bytes());
@@ -120,7 +124,11 @@ impl Core {
 
     /// Attributes of a status file. Its size is that of the whole text (as root reads it):
     /// an open serves the caller's text, never longer, read to its end.
-    pub(in crate::fs) fn status_attr(&self, ino: u64, root: u64) -> Result<Attr, FsError> {
+    pub(in crate::fs::writeback) fn status_attr(
+        &self,
+        ino: u64,
+        root: u64,
+    ) -> Result<Attr, FsError> {
         let size = self.status_bytes(root, Caller::root())?.len() as u64;
         let m = fs::metadata(&self.game_dir)?;
         let mut a = self.gen_attr(ino, &m, false, size, 0);
@@ -129,7 +137,11 @@ impl Core {
         Ok(a)
     }
 
-    pub(in crate::fs) fn status_node(&self, parent: u64, root: u64) -> Result<Attr, FsError> {
+    pub(in crate::fs::writeback) fn status_node(
+        &self,
+        parent: u64,
+        root: u64,
+    ) -> Result<Attr, FsError> {
         let ino = self.table_mut().child(
             parent,
             OsStr::new(STATUS_NAME),

@@ -18,7 +18,7 @@ impl Core {
     /// recorded, so a push after a remount finds the times it left whatever was looked at
     /// before the unmount (the version the commit replaced, kept in memory only, is gone
     /// then). Archives keep their members' times their own way.
-    pub(in crate::fs) fn settle_times(&self) {
+    pub(in crate::fs::writeback) fn settle_times(&self) {
         for (rel, staged) in self.wb.all() {
             if crate::fs::core::is_archive_path(&rel) {
                 continue;
@@ -67,7 +67,7 @@ impl Core {
     /// A commit of `rel` replaced the version decoded as `old` (binary `old_meta`) by binary
     /// `by`: the records so far are written, and `old` is kept to compare the new version's
     /// files with.
-    pub(in crate::fs) fn committed_times(
+    pub(in crate::fs::writeback) fn committed_times(
         &self,
         rel: &Path,
         old: Option<Arc<dyn View>>,
