@@ -69,13 +69,16 @@ impl Stamp {
     }
 }
 
+/// What the memo keeps of one path: its status when read, and what was read.
+type Kept<T> = (Stamp, Arc<T>);
+
 /// Listings and small files read before, each with the status it had then: used again only
 /// while the status is the same (one `statx` instead of a listing or a read).
 struct Memo {
     /// How old a change time must be to be trusted.
     settle: std::time::Duration,
-    dirs: Mutex<LruCache<PathBuf, (Stamp, Arc<Listing>)>>,
-    files: Mutex<LruCache<PathBuf, (Stamp, Arc<Vec<u8>>)>>,
+    dirs: Mutex<LruCache<PathBuf, Kept<Listing>>>,
+    files: Mutex<LruCache<PathBuf, Kept<Vec<u8>>>>,
 }
 
 /// The names of a folder, also by their ASCII-lowercase form.
