@@ -23,6 +23,7 @@
 //! readdir and readdirplus use plain scoped threads (`fs::fan_out`), never rayon tasks (a
 //! rayon worker blocked on a lock held by a thread waiting for the pool deadlocks both).
 
+mod ahead;
 pub(in crate::fs) mod assets;
 mod attr;
 mod dircount;
@@ -252,6 +253,8 @@ pub struct Core {
     pub(in crate::fs) game_dir: PathBuf,
     /// The game folder as view options read it (memoized).
     game: GameFolder,
+    /// Assets to render ahead of the listings that will need them.
+    ahead: Arc<ahead::Ahead>,
     pub(in crate::fs) opts: MountOptions,
     table: RwLock<Table>,
     pub(in crate::fs) assets: Mutex<HashMap<PathBuf, Arc<Asset>>>,
@@ -350,6 +353,7 @@ impl Core {
             no_watch,
             root_fd,
             game: GameFolder::memoized(&game_dir),
+            ahead: Arc::default(),
             game_dir,
             cache: {
                 let c = AssetCache::new(opts.max_views, opts.cache_size);
