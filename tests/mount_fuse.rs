@@ -10,6 +10,10 @@ use tafs::fs::MountOptions;
 
 const TTL: Duration = Duration::from_millis(1000);
 
+/// Held by a test that drops the kernel's caches (system-wide: every mount of this process
+/// is told to forget its unused inodes) and by those that need an inode remembered.
+static KERNEL_CACHES: std::sync::Mutex<()> = std::sync::Mutex::new(());
+
 /// Serves `game` with the fake view and a TTL of [`TTL`].
 fn serve(game: tempfile::TempDir, opts: MountOptions) -> Mnt {
     Mnt::serve(
@@ -144,7 +148,8 @@ fn real_tools_see_exactly_the_dump() {
         sh(&format!("stat -c %h {mnt}/anims/fire.gaf/fire")).trim(),
         "2"
     );
-    // stable inodes
+    // stable inodes (while the kernel remembers them: no cache dropped meanwhile)
+    let _remembered = KERNEL_CACHES.lock().unwrap_or_else(|e| e.into_inner());
     let i1 = sh(&format!("stat -c %i {mnt}/anims/fire.gaf/fire/0.png"));
     std::thread::sleep(TTL + Duration::from_millis(200));
     assert_eq!(
@@ -393,6 +398,7 @@ fn inodes_the_kernel_forgets_leave_the_table() {
     let seen = m.inodes();
     assert!(seen > 300, "{seen} inodes after find");
     // the kernel drops unused dentries and inodes and sends FORGET for each
+    let _dropping = KERNEL_CACHES.lock().unwrap_or_else(|e| e.into_inner());
     if std::fs::write("/proc/sys/vm/drop_caches", "2").is_err() {
         println!("SKIPPED: /proc/sys/vm/drop_caches is not writable");
         return;

@@ -404,3 +404,82 @@ fn a_merged_remount_lists_from_the_index_and_decodes_a_changed_binary() {
         "the member from the index, the GAF decoded"
     );
 }
+
+/// The "index:" counters once they have not moved for half a second (at most 30 s).
+fn settled_counters(mnt: &Path) -> (u64, u64, u64) {
+    let mut last = counters(mnt);
+    for _ in 0..60 {
+        std::thread::sleep(std::time::Duration::from_millis(500));
+        let now = counters(mnt);
+        if now == last {
+            return now;
+        }
+        last = now;
+    }
+    last
+}
+
+#[test]
+fn a_walk_is_rendered_ahead_in_name_order_each_file_once() {
+    if !fuse_available() {
+        return;
+    }
+    let work = tempfile::tempdir().unwrap();
+    let g = work.path().join("game");
+    // ten GAFs, names in an order that is not the folder's nor plain byte order
+    let names: Vec<String> = (0..10)
+        .map(|i| {
+            if i % 2 == 0 {
+                format!("G{i:02}.GAF")
+            } else {
+                format!("g{i:02}.gaf")
+            }
+        })
+        .collect();
+    for n in names.iter().rev() {
+        mount_common::put(&g.join("anims").join(n), writeback_common::sample_bytes());
+    }
+    let m = mount(work.path(), &[]);
+    let per_gaf = sh(&format!("find '{}' -type f | wc -l", {
+        let d = work.path().join("dump");
+        sh(&format!(
+            "{} gaf dump '{}' -t '{}'",
+            env!("CARGO_BIN_EXE_tafs"),
+            g.join("anims/G00.GAF").display(),
+            d.display()
+        ));
+        d.display().to_string()
+    }))
+    .trim()
+    .parse::<u64>()
+    .unwrap();
+    assert!(per_gaf > 1);
+    // listing the real folder queues its first six assets: their files are rendered
+    // without anything inside them being asked for
+    sh(&format!(
+        "ls '{}' >/dev/null",
+        m.mnt.join("anims").display()
+    ));
+    let (_, _, rendered) = settled_counters(&m.mnt);
+    assert_eq!(
+        rendered,
+        6 * per_gaf,
+        "the first six assets, every file once"
+    );
+    // entering the fourth queues the six after it: the last four are rendered
+    sh(&format!(
+        "ls '{}' >/dev/null",
+        m.mnt.join("anims/g03.gaf").display()
+    ));
+    let (_, _, rendered) = settled_counters(&m.mnt);
+    assert_eq!(rendered, 10 * per_gaf, "every file of the folder, once");
+    // the walk itself renders nothing more, and every size is the bytes read
+    sh(&format!("ls -lR '{}' >/dev/null", m.mnt.display()));
+    assert_eq!(settled_counters(&m.mnt).2, 10 * per_gaf);
+    let out = sh(&format!(
+        "cd '{}' && find anims -type f | while read f; do \
+         [ \"$(stat -c %s \"$f\")\" = \"$(wc -c < \"$f\")\" ] || echo \"$f\"; done",
+        m.mnt.display()
+    ));
+    assert_eq!(out.trim(), "", "sizes that disagree with the bytes");
+}

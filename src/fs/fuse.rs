@@ -920,6 +920,7 @@ pub fn mount(
             .spawn(move || super::core::watching::run(w, weak))?;
     }
     Core::start_committer(&core)?;
+    Core::start_ahead(&core)?;
     let tables = super::tables::Setup {
         journal: super::tables::Journal::of_mount(opts_state.as_deref(), game_dir, true)?,
         archive_rows: true,

@@ -35,6 +35,13 @@ pub trait GameFs {
     fn kind(&self, path: &Path) -> Option<Kind>;
     /// The names in directory `dir`; `None` if it cannot be listed.
     fn names(&self, dir: &Path) -> Option<Vec<OsString>>;
+    /// The names in directory `dir` equal to `name` ignoring ASCII case; `None` if it
+    /// cannot be listed.
+    fn names_like(&self, dir: &Path, name: &str) -> Option<Vec<OsString>> {
+        let mut v = self.names(dir)?;
+        v.retain(|n| n.to_string_lossy().eq_ignore_ascii_case(name));
+        Some(v)
+    }
     /// The bytes of regular file `path`, `None` if it cannot be read or is over `max` bytes.
     fn read(&self, path: &Path, max: u64) -> Option<Vec<u8>>;
     /// Size and modification time of regular file `path`.
@@ -113,9 +120,8 @@ fn find_entry_ci(gfs: &dyn GameFs, dir: &Path, name: &str, want: Kind) -> Option
         return Some(exact);
     }
     let mut hits: Vec<PathBuf> = gfs
-        .names(dir)?
+        .names_like(dir, name)?
         .into_iter()
-        .filter(|n| n.to_string_lossy().eq_ignore_ascii_case(name))
         .map(|n| dir.join(n))
         .filter(|p| gfs.kind(p) == Some(want))
         .collect();

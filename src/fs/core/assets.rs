@@ -22,7 +22,7 @@
 
 use super::inode::NodeKind;
 use super::writeback_ops::WritebackOps;
-use super::{is_asset_name, is_not_found, view_options_for, Core, Inval};
+use super::{is_asset_name, is_not_found, Core, Inval};
 use crate::fs::budget::{self, Budget, Lease, Leased, Refused};
 use crate::fs::cache::ByteCache;
 use crate::fs::layout::Layout;
@@ -543,7 +543,7 @@ impl Core {
             return Ok(Err(ViewError::invalid(name, "not an asset name")));
         };
         let rel_str = rel.to_string_lossy().replace('\\', "/");
-        let opts = opts.unwrap_or_else(|| view_options_for(&self.game_dir, &rel_str));
+        let opts = opts.unwrap_or_else(|| self.options_for(&rel_str, &Default::default()));
         self.index.decodes.fetch_add(1, Ordering::Relaxed);
         self.cache
             .decode_within(&rel_str, kind, &bytes, &opts, |k, b, o| {

@@ -23,9 +23,12 @@
 //! readdir and readdirplus use plain scoped threads (`fs::fan_out`), never rayon tasks (a
 //! rayon worker blocked on a lock held by a thread waiting for the pool deadlocks both).
 
+mod ahead;
 pub(in crate::fs) mod assets;
 mod attr;
 mod dircount;
+mod game_folder;
+pub(in crate::fs) use game_folder::GameFolder;
 pub(in crate::fs) mod handles;
 pub(in crate::fs) mod inode;
 mod passthrough;
@@ -59,7 +62,7 @@ use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::mpsc::Sender;
 use std::sync::{Arc, Mutex, RwLock};
-use std::time::{Duration, SystemTime};
+use std::time::Duration;
 use writeback_ops::WritebackOps;
 
 /// The root inode (the game folder).
@@ -170,68 +173,21 @@ pub(in crate::fs) fn options_with(
     view::options_in(&folder, Path::new(rel_path), Some(game_dir), overrides)
 }
 
-/// The game folder as the mount reads it to resolve view options (palettes, texture GAFs):
-/// only paths beneath it, each opened from its descriptor with no symlink followed
-/// (`openat2` `RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS`), files read only when regular and
-/// within the size asked. Everything outside it (or unopenable) is unseen.
-pub(in crate::fs) struct GameFolder {
-    root: PathBuf,
-    fd: Option<std::os::fd::OwnedFd>,
-}
-
-impl GameFolder {
-    /// The folder `root`.
-    pub(in crate::fs) fn open(root: &Path) -> GameFolder {
-        GameFolder {
-            root: std::path::absolute(root).unwrap_or_else(|_| root.to_path_buf()),
-            fd: sys::open_dir_path(root).ok(),
-        }
-    }
-
-    /// `path` relative to the folder, when it is beneath it (or the folder itself).
-    fn rel<'p>(&self, path: &'p Path) -> Option<(std::os::fd::BorrowedFd<'_>, &'p Path)> {
-        use std::os::fd::AsFd;
-        let rel = path.strip_prefix(&self.root).ok()?;
-        if rel
-            .components()
-            .any(|c| !matches!(c, std::path::Component::Normal(_)))
-        {
-            return None;
-        }
-        Some((self.fd.as_ref()?.as_fd(), rel))
-    }
-}
-
-impl crate::game::GameFs for GameFolder {
-    fn kind(&self, path: &Path) -> Option<crate::game::Kind> {
-        use crate::game::Kind;
-        let (fd, rel) = self.rel(path)?;
-        if rel.as_os_str().is_empty() {
-            return Some(Kind::Dir);
-        }
-        Some(Kind::of(sys::lstat_beneath(fd, rel)?.ok()?.file_type()))
-    }
-
-    fn names(&self, dir: &Path) -> Option<Vec<OsString>> {
-        let (fd, rel) = self.rel(dir)?;
-        let d = sys::open_dir_beneath(fd, rel).ok()?;
-        use std::os::fd::AsFd;
-        let rd = sys::read_dir_at(d.as_fd(), std::ffi::OsStr::new(".")).ok()?;
-        Some(rd.flatten().map(|e| e.file_name()).collect())
-    }
-
-    fn read(&self, path: &Path, max: u64) -> Option<Vec<u8>> {
-        use std::os::fd::AsFd;
-        let (fd, rel) = self.rel(path)?;
-        let (dir, name) = sys::parent_beneath(fd, rel).ok()?;
-        let f = sys::open_at(dir.as_fd(), &name, libc::O_RDONLY | libc::O_NONBLOCK, 0).ok()?;
-        crate::game::read_bounded(f, max)
-    }
-
-    fn stat(&self, path: &Path) -> Option<(u64, Option<SystemTime>)> {
-        let (fd, rel) = self.rel(path)?;
-        let m = sys::lstat_beneath(fd, rel)?.ok()?;
-        m.is_file().then(|| (m.len(), m.modified().ok()))
+impl Core {
+    /// [`view_options_for`] of asset `rel_path`, read through the core's memo of the game
+    /// folder ([`GameFolder::memoized`]): the folders and small files every asset's options
+    /// look at are listed and read once while unchanged, not once per asset.
+    pub(in crate::fs) fn options_for(
+        &self,
+        rel_path: &str,
+        overrides: &view::Overrides,
+    ) -> ViewOptions {
+        view::options_in(
+            &self.game,
+            Path::new(rel_path),
+            Some(&self.game_dir),
+            overrides,
+        )
     }
 }
 
@@ -295,6 +251,10 @@ pub(in crate::fs) fn is_not_found(e: &FsError) -> bool {
 /// The file system core: every operation of [`FsOps`] on the game folder, on plain types.
 pub struct Core {
     pub(in crate::fs) game_dir: PathBuf,
+    /// The game folder as view options read it (memoized).
+    game: GameFolder,
+    /// Assets to render ahead of the listings that will need them.
+    ahead: Arc<ahead::Ahead>,
     pub(in crate::fs) opts: MountOptions,
     table: RwLock<Table>,
     pub(in crate::fs) assets: Mutex<HashMap<PathBuf, Arc<Asset>>>,
@@ -392,6 +352,8 @@ impl Core {
             watch,
             no_watch,
             root_fd,
+            game: GameFolder::memoized(&game_dir),
+            ahead: Arc::default(),
             game_dir,
             cache: {
                 let c = AssetCache::new(opts.max_views, opts.cache_size);

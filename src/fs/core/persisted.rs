@@ -11,7 +11,7 @@
 //! the inode are invalidated.
 
 use super::assets::{Outcome, Resolved};
-use super::{is_archive_path, lock, view_options_for, Core};
+use super::{is_archive_path, lock, Core};
 use crate::fs::index::{self, Key, Record, Records};
 use crate::fs::layout::Layout;
 use crate::fs::stage::Ident;
@@ -86,7 +86,7 @@ impl Core {
             return (None, None);
         };
         let rel_str = rel.to_string_lossy().replace('\\', "/");
-        let opts = view_options_for(&self.game_dir, &rel_str);
+        let opts = self.options_for(&rel_str, &Default::default());
         if !self.cache.fits(kind, bytes, &opts.limits) {
             return (None, Some(opts));
         }

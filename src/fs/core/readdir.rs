@@ -103,7 +103,8 @@ impl Core {
                 items.extend(self.list_real(ino, &rel)?);
             }
             NodeKind::AssetRoot => {
-                let (_, gen, layout, _) = self.root_asset(ino)?;
+                let (rel, gen, layout, _) = self.root_asset(ino)?;
+                self.ahead.entered(&rel);
                 items.extend(self.list_view(ino, ino, gen, "", &layout));
             }
             NodeKind::ViewFile { .. } => return Err(FsError::NotDir),
@@ -179,6 +180,7 @@ impl Core {
                 items.push(item);
             }
         }
+        self.ahead.listed(rel, super::ahead::names_of(&roots));
         for (rel, i) in roots {
             lock(&self.slot(&rel).state).root = Some(i);
         }

@@ -5,7 +5,7 @@
 //! top level that parses) and overlays them with [`crate::view::merged::MergedIndex`] in the order of a
 //! [`Priority`]; [`MergedCore`] serves that index as a file system ([`FsOps`](crate::fs::FsOps)): folders of the
 //! index, plain files read from the winning source, and GAF/TNT files (loose or members)
-//! exploded exactly as in the normal mount (same [`view_options_for`], same opener). Every
+//! exploded exactly as in the normal mount (same [`crate::fs::core::view_options_for`], same opener). Every
 //! entry carries the extended attributes `user.tafs.source` (the winner) and
 //! `user.tafs.sources` (every source holding the path, winner first), see
 //! [`SOURCE_XATTR`]. The contract is the "Merged game view" section of `SEMANTICS.md`.
@@ -26,7 +26,7 @@ pub use scan::{scan_excluding, scan_once, ArchiveSource, Snapshot, Source};
 use crate::formats::hpi::{self, FileInfo};
 use crate::fs::core::assets::{AssetCache, Outcome};
 use crate::fs::core::Inval;
-use crate::fs::core::{view_options_for, Attr, MountOptions};
+use crate::fs::core::{Attr, MountOptions};
 use crate::fs::layout::Layout;
 use crate::fs::shared::lock;
 use crate::fs::stage::Ident;
@@ -275,6 +275,8 @@ struct Refresh {
 /// The read-only file system of the merged game view.
 pub struct MergedCore {
     game_dir: PathBuf,
+    /// The game folder as view options read it (memoized, as the normal mount's).
+    game: crate::fs::core::GameFolder,
     opts: MountOptions,
     priority: Priority,
     /// A path of the game folder that is no source (the mod a writable view writes into).
@@ -306,6 +308,16 @@ pub struct MergedCore {
 const ROOT_INO: u64 = 1;
 
 impl MergedCore {
+    /// [`crate::fs::core::view_options_for`] of `rel`, through the memo of the game folder.
+    fn options_for(&self, rel: &str) -> view::ViewOptions {
+        view::options_in(
+            &self.game,
+            std::path::Path::new(rel),
+            Some(&self.game_dir),
+            &Default::default(),
+        )
+    }
+
     /// Scans `game_dir` and serves its merged view with sources ordered by `priority`.
     /// Of `opts`, the cache size, TTL, owner, decoded-view budget, size limit, archive
     /// limits and opener apply; write-back does not (the view is read-only).
@@ -352,6 +364,7 @@ impl MergedCore {
             persisted::MergedIndex::open(opts.state_dir.as_deref(), &game_dir, opts.read_only);
         Ok(MergedCore {
             cache: AssetCache::new(opts.max_views, opts.cache_size),
+            game: crate::fs::core::GameFolder::memoized(&game_dir),
             game_dir,
             priority,
             exclude,
@@ -789,7 +802,7 @@ impl MergedCore {
         // the cached bytes, which the view may keep (no copy)
         let bytes = SharedBytes::from_owner(Cached(self.bytes_of(key, ver, c)?));
         let opts = match c {
-            Content::Loose { rel, .. } => view_options_for(&self.game_dir, rel),
+            Content::Loose { rel, .. } => self.options_for(rel),
             // leased from the budget of decoded views as a loose file is
             Content::Member { archive, entry, .. } => self.member_options(archive, *entry, kind),
         };
@@ -828,7 +841,7 @@ impl MergedCore {
         kind: AssetKind,
     ) -> view::ViewOptions {
         let member = a.paths.get(entry).cloned().unwrap_or_default();
-        let mut opts = view_options_for(&self.game_dir, &format!("{}/{member}", a.name));
+        let mut opts = self.options_for(&format!("{}/{member}", a.name));
         if kind == AssetKind::Gaf {
             let e = a.archive.entries.get(entry);
             let beside =
