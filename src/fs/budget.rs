@@ -141,7 +141,7 @@ impl Budget {
     }
 
     /// Bytes leased right now.
-    #[cfg(test)]
+    #[cfg(any(test, feature = "heap-stats"))]
     pub(crate) fn used(&self) -> u64 {
         *lock(&self.used)
     }

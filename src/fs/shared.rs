@@ -128,3 +128,24 @@ mod tests {
         );
     }
 }
+
+/// Bytes the system allocator takes for a block of `n` bytes (glibc: 8 bytes of header,
+/// 16-byte steps, 32 at least), for the estimates of the `heap-stats` feature.
+#[cfg(feature = "heap-stats")]
+pub(in crate::fs) fn chunk(n: usize) -> usize {
+    if n == 0 {
+        0
+    } else {
+        ((n + 8 + 15) & !15).max(32)
+    }
+}
+
+/// Bytes a `HashMap`/`HashSet` of capacity `cap` and entries of `entry` bytes takes.
+#[cfg(feature = "heap-stats")]
+pub(in crate::fs) fn table_bytes(cap: usize, entry: usize) -> usize {
+    if cap == 0 {
+        return 0;
+    }
+    let buckets = (cap * 8 / 7).next_power_of_two();
+    chunk(buckets * (entry + 1) + 16)
+}
