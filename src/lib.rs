@@ -30,6 +30,8 @@ pub mod cli;
 pub mod formats;
 pub mod fs;
 pub mod game;
+#[cfg(feature = "heap-stats")]
+pub mod heap_stats;
 pub mod sample;
 pub(crate) mod sys;
 pub mod view;

@@ -77,7 +77,6 @@ fn peak_rss_stays_within_the_cache_size_on_a_generated_folder() {
 }
 
 #[test]
-#[ignore = "not met yet on corpus/ota: peak 233-241 MiB at --cache-size 128M (see docs/PERFORMANCE.md)"]
 fn peak_rss_stays_within_the_cache_size_on_the_real_install() {
     if !fuse_available() {
         return;
@@ -86,6 +85,7 @@ fn peak_rss_stays_within_the_cache_size_on_the_real_install() {
         .map(|c| c.join("ota"))
         .filter(|p| p.is_dir())
     else {
+        eprintln!("skipped: no corpus/ota (the generated folder above still runs)");
         return;
     };
     let work = tempfile::tempdir().unwrap();

@@ -36,11 +36,17 @@ pub(crate) fn renders_within(half: u64) -> (u64, u64) {
     (half - renders, renders)
 }
 
+/// Longest a decode waits for room beside the metadata held ([`Budget::for_views`]) before
+/// it takes room from the whole budget.
+const RESERVE_WAIT: Duration = Duration::from_secs(5);
+
 /// Bytes of decoded views that may be held at once.
 pub(crate) struct Budget {
     cap: u64,
     used: Mutex<u64>,
     freed: Condvar,
+    /// The metadata to make room for ([`Budget::for_views`]).
+    beside: Option<fn() -> u64>,
 }
 
 /// Why a lease was not granted.
@@ -132,7 +138,41 @@ impl Budget {
             cap,
             used: Mutex::new(0),
             freed: Condvar::new(),
+            beside: None,
         })
+    }
+
+    /// A budget of `cap` bytes for decoded views, which also makes room for the metadata
+    /// the file systems hold (inodes and layouts, [`crate::fs::shared::metadata_bytes`]):
+    /// a lease waits for the views held and the metadata to fit in `cap` together (evicting
+    /// views to make room), at most [`RESERVE_WAIT`]; then, or when nothing is held, the
+    /// views alone fitting is enough. The metadata counted is at most three quarters of
+    /// `cap`, so a quarter always stays for views. A real install holds about 50 MiB of
+    /// metadata once listed: without this, the daemon's peak was that much over the budgets.
+    pub(crate) fn for_views(cap: u64) -> Arc<Budget> {
+        Self::beside(cap, crate::fs::shared::metadata_bytes)
+    }
+
+    /// A budget of `cap` bytes making room for `held()` bytes held outside it.
+    fn beside(cap: u64, held: fn() -> u64) -> Arc<Budget> {
+        Arc::new(Budget {
+            cap,
+            used: Mutex::new(0),
+            freed: Condvar::new(),
+            beside: Some(held),
+        })
+    }
+
+    /// The metadata this budget makes room for now.
+    fn reserve(&self) -> u64 {
+        self.beside
+            .map_or(0, |held| held().min(self.cap - self.cap / 4))
+    }
+
+    /// Whether `need` more bytes fit beside `used` (and the metadata, when `strict`).
+    fn fits(&self, used: u64, need: u64, strict: bool) -> bool {
+        let reserve = if strict { self.reserve() } else { 0 };
+        used == 0 || used.saturating_add(need).saturating_add(reserve) <= self.cap
     }
 
     /// The bytes the budget holds at most.
@@ -141,7 +181,7 @@ impl Budget {
     }
 
     /// Bytes leased right now.
-    #[cfg(test)]
+    #[cfg(any(test, feature = "heap-stats"))]
     pub(crate) fn used(&self) -> u64 {
         *lock(&self.used)
     }
@@ -179,11 +219,14 @@ impl Budget {
                 cap: self.cap,
             });
         }
-        let deadline = Instant::now() + wait;
+        let start = Instant::now();
+        let deadline = start + wait;
+        let strict_until = start + wait.min(RESERVE_WAIT);
+        let mut strict = self.beside.is_some();
         loop {
             {
                 let mut used = lock(&self.used);
-                if *used + need <= self.cap {
+                if self.fits(*used, need, strict) {
                     *used += need;
                     return Ok(Lease {
                         budget: self.clone(),
@@ -195,15 +238,23 @@ impl Budget {
                 continue;
             }
             let used = lock(&self.used);
-            if *used + need <= self.cap {
+            let now = Instant::now();
+            if strict && now >= strict_until {
+                // room beside the metadata did not come: the views alone
+                strict = false;
                 continue;
             }
-            let now = Instant::now();
+            if self.fits(*used, need, strict) {
+                continue;
+            }
             if now >= deadline {
                 return Err(Refused::Busy);
             }
             // woken by any lease given back; evicting again is then worth a try
-            let wait = (deadline - now).min(Duration::from_millis(200));
+            let until = if strict { strict_until } else { deadline };
+            let wait = until
+                .saturating_duration_since(now)
+                .min(Duration::from_millis(200));
             drop(self.freed.wait_timeout(used, wait));
         }
     }
@@ -426,5 +477,51 @@ mod tests {
         t.join().unwrap();
         assert_eq!(b.used(), 50);
         drop(c);
+    }
+
+    #[test]
+    fn a_budget_of_views_makes_room_for_the_metadata_held_and_never_refuses_for_it() {
+        static HELD: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(40);
+        fn held() -> u64 {
+            HELD.load(std::sync::atomic::Ordering::Relaxed)
+        }
+        let b = Budget::beside(100, held);
+        let a = b.lease(30, || false).unwrap();
+        // 30 + 40 + 40 > 100: the view held is evicted first
+        let mut first = Some(a);
+        let c = b.lease(40, || first.take().is_some()).unwrap();
+        assert!(first.is_none(), "evicted to make room beside the metadata");
+        assert_eq!(b.used(), 40);
+        // nothing to evict: granted at once when tried, as the views alone fit
+        let d = b.try_lease(30, || false).unwrap();
+        assert_eq!(b.used(), 70);
+        drop(d);
+        // a lease waits for room beside the metadata while views are given back
+        let t = std::thread::spawn(move || {
+            std::thread::sleep(Duration::from_millis(100));
+            drop(c);
+        });
+        let started = Instant::now();
+        let e = b.lease(50, || false).unwrap();
+        assert!(started.elapsed() >= Duration::from_millis(90), "waited");
+        assert!(started.elapsed() < RESERVE_WAIT, "got the room given back");
+        t.join().unwrap();
+        // alone, a lease fits whatever the metadata; at most three quarters are counted
+        drop(e);
+        HELD.store(1 << 40, std::sync::atomic::Ordering::Relaxed);
+        let f = b.lease(90, || false).unwrap();
+        drop(f);
+        let g = b.lease(20, || false).unwrap();
+        assert!(b.try_lease(10, || false).is_ok());
+        drop(g);
+        // a plain budget counts no metadata
+        let plain = Budget::new(100);
+        let h = plain.lease(60, || false).unwrap();
+        let mut evicted = false;
+        let i = plain
+            .lease(40, || std::mem::replace(&mut evicted, true))
+            .unwrap();
+        assert!(!evicted);
+        drop((h, i));
     }
 }

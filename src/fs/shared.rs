@@ -102,6 +102,51 @@ pub(in crate::fs) fn part_of(vpath: &str) -> Option<&str> {
     None
 }
 
+/// Bytes the system allocator takes for a block of `n` bytes (glibc: 8 bytes of header,
+/// 16-byte steps, 32 at least), for the estimates of the `heap-stats` feature.
+#[cfg(feature = "heap-stats")]
+pub(in crate::fs) fn chunk(n: usize) -> usize {
+    if n == 0 {
+        0
+    } else {
+        ((n + 8 + 15) & !15).max(32)
+    }
+}
+
+/// Bytes a `HashMap`/`HashSet` of capacity `cap` and entries of `entry` bytes takes.
+#[cfg(feature = "heap-stats")]
+pub(in crate::fs) fn table_bytes(cap: usize, entry: usize) -> usize {
+    if cap == 0 {
+        return 0;
+    }
+    let buckets = (cap * 8 / 7).next_power_of_two();
+    chunk(buckets * (entry + 1) + 16)
+}
+
+/// Bytes the file systems of this process hold for what they show, for as long as they show
+/// it (inode nodes, layout entries), counted at the average size of each: the budgets of
+/// decoded views make room for them ([`crate::fs::budget`]).
+static METADATA: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
+
+/// Counts `n` more bytes of metadata held.
+pub(in crate::fs) fn metadata_add(n: u64) {
+    METADATA.fetch_add(n, std::sync::atomic::Ordering::Relaxed);
+}
+
+/// Counts `n` bytes of metadata given back.
+pub(in crate::fs) fn metadata_sub(n: u64) {
+    let _ = METADATA.fetch_update(
+        std::sync::atomic::Ordering::Relaxed,
+        std::sync::atomic::Ordering::Relaxed,
+        |m| Some(m.saturating_sub(n)),
+    );
+}
+
+/// Bytes of metadata held now.
+pub(in crate::fs) fn metadata_bytes() -> u64 {
+    METADATA.load(std::sync::atomic::Ordering::Relaxed)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -31,6 +31,8 @@ mod game_folder;
 pub(in crate::fs) use game_folder::GameFolder;
 pub(in crate::fs) mod handles;
 pub(in crate::fs) mod inode;
+#[cfg(feature = "heap-stats")]
+mod memstats;
 mod passthrough;
 mod persisted;
 pub(in crate::fs) mod writeback_ops;
@@ -547,6 +549,8 @@ impl FsOps for Core {
     }
 
     fn finish(&self) {
+        #[cfg(feature = "heap-stats")]
+        log::warn!("{}", self.memory_status().trim_end());
         self.finish_writeback(true);
         self.save_index();
     }

@@ -119,6 +119,8 @@ impl Core {
         t.push_str(&self.change_detection());
         t.push('\n');
         t.push_str(&self.index_status());
+        #[cfg(feature = "heap-stats")]
+        t.push_str(&self.memory_status());
         Ok(t.into_bytes())
     }
 
