@@ -20,7 +20,12 @@ pub fn csv_err(
 
 /// Lower-case hex of `b`.
 pub fn hex(b: &[u8]) -> String {
-    hex::encode(b)
+    let mut out = vec![0u8; b.len() * 2];
+    // (encode_to_slice: table lookups, not a char iterator collected into a String)
+    match hex::encode_to_slice(b, &mut out) {
+        Ok(()) => String::from_utf8(out).unwrap_or_default(),
+        Err(_) => hex::encode(b),
+    }
 }
 
 /// The bytes of a hex string (either letter case); `None` if it is not an even number of

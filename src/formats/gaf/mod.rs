@@ -233,6 +233,9 @@ impl Frame {
     /// that box holds more than [`MAX_FLAT_PIXELS`] (layers far apart in a crafted file).
     /// An [`undecoded`](Frame::undecoded) frame is decoded for it.
     pub fn flatten(&self) -> Option<Flat> {
+        if let Some(flat) = self.flatten_simple() {
+            return Some(flat);
+        }
         let (x0, y0, x1, y1) = self.bounds();
         let (w, h) = ((x1 - x0).max(0) as usize, (y1 - y0).max(0) as usize);
         if (w as u64) * (h as u64) > MAX_FLAT_PIXELS {
@@ -248,6 +251,42 @@ impl Frame {
         };
         self.draw(&mut flat);
         Some(flat)
+    }
+
+    /// [`Frame::flatten`] of a simple paletted frame: its decoded pixels as they are (what
+    /// drawing them on a canvas of their own size gives), without a copy when they were
+    /// decoded for it. `None` for other frames.
+    fn flatten_simple(&self) -> Option<Flat> {
+        if !matches!(self.content, Content::Pixels(_)) {
+            return None;
+        }
+        let n = usize::from(self.width) * usize::from(self.height);
+        if n as u64 > MAX_FLAT_PIXELS {
+            return None;
+        }
+        let px = self.decoded()?;
+        if px.indices.len() != n || px.opaque.len() != n {
+            return None;
+        }
+        let Pixels {
+            mut indices,
+            opaque,
+            ..
+        } = px.into_owned();
+        // (an undrawn pixel holds the key, as on a fresh canvas)
+        for (i, &o) in indices.iter_mut().zip(&opaque) {
+            if !o {
+                *i = self.key;
+            }
+        }
+        Some(Flat {
+            width: u32::from(self.width),
+            height: u32::from(self.height),
+            origin_x: i32::from(self.origin_x),
+            origin_y: i32::from(self.origin_y),
+            indices,
+            opaque,
+        })
     }
 
     /// Box of drawn area relative to the pen: (left, top, right, bottom), exclusive.
@@ -286,6 +325,12 @@ impl Frame {
                 let left = flat.origin_x - i32::from(self.origin_x);
                 let top = flat.origin_y - i32::from(self.origin_y);
                 let w = usize::from(self.width);
+                let fw = flat.width as usize;
+                // the columns of the frame that land on the canvas, the same for every row
+                let x0 = usize::try_from(-i64::from(left)).unwrap_or(0).min(w);
+                let x1 = usize::try_from(i64::from(flat.width) - i64::from(left))
+                    .unwrap_or(0)
+                    .min(w);
                 for (y, (row, orow)) in px
                     .indices
                     .chunks(w.max(1))
@@ -293,17 +338,24 @@ impl Frame {
                     .enumerate()
                 {
                     let fy = top + y as i32;
-                    if fy < 0 || fy >= flat.height as i32 {
+                    if fy < 0 || fy >= flat.height as i32 || x0 >= x1 {
                         continue;
                     }
-                    for (x, (&i, &o)) in row.iter().zip(orow).enumerate() {
-                        let fx = left + x as i32;
-                        if !o || fx < 0 || fx >= flat.width as i32 {
-                            continue;
+                    let (Some(src), Some(smask)) = (row.get(x0..x1), orow.get(x0..x1)) else {
+                        continue;
+                    };
+                    let at = fy as usize * fw + (i64::from(left) + x0 as i64) as usize;
+                    let (Some(dst), Some(dmask)) = (
+                        flat.indices.get_mut(at..at + src.len()),
+                        flat.opaque.get_mut(at..at + src.len()),
+                    ) else {
+                        continue;
+                    };
+                    for (((d, m), &i), &o) in dst.iter_mut().zip(dmask).zip(src).zip(smask) {
+                        if o {
+                            *d = i;
+                            *m = true;
                         }
-                        let at = fy as usize * flat.width as usize + fx as usize;
-                        flat.indices[at] = i;
-                        flat.opaque[at] = true;
                     }
                 }
             }

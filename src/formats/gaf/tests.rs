@@ -850,3 +850,58 @@ fn an_undecoded_frame_flattens_as_its_pixels_do() {
     }
     assert!(seen > 3);
 }
+
+/// A frame of `w`×`h` pixels at origin `(ox, oy)`, key 9, drawn where `opaque`.
+fn pixels_frame(w: u16, h: u16, (ox, oy): (i16, i16), indices: &[u8], opaque: &[bool]) -> Frame {
+    let mut f = simple(w, h);
+    (f.origin_x, f.origin_y) = (ox, oy);
+    f.content = Content::Pixels(Pixels {
+        indices: indices.to_vec(),
+        opaque: opaque.to_vec(),
+        payload: None,
+    });
+    f
+}
+
+#[test]
+fn flattening_gives_drawn_pixels_and_the_key_elsewhere_later_layers_on_top() {
+    // a simple frame: its own box; an undrawn pixel holds the key whatever its index was
+    let f = pixels_frame(
+        3,
+        2,
+        (2, 1),
+        &[1, 7, 3, 4, 5, 6],
+        &[true, false, true, true, false, true],
+    );
+    let flat = f.flatten().unwrap();
+    assert_eq!(
+        (flat.width, flat.height, flat.origin_x, flat.origin_y),
+        (3, 2, 2, 1)
+    );
+    assert_eq!(flat.indices, [1, 9, 3, 4, 9, 6]);
+    assert_eq!(flat.opaque, [true, false, true, true, false, true]);
+    // the same frame as the only layer of a composite: the same canvas
+    let mut c = simple(1, 1);
+    c.content = Content::Layers(vec![f.clone()]);
+    assert_eq!(c.flatten().unwrap(), flat);
+    // two layers: boxes (0,0)-(2,2) and (1,1)-(3,3); the second covers the first
+    let a = pixels_frame(2, 2, (0, 0), &[10, 11, 12, 13], &[true; 4]);
+    let b = pixels_frame(
+        2,
+        2,
+        (-1, -1),
+        &[20, 21, 22, 23],
+        &[true, true, false, true],
+    );
+    c.content = Content::Layers(vec![a, b]);
+    let flat = c.flatten().unwrap();
+    assert_eq!(
+        (flat.width, flat.height, flat.origin_x, flat.origin_y),
+        (3, 3, 0, 0)
+    );
+    assert_eq!(flat.indices, [10, 11, 9, 12, 20, 21, 9, 9, 23]);
+    assert_eq!(
+        flat.opaque,
+        [true, true, false, true, true, true, false, false, true]
+    );
+}

@@ -133,13 +133,13 @@ impl State {
 }
 
 impl Core {
-    /// Starts the workers that render ahead of listings (one fewer than the cores, at least
-    /// one); they hold the core weakly and end with it.
+    /// Starts the workers that render ahead of listings (one per core, 1–4: the threads
+    /// serving the kernel mostly wait for its next request); they hold the core weakly and
+    /// end with it.
     pub(in crate::fs) fn start_ahead(core: &Arc<Core>) -> std::io::Result<()> {
         let n = std::thread::available_parallelism()
             .map_or(1, |n| n.get())
-            .clamp(2, 5)
-            - 1;
+            .clamp(1, 4);
         for i in 0..n {
             let weak = Arc::downgrade(core);
             let ahead = core.ahead.clone();

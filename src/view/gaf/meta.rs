@@ -97,5 +97,5 @@ pub struct CompositeHeader {
 
 /// metadata.json as a generic JSON value (used by tools that want to inspect it).
 pub fn metadata_value(view: &GafView) -> Value {
-    serde_json::from_slice(view.metadata()).unwrap_or(Value::Object(Map::new()))
+    serde_json::from_slice(&view.metadata()).unwrap_or(Value::Object(Map::new()))
 }

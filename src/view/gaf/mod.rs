@@ -52,7 +52,6 @@ use render::{
 };
 use std::collections::HashMap;
 use std::io::Write;
-use std::sync::OnceLock;
 
 /// Columns of frames.csv (kbot's).
 pub const FRAMES_CSV_HEADER: [&str; 10] = [
@@ -110,9 +109,12 @@ pub struct GafView {
     palette: Palette,
     palette_source: String,
     /// metadata.json without its layout's odd RLE rows, which take decoding and encoding
-    /// every RLE frame: found when metadata.json is first rendered.
+    /// every RLE frame: found when metadata.json is rendered (and not kept by the view: the
+    /// rows of a Cavedog GAF, as hex, are several times its size).
     meta: Metadata,
-    metadata: OnceLock<Vec<u8>>,
+    /// The composite frames and layers (key in `meta.frames`, sequence, path), whose
+    /// flattened fingerprint metadata.json gives.
+    composites: Vec<(String, usize, Vec<usize>)>,
     entries: Vec<Entry>,
     nodes: HashMap<String, Node>,
     format: crate::view::FrameFormat,
@@ -155,6 +157,7 @@ impl GafView {
         }
         let dirs = unique_names(gaf.sequences.iter().map(|s| s.name_bytes()), RESERVED);
         let mut entries = vec![Entry::file("metadata.json")];
+        let mut composites = Vec::new();
         let mut nodes = HashMap::new();
         nodes.insert("metadata.json".to_string(), Node::Metadata);
         entries.push(Entry::file(PALETTE_GPL));
@@ -198,6 +201,7 @@ impl GafView {
                     add: &mut add,
                     extras: &mut meta.frames,
                     ext: opts.frame_format.ext(),
+                    composites: &mut composites,
                 };
                 lay_out_frame(&fe.frame, &key, si, vec![fi], &mut cx, 0);
                 any_pixels |= !frame_is_empty(&fe.frame);
@@ -216,26 +220,25 @@ impl GafView {
             palette: opts.palette.clone(),
             palette_source: opts.palette_source.clone(),
             meta,
-            metadata: OnceLock::new(),
+            composites,
             entries,
             nodes,
             format: opts.frame_format,
         })
     }
 
-    /// The bytes of metadata.json, made on first use. Made outside any lock (two threads
-    /// asking at once may both make them; the first kept): the layout's rows are looked at
-    /// on rayon's pool, where waiting for another thread's work could deadlock.
-    fn metadata(&self) -> &[u8] {
-        if let Some(b) = self.metadata.get() {
-            return b;
-        }
+    /// The bytes of metadata.json (the layout's rows looked at on rayon's pool).
+    fn metadata(&self) -> Vec<u8> {
         let mut meta = self.meta.clone();
+        for (key, si, path) in &self.composites {
+            let flat = self.frame_at(*si, path).and_then(Frame::flatten);
+            if let (Some(x), Some(flat)) = (meta.frames.get_mut(key), flat) {
+                x.flat_fnv =
+                    image_fingerprint(flat.width, flat.height, &flat.indices, &flat.opaque);
+            }
+        }
         meta.layout = layout::layout_meta(&self.gaf);
-        let _ = self
-            .metadata
-            .set(serde_json::to_vec_pretty(&meta).unwrap_or_default());
-        self.metadata.get().map_or(&[], Vec::as_slice)
+        serde_json::to_vec_pretty(&meta).unwrap_or_default()
     }
 
     /// The decoded GAF.
@@ -294,7 +297,7 @@ impl View for GafView {
         };
         let missing = || ViewError::NotFound(path.to_string());
         match node {
-            Node::Metadata => out.write_all(self.metadata()).map_err(io),
+            Node::Metadata => out.write_all(&self.metadata()).map_err(io),
             Node::PaletteGpl => out
                 .write_all(crate::view::pal::gpl(&self.palette, &self.palette_source).as_bytes())
                 .map_err(io),

@@ -42,6 +42,8 @@ pub(super) struct LayoutCtx<'a> {
     pub(super) add: &'a mut dyn FnMut(String, Node, bool),
     pub(super) extras: &'a mut BTreeMap<String, FrameExtras>,
     pub(super) ext: &'a str,
+    /// The composites whose `flat_fnv` metadata.json fills in: (key, sequence, path).
+    pub(super) composites: &'a mut Vec<(String, usize, Vec<usize>)>,
 }
 
 pub(super) fn lay_out_frame(
@@ -66,9 +68,8 @@ pub(super) fn lay_out_frame(
             origin_x: f.origin_x,
             origin_y: f.origin_y,
         });
-        if let Some(flat) = f.flatten() {
-            x.flat_fnv = image_fingerprint(flat.width, flat.height, &flat.indices, &flat.opaque);
-        }
+        // (its fingerprint flattens it: taken when metadata.json is rendered)
+        cx.composites.push((key.to_string(), si, path.clone()));
     }
     if x != FrameExtras::default() {
         cx.extras.insert(key.to_string(), x);
