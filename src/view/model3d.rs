@@ -604,13 +604,11 @@ pub fn render_preview(model: &Model, textures: &Textures, palette: &Palette) -> 
                 let sx0 = (lo.floor().max(0.0) as usize).max(px0);
                 let sx1 = (hi.ceil().max(0.0) as usize).min(px1);
                 for px in sx0..sx1 {
-                    let x = px as f64 + 0.5;
-                    let w0 = ((bx - x) * (cy - y) - (by - y) * (cx - x)) / area;
-                    let w1 = ((cx - x) * (ay - y) - (cy - y) * (ax - x)) / area;
-                    let w2 = 1.0 - w0 - w1;
-                    if w0 < 0.0 || w1 < 0.0 || w2 < 0.0 {
+                    let Some((w0, w1, w2)) =
+                        weights([(ax, ay), (bx, by), (cx, cy)], area, px as f64 + 0.5, y)
+                    else {
                         continue;
-                    }
+                    };
                     let z = w0 * az + w1 * bz + w2 * cz;
                     let at = py * size + px;
                     if z < zbuf[at] {
@@ -655,6 +653,19 @@ fn round_half_up(v: f64) -> u32 {
     } else {
         t
     }
+}
+
+/// The barycentric weights of point `(x, y)` in triangle `t` (of doubled signed area
+/// `area`), unless it lies outside (edges are inside).
+#[inline]
+fn weights(t: [(f64, f64); 3], area: f64, x: f64, y: f64) -> Option<(f64, f64, f64)> {
+    let [(ax, ay), (bx, by), (cx, cy)] = t;
+    let w0 = ((bx - x) * (cy - y) - (by - y) * (cx - x)) / area;
+    let w1 = ((cx - x) * (ay - y) - (cy - y) * (ax - x)) / area;
+    let w2 = 1.0 - w0 - w1;
+    // (as written: a NaN weight, from a crafted model's overflow, counts as inside)
+    let outside = w0 < 0.0 || w1 < 0.0 || w2 < 0.0;
+    (!outside).then_some((w0, w1, w2))
 }
 
 /// The x span of pixel row `y` a triangle can cover: from the leftmost to the rightmost
@@ -826,11 +837,7 @@ mod tests {
                 let y = py as f64 + 0.5;
                 let span = row_span(t, y);
                 for px in 0..66 {
-                    let x = px as f64 + 0.5;
-                    let w0 = ((bx - x) * (cy - y) - (by - y) * (cx - x)) / area;
-                    let w1 = ((cx - x) * (ay - y) - (cy - y) * (ax - x)) / area;
-                    let w2 = 1.0 - w0 - w1;
-                    if w0 < 0.0 || w1 < 0.0 || w2 < 0.0 {
+                    if weights(t, area, px as f64 + 0.5, y).is_none() {
                         continue;
                     }
                     inside += 1;
