@@ -11,12 +11,15 @@ use common::{py, tafs, tafs_ok};
 use mount_common::{fuse_available, Mount};
 use std::path::{Path, PathBuf};
 
-/// A palette with some duplicate colours (black at 0 and 10–15, as the game's).
+/// A palette with some duplicate colours (black at 0 and 10–15, as the game's) and white at 255.
 fn fixture_palette() -> Vec<u8> {
     let mut p = Vec::with_capacity(1024);
     for i in 0..256u32 {
+        // duplicate blacks as in Mayhem's palette; white last, as in the game's
         let rgb = if (10..16).contains(&i) {
             [0, 0, 0]
+        } else if i == 255 {
+            [255, 255, 255]
         } else {
             [(i * 37 % 256) as u8, (i * 91 % 256) as u8, (255 - i) as u8]
         };
